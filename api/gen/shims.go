@@ -1,0 +1,80 @@
+package main
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/liboffload-go/liboffload-go/api"
+)
+
+// genShims writes the exported C entry points. Each has the exact public
+// prototype, refuses to run in a forked child, and forwards to a Go export.
+func genShims(s *api.Spec) string {
+	var b strings.Builder
+	w := func(format string, a ...any) { fmt.Fprintf(&b, format, a...) }
+	w("// %s\n\n#include \"shim.h\"\n\n", genLine)
+	for i := range s.Functions {
+		f := &s.Functions[i]
+		var args []string
+		for _, p := range f.Params {
+			ti := s.Classify(p.Type)
+			switch {
+			case ti.Kind == api.KindHandle:
+				args = append(args, "(GoUintptr)"+p.Name)
+			case ti.Kind == api.KindPointer || ti.Kind == api.KindCallback:
+				args = append(args, "(void *)"+p.Name)
+			default:
+				args = append(args, p.Name)
+			}
+		}
+		for _, loc := range []bool{false, true} {
+			name := f.Name
+			locArg := "NULL"
+			if loc {
+				name += "WithCodeLoc"
+				locArg = "CodeLocation"
+			}
+			all := strings.Join(append(append([]string{}, args...), locArg), ", ")
+			w("ol_result_t %s(%s) {\n", name, cParamList(s, f, loc))
+			w("  OL_FORK_GUARD();\n")
+			w("  return (ol_result_t)go%s(%s);\n}\n\n", strings.ToUpper(f.Name[:1])+f.Name[1:], all)
+		}
+	}
+	return b.String()
+}
+
+// genExports writes the Go functions the C shims call: they only recover
+// panics and hand over to the impl package.
+func genExports(s *api.Spec) string {
+	var b strings.Builder
+	w := func(format string, a ...any) { fmt.Fprintf(&b, format, a...) }
+	w("// %s\n\npackage main\n\nimport \"C\"\n\nimport (\n\t\"unsafe\"\n\n\t\"github.com/liboffload-go/liboffload-go/impl\"\n)\n\n", genLine)
+	w("// keep unsafe imported even if no function takes a pointer\nvar _ unsafe.Pointer\n\n")
+	for i := range s.Functions {
+		f := &s.Functions[i]
+		ex := "go" + strings.ToUpper(f.Name[:1]) + f.Name[1:]
+		var params, args []string
+		for _, p := range f.Params {
+			params = append(params, goParam(p.Name)+" "+exportGoType(s, p.Type))
+			args = append(args, goParam(p.Name))
+		}
+		params = append(params, "loc unsafe.Pointer")
+		args = append(args, "loc")
+		w("//export %s\nfunc %s(%s) (res uintptr) {\n", ex, ex, strings.Join(params, ", "))
+		w("\tdefer impl.Recover(%q, &res)\n", f.Name)
+		w("\treturn impl.%s(%s)\n}\n\n", strings.ToUpper(f.Name[:1])+f.Name[1:], strings.Join(args, ", "))
+	}
+	return b.String()
+}
+
+// genExportsMap writes the linker version script: the 70 public names at
+// version VERS1.0, everything else local.
+func genExportsMap(s *api.Spec) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "/* %s */\nVERS1.0 {\n  global:\n", genLine)
+	for _, f := range s.Functions {
+		fmt.Fprintf(&b, "    %s;\n    %sWithCodeLoc;\n", f.Name, f.Name)
+	}
+	b.WriteString("  local:\n    *;\n};\n")
+	return b.String()
+}

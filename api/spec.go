@@ -1,0 +1,355 @@
+// Package api holds the machine-readable description of the Offload API
+// (offload.json) that every generated file of this repository is derived
+// from, and the types used to read it.
+package api
+
+import (
+	_ "embed"
+	"encoding/json"
+	"fmt"
+	"regexp"
+	"strings"
+)
+
+//go:embed offload.json
+var specJSON []byte
+
+// Spec is the whole API: types first, then functions, each list in the
+// order the C header declares them.
+type Spec struct {
+	Version   Version    `json:"version"`
+	Macros    []Macro    `json:"macros"`
+	Handles   []Handle   `json:"handles"`
+	Enums     []Enum     `json:"enums"`
+	Typedefs  []Typedef  `json:"typedefs"`
+	Callbacks []Callback `json:"callbacks"`
+	Structs   []Struct   `json:"structs"`
+	Functions []Function `json:"functions"`
+}
+
+// Version is the API version published by the OL_VERSION_* macros.
+type Version struct {
+	Major int `json:"major"`
+	Minor int `json:"minor"`
+	Patch int `json:"patch"`
+}
+
+// Macro is a preprocessor constant of the header.
+type Macro struct {
+	Name  string `json:"name"`
+	Value string `json:"value"`
+	Desc  string `json:"desc"`
+}
+
+// Handle is an opaque object type: a pointer to an incomplete struct in C.
+type Handle struct {
+	Name   string `json:"name"`
+	Struct string `json:"struct"`
+	Kind   string `json:"kind"`
+	Desc   string `json:"desc"`
+}
+
+// Enum is a C enumeration. Every enum also gets <PREFIX>_LAST and
+// <PREFIX>_FORCE_UINT32 members in the header.
+type Enum struct {
+	Name   string      `json:"name"`
+	Desc   string      `json:"desc"`
+	Values []EnumValue `json:"values"`
+	Last   int64       `json:"last"`
+}
+
+// EnumValue is one enumerator. Type is set for info-query enums: the C type
+// of the value that the query returns ("char[]" for strings).
+type EnumValue struct {
+	Name  string `json:"name"`
+	Value int64  `json:"value"`
+	Desc  string `json:"desc"`
+	Type  string `json:"type,omitempty"`
+}
+
+// Typedef is a plain type alias.
+type Typedef struct {
+	Name string `json:"name"`
+	Type string `json:"type"`
+	Desc string `json:"desc"`
+}
+
+// Callback is a function-pointer type that the library calls.
+type Callback struct {
+	Name   string  `json:"name"`
+	Ret    string  `json:"ret"`
+	Desc   string  `json:"desc"`
+	Params []Field `json:"params"`
+}
+
+// Struct is a C struct passed by the API.
+type Struct struct {
+	Name   string  `json:"name"`
+	Desc   string  `json:"desc"`
+	Fields []Field `json:"fields"`
+}
+
+// Field is a struct member or a callback parameter.
+type Field struct {
+	Name string `json:"name"`
+	Type string `json:"type"`
+	Desc string `json:"desc"`
+}
+
+// Function is one entry point. Checks are the validation conditions in the
+// order they are evaluated; the first that holds produces the error.
+type Function struct {
+	Name     string  `json:"name"`
+	Desc     string  `json:"desc"`
+	Params   []Param `json:"params"`
+	Checks   []Check `json:"checks"`
+	Creates  string  `json:"creates,omitempty"`
+	Destroys string  `json:"destroys,omitempty"`
+}
+
+// Param is a function parameter.
+type Param struct {
+	Name     string `json:"name"`
+	Type     string `json:"type"`
+	Dir      string `json:"dir"` // "in" or "out"
+	Optional bool   `json:"optional,omitempty"`
+	Desc     string `json:"desc"`
+}
+
+// Check is a validation condition written as C. When it holds, the call
+// fails with Errc and the Details text "validation failure: <Cond>".
+// Ours marks a check that LLVM 22.1 does not make (where it would crash).
+type Check struct {
+	Errc string `json:"errc"`
+	Cond string `json:"cond"`
+	Ours bool   `json:"ours,omitempty"`
+}
+
+// Load parses and checks the embedded specification.
+func Load() (*Spec, error) { return Parse(specJSON) }
+
+// Parse decodes a specification and checks that it is consistent.
+func Parse(data []byte) (*Spec, error) {
+	var s Spec
+	dec := json.NewDecoder(strings.NewReader(string(data)))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&s); err != nil {
+		return nil, fmt.Errorf("api spec: %w", err)
+	}
+	if err := s.check(); err != nil {
+		return nil, fmt.Errorf("api spec: %w", err)
+	}
+	return &s, nil
+}
+
+var (
+	reNullCheck = regexp.MustCompile(`^NULL == (\w+)$`)
+	reIdent     = regexp.MustCompile(`[A-Za-z_]\w*`)
+)
+
+func (s *Spec) check() error {
+	seen := map[string]bool{}
+	for _, f := range s.Functions {
+		if seen[f.Name] {
+			return fmt.Errorf("function %s declared twice", f.Name)
+		}
+		seen[f.Name] = true
+		if f.Desc == "" {
+			return fmt.Errorf("%s: no description", f.Name)
+		}
+		params := map[string]Param{}
+		for _, p := range f.Params {
+			if p.Dir != "in" && p.Dir != "out" {
+				return fmt.Errorf("%s.%s: dir must be in or out, not %q", f.Name, p.Name, p.Dir)
+			}
+			if s.Classify(p.Type).Kind == KindUnknown {
+				return fmt.Errorf("%s.%s: unknown type %q", f.Name, p.Name, p.Type)
+			}
+			params[p.Name] = p
+		}
+		for _, c := range f.Checks {
+			if s.ErrcValue(c.Errc) < 0 {
+				return fmt.Errorf("%s: check %q: unknown error code %s", f.Name, c.Cond, c.Errc)
+			}
+			for _, id := range reIdent.FindAllString(c.Cond, -1) {
+				if id == "NULL" {
+					continue
+				}
+				if _, ok := params[id]; !ok {
+					return fmt.Errorf("%s: check %q names %s, which is not a parameter", f.Name, c.Cond, id)
+				}
+			}
+		}
+		for _, k := range []string{f.Creates, f.Destroys} {
+			if k != "" && s.HandleByKind(k) == nil {
+				return fmt.Errorf("%s: unknown handle kind %q", f.Name, k)
+			}
+		}
+	}
+	if len(s.Functions) == 0 {
+		return fmt.Errorf("no functions")
+	}
+	for _, e := range s.Enums {
+		for _, v := range e.Values {
+			if v.Type != "" && v.Type != "char[]" && s.Classify(v.Type).Kind == KindUnknown {
+				return fmt.Errorf("%s: unknown value type %q", v.Name, v.Type)
+			}
+		}
+	}
+	return nil
+}
+
+// NullCheckParam returns the parameter a "NULL == X" condition tests.
+func NullCheckParam(cond string) (string, bool) {
+	m := reNullCheck.FindStringSubmatch(cond)
+	if m == nil {
+		return "", false
+	}
+	return m[1], true
+}
+
+// TypeKind classifies C types the way the generators need them.
+type TypeKind int
+
+// Type kinds.
+const (
+	KindUnknown  TypeKind = iota
+	KindHandle            // ol_*_handle_t
+	KindEnum              // an enum of the spec
+	KindScalar            // size_t, uint32_t, uint64_t, a typedef of one
+	KindCallback          // a function pointer type of the spec
+	KindPointer           // any pointer; Elem is the pointee type
+	KindStruct            // a struct of the spec, by value
+	KindBool              // bool
+)
+
+// TypeInfo is the classification of a C type.
+type TypeInfo struct {
+	Kind  TypeKind
+	Elem  string // pointee type for pointers ("void", "char", "size_t", ...)
+	Const bool   // pointee is const
+	Size  int    // size in bytes on LP64 for scalars, enums, handles, bools
+}
+
+// Classify tells what kind of type ctype is.
+func (s *Spec) Classify(ctype string) TypeInfo {
+	t := strings.TrimSpace(ctype)
+	if strings.HasSuffix(t, "*") {
+		elem := strings.TrimSpace(strings.TrimSuffix(t, "*"))
+		cst := false
+		if strings.HasPrefix(elem, "const ") {
+			cst = true
+			elem = strings.TrimSpace(strings.TrimPrefix(elem, "const "))
+		}
+		return TypeInfo{Kind: KindPointer, Elem: elem, Const: cst, Size: 8}
+	}
+	t = strings.TrimPrefix(t, "struct ")
+	switch t {
+	case "size_t", "uint64_t":
+		return TypeInfo{Kind: KindScalar, Size: 8}
+	case "uint32_t":
+		return TypeInfo{Kind: KindScalar, Size: 4}
+	case "bool":
+		return TypeInfo{Kind: KindBool, Size: 1}
+	}
+	if s.HandleByName(t) != nil {
+		return TypeInfo{Kind: KindHandle, Size: 8}
+	}
+	if s.EnumByName(t) != nil {
+		return TypeInfo{Kind: KindEnum, Size: 4}
+	}
+	for _, td := range s.Typedefs {
+		if td.Name == t && (td.Type == "uint32_t" || td.Type == "uint64_t" || td.Type == "size_t") {
+			ti := s.Classify(td.Type)
+			return ti
+		}
+	}
+	for _, cb := range s.Callbacks {
+		if cb.Name == t {
+			return TypeInfo{Kind: KindCallback, Size: 8}
+		}
+	}
+	for _, st := range s.Structs {
+		if st.Name == t {
+			return TypeInfo{Kind: KindStruct}
+		}
+	}
+	return TypeInfo{Kind: KindUnknown}
+}
+
+// HandleByName finds a handle type by its C typedef name.
+func (s *Spec) HandleByName(name string) *Handle {
+	for i := range s.Handles {
+		if s.Handles[i].Name == name {
+			return &s.Handles[i]
+		}
+	}
+	return nil
+}
+
+// HandleByKind finds a handle type by its kind ("device", "queue", ...).
+func (s *Spec) HandleByKind(kind string) *Handle {
+	for i := range s.Handles {
+		if s.Handles[i].Kind == kind {
+			return &s.Handles[i]
+		}
+	}
+	return nil
+}
+
+// EnumByName finds an enum by its C name.
+func (s *Spec) EnumByName(name string) *Enum {
+	for i := range s.Enums {
+		if s.Enums[i].Name == name {
+			return &s.Enums[i]
+		}
+	}
+	return nil
+}
+
+// StructByName finds a struct by its C name.
+func (s *Spec) StructByName(name string) *Struct {
+	name = strings.TrimPrefix(name, "struct ")
+	for i := range s.Structs {
+		if s.Structs[i].Name == name {
+			return &s.Structs[i]
+		}
+	}
+	return nil
+}
+
+// ErrcValue returns the numeric value of an OL_ERRC_* name, or -1.
+func (s *Spec) ErrcValue(name string) int64 {
+	e := s.EnumByName("ol_errc_t")
+	if e == nil {
+		return -1
+	}
+	for _, v := range e.Values {
+		if v.Name == name {
+			return v.Value
+		}
+	}
+	return -1
+}
+
+// Prefix returns the common enumerator prefix of an enum, e.g. "OL_DEVICE_INFO_".
+func (e *Enum) Prefix() string {
+	if len(e.Values) == 0 {
+		return ""
+	}
+	p := e.Values[0].Name
+	for _, v := range e.Values[1:] {
+		for !strings.HasPrefix(v.Name, p) {
+			p = p[:len(p)-1]
+		}
+	}
+	if i := strings.LastIndex(p, "_"); i >= 0 {
+		p = p[:i+1]
+	}
+	return p
+}
+
+// InfoEnum reports whether the enum names typed info-query properties.
+func (e *Enum) InfoEnum() bool {
+	return len(e.Values) > 0 && e.Values[0].Type != ""
+}

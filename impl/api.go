@@ -1,0 +1,487 @@
+package impl
+
+/*
+#include <stdbool.h>
+#include <stdint.h>
+
+typedef bool (*ol_iterate_cb)(void *device, void *user);
+
+static inline bool ol_call_iterate(void *cb, uintptr_t device, void *user) {
+  return ((ol_iterate_cb)cb)((void *)device, user);
+}
+*/
+import "C"
+
+import (
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"unsafe"
+
+	"github.com/liboffload-go/liboffload-go/impl/ol"
+	"github.com/liboffload-go/liboffload-go/plugins/plugin"
+)
+
+// Queue is an in-order queue of a device.
+type Queue struct {
+	h      uintptr
+	id     uint64
+	device *Device
+	q      plugin.Queue
+}
+
+// Event marks a point of a queue. It keeps the queue's handle and id, not
+// the queue, so it stays usable after the queue is destroyed.
+type Event struct {
+	h       uintptr
+	device  *Device
+	queueH  uintptr
+	queueID uint64
+	e       plugin.Event // nil: complete when created
+}
+
+// Program is a loaded image with its symbol cache.
+type Program struct {
+	h         uintptr
+	device    *Device
+	p         plugin.Program
+	imageSize uint64
+
+	mu      sync.Mutex
+	symbols map[symbolKey]*Symbol
+}
+
+type symbolKey struct {
+	name string
+	kind ol.SymbolKind
+}
+
+// Symbol is a kernel or global variable of a program.
+type Symbol struct {
+	h       uintptr
+	program *Program
+	kind    ol.SymbolKind
+	name    string
+	kernel  plugin.Kernel
+	addr    uintptr
+	size    uint64
+}
+
+var queueIDs atomic.Uint64 // process-unique queue ids; identity only, never state
+
+func (c *Context) olIterateDevices(cb, user unsafe.Pointer) error {
+	if cb == nil {
+		return ol.NewError(ol.ErrcInvalidNullPointer, "Callback is NULL")
+	}
+	// No lock is held while user code runs: the callback may call back in.
+	for _, d := range c.deviceList {
+		if !bool(C.ol_call_iterate(cb, C.uintptr_t(d.h), user)) {
+			break
+		}
+	}
+	return nil
+}
+
+// bytesAt views C memory as a byte slice without copying.
+func bytesAt(p unsafe.Pointer, n uint64) []byte {
+	if n == 0 {
+		return nil
+	}
+	return unsafe.Slice((*byte)(p), n)
+}
+
+// onTempQueue runs fn on a fresh queue of dev and waits for it: the
+// synchronous form of the queued operations.
+func onTempQueue(dev *Device, fn func(q plugin.Queue) error) error {
+	q, err := dev.d.NewQueue()
+	if err != nil {
+		return err
+	}
+	err = fn(q)
+	if err == nil {
+		err = q.Sync()
+	} else {
+		_ = q.Sync()
+	}
+	if rerr := q.Release(); err == nil {
+		err = rerr
+	}
+	return err
+}
+
+func (c *Context) olMemcpy(q *Queue, dst unsafe.Pointer, dstDev *Device, src unsafe.Pointer, srcDev *Device, size uint64) error {
+	if size > 0 && (dst == nil || src == nil) {
+		return ol.Errorf(ol.ErrcInvalidNullPointer, "olMemcpy of %d bytes with DstPtr %p and SrcPtr %p", size, dst, src)
+	}
+	if q != nil {
+		return q.q.Memcpy(uintptr(dst), dstDev.d, uintptr(src), srcDev.d, size)
+	}
+	if dstDev.d.IsHost() && srcDev.d.IsHost() {
+		copy(bytesAt(dst, size), bytesAt(src, size))
+		return nil
+	}
+	dev := srcDev
+	if srcDev.d.IsHost() {
+		dev = dstDev
+	}
+	return onTempQueue(dev, func(tq plugin.Queue) error {
+		return tq.Memcpy(uintptr(dst), dstDev.d, uintptr(src), srcDev.d, size)
+	})
+}
+
+func (c *Context) olMemFill(q *Queue, ptr unsafe.Pointer, patternSize uint64, pattern unsafe.Pointer, fillSize uint64) error {
+	switch {
+	case patternSize == 0:
+		return ol.NewError(ol.ErrcInvalidSize, "PatternSize is 0")
+	case fillSize%patternSize != 0:
+		return ol.Errorf(ol.ErrcInvalidSize, "FillSize %d is not a multiple of PatternSize %d", fillSize, patternSize)
+	case ptr == nil || pattern == nil:
+		return ol.NewError(ol.ErrcInvalidNullPointer, "Ptr and PatternPtr must not be NULL")
+	}
+	pat := append([]byte(nil), bytesAt(pattern, patternSize)...)
+	if q != nil {
+		return q.q.Fill(uintptr(ptr), pat, fillSize)
+	}
+	a := c.mem.find(uint64(uintptr(ptr)))
+	if a == nil || a.device.d.IsHost() {
+		fillHost(bytesAt(ptr, fillSize), pat)
+		return nil
+	}
+	return onTempQueue(a.device, func(tq plugin.Queue) error { return tq.Fill(uintptr(ptr), pat, fillSize) })
+}
+
+// fillHost writes repeated copies of pat over dst, doubling what is done.
+func fillHost(dst, pat []byte) {
+	if len(dst) == 0 {
+		return
+	}
+	n := copy(dst, pat)
+	for n < len(dst) {
+		n += copy(dst[n:], dst[:n])
+	}
+}
+
+func (c *Context) olMemRegister(dev *Device, ptr unsafe.Pointer, size uint64, flags uint32, pinned unsafe.Pointer) error {
+	if ptr == nil || pinned == nil {
+		return ol.NewError(ol.ErrcInvalidNullPointer, "Ptr and PinnedPtr must not be NULL")
+	}
+	if size == 0 {
+		return ol.NewError(ol.ErrcInvalidSize, "Size is 0")
+	}
+	p, err := dev.d.Register(uintptr(ptr), size)
+	if err != nil {
+		return err
+	}
+	*(*uintptr)(pinned) = p
+	return nil
+}
+
+func (c *Context) olMemUnregister(dev *Device, ptr unsafe.Pointer) error {
+	if ptr == nil {
+		return ol.NewError(ol.ErrcInvalidNullPointer, "Ptr is NULL")
+	}
+	return dev.d.Unregister(uintptr(ptr))
+}
+
+func (c *Context) olCreateQueue(dev *Device, out unsafe.Pointer) error {
+	if out == nil {
+		return ol.NewError(ol.ErrcInvalidNullPointer, "Queue is NULL")
+	}
+	pq, err := dev.d.NewQueue()
+	if err != nil {
+		return err
+	}
+	q := &Queue{id: queueIDs.Add(1), device: dev, q: pq}
+	if q.h, err = c.queues.insert(q); err != nil {
+		_ = pq.Release()
+		return err
+	}
+	*(*uintptr)(out) = q.h
+	return nil
+}
+
+func (c *Context) olDestroyQueue(q *Queue) error {
+	if !c.queues.remove(q.h) {
+		return c.queues.explain(q.h, "Queue")
+	}
+	return q.q.Release()
+}
+
+func (c *Context) olSyncQueue(q *Queue) error { return q.q.Sync() }
+
+func (c *Context) olWaitEvents(q *Queue, events unsafe.Pointer, n uint64) error {
+	if events == nil {
+		return ol.NewError(ol.ErrcInvalidNullPointer, "Events is NULL")
+	}
+	for i, h := range unsafe.Slice((*uintptr)(events), n) {
+		if h == 0 {
+			return ol.NewError(ol.ErrcInvalidNullHandle, "olWaitEvents asked to wait on a NULL event")
+		}
+		e, err := c.events.get(h, fmt.Sprintf("Events[%d]", i))
+		if err != nil {
+			return err
+		}
+		if e.queueID == q.id || e.e == nil {
+			continue
+		}
+		if err := q.q.Wait(e.e); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (c *Context) queueInfo(q *Queue, prop ol.QueueInfo) (infoValue, error) {
+	switch prop {
+	case ol.QueueInfoDevice:
+		return handleValue(q.device.h), nil
+	case ol.QueueInfoEmpty:
+		return boolValue(q.q.Empty()), nil
+	}
+	return infoValue{}, badEnum("olGetQueueInfo", uint32(prop))
+}
+
+func (c *Context) olGetQueueInfo(q *Queue, prop ol.QueueInfo, size uint64, value unsafe.Pointer) error {
+	v, err := c.queueInfo(q, prop)
+	if err != nil {
+		return err
+	}
+	return v.write(size, value, nil)
+}
+
+func (c *Context) olGetQueueInfoSize(q *Queue, prop ol.QueueInfo, sizeRet unsafe.Pointer) error {
+	v, err := c.queueInfo(q, prop)
+	if err != nil {
+		return err
+	}
+	return v.write(0, nil, sizeRet)
+}
+
+func (c *Context) olLaunchHostFunction(q *Queue, cb, user unsafe.Pointer) error {
+	if cb == nil {
+		return ol.NewError(ol.ErrcInvalidNullPointer, "Callback is NULL")
+	}
+	return q.q.HostFunc(cb, user)
+}
+
+func (c *Context) olCreateEvent(q *Queue, out unsafe.Pointer) error {
+	if out == nil {
+		return ol.NewError(ol.ErrcInvalidNullPointer, "Event is NULL")
+	}
+	e := &Event{device: q.device, queueH: q.h, queueID: q.id}
+	if !q.q.Empty() {
+		pe, err := q.q.Record()
+		if err != nil {
+			return err
+		}
+		e.e = pe
+	}
+	var err error
+	if e.h, err = c.events.insert(e); err != nil {
+		if e.e != nil {
+			_ = e.e.Release()
+		}
+		return err
+	}
+	*(*uintptr)(out) = e.h
+	return nil
+}
+
+func (c *Context) olDestroyEvent(e *Event) error {
+	if !c.events.remove(e.h) {
+		return c.events.explain(e.h, "Event")
+	}
+	if e.e != nil {
+		return e.e.Release()
+	}
+	return nil
+}
+
+func (c *Context) olSyncEvent(e *Event) error {
+	if e.e == nil {
+		return nil
+	}
+	return e.e.Sync()
+}
+
+func (c *Context) eventInfo(e *Event, prop ol.EventInfo) (infoValue, error) {
+	switch prop {
+	case ol.EventInfoQueue:
+		return handleValue(e.queueH), nil
+	case ol.EventInfoIsComplete:
+		return boolValue(e.e == nil || e.e.Done()), nil
+	}
+	return infoValue{}, badEnum("olGetEventInfo", uint32(prop))
+}
+
+func (c *Context) olGetEventInfo(e *Event, prop ol.EventInfo, size uint64, value unsafe.Pointer) error {
+	v, err := c.eventInfo(e, prop)
+	if err != nil {
+		return err
+	}
+	return v.write(size, value, nil)
+}
+
+func (c *Context) olGetEventInfoSize(e *Event, prop ol.EventInfo, sizeRet unsafe.Pointer) error {
+	v, err := c.eventInfo(e, prop)
+	if err != nil {
+		return err
+	}
+	return v.write(0, nil, sizeRet)
+}
+
+func (c *Context) olCreateProgram(dev *Device, data unsafe.Pointer, size uint64, out unsafe.Pointer) error {
+	if data == nil || out == nil {
+		return ol.NewError(ol.ErrcInvalidNullPointer, "ProgData and Program must not be NULL")
+	}
+	// The image is copied: the caller may free its buffer when we return.
+	img := append([]byte(nil), bytesAt(data, size)...)
+	pp, err := dev.d.LoadProgram(img)
+	if err != nil {
+		return err
+	}
+	p := &Program{device: dev, p: pp, imageSize: size, symbols: map[symbolKey]*Symbol{}}
+	if p.h, err = c.programs.insert(p); err != nil {
+		_ = pp.Unload()
+		return err
+	}
+	*(*uintptr)(out) = p.h
+	return nil
+}
+
+func (c *Context) olIsValidBinary(dev *Device, data unsafe.Pointer, size uint64, valid unsafe.Pointer) error {
+	if data == nil || valid == nil {
+		return ol.NewError(ol.ErrcInvalidNullPointer, "ProgData and Valid must not be NULL")
+	}
+	ok := size > 0 && dev.d.IsValidBinary(bytesAt(data, size))
+	*(*bool)(valid) = ok
+	return nil
+}
+
+func (c *Context) olDestroyProgram(p *Program) error {
+	if !c.programs.remove(p.h) {
+		return c.programs.explain(p.h, "Program")
+	}
+	p.mu.Lock()
+	for _, s := range p.symbols {
+		c.symbols.remove(s.h)
+	}
+	p.symbols = nil
+	p.mu.Unlock()
+	return p.p.Unload()
+}
+
+func (c *Context) olGetSymbol(p *Program, name unsafe.Pointer, kind ol.SymbolKind, out unsafe.Pointer) error {
+	if name == nil || out == nil {
+		return ol.NewError(ol.ErrcInvalidNullPointer, "Name and Symbol must not be NULL")
+	}
+	if !kind.Valid() {
+		return ol.Errorf(ol.ErrcInvalidEnumeration, "getSymbol kind enum '%d' is invalid", uint32(kind))
+	}
+	key := symbolKey{name: goString(name, 1<<16), kind: kind}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.symbols == nil {
+		return ol.Errorf(ol.ErrcInvalidArgument, "Program (%#x) was destroyed", p.h)
+	}
+	if s, ok := p.symbols[key]; ok {
+		*(*uintptr)(out) = s.h
+		return nil
+	}
+	s := &Symbol{program: p, kind: kind, name: key.name}
+	var err error
+	if kind == ol.SymbolKindKernel {
+		s.kernel, err = p.p.Kernel(key.name)
+	} else {
+		s.addr, s.size, err = p.p.Global(key.name)
+	}
+	if err != nil {
+		return err
+	}
+	if s.h, err = c.symbols.insert(s); err != nil {
+		return err
+	}
+	p.symbols[key] = s
+	*(*uintptr)(out) = s.h
+	return nil
+}
+
+func (c *Context) symbolInfo(s *Symbol, prop ol.SymbolInfo) (infoValue, error) {
+	switch prop {
+	case ol.SymbolInfoKind:
+		return enumValue(uint32(s.kind)), nil
+	case ol.SymbolInfoGlobalVariableAddress, ol.SymbolInfoGlobalVariableSize:
+		if s.kind != ol.SymbolKindGlobalVariable {
+			return infoValue{}, ol.Errorf(ol.ErrcSymbolKind, "%s: Expected a symbol of Kind %s but given a symbol of Kind %s",
+				prop, ol.SymbolKindGlobalVariable, s.kind)
+		}
+		if prop == ol.SymbolInfoGlobalVariableAddress {
+			return infoValue{kind: ol.ValuePointer, u: uint64(s.addr)}, nil
+		}
+		return u64(s.size), nil
+	}
+	return infoValue{}, badEnum("olGetSymbolInfo", uint32(prop))
+}
+
+func (c *Context) olGetSymbolInfo(s *Symbol, prop ol.SymbolInfo, size uint64, value unsafe.Pointer) error {
+	v, err := c.symbolInfo(s, prop)
+	if err != nil {
+		return err
+	}
+	return v.write(size, value, nil)
+}
+
+func (c *Context) olGetSymbolInfoSize(s *Symbol, prop ol.SymbolInfo, sizeRet unsafe.Pointer) error {
+	v, err := c.symbolInfo(s, prop)
+	if err != nil {
+		return err
+	}
+	return v.write(0, nil, sizeRet)
+}
+
+func (c *Context) kernelOf(dev *Device, k *Symbol) error {
+	if k.kind != ol.SymbolKindKernel {
+		return ol.NewError(ol.ErrcSymbolKind, "provided symbol is not a kernel")
+	}
+	if k.program.device != dev {
+		return ol.Errorf(ol.ErrcInvalidDevice, "kernel %q belongs to a program of device %#x, not of device %#x", k.name, k.program.device.h, dev.h)
+	}
+	return nil
+}
+
+func (c *Context) olLaunchKernel(q *Queue, dev *Device, k *Symbol, args unsafe.Pointer, argsSize uint64, launch unsafe.Pointer) error {
+	if q != nil && q.device != dev {
+		return ol.NewError(ol.ErrcInvalidDevice, "device specified does not match the device of the given queue")
+	}
+	if err := c.kernelOf(dev, k); err != nil {
+		return err
+	}
+	if launch == nil {
+		return ol.NewError(ol.ErrcInvalidNullPointer, "LaunchSizeArgs is NULL")
+	}
+	if argsSize > 0 && args == nil {
+		return ol.Errorf(ol.ErrcInvalidArgument, "ArgumentsSize is %d but ArgumentsData is NULL", argsSize)
+	}
+	la := (*ol.KernelLaunchSizeArgs)(launch)
+	size := plugin.LaunchSize{NumGroups: la.NumGroups, GroupSize: la.GroupSize, DynSharedMemory: la.DynSharedMemory}
+	argBytes := append([]byte(nil), bytesAt(args, argsSize)...)
+	if q != nil {
+		return q.q.Launch(k.kernel, argBytes, size)
+	}
+	return onTempQueue(dev, func(tq plugin.Queue) error { return tq.Launch(k.kernel, argBytes, size) })
+}
+
+func (c *Context) olCalculateOptimalOccupancy(dev *Device, k *Symbol, shared uint64, out unsafe.Pointer) error {
+	if err := c.kernelOf(dev, k); err != nil {
+		return err
+	}
+	if out == nil {
+		return ol.NewError(ol.ErrcInvalidNullPointer, "GroupSize is NULL")
+	}
+	n, err := k.kernel.MaxGroupSize(shared)
+	if err != nil {
+		return err
+	}
+	*(*uint64)(out) = n
+	return nil
+}

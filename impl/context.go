@@ -1,0 +1,217 @@
+package impl
+
+import (
+	"fmt"
+	"os"
+	"sort"
+	"strings"
+
+	"github.com/hashicorp/go-multierror"
+
+	"github.com/liboffload-go/liboffload-go/impl/ol"
+	"github.com/liboffload-go/liboffload-go/plugins/plugin"
+)
+
+// Context is all the state of one initialisation (refcount 0→1 to 1→0).
+type Context struct {
+	epoch     uint16
+	validate  bool
+	leakCheck bool
+	trace     *tracer
+
+	platforms *table[Platform]
+	devices   *table[Device]
+	queues    *table[Queue]
+	events    *table[Event]
+	programs  *table[Program]
+	symbols   *table[Symbol]
+
+	platformList []*Platform // creation order; the host platform last
+	deviceList   []*Device   // iteration order
+	mem          *allocMap
+}
+
+// Platform is a backend that found devices.
+type Platform struct {
+	h       uintptr
+	name    string
+	p       plugin.Platform
+	devices []*Device
+}
+
+// Device is a device of a platform.
+type Device struct {
+	h        uintptr
+	platform *Platform
+	d        plugin.Device
+	info     *plugin.DeviceInfo
+}
+
+func newContext(epoch uint16, plugins []plugin.Plugin) (*Context, error) {
+	env := cEnv{}
+	c := &Context{
+		epoch:     epoch,
+		platforms: newTable[Platform](kindPlatform, epoch),
+		devices:   newTable[Device](kindDevice, epoch),
+		queues:    newTable[Queue](kindQueue, epoch),
+		events:    newTable[Event](kindEvent, epoch),
+		programs:  newTable[Program](kindProgram, epoch),
+		symbols:   newTable[Symbol](kindSymbol, epoch),
+		mem:       newAllocMap(),
+	}
+	_, noValidation := env.Lookup(EnvDisableValidation)
+	c.validate = !noValidation
+	_, c.leakCheck = env.Lookup(EnvLeakCheck)
+	selected, err := selectPlugins(env, plugins)
+	if err != nil {
+		return nil, err
+	}
+	tr, err := newTracer(env)
+	if err != nil {
+		return nil, err
+	}
+	c.trace = tr
+	var errs *multierror.Error
+	for _, p := range selected {
+		pl, err := p.Init(env)
+		if err != nil {
+			code, details := describe(err)
+			errs = multierror.Append(errs, ol.Errorf(code, "platform %s: %s", p.Name(), details))
+			continue
+		}
+		if pl == nil || len(pl.Devices()) == 0 {
+			continue
+		}
+		if err := c.addPlatform(pl); err != nil {
+			errs = multierror.Append(errs, err)
+		}
+	}
+	return c, errs.ErrorOrNil()
+}
+
+// selectPlugins applies OFFLOAD_PLUGINS. The host plugin always runs: the
+// API needs the host device for host memory.
+func selectPlugins(env cEnv, all []plugin.Plugin) ([]plugin.Plugin, error) {
+	list, ok := env.Lookup(EnvPlugins)
+	if !ok || strings.TrimSpace(list) == "" {
+		return all, nil
+	}
+	want := map[string]bool{"host": true}
+	var known []string
+	for _, p := range all {
+		known = append(known, p.Name())
+	}
+	for _, n := range strings.Split(list, ",") {
+		n = strings.ToLower(strings.TrimSpace(n))
+		if n == "" {
+			continue
+		}
+		found := false
+		for _, k := range known {
+			found = found || k == n
+		}
+		if !found {
+			return nil, ol.Errorf(ol.ErrcInvalidValue, "%s=%q names unknown plugin %q (known: %s)", EnvPlugins, list, n, strings.Join(known, ", "))
+		}
+		want[n] = true
+	}
+	var out []plugin.Plugin
+	for _, p := range all {
+		if want[p.Name()] {
+			out = append(out, p)
+		}
+	}
+	return out, nil
+}
+
+func (c *Context) addPlatform(pl plugin.Platform) error {
+	p := &Platform{name: pl.Name(), p: pl}
+	h, err := c.platforms.insert(p)
+	if err != nil {
+		return err
+	}
+	p.h = h
+	for _, d := range pl.Devices() {
+		dev := &Device{platform: p, d: d, info: d.Info()}
+		if dev.h, err = c.devices.insert(dev); err != nil {
+			return err
+		}
+		p.devices = append(p.devices, dev)
+		c.deviceList = append(c.deviceList, dev)
+	}
+	c.platformList = append(c.platformList, p)
+	return nil
+}
+
+// teardown releases everything of the context: outstanding queue work is
+// finished, objects and allocations are released, and every platform is
+// de-initialised even when some fail. Errors are joined.
+func (c *Context) teardown() error {
+	if c.leakCheck {
+		c.reportLeaks(os.Stderr)
+	}
+	var errs *multierror.Error
+	add := func(what string, err error) {
+		if err != nil {
+			code, details := describe(err)
+			errs = multierror.Append(errs, ol.Errorf(code, "%s: %s", what, details))
+		}
+	}
+	c.queues.each(func(h uintptr, q *Queue) {
+		add("queue", q.q.Sync())
+		add("queue", q.q.Release())
+		c.queues.remove(h)
+	})
+	c.events.each(func(h uintptr, e *Event) {
+		if e.e != nil {
+			add("event", e.e.Release())
+		}
+		c.events.remove(h)
+	})
+	c.programs.each(func(h uintptr, p *Program) {
+		add("program", p.p.Unload())
+		c.programs.remove(h)
+	})
+	for _, a := range c.mem.drain() {
+		add("allocation", a.device.d.Free(uintptr(a.base), a.kind))
+	}
+	for _, p := range c.platformList {
+		add("platform "+p.name, p.p.Deinit())
+	}
+	return errs.ErrorOrNil()
+}
+
+// reportLeaks prints every object still alive, by kind (OFFLOAD_LEAK_CHECK).
+func (c *Context) reportLeaks(w *os.File) {
+	var lines []string
+	nq, ne, np := 0, 0, 0
+	c.queues.each(func(h uintptr, q *Queue) {
+		nq++
+		lines = append(lines, fmt.Sprintf("  queue %#x on device %#x", h, q.device.h))
+	})
+	c.events.each(func(h uintptr, e *Event) {
+		ne++
+		lines = append(lines, fmt.Sprintf("  event %#x of queue %#x", h, e.queueH))
+	})
+	c.programs.each(func(h uintptr, p *Program) {
+		np++
+		lines = append(lines, fmt.Sprintf("  program %#x on device %#x (%d bytes of image)", h, p.device.h, p.imageSize))
+	})
+	allocs := c.mem.snapshot()
+	sort.Slice(allocs, func(i, j int) bool { return allocs[i].base < allocs[j].base })
+	var bytes uint64
+	for _, a := range allocs {
+		bytes += a.size
+		lines = append(lines, fmt.Sprintf("  allocation %#x, %d bytes, %s, device %#x", a.base, a.size, a.kind, a.device.h))
+	}
+	total := nq + ne + np + len(allocs)
+	if total == 0 {
+		fmt.Fprintln(w, "liboffload-go leak check: no objects left alive at olShutDown")
+		return
+	}
+	fmt.Fprintf(w, "liboffload-go leak check: %d objects left alive at olShutDown: %d queues, %d events, %d programs, %d allocations (%d bytes)\n",
+		total, nq, ne, np, len(allocs), bytes)
+	for _, l := range lines {
+		fmt.Fprintln(w, l)
+	}
+}

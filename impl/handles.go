@@ -1,0 +1,203 @@
+package impl
+
+import (
+	"sync"
+	"sync/atomic"
+
+	"github.com/liboffload-go/liboffload-go/impl/ol"
+)
+
+// A handle is a 64-bit value, never an address:
+//
+//	bits 63..56  tag 0xB0 | kind
+//	bits 55..40  epoch: which olInit (0→1) created it
+//	bits 39..24  generation of its slot
+//	bits 23..0   slot index
+//
+// The top byte makes every handle a non-canonical x86-64 address, so a
+// caller that dereferences one faults at once instead of reading memory.
+// Lookups are lock-free; insertions and removals take the table's mutex.
+type kind uint8
+
+const (
+	kindPlatform kind = 1 + iota
+	kindDevice
+	kindQueue
+	kindEvent
+	kindProgram
+	kindSymbol
+	kindCount
+)
+
+var kindNames = [kindCount]string{"", "platform", "device", "queue", "event", "program", "symbol"}
+
+// kindCodes is the error code for an unusable handle of each kind.
+var kindCodes = [kindCount]ol.Errc{0, ol.ErrcInvalidPlatform, ol.ErrcInvalidDevice, ol.ErrcInvalidQueue, ol.ErrcInvalidEvent, ol.ErrcInvalidArgument, ol.ErrcInvalidArgument}
+
+const (
+	tagBase    = 0xB0
+	tagShift   = 56
+	epochShift = 40
+	genShift   = 24
+	indexBits  = 24
+	indexMask  = 1<<indexBits - 1
+	chunkBits  = 10
+	chunkSize  = 1 << chunkBits
+	// reuseDelay keeps freed slots out of use for a while so that a stale
+	// handle is very unlikely to meet its slot's generation again.
+	reuseDelay = 64
+)
+
+type entry[T any] struct {
+	h uintptr
+	v *T
+}
+
+type slot[T any] struct {
+	cur atomic.Pointer[entry[T]]
+	gen uint16 // guarded by table.mu
+}
+
+type chunk[T any] [chunkSize]slot[T]
+
+// table maps handles of one kind to objects.
+type table[T any] struct {
+	kind   kind
+	epoch  uint16
+	chunks atomic.Pointer[[]*chunk[T]]
+	used   atomic.Uint32 // slots ever handed out
+
+	mu   sync.Mutex
+	free []uint32 // FIFO of released slots
+	live int
+}
+
+func newTable[T any](k kind, epoch uint16) *table[T] {
+	t := &table[T]{kind: k, epoch: epoch}
+	empty := []*chunk[T]{}
+	t.chunks.Store(&empty)
+	return t
+}
+
+func (t *table[T]) slot(i uint32) *slot[T] {
+	cs := *t.chunks.Load()
+	ci := int(i >> chunkBits)
+	if ci >= len(cs) {
+		return nil
+	}
+	return &cs[ci][i&(chunkSize-1)]
+}
+
+// insert stores v and returns its new handle.
+func (t *table[T]) insert(v *T) (uintptr, error) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	var i uint32
+	if len(t.free) > reuseDelay {
+		i = t.free[0]
+		t.free = t.free[1:]
+	} else {
+		i = t.used.Load()
+		if i > indexMask {
+			return 0, ol.Errorf(ol.ErrcOutOfResources, "too many live %s objects (limit %d)", kindNames[t.kind], indexMask+1)
+		}
+		cs := *t.chunks.Load()
+		if int(i>>chunkBits) >= len(cs) {
+			grown := make([]*chunk[T], len(cs)+1)
+			copy(grown, cs)
+			grown[len(cs)] = new(chunk[T])
+			t.chunks.Store(&grown)
+		}
+		t.used.Store(i + 1)
+	}
+	s := t.slot(i)
+	s.gen++
+	h := uintptr(tagBase|t.kind)<<tagShift | uintptr(t.epoch)<<epochShift | uintptr(s.gen)<<genShift | uintptr(i)
+	s.cur.Store(&entry[T]{h: h, v: v})
+	t.live++
+	return h, nil
+}
+
+// remove forgets h; it reports whether h was live.
+func (t *table[T]) remove(h uintptr) bool {
+	i := uint32(h & indexMask)
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	s := t.slot(i)
+	if s == nil {
+		return false
+	}
+	e := s.cur.Load()
+	if e == nil || e.h != h {
+		return false
+	}
+	s.cur.Store(nil)
+	t.free = append(t.free, i)
+	t.live--
+	return true
+}
+
+// get decodes a required handle; param names the argument in errors.
+func (t *table[T]) get(h uintptr, param string) (*T, error) {
+	if h != 0 {
+		if s := t.slot(uint32(h & indexMask)); s != nil {
+			if e := s.cur.Load(); e != nil && e.h == h {
+				return e.v, nil
+			}
+		}
+	}
+	return nil, t.explain(h, param)
+}
+
+// optional decodes a handle that may be NULL.
+func (t *table[T]) optional(h uintptr, param string) (*T, error) {
+	if h == 0 {
+		return nil, nil
+	}
+	return t.get(h, param)
+}
+
+// explain says why h is not a live handle of this table.
+func (t *table[T]) explain(h uintptr, param string) error {
+	want := kindNames[t.kind]
+	code := kindCodes[t.kind]
+	if h == 0 {
+		return ol.Errorf(ol.ErrcInvalidNullHandle, "%s is NULL", param)
+	}
+	tag := h >> tagShift
+	k := kind(tag & 0x0f)
+	if tag&0xf0 != tagBase || k == 0 || k >= kindCount {
+		return ol.Errorf(code, "%s (%#x) is not a valid %s handle", param, h, want)
+	}
+	if k != t.kind {
+		return ol.Errorf(code, "%s (%#x) is a %s handle, not a %s handle", param, h, kindNames[k], want)
+	}
+	epoch := uint16(h >> epochShift)
+	if epoch != t.epoch {
+		if int16(epoch-t.epoch) < 0 {
+			return ol.Errorf(code, "%s (%#x) is a %s handle from an earlier initialisation of the library", param, h, want)
+		}
+		return ol.Errorf(code, "%s (%#x) is not a valid %s handle", param, h, want)
+	}
+	if uint32(h&indexMask) < t.used.Load() {
+		return ol.Errorf(code, "%s (%#x) refers to a %s that was already destroyed", param, h, want)
+	}
+	return ol.Errorf(code, "%s (%#x) is not a valid %s handle", param, h, want)
+}
+
+// each calls fn for every live object (in slot order).
+func (t *table[T]) each(fn func(h uintptr, v *T)) {
+	n := t.used.Load()
+	for i := uint32(0); i < n; i++ {
+		if e := t.slot(i).cur.Load(); e != nil {
+			fn(e.h, e.v)
+		}
+	}
+}
+
+// count returns the number of live objects.
+func (t *table[T]) count() int {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.live
+}

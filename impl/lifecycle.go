@@ -1,0 +1,88 @@
+// Package impl is the runtime behind the C entry points: lifecycle,
+// handles, validation, the allocation map, tracing and the calls into
+// plugins. Generated entry points (zentry.go) call the methods of Context.
+package impl
+
+import (
+	"sync"
+	"sync/atomic"
+	"unsafe"
+)
+
+// life is the only mutable package state besides the immortal results: the
+// reference count, its mutex, the epoch counter that makes stale handles
+// recognisable, and the published context.
+var life struct {
+	mu    sync.Mutex
+	refs  int
+	epoch uint16
+	ctx   atomic.Pointer[Context]
+}
+
+// current returns the live context, or nil when the library is not
+// initialised.
+func current() *Context { return life.ctx.Load() }
+
+// OlInit is the entry point of olInit.
+func OlInit(loc unsafe.Pointer) uintptr {
+	life.mu.Lock()
+	if life.refs > 0 {
+		life.refs++
+		c := life.ctx.Load()
+		life.mu.Unlock()
+		c.traceLifecycle("olInit", 0, loc)
+		return 0
+	}
+	life.epoch++
+	if life.epoch == 0 {
+		life.epoch = 1
+	}
+	c, err := newContext(life.epoch, builtinPlugins())
+	if c == nil {
+		life.mu.Unlock()
+		code, details := describe(err)
+		return intern(code, details)
+	}
+	life.ctx.Store(c)
+	life.refs = 1
+	life.mu.Unlock()
+	// A plugin that failed leaves the library initialised with the other
+	// platforms, as in LLVM 22.1: the caller still owes one olShutDown.
+	res := c.result(err)
+	c.traceLifecycle("olInit", res, loc)
+	return res
+}
+
+// OlShutDown is the entry point of olShutDown.
+func OlShutDown(loc unsafe.Pointer) uintptr {
+	life.mu.Lock()
+	if life.refs == 0 {
+		life.mu.Unlock()
+		return uninitialized()
+	}
+	c := life.ctx.Load()
+	life.refs--
+	if life.refs > 0 {
+		life.mu.Unlock()
+		c.traceLifecycle("olShutDown", 0, loc)
+		return 0
+	}
+	life.ctx.Store(nil)
+	err := c.teardown()
+	life.mu.Unlock()
+	res := c.result(err)
+	c.traceLifecycle("olShutDown", res, loc)
+	if c.trace != nil {
+		c.trace.close()
+	}
+	return res
+}
+
+func (c *Context) traceLifecycle(name string, res uintptr, loc unsafe.Pointer) {
+	if c.trace != nil {
+		c.trace.end(c.trace.begin(name), res, loc)
+	}
+}
+
+// Initialized reports whether the library is initialised (for tests).
+func Initialized() bool { return current() != nil }

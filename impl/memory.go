@@ -1,0 +1,155 @@
+package impl
+
+import (
+	"sort"
+	"sync"
+	"unsafe"
+
+	"github.com/liboffload-go/liboffload-go/impl/ol"
+)
+
+// alloc is one live olMemAlloc allocation.
+type alloc struct {
+	base, size uint64
+	kind       ol.AllocType
+	device     *Device
+}
+
+func (a *alloc) end() uint64 { return a.base + a.size }
+
+// allocMap records every allocation of every device, so that olMemFree and
+// olGetMemInfo find them by address and no two live allocations overlap.
+type allocMap struct {
+	mu     sync.Mutex
+	sorted []*alloc // by base
+}
+
+func newAllocMap() *allocMap { return &allocMap{} }
+
+// find returns the allocation containing p (any interior address).
+func (m *allocMap) find(p uint64) *alloc {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	i := sort.Search(len(m.sorted), func(i int) bool { return m.sorted[i].end() > p })
+	if i < len(m.sorted) && m.sorted[i].base <= p {
+		return m.sorted[i]
+	}
+	return nil
+}
+
+// insert records a; it reports false if a overlaps a live allocation.
+func (m *allocMap) insert(a *alloc) bool {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	i := sort.Search(len(m.sorted), func(i int) bool { return m.sorted[i].end() > a.base })
+	if i < len(m.sorted) && m.sorted[i].base < a.end() {
+		return false
+	}
+	m.sorted = append(m.sorted, nil)
+	copy(m.sorted[i+1:], m.sorted[i:])
+	m.sorted[i] = a
+	return true
+}
+
+// removeBase removes the allocation that starts exactly at base.
+func (m *allocMap) removeBase(base uint64) *alloc {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	i := sort.Search(len(m.sorted), func(i int) bool { return m.sorted[i].base >= base })
+	if i < len(m.sorted) && m.sorted[i].base == base {
+		a := m.sorted[i]
+		m.sorted = append(m.sorted[:i], m.sorted[i+1:]...)
+		return a
+	}
+	return nil
+}
+
+func (m *allocMap) snapshot() []*alloc {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return append([]*alloc(nil), m.sorted...)
+}
+
+// drain removes and returns every allocation.
+func (m *allocMap) drain() []*alloc {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	all := m.sorted
+	m.sorted = nil
+	return all
+}
+
+const maxAllocAttempts = 50
+
+func (c *Context) olMemAlloc(dev *Device, typ ol.AllocType, size uint64, out unsafe.Pointer) error {
+	if out == nil {
+		return ol.NewError(ol.ErrcInvalidNullPointer, "AllocationOut is NULL")
+	}
+	if size == 0 {
+		return ol.NewError(ol.ErrcInvalidSize, "Size is 0")
+	}
+	if !typ.Valid() {
+		// LLVM 22.1 treats every other value as managed memory.
+		typ = ol.AllocTypeManaged
+	}
+	var rejected []uintptr
+	defer func() {
+		for _, p := range rejected {
+			_ = dev.d.Free(p, typ)
+		}
+	}()
+	for attempt := 0; attempt < maxAllocAttempts; attempt++ {
+		p, err := dev.d.Alloc(typ, size)
+		if err != nil {
+			return err
+		}
+		if c.mem.insert(&alloc{base: uint64(p), size: size, kind: typ, device: dev}) {
+			*(*uintptr)(out) = p
+			return nil
+		}
+		rejected = append(rejected, p)
+	}
+	return ol.NewError(ol.ErrcBackendFailure, "failed to allocate non-overlapping memory")
+}
+
+func (c *Context) olMemFree(address unsafe.Pointer) error {
+	a := c.mem.removeBase(uint64(uintptr(address)))
+	if a == nil {
+		return ol.NewError(ol.ErrcInvalidArgument, "address is not a known allocation")
+	}
+	return a.device.d.Free(uintptr(a.base), a.kind)
+}
+
+func (c *Context) memInfo(ptr unsafe.Pointer, prop ol.MemInfo) (infoValue, error) {
+	a := c.mem.find(uint64(uintptr(ptr)))
+	if a == nil {
+		return infoValue{}, ol.NewError(ol.ErrcNotFound, "allocated memory information not found")
+	}
+	switch prop {
+	case ol.MemInfoDevice:
+		return infoValue{kind: ol.ValueHandle, u: uint64(a.device.h)}, nil
+	case ol.MemInfoBase:
+		return infoValue{kind: ol.ValuePointer, u: a.base}, nil
+	case ol.MemInfoSize:
+		return infoValue{kind: ol.ValueU64, u: a.size}, nil
+	case ol.MemInfoType:
+		return infoValue{kind: ol.ValueEnum, u: uint64(a.kind)}, nil
+	}
+	return infoValue{}, badEnum("olGetMemInfo", uint32(prop))
+}
+
+func (c *Context) olGetMemInfo(ptr unsafe.Pointer, prop ol.MemInfo, size uint64, value unsafe.Pointer) error {
+	v, err := c.memInfo(ptr, prop)
+	if err != nil {
+		return err
+	}
+	return v.write(size, value, nil)
+}
+
+func (c *Context) olGetMemInfoSize(ptr unsafe.Pointer, prop ol.MemInfo, sizeRet unsafe.Pointer) error {
+	v, err := c.memInfo(ptr, prop)
+	if err != nil {
+		return err
+	}
+	return v.write(0, nil, sizeRet)
+}

@@ -1,0 +1,161 @@
+// Package host is the backend for the host CPU: one device whose memory is
+// the process's own. It answers every device property from the machine.
+package host
+
+/*
+#include <stdint.h>
+#include <stdlib.h>
+
+static uintptr_t host_alloc(size_t size) {
+  size_t rounded = (size + 63) & ~(size_t)63;
+  return (uintptr_t)aligned_alloc(64, rounded);
+}
+static void host_free(uintptr_t p) { free((void *)p); }
+*/
+import "C"
+
+import (
+	"fmt"
+
+	"github.com/liboffload-go/liboffload-go/impl/ol"
+	"github.com/liboffload-go/liboffload-go/plugins/host/sysinfo"
+	"github.com/liboffload-go/liboffload-go/plugins/plugin"
+)
+
+// Version is the library version the host device reports as its driver.
+const Version = "0.1.0"
+
+// Limits of the host device. They are the values the device reports.
+const (
+	MaxGroupSize  = 1024
+	MaxGroupDimZ  = 64
+	LocalMemBytes = 1 << 20
+	maxU32        = 1<<32 - 1
+)
+
+// Plugin is the host backend.
+type Plugin struct{}
+
+// New returns the host plugin.
+func New() *Plugin { return &Plugin{} }
+
+// Name implements plugin.Plugin.
+func (*Plugin) Name() string { return "host" }
+
+// Init implements plugin.Plugin: the host platform always has one device.
+func (*Plugin) Init(env plugin.Env) (plugin.Platform, error) {
+	si := sysinfo.Read()
+	return &Platform{dev: &Device{info: deviceInfo(si)}}, nil
+}
+
+// fpConfig is what IEEE-754 hardware arithmetic gives (no soft float).
+const fpConfig = uint32(ol.DeviceFpCapabilityFlagCorrectlyRoundedDivideSqrt | ol.DeviceFpCapabilityFlagRoundToNearest |
+	ol.DeviceFpCapabilityFlagRoundToZero | ol.DeviceFpCapabilityFlagRoundToInf | ol.DeviceFpCapabilityFlagInfNan |
+	ol.DeviceFpCapabilityFlagDenorm | ol.DeviceFpCapabilityFlagFma)
+
+func deviceInfo(si sysinfo.Info) *plugin.DeviceInfo {
+	half := uint32(0)
+	if si.HalfVectors {
+		half = uint32(ol.DeviceFpCapabilityFlagRoundToNearest | ol.DeviceFpCapabilityFlagInfNan | ol.DeviceFpCapabilityFlagDenorm)
+	}
+	return &plugin.DeviceInfo{
+		Type:                   ol.DeviceTypeHost,
+		Name:                   si.ModelName,
+		ProductName:            si.ModelName,
+		UID:                    "HOST",
+		Vendor:                 si.Vendor,
+		DriverVersion:          "liboffload-go " + Version,
+		MaxWorkGroupSize:       MaxGroupSize,
+		MaxWorkGroupSizePerDim: ol.Dimensions{X: MaxGroupSize, Y: MaxGroupSize, Z: MaxGroupDimZ},
+		MaxWorkSize:            maxU32,
+		MaxWorkSizePerDim:      ol.Dimensions{X: maxU32, Y: maxU32, Z: maxU32},
+		VendorID:               si.VendorID,
+		NumComputeUnits:        si.LogicalCPUs,
+		MaxClockMHz:            si.MaxClockMHz,
+		MemoryClockMHz:         si.MemClockMHz,
+		AddressBits:            si.AddressBits,
+		MaxMemAllocSize:        si.MemTotal,
+		GlobalMemSize:          si.MemTotal,
+		LocalMemSize:           LocalMemBytes,
+		SingleFPConfig:         fpConfig,
+		DoubleFPConfig:         fpConfig,
+		HalfFPConfig:           half,
+		VectorWidthChar:        si.NativeVectorWidth(1, false),
+		VectorWidthShort:       si.NativeVectorWidth(2, false),
+		VectorWidthInt:         si.NativeVectorWidth(4, false),
+		VectorWidthLong:        si.NativeVectorWidth(8, false),
+		VectorWidthFloat:       si.NativeVectorWidth(4, false),
+		VectorWidthDouble:      si.NativeVectorWidth(8, false),
+		VectorWidthHalf:        si.NativeVectorWidth(2, true),
+	}
+}
+
+// Platform is the host platform.
+type Platform struct{ dev *Device }
+
+// Name implements plugin.Platform.
+func (*Platform) Name() string { return "Host" }
+
+// Vendor implements plugin.Platform.
+func (*Platform) Vendor() string { return "liboffload-go" }
+
+// Version implements plugin.Platform: the API version, as LLVM reports it.
+func (*Platform) Version() string {
+	return fmt.Sprintf("v%d.%d.%d", ol.VersionMajor, ol.VersionMinor, ol.VersionPatch)
+}
+
+// Backend implements plugin.Platform.
+func (*Platform) Backend() ol.PlatformBackend { return ol.PlatformBackendHost }
+
+// Devices implements plugin.Platform.
+func (p *Platform) Devices() []plugin.Device { return []plugin.Device{p.dev} }
+
+// Deinit implements plugin.Platform.
+func (*Platform) Deinit() error { return nil }
+
+// Device is the host CPU.
+type Device struct{ info *plugin.DeviceInfo }
+
+// Info implements plugin.Device.
+func (d *Device) Info() *plugin.DeviceInfo { return d.info }
+
+// IsHost implements plugin.Device.
+func (*Device) IsHost() bool { return true }
+
+// Alloc implements plugin.Device: every kind is C heap memory aligned to 64 bytes.
+func (*Device) Alloc(kind ol.AllocType, size uint64) (uintptr, error) {
+	p := uintptr(C.host_alloc(C.size_t(size)))
+	if p == 0 {
+		return 0, ol.Errorf(ol.ErrcOutOfResources, "host: cannot allocate %d bytes of %s memory", size, kind)
+	}
+	return p, nil
+}
+
+// Free implements plugin.Device.
+func (*Device) Free(ptr uintptr, kind ol.AllocType) error {
+	C.host_free(C.uintptr_t(ptr))
+	return nil
+}
+
+// Register implements plugin.Device.
+func (*Device) Register(ptr uintptr, size uint64) (uintptr, error) {
+	return 0, plugin.Unsupported("host", "olMemRegister")
+}
+
+// Unregister implements plugin.Device.
+func (*Device) Unregister(ptr uintptr) error {
+	return plugin.Unsupported("host", "olMemUnregister")
+}
+
+// NewQueue implements plugin.Device.
+func (*Device) NewQueue() (plugin.Queue, error) {
+	return nil, plugin.Unsupported("host", "a queue")
+}
+
+// IsValidBinary implements plugin.Device.
+func (*Device) IsValidBinary(image []byte) bool { return false }
+
+// LoadProgram implements plugin.Device.
+func (*Device) LoadProgram(image []byte) (plugin.Program, error) {
+	return nil, plugin.Unsupported("host", "loading a program")
+}

@@ -1,0 +1,140 @@
+// Package plugin defines what a backend (host CPU, CUDA, AMDGPU) provides
+// to the runtime in impl. The runtime owns handles, validation, the
+// allocation map and tracing; a plugin only talks to its device.
+//
+// Addresses are uintptr values: they are C or device memory, never Go
+// memory. Every method may be called from any goroutine.
+package plugin
+
+import (
+	"unsafe"
+
+	"github.com/liboffload-go/liboffload-go/impl/ol"
+)
+
+// Plugin is a backend that can be initialised once per library epoch.
+type Plugin interface {
+	// Name is the lower-case id used in OFFLOAD_PLUGINS ("host", "cuda", "amdgpu").
+	Name() string
+	// Init loads the vendor driver (once per process; it is never unloaded)
+	// and returns the platform. A missing driver or no device is not an
+	// error: Init returns (nil, nil) and the platform is left out.
+	Init(env Env) (Platform, error)
+}
+
+// Env gives a plugin the configuration read at olInit.
+type Env interface {
+	// Lookup reads an environment variable as the C library sees it now.
+	Lookup(name string) (string, bool)
+}
+
+// Platform is one initialised backend and its devices.
+type Platform interface {
+	Name() string
+	Vendor() string
+	Version() string
+	Backend() ol.PlatformBackend
+	Devices() []Device
+	// Deinit releases everything the platform holds; after it no goroutine
+	// or thread of the platform may remain.
+	Deinit() error
+}
+
+// DeviceInfo is every property of a device that does not depend on the
+// runtime (the platform handle is added by impl). It is read once.
+type DeviceInfo struct {
+	Type                                              ol.DeviceType
+	Name, ProductName, UID, Vendor, DriverVersion     string
+	MaxWorkGroupSize                                  uint32
+	MaxWorkGroupSizePerDim                            ol.Dimensions
+	MaxWorkSize                                       uint32
+	MaxWorkSizePerDim                                 ol.Dimensions
+	VendorID, NumComputeUnits                         uint32
+	MaxClockMHz, MemoryClockMHz, AddressBits          uint32
+	MaxMemAllocSize, GlobalMemSize, LocalMemSize      uint64
+	SingleFPConfig, DoubleFPConfig, HalfFPConfig      uint32
+	VectorWidthChar, VectorWidthShort, VectorWidthInt uint32
+	VectorWidthLong, VectorWidthFloat                 uint32
+	VectorWidthDouble, VectorWidthHalf                uint32
+}
+
+// Device is one device of a platform.
+type Device interface {
+	Info() *DeviceInfo
+	// IsHost reports whether the device's memory is the host's own address
+	// space (plain pointers can be copied with memcpy).
+	IsHost() bool
+
+	Alloc(kind ol.AllocType, size uint64) (uintptr, error)
+	Free(ptr uintptr, kind ol.AllocType) error
+	Register(ptr uintptr, size uint64) (uintptr, error)
+	Unregister(ptr uintptr) error
+
+	// NewQueue returns an in-order queue; it may reuse a released one.
+	NewQueue() (Queue, error)
+
+	IsValidBinary(image []byte) bool
+	LoadProgram(image []byte) (Program, error)
+}
+
+// LaunchSize is the grid of a kernel launch.
+type LaunchSize struct {
+	NumGroups, GroupSize ol.Dimensions
+	DynSharedMemory      uint64
+}
+
+// CopyKind tells a queue where the two sides of a copy live.
+type CopyKind uint8
+
+// Copy kinds; "device" means the queue's plugin's device memory.
+const (
+	HostToHost CopyKind = iota
+	HostToDevice
+	DeviceToHost
+	DeviceToDevice
+)
+
+// Queue runs work in submission order, asynchronously to the caller. Errors
+// of asynchronous work are reported by the next Sync.
+type Queue interface {
+	Memcpy(dst uintptr, dstDev Device, src uintptr, srcDev Device, size uint64) error
+	Fill(ptr uintptr, pattern []byte, size uint64) error
+	Launch(k Kernel, args []byte, size LaunchSize) error
+	// HostFunc runs fn(user) on a library thread after earlier work.
+	HostFunc(fn, user unsafe.Pointer) error
+	// Record returns an event that completes with the work submitted so far.
+	Record() (Event, error)
+	// Wait makes later work wait for e (which may be of another queue).
+	Wait(e Event) error
+	Sync() error
+	// Empty reports whether no submitted work is outstanding.
+	Empty() bool
+	// Release gives the queue back without waiting; submitted work still
+	// runs and its events stay valid.
+	Release() error
+}
+
+// Event marks a point in a queue.
+type Event interface {
+	Sync() error
+	Done() bool
+	Release() error
+}
+
+// Program is a loaded device image.
+type Program interface {
+	Kernel(name string) (Kernel, error)
+	Global(name string) (addr uintptr, size uint64, err error)
+	Unload() error
+}
+
+// Kernel is an entry point of a program.
+type Kernel interface {
+	// MaxGroupSize suggests a work-group size for the given dynamic group memory.
+	MaxGroupSize(dynShared uint64) (uint64, error)
+}
+
+// Unsupported is the error for an operation a backend does not offer.
+func Unsupported(backend, what string) error {
+	return ol.Errorf(ol.ErrcUnsupported, "%s: %s is not supported by this backend", backend, what)
+}
