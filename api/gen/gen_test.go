@@ -1,0 +1,132 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"go.uber.org/goleak"
+
+	"github.com/liboffload-go/liboffload-go/api"
+)
+
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+
+func spec(t *testing.T) *api.Spec {
+	t.Helper()
+	s, err := api.Load()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+func TestSpecShape(t *testing.T) {
+	s := spec(t)
+	if len(s.Functions) != 35 {
+		t.Fatalf("%d functions, the 22.1 API has 35", len(s.Functions))
+	}
+	if got := strings.Count(genExportsMap(s), "    ol"); got != 70 {
+		t.Fatalf("version script lists %d names, want 70", got)
+	}
+}
+
+func TestSpecRejectsInconsistency(t *testing.T) {
+	bad := []string{
+		`{"functions":[{"name":"olX","desc":"d","params":[{"name":"A","type":"nonsense_t","dir":"in","desc":"d"}],"checks":[]}]}`,
+		`{"functions":[{"name":"olX","desc":"d","params":[],"checks":[{"errc":"OL_ERRC_NOPE","cond":"NULL == A"}]}]}`,
+		`{"functions":[{"name":"olX","desc":"d","params":[],"checks":[]}],"surprise":1}`,
+	}
+	for _, b := range bad {
+		if _, err := api.Parse([]byte(b)); err == nil {
+			t.Errorf("accepted %s", b)
+		}
+	}
+}
+
+func TestNames(t *testing.T) {
+	cases := map[string]string{"olGetDeviceInfoSize": "get_device_info_size", "olMemcpy": "memcpy", "olCalculateOptimalOccupancy": "calculate_optimal_occupancy"}
+	for in, want := range cases {
+		if got := snake(in); got != want {
+			t.Errorf("snake(%s) = %s, want %s", in, got, want)
+		}
+	}
+	if goParam("Type") != "typ" || goParam("DstPtr") != "dstPtr" {
+		t.Error("goParam")
+	}
+	s := spec(t)
+	e := s.EnumByName("ol_device_info_t")
+	if goEnumConst(e, "OL_DEVICE_INFO_MAX_WORK_GROUP_SIZE") != "DeviceInfoMaxWorkGroupSize" {
+		t.Error("goEnumConst")
+	}
+}
+
+func TestConditionsTranslate(t *testing.T) {
+	s := spec(t)
+	fn := func(name string) *api.Function {
+		for i := range s.Functions {
+			if s.Functions[i].Name == name {
+				return &s.Functions[i]
+			}
+		}
+		t.Fatalf("no %s", name)
+		return nil
+	}
+	cases := []struct{ fn, cond, want string }{
+		{"olLaunchKernel", "ArgumentsSize > 0 && ArgumentsData == NULL", "argumentsSize > 0 && argumentsData == nil"},
+		{"olMemcpy", "NULL == DstDevice", "dstDevice == 0"},
+		{"olMemcpy", "NULL == SrcPtr", "srcPtr == nil"},
+		{"olMemFill", "FillSize % PatternSize != 0", "fillSize % patternSize != 0"},
+	}
+	for _, c := range cases {
+		if got := goCond(s, fn(c.fn), c.cond); got != c.want {
+			t.Errorf("%s: %q -> %q, want %q", c.fn, c.cond, got, c.want)
+		}
+	}
+}
+
+func TestLayout(t *testing.T) {
+	s := spec(t)
+	for name, want := range map[string]int{"ol_kernel_launch_size_args_t": 40, "ol_code_location_t": 24, "ol_dimensions_t": 12, "ol_error_struct_t": 16} {
+		if got, _ := layoutOf(s, name); got != want {
+			t.Errorf("sizeof(%s) = %d, want %d", name, got, want)
+		}
+	}
+}
+
+func TestHeaderIsSelfContained(t *testing.T) {
+	h := genHeader(spec(t))
+	for _, want := range []string{"#include <stdbool.h>", "OL_ERRC_FORCE_UINT32 = 0x7fffffff", "typedef const struct ol_error_struct_t *ol_result_t;",
+		"ol_result_t OL_APICALL olMemcpy(ol_queue_handle_t Queue, void *DstPtr, ol_device_handle_t DstDevice, const void *SrcPtr, ol_device_handle_t SrcDevice, size_t Size);",
+		"olInitWithCodeLoc(ol_code_location_t *CodeLocation);"} {
+		if !strings.Contains(h, want) {
+			t.Errorf("header lacks %q", want)
+		}
+	}
+	if !strings.HasPrefix(h, "// Code generated") {
+		t.Error("header does not say it is generated on line 1")
+	}
+}
+
+// TestGeneratedFilesAreCurrent fails when a committed generated file differs
+// from what the spec gives (run make generate).
+func TestGeneratedFilesAreCurrent(t *testing.T) {
+	root := filepath.Join("..", "..")
+	for rel, text := range outputs(spec(t)) {
+		got, err := os.ReadFile(filepath.Join(root, rel))
+		if err != nil {
+			t.Errorf("%s: %v", rel, err)
+			continue
+		}
+		if strings.HasSuffix(rel, ".go") {
+			if !strings.HasPrefix(string(got), "// Code generated") {
+				t.Errorf("%s does not say it is generated", rel)
+			}
+			continue // formatted by go/format on write; compared by gen -check
+		}
+		if string(got) != text {
+			t.Errorf("%s is out of date: run make generate", rel)
+		}
+	}
+}

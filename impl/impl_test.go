@@ -1,0 +1,230 @@
+package impl
+
+import (
+	"errors"
+	"strings"
+	"sync"
+	"testing"
+	"unsafe"
+
+	"go.uber.org/goleak"
+
+	"github.com/liboffload-go/liboffload-go/impl/ol"
+	"github.com/liboffload-go/liboffload-go/plugins/plugin"
+)
+
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+
+type thing struct{ n int }
+
+func TestTableLifecycle(t *testing.T) {
+	tb := newTable[thing](kindQueue, 7)
+	a := &thing{1}
+	h, err := tb.insert(a)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, err := tb.get(h, "Queue"); err != nil || got != a {
+		t.Fatalf("get: %v %v", got, err)
+	}
+	if !tb.remove(h) || tb.remove(h) {
+		t.Fatal("remove must succeed once")
+	}
+	_, err = tb.get(h, "Queue")
+	var oe *ol.Error
+	if !errors.As(err, &oe) || oe.Code != ol.ErrcInvalidQueue || !strings.Contains(oe.Details, "already destroyed") {
+		t.Fatalf("stale handle: %v", err)
+	}
+	// a handle of the same slot from another epoch
+	other := newTable[thing](kindQueue, 6)
+	h6, _ := other.insert(a)
+	if _, err := tb.get(h6, "Queue"); err == nil || !strings.Contains(err.Error(), "earlier initialisation") {
+		t.Fatalf("old epoch: %v", err)
+	}
+	// another kind
+	dev := newTable[thing](kindDevice, 7)
+	hd, _ := dev.insert(a)
+	if _, err := tb.get(hd, "Queue"); err == nil || !strings.Contains(err.Error(), "is a device handle, not a queue handle") {
+		t.Fatalf("wrong kind: %v", err)
+	}
+	if _, err := tb.get(0x10, "Queue"); err == nil || !strings.Contains(err.Error(), "is not a valid queue handle") {
+		t.Fatalf("garbage: %v", err)
+	}
+	if v, err := tb.optional(0, "Queue"); v != nil || err != nil {
+		t.Fatal("optional NULL must be nil, nil")
+	}
+}
+
+func TestTableReuseKeepsStaleHandlesInvalid(t *testing.T) {
+	tb := newTable[thing](kindEvent, 1)
+	seen := map[uintptr]bool{}
+	var old []uintptr
+	for i := 0; i < 5000; i++ {
+		h, err := tb.insert(&thing{i})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if seen[h] {
+			t.Fatalf("handle %#x handed out twice", h)
+		}
+		seen[h] = true
+		old = append(old, h)
+		tb.remove(h)
+	}
+	for _, h := range old {
+		if _, err := tb.get(h, "Event"); err == nil {
+			t.Fatalf("destroyed handle %#x still resolves", h)
+		}
+	}
+	if tb.used.Load() > reuseDelay+2 {
+		t.Fatalf("slots are not reused: %d used", tb.used.Load())
+	}
+}
+
+func TestTableConcurrent(t *testing.T) {
+	tb := newTable[thing](kindQueue, 1)
+	var wg sync.WaitGroup
+	for g := 0; g < 8; g++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := 0; i < 2000; i++ {
+				v := &thing{i}
+				h, err := tb.insert(v)
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				if got, err := tb.get(h, "Queue"); err != nil || got != v {
+					t.Errorf("get after insert: %v", err)
+					return
+				}
+				tb.remove(h)
+			}
+		}()
+	}
+	wg.Wait()
+	if tb.count() != 0 {
+		t.Fatalf("%d live after all removed", tb.count())
+	}
+}
+
+func TestAllocMap(t *testing.T) {
+	m := newAllocMap()
+	if !m.insert(&alloc{base: 100, size: 50}) || !m.insert(&alloc{base: 200, size: 10}) || !m.insert(&alloc{base: 150, size: 50}) {
+		t.Fatal("disjoint inserts refused")
+	}
+	for _, bad := range []alloc{{base: 90, size: 11}, {base: 149, size: 1}, {base: 209, size: 5}, {base: 0, size: 1000}} {
+		if m.insert(&bad) {
+			t.Fatalf("overlapping insert %+v accepted", bad)
+		}
+	}
+	if a := m.find(199); a == nil || a.base != 150 {
+		t.Fatalf("find(199) = %+v", a)
+	}
+	if m.find(210) != nil || m.find(99) != nil {
+		t.Fatal("find outside allocations")
+	}
+	if m.removeBase(151) != nil || m.removeBase(150) == nil || m.find(160) != nil {
+		t.Fatal("removeBase must take exact bases only")
+	}
+}
+
+// fakePlatform is a platform whose Deinit can fail.
+type fakePlatform struct {
+	name    string
+	fail    error
+	deinits *int
+	dev     fakeDevice
+}
+
+func (p *fakePlatform) Name() string                { return p.name }
+func (p *fakePlatform) Vendor() string              { return "test" }
+func (p *fakePlatform) Version() string             { return "v0" }
+func (p *fakePlatform) Backend() ol.PlatformBackend { return ol.PlatformBackendUnknown }
+func (p *fakePlatform) Devices() []plugin.Device    { return []plugin.Device{&p.dev} }
+func (p *fakePlatform) Deinit() error               { *p.deinits++; return p.fail }
+
+type fakeDevice struct{ plugin.Device }
+
+func (*fakeDevice) Info() *plugin.DeviceInfo { return &plugin.DeviceInfo{Type: ol.DeviceTypeGpu} }
+
+type fakePlugin struct {
+	name string
+	p    *fakePlatform
+	err  error
+}
+
+func (f *fakePlugin) Name() string                             { return f.name }
+func (f *fakePlugin) Init(plugin.Env) (plugin.Platform, error) { return f.p, f.err }
+
+func TestTeardownJoinsPlatformErrors(t *testing.T) {
+	n := 0
+	plugins := []plugin.Plugin{
+		&fakePlugin{name: "a", p: &fakePlatform{name: "A", fail: ol.NewError(ol.ErrcBackendFailure, "A broke"), deinits: &n}},
+		&fakePlugin{name: "b", p: &fakePlatform{name: "B", deinits: &n}},
+		&fakePlugin{name: "c", p: &fakePlatform{name: "C", fail: ol.NewError(ol.ErrcOutOfResources, "C broke"), deinits: &n}},
+	}
+	c, err := newContext(3, plugins)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(c.deviceList) != 3 {
+		t.Fatalf("%d devices", len(c.deviceList))
+	}
+	code, details := describe(c.teardown())
+	if n != 3 {
+		t.Fatalf("%d platforms de-initialised, want 3", n)
+	}
+	if code != ol.ErrcBackendFailure || !strings.Contains(details, "platform A: A broke") || !strings.Contains(details, "platform C: C broke") {
+		t.Fatalf("joined error: %s %q", code, details)
+	}
+}
+
+func TestPluginInitErrorKeepsOthers(t *testing.T) {
+	n := 0
+	plugins := []plugin.Plugin{
+		&fakePlugin{name: "bad", err: ol.NewError(ol.ErrcBackendFailure, "driver said 999")},
+		&fakePlugin{name: "good", p: &fakePlatform{name: "G", deinits: &n}},
+	}
+	c, err := newContext(4, plugins)
+	if c == nil || err == nil || !strings.Contains(err.Error(), "platform bad: driver said 999") {
+		t.Fatalf("context %v, error %v", c, err)
+	}
+	if len(c.platformList) != 1 || c.platformList[0].name != "G" {
+		t.Fatal("the working platform is missing")
+	}
+	if err := c.teardown(); err != nil || n != 1 {
+		t.Fatalf("teardown: %v, %d deinits", err, n)
+	}
+}
+
+func TestRecoverTurnsPanicIntoError(t *testing.T) {
+	res := func() (res uintptr) {
+		defer Recover("olTest", &res)
+		var m map[string]int
+		m["x"] = 1 // panics
+		return 0
+	}()
+	if ResultCode(res) != ol.ErrcUnknown || !strings.Contains(ResultDetails(res), "internal error in olTest: assignment to entry in nil map") {
+		t.Fatalf("%s %q", ResultCode(res), ResultDetails(res))
+	}
+}
+
+func TestInfoWriteRules(t *testing.T) {
+	var buf [8]byte
+	v := str("abc")
+	if err := v.write(3, unsafe.Pointer(&buf[0]), nil); err == nil || buf[0] != 0 {
+		t.Fatal("a 3-byte buffer must be refused for a 4-byte string, untouched")
+	}
+	if err := v.write(8, unsafe.Pointer(&buf[0]), nil); err != nil || string(buf[:5]) != "abc\x00\x00" {
+		t.Fatalf("wrote %q, %v", buf, err)
+	}
+	var n uint64
+	if err := v.write(0, nil, unsafe.Pointer(&n)); err != nil || n != 4 {
+		t.Fatalf("size %d", n)
+	}
+	if err := u32(5).write(4, nil, nil); err == nil {
+		t.Fatal("no outputs must be refused")
+	}
+}
