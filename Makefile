@@ -8,7 +8,7 @@ MAP     := $(CURDIR)/cmd/liboffload/exports.map
 SOURCES := $(shell find api cmd impl plugins -type f \( -name '*.go' -o -name '*.c' -o -name '*.h' -o -name '*.json' -o -name '*.map' \)) go.mod go.sum include/offload.h
 LDFLAGS := -extldflags '-Wl,--version-script=$(MAP) -Wl,-soname,libLLVMOffload.so.22.1'
 
-.PHONY: all lib generate check-generated demo test test-go test-c test-python bench setup clean
+.PHONY: all lib generate check-generated demo test deps-check test-static test-go test-abi test-c test-python bench setup clean
 
 all: lib
 
@@ -26,6 +26,45 @@ generate:
 
 check-generated:
 	$(GO) run ./api/gen -check
+
+# ---- set-up -------------------------------------------------------------
+setup:
+	bash scripts/deps.sh
+	$(GO) mod download
+
+# ---- main job: build the library and run the demo on the host device ------
+demo: $(LIB)
+	@mkdir -p $(BUILD)/bin
+	$(CC) -std=c17 -O2 -Wall -Wextra -Werror -I include/offload examples/demo.c -o $(BUILD)/bin/demo -L$(LIBDIR) -l:libLLVMOffload.so.22.1 -Wl,-rpath,'$$ORIGIN/../lib'
+	$(BUILD)/bin/demo
+
+# ---- tests ---------------------------------------------------------------
+test: deps-check $(LIB)
+	$(MAKE) --no-print-directory test-static test-go test-abi test-c test-python
+	@echo "make test: all suites passed"
+
+deps-check:
+	@bash scripts/deps.sh
+
+test-static:
+	@test -z "$$(gofmt -l api cmd impl plugins tests)" || { echo "gofmt needed:"; gofmt -l api cmd impl plugins tests; exit 1; }
+	$(GO) vet ./...
+	$(GO) run ./api/gen -check
+
+test-go:
+	$(GO) test -race -count=1 ./...
+
+test-abi: $(LIB)
+	bash tests/c/abi/run.sh $(CURDIR)/$(LIB)
+	bash tests/devinfo/run.sh $(CURDIR)/$(LIBDIR)
+
+test-c: $(LIB)
+	$(MAKE) --no-print-directory -C tests/c/conformance check IMPL=ours
+	$(MAKE) --no-print-directory -C tests/c/conformance check IMPL=llvm
+	$(MAKE) --no-print-directory -C tests/c/lifecycle check IMPL=ours
+
+test-python: $(LIB)
+	OFFLOAD_LIB=$(CURDIR)/$(LIB) python3 -m unittest discover -s tests/python -v
 
 clean:
 	rm -rf $(BUILD)

@@ -2,6 +2,8 @@ package impl
 
 import (
 	"errors"
+	"fmt"
+	"os"
 	"strings"
 	"sync"
 	"testing"
@@ -226,5 +228,34 @@ func TestInfoWriteRules(t *testing.T) {
 	}
 	if err := u32(5).write(4, nil, nil); err == nil {
 		t.Fatal("no outputs must be refused")
+	}
+}
+
+func TestLeakReport(t *testing.T) {
+	c, err := newContext(9, builtinPlugins())
+	if err != nil {
+		t.Fatal(err)
+	}
+	dev := c.deviceList[len(c.deviceList)-1]
+	var p uintptr
+	if err := c.olMemAlloc(dev, ol.AllocTypeHost, 4096, unsafe.Pointer(&p)); err != nil {
+		t.Fatal(err)
+	}
+	f, err := os.CreateTemp(t.TempDir(), "leaks")
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.reportLeaks(f)
+	if err := c.teardown(); err != nil {
+		t.Fatal(err)
+	}
+	if len(c.mem.snapshot()) != 0 {
+		t.Fatal("teardown left allocations behind")
+	}
+	f.Close()
+	got, _ := os.ReadFile(f.Name())
+	want := fmt.Sprintf("liboffload-go leak check: 1 objects left alive at olShutDown: 0 queues, 0 events, 0 programs, 1 allocations (4096 bytes)\n  allocation %#x, 4096 bytes, OL_ALLOC_TYPE_HOST, device %#x\n", p, dev.h)
+	if string(got) != want {
+		t.Fatalf("report:\n%s\nwant:\n%s", got, want)
 	}
 }

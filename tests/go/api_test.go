@@ -319,3 +319,27 @@ func TestTraceFile(t *testing.T) {
 		t.Fatalf("trace:\n%s\nwant:\n%s", rest, want)
 	}
 }
+
+func TestLeakCheckAtShutDown(t *testing.T) {
+	t.Setenv("OFFLOAD_LEAK_CHECK", "1")
+	f, err := os.CreateTemp(t.TempDir(), "stderr")
+	if err != nil {
+		t.Fatal(err)
+	}
+	saved := os.Stderr
+	os.Stderr = f
+	defer func() { os.Stderr = saved }()
+	mustOK(t, "init", impl.OlInit(nil))
+	d := hostDevice(t)
+	var p unsafe.Pointer
+	mustOK(t, "alloc", impl.OlMemAlloc(d, uint32(ol.AllocTypeManaged), 100, unsafe.Pointer(&p), nil))
+	mustOK(t, "nested init", impl.OlInit(nil))
+	mustOK(t, "nested shutdown", impl.OlShutDown(nil)) // not the last: no report
+	mustOK(t, "shutdown", impl.OlShutDown(nil))
+	os.Stderr = saved
+	got, _ := os.ReadFile(f.Name())
+	want := fmt.Sprintf("liboffload-go leak check: 1 objects left alive at olShutDown: 0 queues, 0 events, 0 programs, 1 allocations (100 bytes)\n  allocation %p, 100 bytes, OL_ALLOC_TYPE_MANAGED, device %#x\n", p, d)
+	if string(got) != want {
+		t.Fatalf("stderr:\n%s\nwant:\n%s", got, want)
+	}
+}

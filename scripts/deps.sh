@@ -1,0 +1,22 @@
+#!/usr/bin/env bash
+# Makes sure the Debian packages the build and tests need are installed.
+#   scripts/deps.sh          install what is missing (needs root), or print
+#                            the exact apt-get line to run and fail
+#   scripts/deps.sh --check  only report; exit 1 when something is missing
+set -euo pipefail
+packages=(gcc g++ make binutils python3 liboffload-22-dev)
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")
+done
+[ ${#missing[@]} -eq 0 ] && exit 0
+line="apt-get update && apt-get install -y --no-install-recommends ${missing[*]}"
+if [ "${1:-}" = --check ] || [ "$(id -u)" != 0 ]; then
+  echo "missing Debian packages: ${missing[*]}" >&2
+  echo "run as root: $line" >&2
+  exit 1
+fi
+echo "installing: ${missing[*]}"
+export DEBIAN_FRONTEND=noninteractive
+apt-get update -q
+apt-get install -y -q --no-install-recommends "${missing[@]}"
