@@ -68,3 +68,7 @@ test-python: $(LIB)
 
 clean:
 	rm -rf $(BUILD)
+
+# ---- benchmarks (not tests) -------------------------------------------------
+bench: $(LIB)
+	bash bench/run.sh

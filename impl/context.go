@@ -44,7 +44,6 @@ type Device struct {
 	h        uintptr
 	platform *Platform
 	d        plugin.Device
-	info     *plugin.DeviceInfo
 }
 
 func newContext(epoch uint16, plugins []plugin.Plugin) (*Context, error) {
@@ -132,7 +131,7 @@ func (c *Context) addPlatform(pl plugin.Platform) error {
 	}
 	p.h = h
 	for _, d := range pl.Devices() {
-		dev := &Device{platform: p, d: d, info: d.Info()}
+		dev := &Device{platform: p, d: d}
 		if dev.h, err = c.devices.insert(dev); err != nil {
 			return err
 		}

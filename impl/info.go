@@ -106,12 +106,13 @@ func (c *Context) olGetPlatformInfoSize(p *Platform, prop ol.PlatformInfo, sizeR
 }
 
 func deviceInfo(d *Device, prop ol.DeviceInfo) (infoValue, error) {
-	i := d.info
+	if prop == ol.DeviceInfoPlatform {
+		return handleValue(d.platform.h), nil
+	}
+	i := d.d.Info()
 	switch prop {
 	case ol.DeviceInfoType:
 		return enumValue(uint32(i.Type)), nil
-	case ol.DeviceInfoPlatform:
-		return handleValue(d.platform.h), nil
 	case ol.DeviceInfoName:
 		return str(i.Name), nil
 	case ol.DeviceInfoProductName:

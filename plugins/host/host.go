@@ -16,6 +16,7 @@ import "C"
 
 import (
 	"fmt"
+	"sync"
 
 	"github.com/liboffload-go/liboffload-go/impl/ol"
 	"github.com/liboffload-go/liboffload-go/plugins/host/sysinfo"
@@ -44,8 +45,7 @@ func (*Plugin) Name() string { return "host" }
 
 // Init implements plugin.Plugin: the host platform always has one device.
 func (*Plugin) Init(env plugin.Env) (plugin.Platform, error) {
-	si := sysinfo.Read()
-	return &Platform{dev: &Device{info: deviceInfo(si)}}, nil
+	return &Platform{dev: &Device{}}, nil
 }
 
 // fpConfig is what IEEE-754 hardware arithmetic gives (no soft float).
@@ -113,11 +113,19 @@ func (p *Platform) Devices() []plugin.Device { return []plugin.Device{p.dev} }
 // Deinit implements plugin.Platform.
 func (*Platform) Deinit() error { return nil }
 
-// Device is the host CPU.
-type Device struct{ info *plugin.DeviceInfo }
+// Device is the host CPU. Its description is read from the machine on the
+// first query, not at olInit: reading /proc and /sys costs more than the
+// rest of an init/shutdown cycle.
+type Device struct {
+	once sync.Once
+	info *plugin.DeviceInfo
+}
 
 // Info implements plugin.Device.
-func (d *Device) Info() *plugin.DeviceInfo { return d.info }
+func (d *Device) Info() *plugin.DeviceInfo {
+	d.once.Do(func() { d.info = deviceInfo(sysinfo.Read()) })
+	return d.info
+}
 
 // IsHost implements plugin.Device.
 func (*Device) IsHost() bool { return true }
