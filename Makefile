@@ -33,7 +33,7 @@ setup:
 	$(GO) mod download
 
 # ---- main job: build the library and run the demo on the host device ------
-demo: $(LIB)
+demo: deps-check $(LIB)
 	@mkdir -p $(BUILD)/bin
 	$(CC) -std=c17 -O2 -Wall -Wextra -Werror -I include/offload examples/demo.c -o $(BUILD)/bin/demo -L$(LIBDIR) -l:libLLVMOffload.so.22.1 -Wl,-rpath,'$$ORIGIN/../lib'
 	$(BUILD)/bin/demo
