@@ -1,6 +1,7 @@
 package impl
 
 import (
+	"strings"
 	"sync"
 	"sync/atomic"
 
@@ -170,7 +171,7 @@ func (t *table[T]) explain(h uintptr, param string) error {
 		return ol.Errorf(code, "%s (%#x) is not a valid %s handle", param, h, want)
 	}
 	if k != t.kind {
-		return ol.Errorf(code, "%s (%#x) is a %s handle, not a %s handle", param, h, kindNames[k], want)
+		return ol.Errorf(code, "%s (%#x) is %s %s handle, not %s %s handle", param, h, article(kindNames[k]), kindNames[k], article(want), want)
 	}
 	epoch := uint16(h >> epochShift)
 	if epoch != t.epoch {
@@ -183,6 +184,13 @@ func (t *table[T]) explain(h uintptr, param string) error {
 		return ol.Errorf(code, "%s (%#x) refers to a %s that was already destroyed", param, h, want)
 	}
 	return ol.Errorf(code, "%s (%#x) is not a valid %s handle", param, h, want)
+}
+
+func article(noun string) string {
+	if strings.ContainsRune("aeiou", rune(noun[0])) {
+		return "an"
+	}
+	return "a"
 }
 
 // each calls fn for every live object (in slot order).

@@ -1,7 +1,18 @@
 package impl
 
 /*
+#define _GNU_SOURCE
 #include <string.h>
+#include <sys/uio.h>
+#include <unistd.h>
+
+// Copies n bytes of the caller's memory without faulting: 0 when the range
+// is not readable. Used only to trace a buffer the caller declared smaller
+// than the value the reference prints from it.
+static int ol_safe_read(void *dst, const void *src, size_t n) {
+  struct iovec local = {dst, n}, remote = {(void *)src, n};
+  return process_vm_readv(getpid(), &local, 1, &remote, 1, 0) == (ssize_t)n;
+}
 */
 import "C"
 
@@ -212,8 +223,17 @@ func (tb *traceBuf) tagged(p unsafe.Pointer, propSize uint64, vp valuePrinter) {
 	case vp.size == 0:
 		tb.cstr(p, int(min(propSize, 1<<16)))
 	case propSize < uint64(vp.size):
+		// The reference prints the full value even from a buffer declared
+		// smaller; do the same from a copy that cannot fault.
+		var tmp [16]byte
 		tb.hex(uintptr(p))
-		tb.b = append(tb.b, " (?)"...)
+		if C.ol_safe_read(unsafe.Pointer(&tmp[0]), p, C.size_t(vp.size)) == 0 {
+			tb.b = append(tb.b, " (unreadable)"...)
+			return
+		}
+		tb.b = append(tb.b, " ("...)
+		vp.print(tb, unsafe.Pointer(&tmp[0]))
+		tb.b = append(tb.b, ')')
 	default:
 		tb.hex(uintptr(p))
 		tb.b = append(tb.b, " ("...)
