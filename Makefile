@@ -6,7 +6,8 @@ LIBDIR  := $(BUILD)/lib
 LIB     := $(LIBDIR)/libLLVMOffload.so.22.1
 MAP     := $(CURDIR)/cmd/liboffload/exports.map
 SOURCES := $(shell find api cmd impl plugins -type f \( -name '*.go' -o -name '*.c' -o -name '*.h' -o -name '*.json' -o -name '*.map' \)) go.mod go.sum include/offload.h
-LDFLAGS := -extldflags '-Wl,--version-script=$(MAP) -Wl,-soname,libLLVMOffload.so.22.1'
+# lld, like LLVM's own build: GNU ld would also export an absolute VERS1.0 symbol
+LDFLAGS := -extldflags '-fuse-ld=lld -B/usr/lib/llvm-22/bin -Wl,--version-script=$(MAP) -Wl,-soname,libLLVMOffload.so.22.1'
 
 .PHONY: all lib generate check-generated demo test deps-check test-static test-go test-abi test-c test-python bench setup clean
 
@@ -14,7 +15,7 @@ all: lib
 
 lib: $(LIB)
 
-$(LIB): $(SOURCES)
+$(LIB): $(SOURCES) | deps-check
 	@mkdir -p $(LIBDIR)
 	$(GO) build -buildmode=c-shared -trimpath -ldflags "$(LDFLAGS)" -o $@ ./cmd/liboffload
 	@rm -f $(LIBDIR)/libLLVMOffload.so.22.h

@@ -42,7 +42,7 @@ const (
 	genShift   = 24
 	indexBits  = 24
 	indexMask  = 1<<indexBits - 1
-	chunkBits  = 10
+	chunkBits  = 4
 	chunkSize  = 1 << chunkBits
 	// reuseDelay keeps freed slots out of use for a while so that a stale
 	// handle is very unlikely to meet its slot's generation again.
@@ -104,9 +104,9 @@ func (t *table[T]) insert(v *T) (uintptr, error) {
 		}
 		cs := *t.chunks.Load()
 		if int(i>>chunkBits) >= len(cs) {
-			grown := make([]*chunk[T], len(cs)+1)
-			copy(grown, cs)
-			grown[len(cs)] = new(chunk[T])
+			// Readers hold older slice headers; append only writes past
+			// their length, so they never see a half-written element.
+			grown := append(cs, new(chunk[T]))
 			t.chunks.Store(&grown)
 		}
 		t.used.Store(i + 1)

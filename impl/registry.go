@@ -1,12 +1,14 @@
 package impl
 
 import (
+	"github.com/liboffload-go/liboffload-go/plugins/amdgpu"
+	"github.com/liboffload-go/liboffload-go/plugins/cuda"
 	"github.com/liboffload-go/liboffload-go/plugins/host"
 	"github.com/liboffload-go/liboffload-go/plugins/plugin"
 )
 
-// builtinPlugins lists the backends in platform order. The host platform
-// comes last, as in LLVM 22.1.
+// builtinPlugins lists the backends in platform order: AMDGPU, then CUDA
+// (LLVM 22.1's order), then the host platform last.
 func builtinPlugins() []plugin.Plugin {
-	return []plugin.Plugin{host.New()}
+	return []plugin.Plugin{amdgpu.New(), cuda.New(), host.New()}
 }

@@ -113,18 +113,23 @@ func (p *Platform) Devices() []plugin.Device { return []plugin.Device{p.dev} }
 // Deinit implements plugin.Platform.
 func (*Platform) Deinit() error { return nil }
 
-// Device is the host CPU. Its description is read from the machine on the
-// first query, not at olInit: reading /proc and /sys costs more than the
-// rest of an init/shutdown cycle.
-type Device struct {
+// machine is what /proc and /sys say about this machine, read on the first
+// device query of the process and kept: the facts do not change while the
+// process runs, and reading them again at every initialisation costs more
+// than the rest of an init/shutdown cycle and its blocking reads make the Go
+// runtime start threads. Immutable once set; no API state lives here.
+var machine struct {
 	once sync.Once
 	info *plugin.DeviceInfo
 }
 
+// Device is the host CPU.
+type Device struct{}
+
 // Info implements plugin.Device.
 func (d *Device) Info() *plugin.DeviceInfo {
-	d.once.Do(func() { d.info = deviceInfo(sysinfo.Read()) })
-	return d.info
+	machine.once.Do(func() { machine.info = deviceInfo(sysinfo.Read()) })
+	return machine.info
 }
 
 // IsHost implements plugin.Device.

@@ -1,0 +1,159 @@
+/* Test a: load/unload cycles through dlopen.
+ *
+ * 1,000 times: dlopen the library (RTLD_NOW | RTLD_LOCAL), look up four entry
+ * points, olInit, visit every device and read its TYPE and NAME, olShutDown,
+ * dlclose.  Every call must succeed.  Afterwards the memory (VmRSS) and thread
+ * count seen after cycle 100 are compared with those after cycle 1000: RSS may
+ * grow by at most 2 MiB and the thread count must not change.
+ *
+ * usage: dlopen_cycles /path/to/libLLVMOffload.so.22.1 [cycles]
+ */
+#include "lc_common.h"
+
+#include <dlfcn.h>
+
+typedef ol_result_t (*init_fn)(void);
+typedef ol_result_t (*shutdown_fn)(void);
+typedef ol_result_t (*iterate_fn)(ol_device_iterate_cb_t, void *);
+typedef ol_result_t (*devinfo_fn)(ol_device_handle_t, ol_device_info_t, size_t,
+                                  void *);
+
+#define MAX_DEVS 64
+#define RSS_BOUND_KIB 2048L
+
+struct dev_list {
+  size_t count;
+  ol_device_handle_t devs[MAX_DEVS];
+};
+
+static bool collect(ol_device_handle_t dev, void *user) {
+  struct dev_list *list = user;
+  if (list->count < MAX_DEVS)
+    list->devs[list->count] = dev;
+  list->count++;
+  return true;
+}
+
+int main(int argc, char **argv) {
+  if (argc < 2) {
+    fprintf(stderr, "usage: %s LIBRARY [cycles]\n", argv[0]);
+    return 2;
+  }
+  const char *path = argv[1];
+  long cycles = argc > 2 ? strtol(argv[2], NULL, 10) : 1000;
+  const long mark = 100;
+  if (cycles < mark) {
+    fprintf(stderr, "need at least %ld cycles\n", mark);
+    return 2;
+  }
+
+  long rss_mark = -1, thr_mark = -1;
+  long bad_calls = 0;
+  size_t first_count = 0;
+
+  for (long cycle = 1; cycle <= cycles; cycle++) {
+    void *lib = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+    if (!lib) {
+      LC_CHECK(false, "cycle %ld: dlopen(%s): %s", cycle, path, dlerror());
+      break;
+    }
+    init_fn p_init = (init_fn)dlsym(lib, "olInit");
+    iterate_fn p_iter = (iterate_fn)dlsym(lib, "olIterateDevices");
+    devinfo_fn p_info = (devinfo_fn)dlsym(lib, "olGetDeviceInfo");
+    shutdown_fn p_shut = (shutdown_fn)dlsym(lib, "olShutDown");
+    if (!p_init || !p_iter || !p_info || !p_shut) {
+      LC_CHECK(false, "cycle %ld: dlsym failed (%p %p %p %p)", cycle,
+               (void *)p_init, (void *)p_iter, (void *)p_info, (void *)p_shut);
+      dlclose(lib);
+      break;
+    }
+
+    if (cycle == 1)
+      lc_check_library_is((void *)p_init, path);
+
+    ol_result_t r = p_init();
+    if (r != NULL) {
+      bad_calls++;
+      LC_QUIET_CHECK(false, "cycle %ld: olInit -> %u %s", cycle, lc_code(r),
+                     lc_details(r));
+    }
+
+    struct dev_list list = {0};
+    r = p_iter(collect, &list);
+    if (r != NULL) {
+      bad_calls++;
+      LC_QUIET_CHECK(false, "cycle %ld: olIterateDevices -> %u %s", cycle,
+                     lc_code(r), lc_details(r));
+    }
+    if (cycle == 1)
+      first_count = list.count;
+    if (list.count == 0 || list.count != first_count || list.count > MAX_DEVS) {
+      bad_calls++;
+      LC_QUIET_CHECK(false, "cycle %ld: %zu devices (first cycle saw %zu)",
+                     cycle, list.count, first_count);
+    }
+
+    bool saw_host = false;
+    for (size_t i = 0; i < list.count && i < MAX_DEVS; i++) {
+      ol_device_type_t type = OL_DEVICE_TYPE_FORCE_UINT32;
+      r = p_info(list.devs[i], OL_DEVICE_INFO_TYPE, sizeof type, &type);
+      if (r != NULL) {
+        bad_calls++;
+        LC_QUIET_CHECK(false, "cycle %ld dev %zu: TYPE -> %u %s", cycle, i,
+                       lc_code(r), lc_details(r));
+      } else if (type == OL_DEVICE_TYPE_HOST) {
+        saw_host = true;
+      }
+      char name[512];
+      memset(name, 0x7f, sizeof name);
+      r = p_info(list.devs[i], OL_DEVICE_INFO_NAME, sizeof name, name);
+      if (r != NULL) {
+        bad_calls++;
+        LC_QUIET_CHECK(false, "cycle %ld dev %zu: NAME -> %u %s", cycle, i,
+                       lc_code(r), lc_details(r));
+      } else if (memchr(name, '\0', sizeof name) == NULL || name[0] == '\0') {
+        bad_calls++;
+        LC_QUIET_CHECK(false, "cycle %ld dev %zu: NAME empty or unterminated",
+                       cycle, i);
+      }
+    }
+    if (!saw_host) {
+      bad_calls++;
+      LC_QUIET_CHECK(false, "cycle %ld: no OL_DEVICE_TYPE_HOST device", cycle);
+    }
+
+    r = p_shut();
+    if (r != NULL) {
+      bad_calls++;
+      LC_QUIET_CHECK(false, "cycle %ld: olShutDown -> %u %s", cycle,
+                     lc_code(r), lc_details(r));
+    }
+    if (dlclose(lib) != 0) {
+      bad_calls++;
+      LC_QUIET_CHECK(false, "cycle %ld: dlclose: %s", cycle, dlerror());
+    }
+
+    if (cycle == mark) {
+      rss_mark = lc_rss_kib();
+      thr_mark = lc_threads();
+    }
+  }
+
+  long rss_end = lc_rss_kib(), thr_end = lc_threads();
+  printf("devices per cycle: %zu\n", first_count);
+  printf("after cycle %ld: VmRSS %ld kB, Threads %ld\n", mark, rss_mark,
+         thr_mark);
+  printf("after cycle %ld: VmRSS %ld kB, Threads %ld\n", cycles, rss_end,
+         thr_end);
+
+  LC_CHECK(bad_calls == 0, "%ld failed calls over %ld cycles", bad_calls,
+           cycles);
+  LC_CHECK(rss_mark > 0 && rss_end > 0, "could not read VmRSS");
+  LC_CHECK(rss_end - rss_mark <= RSS_BOUND_KIB,
+           "VmRSS grew by %ld kB between cycle %ld and %ld (bound %ld kB)",
+           rss_end - rss_mark, mark, cycles, RSS_BOUND_KIB);
+  LC_CHECK(thr_mark > 0 && thr_end == thr_mark,
+           "thread count changed: %ld after cycle %ld, %ld after cycle %ld",
+           thr_mark, mark, thr_end, cycles);
+  return lc_finish();
+}

@@ -1,0 +1,135 @@
+/* Test c: olInit/olShutDown from many threads at once.
+ *
+ * 8 threads each run 1,000 iterations of
+ *   olInit, olIterateDevices, olGetDeviceInfo(TYPE) of every device,
+ *   olGetPlatformInfo(NAME) of that device's platform, olShutDown
+ * with no reference held by the main thread, so the library goes through
+ * full 0->1 and 1->0 transitions while other threads are inside it.
+ * Every call must succeed.  Afterwards one more olShutDown must report
+ * OL_ERRC_UNINITIALIZED: the reference count is back to exactly zero.
+ *
+ * usage: threads [threads] [iterations]
+ */
+#include "lc_common.h"
+
+#include <pthread.h>
+
+struct work {
+  int id;
+  long iterations;
+  long bad;
+};
+
+struct visit_state {
+  struct work *w;
+  long iteration;
+  size_t count;
+};
+
+static bool visit(ol_device_handle_t dev, void *user) {
+  struct visit_state *vs = user;
+  vs->count++;
+  ol_device_type_t type = OL_DEVICE_TYPE_FORCE_UINT32;
+  ol_result_t r = olGetDeviceInfo(dev, OL_DEVICE_INFO_TYPE, sizeof type, &type);
+  if (r != NULL || type >= OL_DEVICE_TYPE_LAST) {
+    vs->w->bad++;
+    LC_QUIET_CHECK(false, "thread %d it %ld: TYPE -> %u %s (type %u)",
+                   vs->w->id, vs->iteration, lc_code(r), lc_details(r),
+                   (unsigned)type);
+  }
+  ol_platform_handle_t plat = NULL;
+  r = olGetDeviceInfo(dev, OL_DEVICE_INFO_PLATFORM, sizeof plat, &plat);
+  if (r != NULL || plat == NULL) {
+    vs->w->bad++;
+    LC_QUIET_CHECK(false, "thread %d it %ld: PLATFORM -> %u %s", vs->w->id,
+                   vs->iteration, lc_code(r), lc_details(r));
+    return true;
+  }
+  char name[256] = {0};
+  r = olGetPlatformInfo(plat, OL_PLATFORM_INFO_NAME, sizeof name, name);
+  if (r != NULL || name[0] == '\0') {
+    vs->w->bad++;
+    LC_QUIET_CHECK(false, "thread %d it %ld: platform NAME -> %u %s",
+                   vs->w->id, vs->iteration, lc_code(r), lc_details(r));
+  }
+  return true;
+}
+
+static void *run(void *arg) {
+  struct work *w = arg;
+  for (long i = 0; i < w->iterations; i++) {
+    ol_result_t r = olInit();
+    if (r != NULL) {
+      w->bad++;
+      LC_QUIET_CHECK(false, "thread %d it %ld: olInit -> %u %s", w->id, i,
+                     lc_code(r), lc_details(r));
+      continue; /* no reference taken */
+    }
+    struct visit_state vs = {.w = w, .iteration = i};
+    r = olIterateDevices(visit, &vs);
+    if (r != NULL || vs.count == 0) {
+      w->bad++;
+      LC_QUIET_CHECK(false, "thread %d it %ld: olIterateDevices -> %u %s, %zu "
+                     "devices", w->id, i, lc_code(r), lc_details(r), vs.count);
+    }
+    r = olShutDown();
+    if (r != NULL) {
+      w->bad++;
+      LC_QUIET_CHECK(false, "thread %d it %ld: olShutDown -> %u %s", w->id, i,
+                     lc_code(r), lc_details(r));
+    }
+  }
+  return NULL;
+}
+
+int main(int argc, char **argv) {
+  int nthreads = argc > 1 ? atoi(argv[1]) : 8;
+  long iterations = argc > 2 ? strtol(argv[2], NULL, 10) : 1000;
+  if (nthreads < 1 || nthreads > 256 || iterations < 1) {
+    fprintf(stderr, "usage: %s [threads 1..256] [iterations]\n", argv[0]);
+    return 2;
+  }
+
+  lc_check_library((void *)olInit);
+
+  /* Nothing is initialised yet. */
+  ol_result_t r = olShutDown();
+  LC_CHECK(lc_code(r) == OL_ERRC_UNINITIALIZED,
+           "olShutDown before any olInit: expected %d, got %u %s",
+           (int)OL_ERRC_UNINITIALIZED, lc_code(r), lc_details(r));
+
+  pthread_t tids[256];
+  struct work works[256];
+  for (int t = 0; t < nthreads; t++) {
+    works[t] = (struct work){.id = t, .iterations = iterations};
+    int rc = pthread_create(&tids[t], NULL, run, &works[t]);
+    LC_CHECK(rc == 0, "pthread_create %d: %s", t, strerror(rc));
+    if (rc != 0)
+      nthreads = t;
+  }
+  long bad = 0;
+  for (int t = 0; t < nthreads; t++) {
+    pthread_join(tids[t], NULL);
+    bad += works[t].bad;
+  }
+  printf("%d threads x %ld iterations: %ld failed calls\n", nthreads,
+         iterations, bad);
+  LC_CHECK(bad == 0, "%ld calls failed in the worker threads", bad);
+
+  r = olShutDown();
+  LC_CHECK(lc_code(r) == OL_ERRC_UNINITIALIZED,
+           "extra olShutDown after all threads: expected %d, got %u %s",
+           (int)OL_ERRC_UNINITIALIZED, lc_code(r), lc_details(r));
+
+  /* And the library still initialises normally afterwards. */
+  r = olInit();
+  LC_CHECK(r == NULL, "olInit after the threads -> %u %s", lc_code(r),
+           lc_details(r));
+  r = olShutDown();
+  LC_CHECK(r == NULL, "final olShutDown -> %u %s", lc_code(r), lc_details(r));
+  r = olShutDown();
+  LC_CHECK(lc_code(r) == OL_ERRC_UNINITIALIZED,
+           "olShutDown after the final one: expected %d, got %u %s",
+           (int)OL_ERRC_UNINITIALIZED, lc_code(r), lc_details(r));
+  return lc_finish();
+}
