@@ -5,6 +5,7 @@ package host
 /*
 #include <stdint.h>
 #include <stdlib.h>
+#include "exec.h"
 
 static uintptr_t host_alloc(size_t size) {
   size_t rounded = (size + 63) & ~(size_t)63;
@@ -110,8 +111,21 @@ func (*Platform) Backend() ol.PlatformBackend { return ol.PlatformBackendHost }
 // Devices implements plugin.Platform.
 func (p *Platform) Devices() []plugin.Device { return []plugin.Device{p.dev} }
 
-// Deinit implements plugin.Platform.
-func (*Platform) Deinit() error { return nil }
+// Deinit implements plugin.Platform: it waits for the work of released
+// queues to end, so that no goroutine of the platform remains.
+func (p *Platform) Deinit() error {
+	d := p.dev
+	d.runners.Wait()
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	for _, pool := range d.pools {
+		C.ol_fiber_pool_free(pool)
+	}
+	d.pools = nil
+	d.free = nil
+	d.pinned = nil
+	return nil
+}
 
 // machine is what /proc and /sys say about this machine, read on the first
 // device query of the process and kept: the facts do not change while the
@@ -124,7 +138,17 @@ var machine struct {
 }
 
 // Device is the host CPU.
-type Device struct{}
+type Device struct {
+	runners sync.WaitGroup // queue goroutines that are running
+
+	mu     sync.Mutex
+	free   []*queue // released, idle queues for reuse
+	pools  []*C.ol_fiber_pool
+	pinned []*pinned // registered ranges, by start
+}
+
+// maxIdleQueues bounds how many released queues are kept for reuse.
+const maxIdleQueues = 64
 
 // Info implements plugin.Device.
 func (d *Device) Info() *plugin.DeviceInfo {
@@ -150,25 +174,29 @@ func (*Device) Free(ptr uintptr, kind ol.AllocType) error {
 	return nil
 }
 
-// Register implements plugin.Device.
-func (*Device) Register(ptr uintptr, size uint64) (uintptr, error) {
-	return 0, plugin.Unsupported("host", "olMemRegister")
+// NewQueue implements plugin.Device: a released queue whose work has
+// ended is reused before a new one is made.
+func (d *Device) NewQueue() (plugin.Queue, error) {
+	d.mu.Lock()
+	if n := len(d.free); n > 0 {
+		q := d.free[n-1]
+		d.free = d.free[:n-1]
+		d.mu.Unlock()
+		q.mu.Lock()
+		q.released = false
+		q.err = nil
+		q.mu.Unlock()
+		return q, nil
+	}
+	d.mu.Unlock()
+	return newQueue(d), nil
 }
 
-// Unregister implements plugin.Device.
-func (*Device) Unregister(ptr uintptr) error {
-	return plugin.Unsupported("host", "olMemUnregister")
-}
-
-// NewQueue implements plugin.Device.
-func (*Device) NewQueue() (plugin.Queue, error) {
-	return nil, plugin.Unsupported("host", "a queue")
-}
-
-// IsValidBinary implements plugin.Device.
-func (*Device) IsValidBinary(image []byte) bool { return false }
-
-// LoadProgram implements plugin.Device.
-func (*Device) LoadProgram(image []byte) (plugin.Program, error) {
-	return nil, plugin.Unsupported("host", "loading a program")
+// recycle takes back a released queue whose work has ended.
+func (d *Device) recycle(q *queue) {
+	d.mu.Lock()
+	if len(d.free) < maxIdleQueues {
+		d.free = append(d.free, q)
+	}
+	d.mu.Unlock()
 }

@@ -1,0 +1,302 @@
+#define _GNU_SOURCE
+#include "exec.h"
+
+#include <dlfcn.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+/* ------------------------------------------------------------- fibers --- */
+
+// Stack of one work-item of a group kernel. Pages are only touched when
+// used, so the reservation costs address space, not memory.
+#define OL_FIBER_STACK (128 * 1024)
+
+enum { FIBER_READY, FIBER_BARRIER, FIBER_DONE };
+
+typedef struct ol_fiber {
+  ol_host_sync_item item; // first: the kernel gets a pointer to it
+  void *sp;               // saved stack pointer while switched out
+  void *stack;            // mapping, guard page first
+  int state;
+  struct ol_fiber_pool *pool;
+} ol_fiber;
+
+struct ol_fiber_pool {
+  ol_fiber *fibers;
+  size_t count, cap;
+  void *sched_sp; // the scheduler's stack pointer while a fiber runs
+  const ol_host_kernel_desc *desc;
+  const void *args;
+};
+
+#if defined(__x86_64__)
+// ol_switch(save, to): saves callee-saved registers on the current stack,
+// stores the stack pointer in *save and resumes the stack `to`.
+__asm__(".text\n"
+        ".p2align 4\n"
+        "ol_switch:\n"
+        "  pushq %rbp\n  pushq %rbx\n  pushq %r12\n  pushq %r13\n  pushq %r14\n  pushq %r15\n"
+        "  subq $8, %rsp\n  stmxcsr (%rsp)\n  fnstcw 4(%rsp)\n"
+        "  movq %rsp, (%rdi)\n"
+        "  movq %rsi, %rsp\n"
+        "  ldmxcsr (%rsp)\n  fldcw 4(%rsp)\n  addq $8, %rsp\n"
+        "  popq %r15\n  popq %r14\n  popq %r13\n  popq %r12\n  popq %rbx\n  popq %rbp\n"
+        "  ret\n"
+        "ol_fiber_entry:\n"
+        "  movq %r13, %rdi\n"
+        "  andq $-16, %rsp\n"
+        "  callq *%r12\n"
+        "  ud2\n");
+void ol_switch(void **save, void *to) __asm__("ol_switch");
+void ol_fiber_entry(void) __asm__("ol_fiber_entry");
+
+static void *fiber_init_stack(void *top, void (*fn)(ol_fiber *), ol_fiber *arg) {
+  uint64_t *sp = (uint64_t *)top;
+  *--sp = 0;                         // alignment slot
+  *--sp = (uint64_t)ol_fiber_entry;  // return address of ol_switch
+  *--sp = 0;                         // rbp
+  *--sp = 0;                         // rbx
+  *--sp = (uint64_t)fn;              // r12
+  *--sp = (uint64_t)arg;             // r13
+  *--sp = 0;                         // r14
+  *--sp = 0;                         // r15
+  uint32_t ctl[2];
+  __asm__ volatile("stmxcsr %0\n fnstcw %1" : "=m"(ctl[0]), "=m"(ctl[1]));
+  sp -= 1;
+  memcpy(sp, ctl, 8);                // mxcsr and x87 control word
+  return sp;
+}
+#elif defined(__aarch64__)
+__asm__(".text\n"
+        ".p2align 4\n"
+        "ol_switch:\n"
+        "  sub sp, sp, #176\n"
+        "  stp x19, x20, [sp, #0]\n  stp x21, x22, [sp, #16]\n  stp x23, x24, [sp, #32]\n"
+        "  stp x25, x26, [sp, #48]\n  stp x27, x28, [sp, #64]\n  stp x29, x30, [sp, #80]\n"
+        "  stp d8, d9, [sp, #96]\n  stp d10, d11, [sp, #112]\n  stp d12, d13, [sp, #128]\n"
+        "  stp d14, d15, [sp, #144]\n"
+        "  mov x9, sp\n  str x9, [x0]\n  mov sp, x1\n"
+        "  ldp x19, x20, [sp, #0]\n  ldp x21, x22, [sp, #16]\n  ldp x23, x24, [sp, #32]\n"
+        "  ldp x25, x26, [sp, #48]\n  ldp x27, x28, [sp, #64]\n  ldp x29, x30, [sp, #80]\n"
+        "  ldp d8, d9, [sp, #96]\n  ldp d10, d11, [sp, #112]\n  ldp d12, d13, [sp, #128]\n"
+        "  ldp d14, d15, [sp, #144]\n"
+        "  add sp, sp, #176\n"
+        "  ret\n"
+        "ol_fiber_entry:\n"
+        "  mov x0, x20\n"
+        "  blr x19\n"
+        "  brk #0\n");
+void ol_switch(void **save, void *to) __asm__("ol_switch");
+void ol_fiber_entry(void) __asm__("ol_fiber_entry");
+
+static void *fiber_init_stack(void *top, void (*fn)(ol_fiber *), ol_fiber *arg) {
+  uint64_t *sp = (uint64_t *)((uintptr_t)top & ~(uintptr_t)15) - 22;
+  memset(sp, 0, 176);
+  sp[0] = (uint64_t)fn;              // x19
+  sp[1] = (uint64_t)arg;             // x20
+  sp[11] = (uint64_t)ol_fiber_entry; // x30 (return address)
+  return sp;
+}
+#else
+#error "liboffload-go host fibers: add a context switch for this architecture"
+#endif
+
+static void fiber_barrier(ol_host_sync_item *it) {
+  ol_fiber *f = (ol_fiber *)it;
+  f->state = FIBER_BARRIER;
+  ol_switch(&f->sp, f->pool->sched_sp);
+}
+
+// Body of every fiber: run the work-item it was given, report, wait for the
+// next one. It never returns.
+static void fiber_main(ol_fiber *f) {
+  for (;;) {
+    ol_fiber_pool *p = f->pool;
+    p->desc->item(p->args, &f->item);
+    f->state = FIBER_DONE;
+    ol_switch(&f->sp, p->sched_sp);
+  }
+}
+
+ol_fiber_pool *ol_fiber_pool_new(void) { return calloc(1, sizeof(ol_fiber_pool)); }
+
+void ol_fiber_pool_free(ol_fiber_pool *pool) {
+  if (!pool) return;
+  for (size_t i = 0; i < pool->count; i++)
+    munmap(pool->fibers[i].stack, OL_FIBER_STACK + (size_t)getpagesize());
+  free(pool->fibers);
+  free(pool);
+}
+
+static int pool_grow(ol_fiber_pool *p, size_t n) {
+  if (n <= p->count) return 0;
+  if (n > p->cap) {
+    // fibers do not move once their stacks hold pointers to them: grow only
+    // while empty-handed by allocating the final capacity up front
+    size_t cap = n < 1024 ? 1024 : n;
+    ol_fiber *nf = calloc(cap, sizeof *nf);
+    if (!nf) return -1;
+    if (p->count) {
+      // stacks point at their fiber: rebuild them for the new array
+      for (size_t i = 0; i < p->count; i++) munmap(p->fibers[i].stack, OL_FIBER_STACK + (size_t)getpagesize());
+      p->count = 0;
+    }
+    free(p->fibers);
+    p->fibers = nf;
+    p->cap = cap;
+  }
+  size_t page = (size_t)getpagesize();
+  for (size_t i = p->count; i < n; i++) {
+    ol_fiber *f = &p->fibers[i];
+    void *m = mmap(NULL, OL_FIBER_STACK + page, PROT_READ | PROT_WRITE,
+                   MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | MAP_STACK, -1, 0);
+    if (m == MAP_FAILED) return -1;
+    mprotect(m, page, PROT_NONE); // guard page: overflow faults
+    f->stack = m;
+    f->pool = p;
+    f->item.barrier = fiber_barrier;
+    f->item.scheduler = p;
+    f->sp = fiber_init_stack((char *)m + page + OL_FIBER_STACK, fiber_main, f);
+    p->count = i + 1;
+  }
+  return 0;
+}
+
+static const char *run_group_fibers(ol_fiber_pool *p, const ol_host_launch *l, const uint32_t group[3]) {
+  const uint32_t gx = l->group_size[0], gy = l->group_size[1], gz = l->group_size[2];
+  const size_t n = (size_t)gx * gy * gz;
+  if (pool_grow(p, n) != 0) return "cannot reserve stacks for the work-items of a group";
+  size_t i = 0;
+  for (uint32_t z = 0; z < gz; z++)
+    for (uint32_t y = 0; y < gy; y++)
+      for (uint32_t x = 0; x < gx; x++, i++) {
+        ol_fiber *f = &p->fibers[i];
+        f->item.local[0] = x, f->item.local[1] = y, f->item.local[2] = z;
+        memcpy(f->item.group, group, sizeof f->item.group);
+        f->item.launch = l;
+        f->state = FIBER_READY;
+      }
+  // Round robin: each pass runs every live work-item up to its next barrier
+  // (or its end); after a pass, all live work-items wait at the barrier, so
+  // the next pass releases them.
+  size_t live = n;
+  while (live > 0) {
+    for (size_t k = 0; k < n; k++) {
+      ol_fiber *f = &p->fibers[k];
+      if (f->state == FIBER_DONE) continue;
+      ol_switch(&p->sched_sp, f->sp);
+      if (f->state == FIBER_DONE) live--;
+    }
+  }
+  return 0;
+}
+
+const char *ol_host_exec(const ol_host_kernel_desc *desc, const void *args,
+                         const uint32_t num_groups[3], const uint32_t group_size[3],
+                         uint64_t group_begin, uint64_t group_end, size_t dyn_shared,
+                         ol_fiber_pool *pool) {
+  ol_host_launch l;
+  memcpy(l.num_groups, num_groups, sizeof l.num_groups);
+  memcpy(l.group_size, group_size, sizeof l.group_size);
+  l.dyn_shared = NULL;
+  if (dyn_shared) {
+    l.dyn_shared = aligned_alloc(64, (dyn_shared + 63) & ~(size_t)63);
+    if (!l.dyn_shared) return "cannot allocate the dynamic group-local memory";
+  }
+  const char *err = 0;
+  if (desc->kind == OL_HOST_KERNEL_LOOP) {
+    l.group_begin = group_begin;
+    l.group_end = group_end;
+    desc->loop(args, &l);
+  } else {
+    pool->desc = desc;
+    pool->args = args;
+    const uint64_t nx = num_groups[0], ny = num_groups[1];
+    for (uint64_t g = group_begin; g < group_end && !err; g++) {
+      uint32_t group[3] = {(uint32_t)(g % nx), (uint32_t)((g / nx) % ny), (uint32_t)(g / (nx * ny))};
+      l.group_begin = g;
+      l.group_end = g + 1;
+      err = run_group_fibers(pool, &l, group);
+    }
+  }
+  free(l.dyn_shared);
+  return err;
+}
+
+/* --------------------------------------------------- host functions --- */
+
+void ol_host_call(void *fn, void *user) { ((void (*)(void *))fn)(user); }
+
+void ol_host_fill(void *dst, const void *pattern, size_t pattern_size, size_t size) {
+  if (size == 0) return;
+  if (pattern_size == 1) {
+    memset(dst, *(const unsigned char *)pattern, size);
+    return;
+  }
+  unsigned char *d = dst;
+  size_t done = pattern_size < size ? pattern_size : size;
+  memcpy(d, pattern, done);
+  while (done < size) {
+    size_t n = done < size - done ? done : size - done;
+    memcpy(d + done, d, n);
+    done += n;
+  }
+}
+
+/* ---------------------------------------------------------- programs --- */
+
+void *ol_host_load(const void *image, size_t size, int *fd_out, char *err, size_t err_size) {
+  // Each program gets its own in-memory file: the dynamic loader treats
+  // every one as a different library, so two programs loaded from the same
+  // bytes have separate globals, constructors and destructors.
+  int fd = memfd_create("liboffload-go-program", MFD_CLOEXEC);
+  if (fd < 0) {
+    snprintf(err, err_size, "memfd_create failed: %s", strerror(errno));
+    return NULL;
+  }
+  const char *p = image;
+  size_t left = size;
+  while (left > 0) {
+    ssize_t w = write(fd, p, left);
+    if (w <= 0) {
+      snprintf(err, err_size, "cannot write the image to memory: %s", strerror(errno));
+      close(fd);
+      return NULL;
+    }
+    p += w;
+    left -= (size_t)w;
+  }
+  // The file stays open while the program is loaded: the loader knows the
+  // library by this path, and a reused descriptor number would otherwise
+  // make a later load find the earlier library.
+  char path[64];
+  snprintf(path, sizeof path, "/proc/self/fd/%d", fd);
+  dlerror();
+  void *h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+  if (!h) {
+    const char *e = dlerror();
+    snprintf(err, err_size, "%s", e ? e : "dlopen failed");
+    close(fd);
+    return NULL;
+  }
+  *fd_out = fd;
+  return h;
+}
+
+int ol_host_unload(void *handle, int fd, char *err, size_t err_size) {
+  dlerror();
+  int rc = dlclose(handle);
+  close(fd);
+  if (rc != 0) {
+    const char *e = dlerror();
+    snprintf(err, err_size, "%s", e ? e : "dlclose failed");
+    return -1;
+  }
+  return 0;
+}
+
+void *ol_host_sym(void *handle, const char *name) { return dlsym(handle, name); }

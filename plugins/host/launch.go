@@ -1,0 +1,158 @@
+package host
+
+/*
+#include "exec.h"
+*/
+import "C"
+
+import (
+	"runtime"
+	"sync"
+	"sync/atomic"
+	"unsafe"
+
+	"github.com/liboffload-go/liboffload-go/impl/ol"
+	"github.com/liboffload-go/liboffload-go/plugins/plugin"
+)
+
+// kernel is an entry point of a host program, described by the descriptor
+// that <offload/kernel.h> emits next to it.
+type kernel struct {
+	name string
+	desc *C.ol_host_kernel_desc
+	prog *program
+}
+
+func (k *kernel) group() bool { return k.desc.kind == C.OL_HOST_KERNEL_GROUP }
+
+// MaxGroupSize implements plugin.Kernel: enough work-items per group to
+// amortise the group's overhead. Group kernels switch stacks at barriers,
+// so they get smaller groups.
+func (k *kernel) MaxGroupSize(dynShared uint64) (uint64, error) {
+	if dynShared > LocalMemBytes {
+		return 0, ol.Errorf(ol.ErrcInvalidSize, "SharedMemory %d exceeds the host device's %d bytes of group-local memory", dynShared, LocalMemBytes)
+	}
+	if k.group() {
+		return 64, nil
+	}
+	return 256, nil
+}
+
+// checkLaunch enforces the limits the device reports.
+func (d *Device) checkLaunch(k *kernel, args []byte, s plugin.LaunchSize) error {
+	ng, gs := s.NumGroups, s.GroupSize
+	for i, v := range []uint32{ng.X, ng.Y, ng.Z} {
+		if v == 0 {
+			return ol.Errorf(ol.ErrcInvalidSize, "NumGroups.%c is 0: every dimension needs at least one group", "xyz"[i])
+		}
+	}
+	for i, v := range []uint32{gs.X, gs.Y, gs.Z} {
+		if v == 0 {
+			return ol.Errorf(ol.ErrcInvalidSize, "GroupSize.%c is 0: every dimension needs at least one work-item", "xyz"[i])
+		}
+	}
+	if gs.X > MaxGroupSize || gs.Y > MaxGroupSize || gs.Z > MaxGroupDimZ {
+		return ol.Errorf(ol.ErrcInvalidSize, "GroupSize %dx%dx%d exceeds the host device's per-dimension maximum %dx%dx%d",
+			gs.X, gs.Y, gs.Z, MaxGroupSize, MaxGroupSize, MaxGroupDimZ)
+	}
+	if n := uint64(gs.X) * uint64(gs.Y) * uint64(gs.Z); n > MaxGroupSize {
+		return ol.Errorf(ol.ErrcInvalidSize, "GroupSize %dx%dx%d is %d work-items, more than the host device's maximum of %d",
+			gs.X, gs.Y, gs.Z, n, MaxGroupSize)
+	}
+	for i, p := range [][2]uint32{{ng.X, gs.X}, {ng.Y, gs.Y}, {ng.Z, gs.Z}} {
+		if uint64(p[0])*uint64(p[1]) > maxU32 {
+			return ol.Errorf(ol.ErrcInvalidSize, "dimension %c has %d groups of %d work-items, more than the maximum of %d work-items",
+				"xyz"[i], p[0], p[1], uint64(maxU32))
+		}
+	}
+	if s.DynSharedMemory > LocalMemBytes {
+		return ol.Errorf(ol.ErrcInvalidSize, "DynSharedMemory %d exceeds the host device's %d bytes of group-local memory",
+			s.DynSharedMemory, LocalMemBytes)
+	}
+	if need := uint64(k.desc.args_size); uint64(len(args)) < need {
+		return ol.Errorf(ol.ErrcInvalidArgument, "kernel %q takes %d bytes of arguments, but ArgumentsSize is %d", k.name, need, len(args))
+	}
+	return nil
+}
+
+// runKernel runs the whole grid: groups are handed out in chunks to up to
+// one worker per CPU; the queue's goroutine is one of them.
+func (d *Device) runKernel(k *kernel, args []byte, s plugin.LaunchSize) error {
+	total := uint64(s.NumGroups.X) * uint64(s.NumGroups.Y) * uint64(s.NumGroups.Z)
+	workers := uint64(runtime.NumCPU())
+	if workers > total {
+		workers = total
+	}
+	var argp unsafe.Pointer
+	if len(args) > 0 {
+		argp = unsafe.Pointer(&args[0])
+	}
+	if workers <= 1 {
+		return d.runGroups(k, argp, s, 0, total)
+	}
+	chunk := total / (workers * 8)
+	if chunk == 0 {
+		chunk = 1
+	}
+	var next atomic.Uint64
+	var failed atomic.Pointer[error]
+	work := func() {
+		for failed.Load() == nil {
+			g0 := next.Add(chunk) - chunk
+			if g0 >= total {
+				return
+			}
+			g1 := min(g0+chunk, total)
+			if err := d.runGroups(k, argp, s, g0, g1); err != nil {
+				failed.CompareAndSwap(nil, &err)
+				return
+			}
+		}
+	}
+	var wg sync.WaitGroup
+	for i := uint64(1); i < workers; i++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			work()
+		}()
+	}
+	work()
+	wg.Wait()
+	if e := failed.Load(); e != nil {
+		return *e
+	}
+	return nil
+}
+
+func (d *Device) runGroups(k *kernel, argp unsafe.Pointer, s plugin.LaunchSize, g0, g1 uint64) error {
+	ng := [3]C.uint32_t{C.uint32_t(s.NumGroups.X), C.uint32_t(s.NumGroups.Y), C.uint32_t(s.NumGroups.Z)}
+	gs := [3]C.uint32_t{C.uint32_t(s.GroupSize.X), C.uint32_t(s.GroupSize.Y), C.uint32_t(s.GroupSize.Z)}
+	var pool *C.ol_fiber_pool
+	if k.group() {
+		pool = d.takePool()
+		defer d.givePool(pool)
+	}
+	msg := C.ol_host_exec(k.desc, argp, &ng[0], &gs[0], C.uint64_t(g0), C.uint64_t(g1), C.size_t(s.DynSharedMemory), pool)
+	if msg != nil {
+		return ol.Errorf(ol.ErrcOutOfResources, "kernel %q: %s", k.name, C.GoString(msg))
+	}
+	return nil
+}
+
+func (d *Device) takePool() *C.ol_fiber_pool {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if n := len(d.pools); n > 0 {
+		p := d.pools[n-1]
+		d.pools = d.pools[:n-1]
+		return p
+	}
+	return C.ol_fiber_pool_new()
+}
+
+func (d *Device) givePool(p *C.ol_fiber_pool) {
+	d.mu.Lock()
+	d.pools = append(d.pools, p)
+	d.mu.Unlock()
+}
