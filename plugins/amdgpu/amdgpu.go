@@ -15,6 +15,7 @@ import (
 	"unsafe"
 
 	"github.com/liboffload-go/liboffload-go/impl/ol"
+	"github.com/liboffload-go/liboffload-go/plugins/internal/gpu"
 	"github.com/liboffload-go/liboffload-go/plugins/plugin"
 )
 
@@ -27,48 +28,31 @@ const (
 	VendorID = 0x1002
 )
 
-// gpuFPConfig is what liboffload reports for single and double precision on
-// every GPU: all capabilities except software emulation (127).
-const gpuFPConfig = uint32(ol.DeviceFpCapabilityFlagCorrectlyRoundedDivideSqrt | ol.DeviceFpCapabilityFlagRoundToNearest |
-	ol.DeviceFpCapabilityFlagRoundToZero | ol.DeviceFpCapabilityFlagRoundToInf | ol.DeviceFpCapabilityFlagInfNan |
-	ol.DeviceFpCapabilityFlagDenorm | ol.DeviceFpCapabilityFlagFma)
-
-// Plugin is the AMDGPU backend.
-type Plugin struct{}
+// Plugin is the AMDGPU backend. Its name and library search come from
+// gpu.Backend.
+type Plugin struct{ gpu.Backend }
 
 // New returns the AMDGPU plugin.
-func New() *Plugin { return &Plugin{} }
-
-// Name implements plugin.Plugin.
-func (*Plugin) Name() string { return backendName }
-
-// libraryNames is what Init tries to load: the override alone if set, else
-// the SONAMEs.
-func libraryNames(env plugin.Env) []string {
-	if env != nil {
-		if p, ok := env.Lookup(EnvLibrary); ok && p != "" {
-			return []string{p}
-		}
-	}
-	return sonames
+func New() *Plugin {
+	return &Plugin{gpu.Backend{
+		ID: backendName, EnvLibrary: EnvLibrary, Sonames: sonames,
+		Platform: gpu.PlatformKind{Name: "AMDGPU", Vendor: VendorName, Backend: ol.PlatformBackendAmdgpu},
+	}}
 }
 
 // Init implements plugin.Plugin. A missing library or symbol, any hsa_init
 // failure, and a runtime without GPU agents leave the platform out without
 // an error. A runtime failure after hsa_init succeeded is an error.
-func (*Plugin) Init(env plugin.Env) (plugin.Platform, error) {
-	d := loadDriver(libraryNames(env))
-	if d.err != nil {
-		return nil, d.err
-	}
-	if d.absent != "" {
-		return nil, nil
+func (pl *Plugin) Init(env plugin.Env) (plugin.Platform, error) {
+	d := drivers.Load(pl.LibraryNames(env))
+	if unusable, err := d.Unusable(); unusable {
+		return nil, err
 	}
 	agents, err := d.agents()
 	if err != nil {
 		return nil, err
 	}
-	p := &Platform{version: d.version}
+	p := &Platform{pl.NewPlatform(d.version)}
 	for _, a := range agents {
 		var kind uint32 // hsa_device_type_t
 		if err := d.agentInfo(a, agentInfoDevice, unsafe.Pointer(&kind)); err != nil {
@@ -81,9 +65,9 @@ func (*Plugin) Init(env plugin.Env) (plugin.Platform, error) {
 		if err != nil {
 			return nil, err
 		}
-		p.devices = append(p.devices, &Device{agent: a, info: info})
+		p.AddDevice(&Device{Unsupported: pl.Unsupported(), agent: a, info: info})
 	}
-	if len(p.devices) == 0 {
+	if len(p.Devices()) == 0 {
 		return nil, nil
 	}
 	return p, nil
@@ -91,22 +75,7 @@ func (*Plugin) Init(env plugin.Env) (plugin.Platform, error) {
 
 // deviceInfo reads the properties of a GPU agent.
 func (d *driver) deviceInfo(agent uint64) (*plugin.DeviceInfo, error) {
-	info := &plugin.DeviceInfo{
-		Type:              ol.DeviceTypeGpu,
-		DriverVersion:     d.version,
-		VendorID:          VendorID,
-		AddressBits:       64,
-		SingleFPConfig:    gpuFPConfig,
-		DoubleFPConfig:    gpuFPConfig,
-		HalfFPConfig:      0,
-		VectorWidthChar:   1,
-		VectorWidthShort:  1,
-		VectorWidthInt:    1,
-		VectorWidthLong:   1,
-		VectorWidthFloat:  1,
-		VectorWidthDouble: 1,
-		VectorWidthHalf:   0,
-	}
+	info := gpu.NewDeviceInfo(VendorID, d.version)
 	strs := []struct {
 		attr uint32
 		dst  *string
@@ -159,73 +128,24 @@ func (d *driver) deviceInfo(agent uint64) (*plugin.DeviceInfo, error) {
 	return info, nil
 }
 
-// Platform is the AMDGPU platform: the GPU agents of the runtime.
-type Platform struct {
-	version string
-	devices []plugin.Device
-}
+// Platform is the AMDGPU platform: the GPU agents of the runtime. Its
+// version is the HSA version of the runtime, e.g. "1.1". It holds no
+// runtime resources yet and starts no goroutine; the runtime itself stays
+// loaded and initialised for the process (see drivers in driver.go).
+type Platform struct{ gpu.Platform }
 
-// Name implements plugin.Platform.
-func (*Platform) Name() string { return "AMDGPU" }
-
-// Vendor implements plugin.Platform.
-func (*Platform) Vendor() string { return VendorName }
-
-// Version implements plugin.Platform: the HSA version of the runtime, e.g. "1.1".
-func (p *Platform) Version() string { return p.version }
-
-// Backend implements plugin.Platform.
-func (*Platform) Backend() ol.PlatformBackend { return ol.PlatformBackendAmdgpu }
-
-// Devices implements plugin.Platform.
-func (p *Platform) Devices() []plugin.Device { return p.devices }
-
-// Deinit implements plugin.Platform. The platform holds no runtime
-// resources yet and starts no goroutine; the runtime itself stays loaded
-// and initialised for the process (see drivers in driver.go).
-func (*Platform) Deinit() error { return nil }
-
-// Device is one AMD GPU agent.
+// Device is one AMD GPU agent. The operations it does not support yet come
+// from gpu.Unsupported.
 type Device struct {
+	gpu.Unsupported
 	agent uint64 // hsa_agent_t handle
 	info  *plugin.DeviceInfo
 }
+
+var _ plugin.Device = (*Device)(nil)
 
 // Info implements plugin.Device.
 func (d *Device) Info() *plugin.DeviceInfo { return d.info }
 
 // IsHost implements plugin.Device.
 func (*Device) IsHost() bool { return false }
-
-// Alloc implements plugin.Device.
-func (*Device) Alloc(kind ol.AllocType, size uint64) (uintptr, error) {
-	return 0, plugin.Unsupported(backendName, "olMemAlloc")
-}
-
-// Free implements plugin.Device.
-func (*Device) Free(ptr uintptr, kind ol.AllocType) error {
-	return plugin.Unsupported(backendName, "olMemFree")
-}
-
-// Register implements plugin.Device.
-func (*Device) Register(ptr uintptr, size uint64) (uintptr, error) {
-	return 0, plugin.Unsupported(backendName, "olMemRegister")
-}
-
-// Unregister implements plugin.Device.
-func (*Device) Unregister(ptr uintptr) error {
-	return plugin.Unsupported(backendName, "olMemUnregister")
-}
-
-// NewQueue implements plugin.Device.
-func (*Device) NewQueue() (plugin.Queue, error) {
-	return nil, plugin.Unsupported(backendName, "a queue")
-}
-
-// IsValidBinary implements plugin.Device.
-func (*Device) IsValidBinary(image []byte) bool { return false }
-
-// LoadProgram implements plugin.Device.
-func (*Device) LoadProgram(image []byte) (plugin.Program, error) {
-	return nil, plugin.Unsupported(backendName, "loading a program")
-}

@@ -7,13 +7,10 @@ import "C"
 
 import (
 	"fmt"
-	"strings"
-	"sync"
 	"unsafe"
 
-	"github.com/ebitengine/purego"
-
 	"github.com/liboffload-go/liboffload-go/impl/ol"
+	"github.com/liboffload-go/liboffload-go/plugins/internal/vendorlib"
 )
 
 // EnvLibrary names the environment variable that replaces the SONAME search
@@ -78,49 +75,38 @@ type entryPoints struct {
 	hsaStatusString uintptr
 }
 
-type symbol struct {
-	name string
-	addr *uintptr
-}
-
 // required lists the symbols without which the platform is absent (as in
 // LLVM, where any missing symbol makes the HSA loader fail hsa_init and the
 // plugin report no devices). Later issues add the entry points for memory,
 // queues, signals and executables here.
-func (e *entryPoints) required() []symbol {
-	return []symbol{
-		{"hsa_init", &e.hsaInit},
-		{"hsa_system_get_info", &e.hsaSystemGetInfo},
-		{"hsa_iterate_agents", &e.hsaIterateAgents},
-		{"hsa_agent_get_info", &e.hsaAgentGetInfo},
-		{"hsa_amd_agent_iterate_memory_pools", &e.hsaAmdAgentIterateMemoryPools},
-		{"hsa_amd_memory_pool_get_info", &e.hsaAmdMemoryPoolGetInfo},
+func (e *entryPoints) required() []vendorlib.Symbol {
+	return []vendorlib.Symbol{
+		{Name: "hsa_init", Addr: &e.hsaInit},
+		{Name: "hsa_system_get_info", Addr: &e.hsaSystemGetInfo},
+		{Name: "hsa_iterate_agents", Addr: &e.hsaIterateAgents},
+		{Name: "hsa_agent_get_info", Addr: &e.hsaAgentGetInfo},
+		{Name: "hsa_amd_agent_iterate_memory_pools", Addr: &e.hsaAmdAgentIterateMemoryPools},
+		{Name: "hsa_amd_memory_pool_get_info", Addr: &e.hsaAmdMemoryPoolGetInfo},
 	}
 }
 
-func (e *entryPoints) optional() []symbol {
-	return []symbol{{"hsa_status_string", &e.hsaStatusString}}
+func (e *entryPoints) optional() []vendorlib.Symbol {
+	return []vendorlib.Symbol{{Name: "hsa_status_string", Addr: &e.hsaStatusString}}
 }
 
 // driver is one vendor library as loaded and initialised by this process.
 // Its fields are written once, by openDriver, and only read afterwards.
+// The embedded Library holds the outcome: the library loaded, why the
+// platform is absent, or the failure olInit reports.
 type driver struct {
-	// lib is the name or path that dlopen accepted ("" if none did).
-	lib    string
-	handle uintptr
-	fn     entryPoints
+	vendorlib.Library
+	fn entryPoints
 
 	// initStatus is what hsa_init returned (-1 if it was never called).
 	initStatus int64
 	// version is the HSA specification version the runtime implements,
 	// e.g. "1.1".
 	version string
-
-	// absent says why the platform has no devices without that being an
-	// error ("" if the driver initialised).
-	absent string
-	// err is a driver failure that olInit reports.
-	err error
 }
 
 // drivers caches one driver per library request for the whole process.
@@ -135,67 +121,20 @@ type driver struct {
 // and neither hsa_shut_down nor dlclose is ever called: the runtime stays
 // initialised until exit and olShutDown/olInit cycles reuse it.
 //
-// The key is the list of names tried (the SONAME list, or the override
-// path), so that a test process can still load several distinct driver
-// doubles, each under its own path.
-var drivers struct {
-	mu sync.Mutex
-	m  map[string]*driverOnce
-}
-
-type driverOnce struct {
-	once sync.Once
-	d    *driver
-}
-
-// loadDriver returns the process-wide driver for the given names, loading
-// and initialising it on first use.
-func loadDriver(names []string) *driver {
-	key := strings.Join(names, "\x00")
-	drivers.mu.Lock()
-	if drivers.m == nil {
-		drivers.m = make(map[string]*driverOnce)
-	}
-	e := drivers.m[key]
-	if e == nil {
-		e = &driverOnce{}
-		drivers.m[key] = e
-	}
-	drivers.mu.Unlock()
-	e.once.Do(func() { e.d = openDriver(names) })
-	return e.d
-}
+// See vendorlib.Cache for the key.
+//
+// drivers.Load returns the process-wide driver for the given names, loading
+// and initialising it (openDriver) on first use.
+var drivers = vendorlib.NewCache(openDriver)
 
 // openDriver dlopens the first loadable name, resolves the entry points and
 // calls hsa_init once.
 func openDriver(names []string) *driver {
 	d := &driver{initStatus: -1}
-	var failures []string
-	for _, name := range names {
-		h, err := purego.Dlopen(name, purego.RTLD_NOW|purego.RTLD_LOCAL)
-		if err == nil {
-			d.lib, d.handle = name, h
-			break
-		}
-		failures = append(failures, err.Error())
-	}
-	if d.handle == 0 {
-		d.absent = "cannot load the HSA runtime: " + strings.Join(failures, "; ")
-		return d
-	}
 	// A library with a missing symbol stays loaded too (see drivers).
-	for _, s := range d.fn.required() {
-		addr, err := purego.Dlsym(d.handle, s.name)
-		if err != nil || addr == 0 {
-			d.absent = fmt.Sprintf("%s does not export %s", d.lib, s.name)
-			return d
-		}
-		*s.addr = addr
-	}
-	for _, s := range d.fn.optional() {
-		if addr, err := purego.Dlsym(d.handle, s.name); err == nil {
-			*s.addr = addr
-		}
+	d.Library = vendorlib.Open("the HSA runtime", names, d.fn.required(), d.fn.optional())
+	if d.Absent != "" {
+		return d
 	}
 
 	st := uint32(C.lgo_hsa_init(C.uintptr_t(d.fn.hsaInit)))
@@ -203,19 +142,19 @@ func openDriver(names []string) *driver {
 	if st != hsaStatusSuccess {
 		// Every hsa_init failure means "no usable AMD GPU" (without
 		// /dev/kfd ROCr answers HSA_STATUS_ERROR_OUT_OF_RESOURCES).
-		d.absent = "hsa_init: " + d.describe(st)
+		d.Absent = "hsa_init: " + d.describe(st)
 		return d
 	}
 
 	var major, minor uint16
 	if st := uint32(C.lgo_hsa_system_get_info(C.uintptr_t(d.fn.hsaSystemGetInfo),
 		systemInfoVersionMajor, unsafe.Pointer(&major))); st != hsaStatusSuccess {
-		d.err = d.failure("hsa_system_get_info(VERSION_MAJOR)", st)
+		d.Err = d.failure("hsa_system_get_info(VERSION_MAJOR)", st)
 		return d
 	}
 	if st := uint32(C.lgo_hsa_system_get_info(C.uintptr_t(d.fn.hsaSystemGetInfo),
 		systemInfoVersionMinor, unsafe.Pointer(&minor))); st != hsaStatusSuccess {
-		d.err = d.failure("hsa_system_get_info(VERSION_MINOR)", st)
+		d.Err = d.failure("hsa_system_get_info(VERSION_MINOR)", st)
 		return d
 	}
 	d.version = fmt.Sprintf("%d.%d", major, minor)
@@ -286,7 +225,7 @@ func (d *driver) agentString(agent uint64, attr uint32) (string, error) {
 	if err := d.agentInfo(agent, attr, unsafe.Pointer(&buf[0])); err != nil {
 		return "", err
 	}
-	return cString(buf[:]), nil
+	return vendorlib.CString(buf[:]), nil
 }
 
 func (d *driver) poolInfo(pool uint64, attr uint32, value unsafe.Pointer) error {
@@ -332,14 +271,4 @@ func (d *driver) memorySizes(agent uint64) (global, group uint64, err error) {
 		return coarse, group, nil
 	}
 	return anyGlobal, group, nil
-}
-
-// cString is the text of a NUL-terminated buffer.
-func cString(b []byte) string {
-	for i, c := range b {
-		if c == 0 {
-			return string(b[:i])
-		}
-	}
-	return string(b)
 }

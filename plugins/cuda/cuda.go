@@ -14,6 +14,7 @@ import (
 	"math"
 
 	"github.com/liboffload-go/liboffload-go/impl/ol"
+	"github.com/liboffload-go/liboffload-go/plugins/internal/gpu"
 	"github.com/liboffload-go/liboffload-go/plugins/plugin"
 )
 
@@ -25,43 +26,26 @@ const (
 	VendorID = 0x10de
 )
 
-// gpuFPConfig is what liboffload reports for single and double precision on
-// every GPU: all capabilities except software emulation (127).
-const gpuFPConfig = uint32(ol.DeviceFpCapabilityFlagCorrectlyRoundedDivideSqrt | ol.DeviceFpCapabilityFlagRoundToNearest |
-	ol.DeviceFpCapabilityFlagRoundToZero | ol.DeviceFpCapabilityFlagRoundToInf | ol.DeviceFpCapabilityFlagInfNan |
-	ol.DeviceFpCapabilityFlagDenorm | ol.DeviceFpCapabilityFlagFma)
-
-// Plugin is the CUDA backend.
-type Plugin struct{}
+// Plugin is the CUDA backend. Its name and library search come from
+// gpu.Backend.
+type Plugin struct{ gpu.Backend }
 
 // New returns the CUDA plugin.
-func New() *Plugin { return &Plugin{} }
-
-// Name implements plugin.Plugin.
-func (*Plugin) Name() string { return backendName }
-
-// libraryNames is what Init tries to load: the override alone if set, else
-// the SONAMEs.
-func libraryNames(env plugin.Env) []string {
-	if env != nil {
-		if p, ok := env.Lookup(EnvLibrary); ok && p != "" {
-			return []string{p}
-		}
-	}
-	return sonames
+func New() *Plugin {
+	return &Plugin{gpu.Backend{
+		ID: backendName, EnvLibrary: EnvLibrary, Sonames: sonames,
+		Platform: gpu.PlatformKind{Name: "CUDA", Vendor: VendorName, Backend: ol.PlatformBackendCuda},
+	}}
 }
 
 // Init implements plugin.Plugin. A missing library or symbol, and cuInit
 // reporting CUDA_ERROR_NO_DEVICE or CUDA_ERROR_INVALID_HANDLE, leave the
 // platform out without an error, as does a device count of 0. Any other
 // driver failure is an error.
-func (*Plugin) Init(env plugin.Env) (plugin.Platform, error) {
-	d := loadDriver(libraryNames(env))
-	if d.err != nil {
-		return nil, d.err
-	}
-	if d.absent != "" {
-		return nil, nil
+func (pl *Plugin) Init(env plugin.Env) (plugin.Platform, error) {
+	d := drivers.Load(pl.LibraryNames(env))
+	if unusable, err := d.Unusable(); unusable {
+		return nil, err
 	}
 	n, err := d.deviceCount()
 	if err != nil {
@@ -70,13 +54,13 @@ func (*Plugin) Init(env plugin.Env) (plugin.Platform, error) {
 	if n == 0 {
 		return nil, nil
 	}
-	p := &Platform{version: d.versionString()}
+	p := &Platform{pl.NewPlatform(d.versionString())}
 	for i := 0; i < n; i++ {
-		info, err := d.deviceInfo(i, p.version)
+		info, err := d.deviceInfo(i, p.Version())
 		if err != nil {
 			return nil, err
 		}
-		p.devices = append(p.devices, &Device{info: info})
+		p.AddDevice(&Device{Unsupported: pl.Unsupported(), info: info})
 	}
 	return p, nil
 }
@@ -114,43 +98,27 @@ func (d *driver) deviceInfo(ordinal int, version string) (*plugin.DeviceInfo, er
 	}
 	block := [3]uint64{a[attrMaxBlockDimX], a[attrMaxBlockDimY], a[attrMaxBlockDimZ]}
 	grid := [3]uint64{a[attrMaxGridDimX], a[attrMaxGridDimY], a[attrMaxGridDimZ]}
-	return &plugin.DeviceInfo{
-		Type:             ol.DeviceTypeGpu,
-		Name:             name,
-		ProductName:      name,
-		UID:              formatUUID(uuid),
-		Vendor:           VendorName,
-		DriverVersion:    version,
-		MaxWorkGroupSize: clampU32(a[attrMaxThreadsPerBlock]),
-		MaxWorkGroupSizePerDim: ol.Dimensions{
-			X: clampU32(block[0]), Y: clampU32(block[1]), Z: clampU32(block[2]),
-		},
-		// Work sizes count work items: the largest group times the most
-		// groups along x (per dimension: that dimension's limits). CUDA's
-		// limits exceed 32 bits; they are clamped to the u32 the API has.
-		MaxWorkSize: clampU32(a[attrMaxThreadsPerBlock] * grid[0]),
-		MaxWorkSizePerDim: ol.Dimensions{
-			X: clampU32(block[0] * grid[0]), Y: clampU32(block[1] * grid[1]), Z: clampU32(block[2] * grid[2]),
-		},
-		VendorID:          VendorID,
-		NumComputeUnits:   clampU32(a[attrMultiprocessorCount]),
-		MaxClockMHz:       clampU32(a[attrClockRate] / 1000),
-		MemoryClockMHz:    clampU32(a[attrMemoryClockRate] / 1000),
-		AddressBits:       64,
-		MaxMemAllocSize:   mem,
-		GlobalMemSize:     mem,
-		LocalMemSize:      a[attrMaxSharedMemoryPerBlock],
-		SingleFPConfig:    gpuFPConfig,
-		DoubleFPConfig:    gpuFPConfig,
-		HalfFPConfig:      0,
-		VectorWidthChar:   1,
-		VectorWidthShort:  1,
-		VectorWidthInt:    1,
-		VectorWidthLong:   1,
-		VectorWidthFloat:  1,
-		VectorWidthDouble: 1,
-		VectorWidthHalf:   0,
-	}, nil
+	info := gpu.NewDeviceInfo(VendorID, version)
+	info.Name, info.ProductName = name, name
+	info.UID = formatUUID(uuid)
+	info.Vendor = VendorName
+	info.MaxWorkGroupSize = clampU32(a[attrMaxThreadsPerBlock])
+	info.MaxWorkGroupSizePerDim = ol.Dimensions{
+		X: clampU32(block[0]), Y: clampU32(block[1]), Z: clampU32(block[2]),
+	}
+	// Work sizes count work items: the largest group times the most
+	// groups along x (per dimension: that dimension's limits). CUDA's
+	// limits exceed 32 bits; they are clamped to the u32 the API has.
+	info.MaxWorkSize = clampU32(a[attrMaxThreadsPerBlock] * grid[0])
+	info.MaxWorkSizePerDim = ol.Dimensions{
+		X: clampU32(block[0] * grid[0]), Y: clampU32(block[1] * grid[1]), Z: clampU32(block[2] * grid[2]),
+	}
+	info.NumComputeUnits = clampU32(a[attrMultiprocessorCount])
+	info.MaxClockMHz = clampU32(a[attrClockRate] / 1000)
+	info.MemoryClockMHz = clampU32(a[attrMemoryClockRate] / 1000)
+	info.MaxMemAllocSize, info.GlobalMemSize = mem, mem
+	info.LocalMemSize = a[attrMaxSharedMemoryPerBlock]
+	return info, nil
 }
 
 // formatUUID renders a device UUID the way nvidia-smi does:
@@ -166,70 +134,23 @@ func clampU32(v uint64) uint32 {
 	return uint32(v)
 }
 
-// Platform is the CUDA platform: the GPUs the driver reported.
-type Platform struct {
-	version string
-	devices []plugin.Device
-}
-
-// Name implements plugin.Platform.
-func (*Platform) Name() string { return "CUDA" }
-
-// Vendor implements plugin.Platform.
-func (*Platform) Vendor() string { return VendorName }
-
-// Version implements plugin.Platform: the driver's CUDA version, e.g. "12.2".
-func (p *Platform) Version() string { return p.version }
-
-// Backend implements plugin.Platform.
-func (*Platform) Backend() ol.PlatformBackend { return ol.PlatformBackendCuda }
-
-// Devices implements plugin.Platform.
-func (p *Platform) Devices() []plugin.Device { return p.devices }
-
-// Deinit implements plugin.Platform. The platform holds no driver resources
+// Platform is the CUDA platform: the GPUs the driver reported. Its version
+// is the driver's CUDA version, e.g. "12.2". It holds no driver resources
 // yet and starts no goroutine; the driver itself stays loaded and
 // initialised for the process (see drivers in driver.go).
-func (*Platform) Deinit() error { return nil }
+type Platform struct{ gpu.Platform }
 
-// Device is one CUDA GPU.
-type Device struct{ info *plugin.DeviceInfo }
+// Device is one CUDA GPU. The operations it does not support yet come
+// from gpu.Unsupported.
+type Device struct {
+	gpu.Unsupported
+	info *plugin.DeviceInfo
+}
+
+var _ plugin.Device = (*Device)(nil)
 
 // Info implements plugin.Device.
 func (d *Device) Info() *plugin.DeviceInfo { return d.info }
 
 // IsHost implements plugin.Device.
 func (*Device) IsHost() bool { return false }
-
-// Alloc implements plugin.Device.
-func (*Device) Alloc(kind ol.AllocType, size uint64) (uintptr, error) {
-	return 0, plugin.Unsupported(backendName, "olMemAlloc")
-}
-
-// Free implements plugin.Device.
-func (*Device) Free(ptr uintptr, kind ol.AllocType) error {
-	return plugin.Unsupported(backendName, "olMemFree")
-}
-
-// Register implements plugin.Device.
-func (*Device) Register(ptr uintptr, size uint64) (uintptr, error) {
-	return 0, plugin.Unsupported(backendName, "olMemRegister")
-}
-
-// Unregister implements plugin.Device.
-func (*Device) Unregister(ptr uintptr) error {
-	return plugin.Unsupported(backendName, "olMemUnregister")
-}
-
-// NewQueue implements plugin.Device.
-func (*Device) NewQueue() (plugin.Queue, error) {
-	return nil, plugin.Unsupported(backendName, "a queue")
-}
-
-// IsValidBinary implements plugin.Device.
-func (*Device) IsValidBinary(image []byte) bool { return false }
-
-// LoadProgram implements plugin.Device.
-func (*Device) LoadProgram(image []byte) (plugin.Program, error) {
-	return nil, plugin.Unsupported(backendName, "loading a program")
-}

@@ -48,13 +48,10 @@ import "C"
 
 import (
 	"fmt"
-	"strings"
-	"sync"
 	"unsafe"
 
-	"github.com/ebitengine/purego"
-
 	"github.com/liboffload-go/liboffload-go/impl/ol"
+	"github.com/liboffload-go/liboffload-go/plugins/internal/vendorlib"
 )
 
 // EnvLibrary names the environment variable that replaces the SONAME search
@@ -107,55 +104,45 @@ type entryPoints struct {
 	cuGetErrorString uintptr
 }
 
-type symbol struct {
-	name string
-	addr *uintptr
-}
-
 // required lists the symbols without which the platform is absent (as in
 // LLVM, where any missing symbol makes the CUDA loader report no devices).
 // Later issues add the entry points for memory, queues and programs here.
-func (e *entryPoints) required() []symbol {
-	return []symbol{
-		{"cuInit", &e.cuInit},
-		{"cuDriverGetVersion", &e.cuDriverGetVersion},
-		{"cuDeviceGetCount", &e.cuDeviceGetCount},
-		{"cuDeviceGet", &e.cuDeviceGet},
-		{"cuDeviceGetName", &e.cuDeviceGetName},
-		{"cuDeviceTotalMem_v2", &e.cuDeviceTotalMem},
-		{"cuDeviceGetAttribute", &e.cuDeviceGetAttribute},
-		{"cuDeviceGetUuid", &e.cuDeviceGetUuid},
+func (e *entryPoints) required() []vendorlib.Symbol {
+	return []vendorlib.Symbol{
+		{Name: "cuInit", Addr: &e.cuInit},
+		{Name: "cuDriverGetVersion", Addr: &e.cuDriverGetVersion},
+		{Name: "cuDeviceGetCount", Addr: &e.cuDeviceGetCount},
+		{Name: "cuDeviceGet", Addr: &e.cuDeviceGet},
+		{Name: "cuDeviceGetName", Addr: &e.cuDeviceGetName},
+		{Name: "cuDeviceTotalMem_v2", Addr: &e.cuDeviceTotalMem},
+		{Name: "cuDeviceGetAttribute", Addr: &e.cuDeviceGetAttribute},
+		{Name: "cuDeviceGetUuid", Addr: &e.cuDeviceGetUuid},
 	}
 }
 
-func (e *entryPoints) optional() []symbol {
-	return []symbol{
-		{"cuGetErrorName", &e.cuGetErrorName},
-		{"cuGetErrorString", &e.cuGetErrorString},
+func (e *entryPoints) optional() []vendorlib.Symbol {
+	return []vendorlib.Symbol{
+		{Name: "cuGetErrorName", Addr: &e.cuGetErrorName},
+		{Name: "cuGetErrorString", Addr: &e.cuGetErrorString},
 	}
 }
 
 // driver is one vendor library as loaded and initialised by this process.
-// Its fields are written once, by load, and only read afterwards.
+// Its fields are written once, by openDriver, and only read afterwards.
+// The embedded Library holds the outcome: the library loaded, why the
+// platform is absent, or the failure olInit reports.
 type driver struct {
-	// lib is the name or path that dlopen accepted ("" if none did).
-	lib    string
-	handle uintptr
-	fn     entryPoints
+	vendorlib.Library
+	fn entryPoints
 
 	// initResult is what cuInit(0) returned (-1 if it was never called).
 	initResult int32
 	// version is cuDriverGetVersion's value, e.g. 12020 for CUDA 12.2.
 	version int32
-
-	// absent says why the platform has no devices without that being an
-	// error ("" if the driver initialised).
-	absent string
-	// err is a driver failure that olInit reports.
-	err error
 }
 
-// drivers caches one driver per library request for the whole process.
+// drivers caches one driver per library request for the whole process
+// (see vendorlib.Cache, which also explains the key).
 //
 // Why once, and why never dlclose: vendor runtimes keep process-wide state
 // (threads, device file descriptors, kernel-side contexts) that does not
@@ -167,83 +154,34 @@ type driver struct {
 // (failure included) and it stays mapped until exit; olShutDown/olInit
 // cycles reuse it.
 //
-// The key is the list of names tried (the SONAME list, or the override
-// path), so that a test process can still load several distinct driver
-// doubles, each under its own path.
-var drivers struct {
-	mu sync.Mutex
-	m  map[string]*driverOnce
-}
-
-type driverOnce struct {
-	once sync.Once
-	d    *driver
-}
-
-// loadDriver returns the process-wide driver for the given names, loading
-// and initialising it on first use.
-func loadDriver(names []string) *driver {
-	key := strings.Join(names, "\x00")
-	drivers.mu.Lock()
-	if drivers.m == nil {
-		drivers.m = make(map[string]*driverOnce)
-	}
-	e := drivers.m[key]
-	if e == nil {
-		e = &driverOnce{}
-		drivers.m[key] = e
-	}
-	drivers.mu.Unlock()
-	e.once.Do(func() { e.d = openDriver(names) })
-	return e.d
-}
+// drivers.Load returns the process-wide driver for the given names, loading
+// and initialising it (openDriver) on first use.
+var drivers = vendorlib.NewCache(openDriver)
 
 // openDriver dlopens the first loadable name, resolves the entry points and
 // calls cuInit once.
 func openDriver(names []string) *driver {
 	d := &driver{initResult: -1}
-	var failures []string
-	for _, name := range names {
-		h, err := purego.Dlopen(name, purego.RTLD_NOW|purego.RTLD_LOCAL)
-		if err == nil {
-			d.lib, d.handle = name, h
-			break
-		}
-		failures = append(failures, err.Error())
-	}
-	if d.handle == 0 {
-		d.absent = "cannot load the CUDA driver: " + strings.Join(failures, "; ")
-		return d
-	}
 	// A library with a missing symbol stays loaded too (see drivers).
-	for _, s := range d.fn.required() {
-		addr, err := purego.Dlsym(d.handle, s.name)
-		if err != nil || addr == 0 {
-			d.absent = fmt.Sprintf("%s does not export %s", d.lib, s.name)
-			return d
-		}
-		*s.addr = addr
-	}
-	for _, s := range d.fn.optional() {
-		if addr, err := purego.Dlsym(d.handle, s.name); err == nil {
-			*s.addr = addr
-		}
+	d.Library = vendorlib.Open("the CUDA driver", names, d.fn.required(), d.fn.optional())
+	if d.Absent != "" {
+		return d
 	}
 
 	d.initResult = int32(C.lgo_cu_init(C.uintptr_t(d.fn.cuInit), 0))
 	switch d.initResult {
 	case cudaSuccess:
 	case cudaErrorNoDevice, cudaErrorInvalidHandle:
-		d.absent = "cuInit: " + d.describe(d.initResult)
+		d.Absent = "cuInit: " + d.describe(d.initResult)
 		return d
 	default:
-		d.err = ol.Errorf(ol.ErrcBackendFailure, "cuInit failed: %s", d.describe(d.initResult))
+		d.Err = ol.Errorf(ol.ErrcBackendFailure, "cuInit failed: %s", d.describe(d.initResult))
 		return d
 	}
 
 	var v C.int
 	if r := int32(C.lgo_cu_intp(C.uintptr_t(d.fn.cuDriverGetVersion), &v)); r != cudaSuccess {
-		d.err = d.failure("cuDriverGetVersion", r)
+		d.Err = d.failure("cuDriverGetVersion", r)
 		return d
 	}
 	d.version = int32(v)
@@ -336,7 +274,7 @@ func (d *driver) deviceName(dev int32) (string, error) {
 	if r != cudaSuccess {
 		return "", d.failure("cuDeviceGetName", r)
 	}
-	return cString(buf[:]), nil
+	return vendorlib.CString(buf[:]), nil
 }
 
 func (d *driver) totalMem(dev int32) (uint64, error) {
@@ -363,14 +301,4 @@ func (d *driver) uuid(dev int32) ([16]byte, error) {
 		return u, d.failure("cuDeviceGetUuid", r)
 	}
 	return u, nil
-}
-
-// cString is the text of a NUL-terminated buffer.
-func cString(b []byte) string {
-	for i, c := range b {
-		if c == 0 {
-			return string(b[:i])
-		}
-	}
-	return string(b)
 }

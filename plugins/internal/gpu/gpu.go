@@ -1,0 +1,151 @@
+// Package gpu holds what the GPU plugins (cuda, amdgpu) share above the
+// driver: the device properties every GPU reports alike, the platform type
+// and the base of a device that does not support an operation yet.
+package gpu
+
+import (
+	"github.com/liboffload-go/liboffload-go/impl/ol"
+	"github.com/liboffload-go/liboffload-go/plugins/internal/vendorlib"
+	"github.com/liboffload-go/liboffload-go/plugins/plugin"
+)
+
+// FPConfig is what liboffload reports for single and double precision on
+// every GPU: all capabilities except software emulation (127).
+const FPConfig = uint32(ol.DeviceFpCapabilityFlagCorrectlyRoundedDivideSqrt | ol.DeviceFpCapabilityFlagRoundToNearest |
+	ol.DeviceFpCapabilityFlagRoundToZero | ol.DeviceFpCapabilityFlagRoundToInf | ol.DeviceFpCapabilityFlagInfNan |
+	ol.DeviceFpCapabilityFlagDenorm | ol.DeviceFpCapabilityFlagFma)
+
+// NewDeviceInfo returns the properties that do not depend on the GPU: its
+// type, the vendor's PCI id, the driver version, 64-bit addresses, the FP
+// configurations (none for half precision) and vector widths of 1 (0 for
+// half). The plugin fills in the rest from the driver.
+func NewDeviceInfo(vendorID uint32, driverVersion string) *plugin.DeviceInfo {
+	return &plugin.DeviceInfo{
+		Type:              ol.DeviceTypeGpu,
+		DriverVersion:     driverVersion,
+		VendorID:          vendorID,
+		AddressBits:       64,
+		SingleFPConfig:    FPConfig,
+		DoubleFPConfig:    FPConfig,
+		HalfFPConfig:      0,
+		VectorWidthChar:   1,
+		VectorWidthShort:  1,
+		VectorWidthInt:    1,
+		VectorWidthLong:   1,
+		VectorWidthFloat:  1,
+		VectorWidthDouble: 1,
+		VectorWidthHalf:   0,
+	}
+}
+
+// Backend is what identifies a GPU plugin and the driver it loads. A
+// plugin's Plugin type embeds it.
+type Backend struct {
+	// ID is the plugin's lower-case name ("cuda", "amdgpu").
+	ID string
+	// EnvLibrary names the environment variable that replaces the SONAME
+	// search with one exact library (a path or a name for dlopen).
+	EnvLibrary string
+	// Sonames are tried in order when EnvLibrary is not set.
+	Sonames []string
+	// Platform describes the plugin's platform.
+	Platform PlatformKind
+}
+
+// Name implements plugin.Plugin.
+func (b *Backend) Name() string { return b.ID }
+
+// LibraryNames is what the plugin's Init tries to load: the override alone
+// if set, else the SONAMEs.
+func (b *Backend) LibraryNames(env plugin.Env) []string {
+	return vendorlib.LibraryNames(env, b.EnvLibrary, b.Sonames)
+}
+
+// NewPlatform returns the plugin's platform without devices; version is
+// the driver's.
+func (b *Backend) NewPlatform(version string) Platform {
+	return Platform{kind: b.Platform, version: version}
+}
+
+// Unsupported returns the base of the plugin's devices.
+func (b *Backend) Unsupported() Unsupported { return Unsupported{Backend: b.ID} }
+
+// PlatformKind is what is fixed about a GPU platform.
+type PlatformKind struct {
+	Name, Vendor string
+	Backend      ol.PlatformBackend
+}
+
+// Platform is a GPU platform: the devices a driver reported. A plugin
+// embeds it in its own platform type.
+type Platform struct {
+	kind    PlatformKind
+	version string
+	devices []plugin.Device
+}
+
+// AddDevice appends a device to the platform (only while it is built).
+func (p *Platform) AddDevice(d plugin.Device) { p.devices = append(p.devices, d) }
+
+// Name implements plugin.Platform.
+func (p *Platform) Name() string { return p.kind.Name }
+
+// Vendor implements plugin.Platform.
+func (p *Platform) Vendor() string { return p.kind.Vendor }
+
+// Version implements plugin.Platform.
+func (p *Platform) Version() string { return p.version }
+
+// Backend implements plugin.Platform.
+func (p *Platform) Backend() ol.PlatformBackend { return p.kind.Backend }
+
+// Devices implements plugin.Platform.
+func (p *Platform) Devices() []plugin.Device { return p.devices }
+
+// Deinit implements plugin.Platform. The platform holds no driver resources
+// yet and starts no goroutine; the driver itself stays loaded and
+// initialised for the process (see vendorlib.Cache).
+func (*Platform) Deinit() error { return nil }
+
+// Unsupported is embedded in a GPU plugin's device type: it implements
+// every plugin.Device method except Info and IsHost by reporting that the
+// backend does not support the operation yet (false for IsValidBinary).
+// When plugin.Device grows a method, only this type needs it; a plugin
+// overrides a method here once it implements the operation.
+type Unsupported struct {
+	// Backend is the plugin's name, which starts the error details.
+	Backend string
+}
+
+// Alloc implements plugin.Device.
+func (u Unsupported) Alloc(kind ol.AllocType, size uint64) (uintptr, error) {
+	return 0, plugin.Unsupported(u.Backend, "olMemAlloc")
+}
+
+// Free implements plugin.Device.
+func (u Unsupported) Free(ptr uintptr, kind ol.AllocType) error {
+	return plugin.Unsupported(u.Backend, "olMemFree")
+}
+
+// Register implements plugin.Device.
+func (u Unsupported) Register(ptr uintptr, size uint64) (uintptr, error) {
+	return 0, plugin.Unsupported(u.Backend, "olMemRegister")
+}
+
+// Unregister implements plugin.Device.
+func (u Unsupported) Unregister(ptr uintptr) error {
+	return plugin.Unsupported(u.Backend, "olMemUnregister")
+}
+
+// NewQueue implements plugin.Device.
+func (u Unsupported) NewQueue() (plugin.Queue, error) {
+	return nil, plugin.Unsupported(u.Backend, "a queue")
+}
+
+// IsValidBinary implements plugin.Device.
+func (Unsupported) IsValidBinary(image []byte) bool { return false }
+
+// LoadProgram implements plugin.Device.
+func (u Unsupported) LoadProgram(image []byte) (plugin.Program, error) {
+	return nil, plugin.Unsupported(u.Backend, "loading a program")
+}
