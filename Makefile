@@ -63,6 +63,7 @@ test-c: $(LIB)
 	$(MAKE) --no-print-directory -C tests/c/conformance check IMPL=ours
 	$(MAKE) --no-print-directory -C tests/c/conformance check IMPL=llvm
 	$(MAKE) --no-print-directory -C tests/c/lifecycle check IMPL=ours
+	$(MAKE) --no-print-directory -C tests/c/host check
 
 test-python: $(LIB)
 	OFFLOAD_LIB=$(CURDIR)/$(LIB) python3 -m unittest discover -s tests/python -v

@@ -99,7 +99,9 @@ typedef struct ol_host_sync_item {
 
 enum { OL_HOST_KERNEL_LOOP = 0, OL_HOST_KERNEL_GROUP = 1 };
 
-// Each kernel exports a descriptor named __ol_kernel_<name>.
+// Each kernel exports a descriptor named __ol_kernel_<name>. It points at
+// module-local functions, so a kernel named like a function of another
+// library (read, write, step, ...) can never be bound to that function.
 typedef struct ol_host_kernel_desc {
   uint32_t magic;
   uint32_t abi;
@@ -120,7 +122,8 @@ typedef struct ol_host_kernel_desc {
 #define OL__LOOP(name, type, arg, copy, size)                                        \
   static inline void name##__ol_body(type arg, const ol_host_item *__ol_wi)     \
       __attribute__((unused));                                                 \
-  OL_EXPORT void name(const void *__ol_args, const ol_host_launch *__ol_l) {   \
+  static void name##__ol_loop(const void *__ol_args,                           \
+                              const ol_host_launch *__ol_l) {                  \
     type __ol_a;                                                               \
     copy;                                                                      \
     ol_host_item __ol_w;                                                       \
@@ -143,21 +146,30 @@ typedef struct ol_host_kernel_desc {
           }                                                                    \
     }                                                                          \
   }                                                                            \
+  OL_EXPORT void name(const void *__ol_args, const ol_host_launch *__ol_l) {   \
+    name##__ol_loop(__ol_args, __ol_l);                                        \
+  }                                                                            \
   OL_EXPORT const ol_host_kernel_desc __ol_kernel_##name = {                   \
-      OL_HOST_KERNEL_MAGIC, OL_HOST_ABI, OL_HOST_KERNEL_LOOP, size, name, 0};     \
+      OL_HOST_KERNEL_MAGIC, OL_HOST_ABI, OL_HOST_KERNEL_LOOP, size,            \
+      name##__ol_loop, 0};                                                     \
   static inline void name##__ol_body(                                          \
       type arg, __attribute__((unused)) const ol_host_item *__ol_wi)
 
 // Runs one work-item of a group kernel on its own stack.
 #define OL__GROUP(name, type, arg, copy, size)                                       \
   static void name##__ol_body(type arg, ol_host_sync_item *__ol_wi);           \
-  OL_EXPORT void name(const void *__ol_args, ol_host_sync_item *__ol_i) {      \
+  static void name##__ol_item(const void *__ol_args,                           \
+                              ol_host_sync_item *__ol_i) {                     \
     type __ol_a;                                                               \
     copy;                                                                      \
     name##__ol_body(__ol_a, __ol_i);                                           \
   }                                                                            \
+  OL_EXPORT void name(const void *__ol_args, ol_host_sync_item *__ol_i) {      \
+    name##__ol_item(__ol_args, __ol_i);                                        \
+  }                                                                            \
   OL_EXPORT const ol_host_kernel_desc __ol_kernel_##name = {                   \
-      OL_HOST_KERNEL_MAGIC, OL_HOST_ABI, OL_HOST_KERNEL_GROUP, size, 0, name};    \
+      OL_HOST_KERNEL_MAGIC, OL_HOST_ABI, OL_HOST_KERNEL_GROUP, size, 0,        \
+      name##__ol_item};                                                        \
   static void name##__ol_body(                                                 \
       type arg, __attribute__((unused)) ol_host_sync_item *__ol_wi)
 
@@ -174,8 +186,10 @@ typedef struct ol_host_kernel_desc {
   OL__GROUP(name, int, __ol_unused __attribute__((unused)),                    \
             (void)__ol_args; __ol_a = 0, 0)
 
-// (C++ does not mangle variables of the global namespace.)
-#define OL_GLOBAL __attribute__((visibility("default")))
+// Protected: the module's own code always uses its own copy, even if the
+// host program defines a variable of the same name. (C++ does not mangle
+// variables of the global namespace.)
+#define OL_GLOBAL __attribute__((visibility("protected")))
 // One copy per host thread; all work-items of a group run on one thread.
 #define OL_GROUP_LOCAL(type, decl) static __thread type decl
 

@@ -123,6 +123,7 @@ func (p *Platform) Deinit() error {
 	}
 	d.pools = nil
 	d.free = nil
+	d.released = nil
 	d.pinned = nil
 	return nil
 }
@@ -141,14 +142,22 @@ var machine struct {
 type Device struct {
 	runners sync.WaitGroup // queue goroutines that are running
 
-	mu     sync.Mutex
-	free   []*queue // released, idle queues for reuse
-	pools  []*C.ol_fiber_pool
-	pinned []*pinned // registered ranges, by start
+	mu       sync.Mutex
+	free     []*queue        // released, idle queues for reuse
+	released map[*queue]bool // released queues whose work has not ended
+	pools    []*C.ol_fiber_pool
+	pinned   []*pinned // registered ranges, by start
 }
 
-// maxIdleQueues bounds how many released queues are kept for reuse.
-const maxIdleQueues = 64
+const (
+	// maxIdleQueues bounds how many released queues are kept for reuse.
+	maxIdleQueues = 64
+	// maxBusyReleased bounds the released queues whose work has not ended:
+	// past it, creating a queue first helps finish that work, so a program
+	// that creates and destroys queues without syncing stays in bounded
+	// memory.
+	maxBusyReleased = 64
+)
 
 // Info implements plugin.Device.
 func (d *Device) Info() *plugin.DeviceInfo {
@@ -177,24 +186,46 @@ func (*Device) Free(ptr uintptr, kind ol.AllocType) error {
 // NewQueue implements plugin.Device: a released queue whose work has
 // ended is reused before a new one is made.
 func (d *Device) NewQueue() (plugin.Queue, error) {
-	d.mu.Lock()
-	if n := len(d.free); n > 0 {
-		q := d.free[n-1]
-		d.free = d.free[:n-1]
+	for {
+		d.mu.Lock()
+		if n := len(d.free); n > 0 {
+			q := d.free[n-1]
+			d.free = d.free[:n-1]
+			d.mu.Unlock()
+			q.mu.Lock()
+			q.released, q.pooled, q.err = false, false, nil
+			q.mu.Unlock()
+			return q, nil
+		}
+		var backlog *queue
+		if len(d.released) >= maxBusyReleased {
+			for q := range d.released {
+				backlog = q
+				break
+			}
+		}
 		d.mu.Unlock()
-		q.mu.Lock()
-		q.released = false
-		q.err = nil
-		q.mu.Unlock()
-		return q, nil
+		if backlog == nil {
+			return newQueue(d), nil
+		}
+		backlog.waitFor(backlog.submitted.Load()) // runs it here if nobody does
 	}
+}
+
+// trackReleased notes a released queue until its work has ended.
+func (d *Device) trackReleased(q *queue) {
+	d.mu.Lock()
+	if d.released == nil {
+		d.released = map[*queue]bool{}
+	}
+	d.released[q] = true
 	d.mu.Unlock()
-	return newQueue(d), nil
 }
 
 // recycle takes back a released queue whose work has ended.
 func (d *Device) recycle(q *queue) {
 	d.mu.Lock()
+	delete(d.released, q)
 	if len(d.free) < maxIdleQueues {
 		d.free = append(d.free, q)
 	}

@@ -19,6 +19,9 @@ type pinned struct {
 // refused. The device address is the host address.
 func (d *Device) Register(ptr uintptr, size uint64) (uintptr, error) {
 	start, end := uint64(ptr), uint64(ptr)+size
+	if end < start {
+		return 0, ol.Errorf(ol.ErrcInvalidSize, "Ptr %#x + Size %d wraps around the end of the address space", start, size)
+	}
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	i := sort.Search(len(d.pinned), func(i int) bool { return d.pinned[i].end > start })

@@ -9,9 +9,10 @@ import "C"
 import (
 	"bytes"
 	"debug/elf"
-	"fmt"
 	"runtime"
+	"strings"
 	"sync"
+	"sync/atomic"
 	"unsafe"
 
 	"github.com/liboffload-go/liboffload-go/impl/ol"
@@ -36,9 +37,12 @@ func hostMachine() elf.Machine {
 // parseImage checks that img is an ELF shared object for this CPU and
 // returns the sizes of its data symbols.
 func parseImage(img []byte) (map[string]uint64, error) {
+	if len(img) < 64 {
+		return nil, ol.Errorf(ol.ErrcInvalidBinary, "the image is %d bytes long, too short to be an ELF shared object", len(img))
+	}
 	f, err := elf.NewFile(bytes.NewReader(img))
 	if err != nil {
-		return nil, ol.Errorf(ol.ErrcInvalidBinary, "not an ELF image: %v", err)
+		return nil, ol.Errorf(ol.ErrcInvalidBinary, "not an ELF image (%d bytes, starting %q): %v", len(img), img[:4], err)
 	}
 	defer f.Close()
 	if f.Class != elf.ELFCLASS64 || f.Machine != hostMachine() {
@@ -75,6 +79,10 @@ type program struct {
 
 	mu     sync.Mutex
 	closed bool
+	// refs counts the owner plus every queued launch of a kernel of the
+	// program; the image is unloaded when it reaches zero, so destroying a
+	// program with launches still queued does not pull code from under them.
+	refs atomic.Int64
 }
 
 // LoadProgram implements plugin.Device: constructors run now.
@@ -87,9 +95,17 @@ func (d *Device) LoadProgram(image []byte) (plugin.Program, error) {
 	var fd C.int
 	h := C.ol_host_load(unsafe.Pointer(&image[0]), C.size_t(len(image)), &fd, &errBuf[0], C.size_t(len(errBuf)))
 	if h == nil {
-		return nil, ol.Errorf(ol.ErrcInvalidBinary, "the loader refused the image: %s", C.GoString(&errBuf[0]))
+		msg := C.GoString(&errBuf[0])
+		if i := strings.Index(msg, "/proc/self/fd/"); i >= 0 {
+			if j := strings.Index(msg[i:], ":"); j > 0 {
+				msg = msg[:i] + "the program image" + msg[i+j:]
+			}
+		}
+		return nil, ol.Errorf(ol.ErrcInvalidBinary, "the loader refused the image: %s", msg)
 	}
-	return &program{dev: d, handle: h, fd: fd, objects: objects}, nil
+	p := &program{dev: d, handle: h, fd: fd, objects: objects}
+	p.refs.Store(1)
+	return p, nil
 }
 
 func (p *program) sym(name string) unsafe.Pointer {
@@ -129,6 +145,9 @@ func (p *program) Global(name string) (uintptr, uint64, error) {
 		return 0, 0, ol.NewError(ol.ErrcInvalidArgument, "the program was destroyed")
 	}
 	size, ok := p.objects[name]
+	if strings.HasPrefix(name, "__ol_kernel_") {
+		ok = false // kernel descriptors are the library's, not the program's
+	}
 	addr := p.sym(name)
 	if !ok || addr == nil {
 		if addr != nil {
@@ -139,14 +158,24 @@ func (p *program) Global(name string) (uintptr, uint64, error) {
 	return uintptr(addr), size, nil
 }
 
-// Unload implements plugin.Program: destructors run now.
-func (p *program) Unload() error {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if p.closed {
+// acquire takes a reference for a queued launch; false once destroyed.
+func (p *program) acquire() bool {
+	for {
+		n := p.refs.Load()
+		if n <= 0 {
+			return false
+		}
+		if p.refs.CompareAndSwap(n, n+1) {
+			return true
+		}
+	}
+}
+
+// release drops a reference; the last one unloads the image.
+func (p *program) release() error {
+	if p.refs.Add(-1) != 0 {
 		return nil
 	}
-	p.closed = true
 	var errBuf [512]C.char
 	if C.ol_host_unload(p.handle, p.fd, &errBuf[0], C.size_t(len(errBuf))) != 0 {
 		return ol.Errorf(ol.ErrcBackendFailure, "unloading the program failed: %s", C.GoString(&errBuf[0]))
@@ -154,4 +183,15 @@ func (p *program) Unload() error {
 	return nil
 }
 
-var _ = fmt.Sprint
+// Unload implements plugin.Program: destructors run now, or when the last
+// queued launch of one of its kernels has run.
+func (p *program) Unload() error {
+	p.mu.Lock()
+	if p.closed {
+		p.mu.Unlock()
+		return nil
+	}
+	p.closed = true
+	p.mu.Unlock()
+	return p.release()
+}

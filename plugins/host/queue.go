@@ -12,6 +12,7 @@ import (
 	"sync/atomic"
 	"unsafe"
 
+	"github.com/liboffload-go/liboffload-go/impl/ol"
 	"github.com/liboffload-go/liboffload-go/plugins/plugin"
 )
 
@@ -39,9 +40,12 @@ type op struct {
 	waitMark  uint64
 }
 
-// queue runs its work in order on one goroutine, which exists only while
-// there is work: an idle queue costs no goroutine. Counters never reset, so
-// an event of an earlier user of a recycled queue stays correct.
+// queue runs its work in order. Whoever holds the executor role runs the
+// ops: a goroutine started when work arrives on an idle queue, or a thread
+// that waits for the queue and finds the work not yet started (it runs it
+// itself instead of sleeping through two thread wake-ups). An idle queue
+// costs no goroutine. Counters never reset, so an event of an earlier user
+// of a recycled queue stays correct.
 type queue struct {
 	dev  *Device
 	mu   sync.Mutex
@@ -49,9 +53,11 @@ type queue struct {
 	ops  []op
 	head int
 
-	running  bool
-	released bool
-	err      error // first failure since the last Sync
+	spawned   bool // a runner goroutine was started and has not looked yet
+	executing bool // someone holds the executor role
+	released  bool
+	pooled    bool  // handed back to the device (exactly once per release)
+	err       error // first failure since the last Sync
 
 	submitted atomic.Uint64 // written under mu
 	completed atomic.Uint64 // written under mu
@@ -67,8 +73,8 @@ func (q *queue) push(o op) {
 	q.mu.Lock()
 	q.ops = append(q.ops, o)
 	q.submitted.Add(1)
-	start := !q.running
-	q.running = true
+	start := !q.executing && !q.spawned
+	q.spawned = q.spawned || start
 	q.mu.Unlock()
 	if start {
 		q.dev.runners.Add(1)
@@ -76,26 +82,44 @@ func (q *queue) push(o op) {
 	}
 }
 
+// run is the runner goroutine: it takes the executor role unless a waiting
+// thread already has it.
 func (q *queue) run() {
 	defer q.dev.runners.Done()
-	for {
-		q.mu.Lock()
-		if q.head == len(q.ops) {
-			if cap(q.ops) > 256 {
-				q.ops = nil
-			} else {
-				q.ops = q.ops[:0]
-			}
-			q.head = 0
-			q.running = false
-			released := q.released
-			q.cond.Broadcast()
-			q.mu.Unlock()
-			if released {
-				q.dev.recycle(q)
-			}
-			return
+	q.mu.Lock()
+	q.spawned = false
+	if q.executing {
+		q.mu.Unlock() // the executor sees spawned == false when it ends
+		return
+	}
+	if q.head == len(q.ops) {
+		recycle := q.recyclableLocked()
+		q.mu.Unlock()
+		if recycle {
+			q.dev.recycle(q)
 		}
+		return
+	}
+	q.executing = true
+	q.execute(^uint64(0), false)
+}
+
+// recyclableLocked reports, once, that a released queue has no work and
+// nobody running it, so it can go back to the device.
+func (q *queue) recyclableLocked() bool {
+	if q.released && !q.pooled && !q.executing && !q.spawned && q.head == len(q.ops) {
+		q.pooled = true
+		return true
+	}
+	return false
+}
+
+// execute runs ops until the queue is empty or mark ops have completed.
+// A waiting caller (inline) stops before a host function, which must run
+// on a library thread. It is called with q.mu held and the executor role
+// taken; it returns with the lock released and the role given up.
+func (q *queue) execute(mark uint64, inline bool) {
+	for q.head < len(q.ops) && q.completed.Load() < mark && !(inline && q.ops[q.head].kind == opHostFunc) {
 		o := q.ops[q.head]
 		q.ops[q.head] = op{}
 		q.head++
@@ -109,17 +133,46 @@ func (q *queue) run() {
 		}
 		q.completed.Add(1)
 		q.cond.Broadcast()
-		q.mu.Unlock()
+	}
+	q.executing = false
+	idle := q.head == len(q.ops)
+	if idle {
+		if cap(q.ops) > 256 {
+			q.ops = nil
+		} else {
+			q.ops = q.ops[:0]
+		}
+		q.head = 0
+	}
+	restart := !idle && !q.spawned
+	q.spawned = q.spawned || restart
+	recycle := q.recyclableLocked()
+	q.cond.Broadcast()
+	q.mu.Unlock()
+	if restart {
+		// the caller stopped at its mark: the rest goes on in the background
+		q.dev.runners.Add(1)
+		go q.run()
+	}
+	if recycle {
+		q.dev.recycle(q)
 	}
 }
 
-// waitFor blocks until the work counted up to mark has completed.
+// waitFor blocks until the work counted up to mark has completed, running
+// that work itself when nobody has started it.
 func (q *queue) waitFor(mark uint64) {
 	if q.completed.Load() >= mark {
 		return
 	}
 	q.mu.Lock()
 	for q.completed.Load() < mark {
+		if !q.executing && q.head < len(q.ops) && q.ops[q.head].kind != opHostFunc {
+			q.executing = true
+			q.execute(mark, true)
+			q.mu.Lock()
+			continue
+		}
 		q.cond.Wait()
 	}
 	q.mu.Unlock()
@@ -153,6 +206,9 @@ func (q *queue) Launch(k plugin.Kernel, args []byte, size plugin.LaunchSize) err
 	}
 	if err := q.dev.checkLaunch(hk, args, size); err != nil {
 		return err
+	}
+	if !hk.prog.acquire() {
+		return ol.Errorf(ol.ErrcInvalidArgument, "the program of kernel %q was destroyed", hk.name)
 	}
 	q.push(op{kind: opLaunch, kernel: hk, args: args, launch: size})
 	return nil
@@ -198,11 +254,12 @@ func (q *queue) Empty() bool { return q.completed.Load() == q.submitted.Load() }
 // Release implements plugin.Queue: the queue goes back to the device when
 // its work has ended.
 func (q *queue) Release() error {
+	q.dev.trackReleased(q)
 	q.mu.Lock()
 	q.released = true
-	idle := !q.running
+	recycle := q.recyclableLocked()
 	q.mu.Unlock()
-	if idle {
+	if recycle {
 		q.dev.recycle(q)
 	}
 	return nil
@@ -226,7 +283,11 @@ func (d *Device) execute(o *op) error {
 	case opFill:
 		C.ol_host_fill(ptr(o.dst), unsafe.Pointer(&o.pattern[0]), C.size_t(len(o.pattern)), C.size_t(o.size))
 	case opLaunch:
-		return d.runKernel(o.kernel, o.args, o.launch)
+		err := d.runKernel(o.kernel, o.args, o.launch)
+		if rerr := o.kernel.prog.release(); err == nil {
+			err = rerr
+		}
+		return err
 	case opHostFunc:
 		C.ol_host_call(o.fn, o.user)
 	case opWait:

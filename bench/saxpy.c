@@ -1,0 +1,98 @@
+// saxpy: y = a*x + y over 2^26 floats, our OL_KERNEL on the host device
+// (256-item groups, launch on a queue + olSyncQueue) against a
+// `#pragma omp parallel for` loop, on the same buffers, alternating
+// within one process. Built with gcc -O3 -fopenmp.
+// GB/s counts 12 bytes per element (read x, read y, write y).
+// A third column calls the same kernel function from the .so directly on
+// 2 pthreads (each half of the groups, no liboffload): the kernel code's
+// own ceiling, to tell code generation from runtime overhead.
+// usage: saxpy KERNELS.so [REPEATS]
+#define BENCH_OFFLOAD
+#include "common.h"
+#include <dlfcn.h>
+#include <offload/kernel.h>
+#include <pthread.h>
+#include <unistd.h>
+
+struct saxpy_args { float a; const float *x; float *y; uint32_t n; };
+
+static void omp_saxpy(float a, const float *restrict x, float *restrict y, uint32_t n) {
+#pragma omp parallel for schedule(static)
+  for (uint32_t i = 0; i < n; i++) y[i] = a * x[i] + y[i];
+}
+
+static const ol_host_kernel_desc *direct_desc;
+static struct saxpy_args direct_args;
+
+static void *direct_half(void *p) {
+  const uint32_t groups = direct_args.n / 256;
+  const uint64_t h = (uintptr_t)p, half = groups / 2;
+  ol_host_launch l = {{groups, 1, 1}, {256, 1, 1}, h * half, h ? groups : half, NULL};
+  direct_desc->loop(&direct_args, &l);
+  return NULL;
+}
+
+static void direct_saxpy(void) {
+  pthread_t t;
+  pthread_create(&t, NULL, direct_half, (void *)1);
+  direct_half((void *)0);
+  pthread_join(t, NULL);
+}
+
+int main(int argc, char **argv) {
+  if (argc < 2) { fprintf(stderr, "usage: saxpy KERNELS.so [REPEATS]\n"); return 2; }
+  int reps = argc > 2 ? atoi(argv[2]) : 9;
+  const uint32_t n = 1u << 26;
+  const double bytes = 12.0 * n;
+  ol_device_handle_t dev = bench_host_device();
+  ol_program_handle_t prog = bench_program(dev, argv[1]);
+  ol_symbol_handle_t k = bench_kernel(prog, "saxpy");
+  float *x, *y;
+  CK(olMemAlloc(dev, OL_ALLOC_TYPE_DEVICE, n * sizeof(float), (void **)&x));
+  CK(olMemAlloc(dev, OL_ALLOC_TYPE_DEVICE, n * sizeof(float), (void **)&y));
+#pragma omp parallel for schedule(static) // first touch, as the loop will
+  for (uint32_t i = 0; i < n; i++) x[i] = (float)(i & 1023), y[i] = 1.0f;
+  ol_queue_handle_t q;
+  CK(olCreateQueue(dev, &q));
+  struct saxpy_args args = {2.0f, x, y, n};
+  ol_kernel_launch_size_args_t ls = {1, {n / 256, 1, 1}, {256, 1, 1}, 0};
+  // warm up both (and check the kernel once: y = 2x + 1)
+  CK(olLaunchKernel(q, dev, k, &args, sizeof args, &ls));
+  CK(olSyncQueue(q));
+  for (uint32_t i = 0; i < n; i += 4099)
+    if (y[i] != 2.0f * (float)(i & 1023) + 1.0f) { fprintf(stderr, "saxpy wrong at %u\n", i); return 1; }
+  omp_saxpy(2.0f, x, y, n);
+  void *so = dlopen(argv[1], RTLD_NOW | RTLD_LOCAL);
+  direct_desc = so ? dlsym(so, "__ol_kernel_saxpy") : NULL;
+  if (!direct_desc) { fprintf(stderr, "cannot load %s directly\n", argv[1]); return 1; }
+  direct_args = args;
+  direct_saxpy();
+  double *ours = malloc(reps * sizeof *ours), *omp = malloc(reps * sizeof *omp);
+  double *direct = malloc(reps * sizeof *direct);
+  for (int r = 0; r < reps; r++) {
+    usleep(20000); // let spinning OpenMP / Go threads go to sleep
+    double t0 = now_ns();
+    CK(olLaunchKernel(q, dev, k, &args, sizeof args, &ls));
+    CK(olSyncQueue(q));
+    ours[r] = bytes / (now_ns() - t0);
+    usleep(20000);
+    t0 = now_ns();
+    omp_saxpy(2.0f, x, y, n);
+    omp[r] = bytes / (now_ns() - t0);
+    usleep(20000);
+    t0 = now_ns();
+    direct_saxpy();
+    direct[r] = bytes / (now_ns() - t0);
+  }
+  printf("saxpy_ours_gbs %.2f\n", quantile(ours, reps, 0.5));
+  printf("saxpy_omp_gbs %.2f\n", quantile(omp, reps, 0.5));
+  printf("saxpy_direct_gbs %.2f\n", quantile(direct, reps, 0.5));
+  printf("saxpy_ours_best_gbs %.2f\n", ours[reps - 1]);
+  printf("saxpy_omp_best_gbs %.2f\n", omp[reps - 1]);
+  CK(olDestroyQueue(q));
+  CK(olMemFree(x));
+  CK(olMemFree(y));
+  CK(olDestroyProgram(prog));
+  CK(olShutDown());
+  return 0;
+}

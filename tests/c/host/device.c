@@ -1,0 +1,66 @@
+/* The host device as the launch checks see it: the limits the other areas
+ * rely on (group sizes, group-local memory, compute units).
+ * SPDX-License-Identifier: Apache-2.0 */
+#include "hcheck.h"
+
+static void test_host_device_found(void) {
+  ol_device_type_t t = OL_DEVICE_TYPE_ALL;
+  OK(olGetDeviceInfo(hc_dev, OL_DEVICE_INFO_TYPE, sizeof t, &t));
+  EQ(t, OL_DEVICE_TYPE_HOST);
+  ol_platform_handle_t p = NULL;
+  OK(olGetDeviceInfo(hc_dev, OL_DEVICE_INFO_PLATFORM, sizeof p, &p));
+  ol_platform_backend_t b = OL_PLATFORM_BACKEND_UNKNOWN;
+  OK(olGetPlatformInfo(p, OL_PLATFORM_INFO_BACKEND, sizeof b, &b));
+  EQ(b, OL_PLATFORM_BACKEND_HOST);
+}
+
+static void test_launch_limits(void) {
+  uint32_t max = 0;
+  OK(olGetDeviceInfo(hc_dev, OL_DEVICE_INFO_MAX_WORK_GROUP_SIZE, sizeof max, &max));
+  EQ(max, 1024);
+  ol_dimensions_t d = {0, 0, 0};
+  OK(olGetDeviceInfo(hc_dev, OL_DEVICE_INFO_MAX_WORK_GROUP_SIZE_PER_DIMENSION, sizeof d, &d));
+  EQ(d.x, 1024);
+  EQ(d.y, 1024);
+  EQ(d.z, 64);
+  uint64_t local = 0;
+  OK(olGetDeviceInfo(hc_dev, OL_DEVICE_INFO_WORK_GROUP_LOCAL_MEM_SIZE, sizeof local, &local));
+  EQ(local, 1u << 20);
+  uint32_t cu = 0;
+  OK(olGetDeviceInfo(hc_dev, OL_DEVICE_INFO_NUM_COMPUTE_UNITS, sizeof cu, &cu));
+  EQ(cu, (uint32_t)sysconf(_SC_NPROCESSORS_ONLN));
+  uint32_t bits = 0;
+  OK(olGetDeviceInfo(hc_dev, OL_DEVICE_INFO_ADDRESS_BITS, sizeof bits, &bits));
+  EQ(bits, 64);
+  uint64_t mem = 0;
+  OK(olGetDeviceInfo(hc_dev, OL_DEVICE_INFO_GLOBAL_MEM_SIZE, sizeof mem, &mem));
+  uint64_t phys = (uint64_t)sysconf(_SC_PHYS_PAGES) * (uint64_t)sysconf(_SC_PAGESIZE);
+  /* /proc/meminfo and sysconf agree to within a few percent */
+  TRUE(mem > phys / 2 && mem <= phys * 2);
+}
+
+static void test_strings(void) {
+  static const ol_device_info_t props[] = {OL_DEVICE_INFO_NAME, OL_DEVICE_INFO_PRODUCT_NAME,
+                                           OL_DEVICE_INFO_UID, OL_DEVICE_INFO_VENDOR,
+                                           OL_DEVICE_INFO_DRIVER_VERSION};
+  for (size_t i = 0; i < sizeof props / sizeof props[0]; i++) {
+    size_t n = 0;
+    OK(olGetDeviceInfoSize(hc_dev, props[i], &n));
+    TRUE(n > 1 && n < 4096);
+    char buf[4096];
+    memset(buf, 'x', sizeof buf);
+    OK(olGetDeviceInfo(hc_dev, props[i], n, buf));
+    EQ(strlen(buf) + 1, n);
+  }
+  char uid[8] = {0};
+  OK(olGetDeviceInfo(hc_dev, OL_DEVICE_INFO_UID, sizeof uid, uid));
+  TRUE(strcmp(uid, "HOST") == 0);
+}
+
+int main(int argc, char **argv) {
+  hc_start(argc, argv);
+  RUN(test_host_device_found);
+  RUN(test_launch_limits);
+  RUN(test_strings);
+  return hc_finish("device");
+}

@@ -1,0 +1,690 @@
+/* olLaunchKernel on the host device: every test kernel, grids, group
+ * memory, barriers, argument buffers, launch checks, concurrency.
+ * SPDX-License-Identifier: Apache-2.0 */
+#include "hcheck.h"
+
+static ol_program_handle_t prog(const char *name) {
+  /* one program per image for the whole run, loaded on first use */
+  static struct {
+    const char *name;
+    ol_program_handle_t p;
+  } cache[32];
+  for (int i = 0; i < 32; i++) {
+    if (cache[i].name && strcmp(cache[i].name, name) == 0)
+      return cache[i].p;
+    if (!cache[i].name) {
+      cache[i].name = name;
+      cache[i].p = hc_program(name);
+      return cache[i].p;
+    }
+  }
+  return NULL;
+}
+
+static ol_symbol_handle_t kern(const char *image, const char *name) {
+  return hc_kernel(prog(image), name);
+}
+
+struct out_args {
+  uint32_t *out;
+};
+
+static void test_foo_queue(void) {
+  ol_symbol_handle_t k = kern("foo", "foo");
+  uint32_t *out = hc_alloc(OL_ALLOC_TYPE_MANAGED, 64 * sizeof(uint32_t));
+  if (!k || !out)
+    return;
+  memset(out, 0xff, 64 * sizeof(uint32_t));
+  ol_queue_handle_t q = hc_queue();
+  ol_kernel_launch_size_args_t l = hc_size1(1, 64);
+  struct out_args a = {out};
+  OK(olLaunchKernel(q, hc_dev, k, &a, sizeof a, &l));
+  OK(olSyncQueue(q));
+  EQ_ARRAY(out, 64, i);
+  OK(olDestroyQueue(q));
+  OK(olMemFree(out));
+}
+
+/* NULL queue: the launch is finished when the call returns. */
+static void test_foo_synchronous(void) {
+  ol_symbol_handle_t k = kern("foo", "foo");
+  enum { N = 64 * 1024 };
+  uint32_t *out = hc_alloc(OL_ALLOC_TYPE_DEVICE, N * sizeof(uint32_t));
+  if (!k || !out)
+    return;
+  memset(out, 0, N * sizeof(uint32_t));
+  ol_kernel_launch_size_args_t l = hc_size1(N / 256, 256);
+  struct out_args a = {out};
+  OK(olLaunchKernel(NULL, hc_dev, k, &a, sizeof a, &l));
+  EQ_ARRAY(out, N, i);
+  OK(olMemFree(out));
+}
+
+/* 20 threads launching foo concurrently on one queue, each into its own
+ * buffer. */
+struct foo_thread {
+  ol_queue_handle_t q;
+  ol_symbol_handle_t k;
+  uint32_t *out;
+  int errors;
+};
+static void *foo_thread_fn(void *arg) {
+  struct foo_thread *t = arg;
+  for (int rep = 0; rep < 10; rep++) {
+    ol_kernel_launch_size_args_t l = hc_size1(4, 64);
+    struct out_args a = {t->out + rep * 256};
+    t->errors += olLaunchKernel(t->q, hc_dev, t->k, &a, sizeof a, &l) != NULL;
+  }
+  return NULL;
+}
+
+static void test_foo_threads_one_queue(void) {
+  enum { T = 20 };
+  ol_symbol_handle_t k = kern("foo", "foo");
+  uint32_t *out = hc_alloc(OL_ALLOC_TYPE_MANAGED, T * 10 * 256 * sizeof(uint32_t));
+  if (!k || !out)
+    return;
+  memset(out, 0xff, T * 10 * 256 * sizeof(uint32_t));
+  ol_queue_handle_t q = hc_queue();
+  struct foo_thread ts[T];
+  pthread_t th[T];
+  for (int i = 0; i < T; i++) {
+    ts[i] = (struct foo_thread){q, k, out + i * 10 * 256, 0};
+    pthread_create(&th[i], NULL, foo_thread_fn, &ts[i]);
+  }
+  int errors = 0;
+  for (int i = 0; i < T; i++) {
+    pthread_join(th[i], NULL);
+    errors += ts[i].errors;
+  }
+  EQ(errors, 0);
+  OK(olSyncQueue(q));
+  EQ_ARRAY(out, T * 10 * 256, i % 256);
+  OK(olDestroyQueue(q));
+  OK(olMemFree(out));
+}
+
+/* And 20 threads each with a NULL queue (synchronous launches). */
+static void *foo_sync_fn(void *arg) {
+  struct foo_thread *t = arg;
+  for (int rep = 0; rep < 10; rep++) {
+    uint32_t *o = t->out + rep * 128;
+    ol_kernel_launch_size_args_t l = hc_size1(2, 64);
+    struct out_args a = {o};
+    t->errors += olLaunchKernel(NULL, hc_dev, t->k, &a, sizeof a, &l) != NULL;
+    for (uint32_t i = 0; i < 128; i++)
+      t->errors += o[i] != i;
+  }
+  return NULL;
+}
+
+static void test_foo_threads_sync(void) {
+  enum { T = 20 };
+  ol_symbol_handle_t k = kern("foo", "foo");
+  static uint32_t out[T * 10 * 128];
+  if (!k)
+    return;
+  struct foo_thread ts[T];
+  pthread_t th[T];
+  for (int i = 0; i < T; i++) {
+    ts[i] = (struct foo_thread){NULL, k, out + i * 10 * 128, 0};
+    pthread_create(&th[i], NULL, foo_sync_fn, &ts[i]);
+  }
+  int errors = 0;
+  for (int i = 0; i < T; i++) {
+    pthread_join(th[i], NULL);
+    errors += ts[i].errors;
+  }
+  EQ(errors, 0);
+}
+
+static void test_bar_other_program(void) {
+  ol_symbol_handle_t foo = kern("foo", "foo"), bar = kern("bar", "bar");
+  uint32_t a[128], b[128];
+  if (!foo || !bar)
+    return;
+  ol_queue_handle_t q = hc_queue();
+  ol_kernel_launch_size_args_t l = hc_size1(2, 64);
+  struct out_args fa = {a}, ba = {b};
+  OK(olLaunchKernel(q, hc_dev, foo, &fa, sizeof fa, &l));
+  OK(olLaunchKernel(q, hc_dev, bar, &ba, sizeof ba, &l));
+  OK(olSyncQueue(q));
+  EQ_ARRAY(a, 128, i);
+  EQ_ARRAY(b, 128, i + 1000u);
+  OK(olDestroyQueue(q));
+}
+
+static void test_noargs(void) {
+  ol_symbol_handle_t k = kern("noargs", "noargs");
+  uint32_t *runs = NULL;
+  if (!k || !hc_global(prog("noargs"), "noargs_runs", (void **)&runs, NULL))
+    return;
+  *runs = 0;
+  ol_kernel_launch_size_args_t l = hc_size1(3, 7);
+  OK(olLaunchKernel(NULL, hc_dev, k, NULL, 0, &l));
+  EQ(*runs, 21);
+  /* extra argument bytes are ignored */
+  uint64_t junk = 0x1234;
+  OK(olLaunchKernel(NULL, hc_dev, k, &junk, sizeof junk, &l));
+  EQ(*runs, 42);
+  ol_queue_handle_t q = hc_queue();
+  OK(olLaunchKernel(q, hc_dev, k, NULL, 0, &l));
+  OK(olSyncQueue(q));
+  EQ(*runs, 63);
+  OK(olDestroyQueue(q));
+}
+
+struct multiargs_args {
+  uint8_t small;
+  int16_t neg;
+  uint32_t *out;
+  double scale;
+  uint64_t big;
+  float frac;
+  int32_t *out2;
+  uint32_t count;
+};
+
+static void test_multiargs(void) {
+  ol_symbol_handle_t k = kern("multiargs", "multiargs");
+  uint32_t out[200];
+  int32_t out2[200];
+  if (!k)
+    return;
+  memset(out, 0xff, sizeof out);
+  memset(out2, 0xff, sizeof out2);
+  struct multiargs_args a = {200, -50, out, 3.0, (uint64_t)7 << 32, 0.5f, out2, 150};
+  ol_kernel_launch_size_args_t l = hc_size1(4, 50);
+  OK(olLaunchKernel(NULL, hc_dev, k, &a, sizeof a, &l));
+  /* 200 - 50 + 3 i + 7 + 2 */
+  EQ_ARRAY(out, 150, 159u + 3u * i);
+  EQ_ARRAY(out2, 150, (int32_t)(-50 * (int32_t)(i + 1)));
+  EQ(out[150], 0xffffffffu); /* beyond count: untouched */
+  EQ(out[199], 0xffffffffu);
+}
+
+struct composite_inner {
+  uint16_t tag;
+  double weight;
+  uint8_t bytes[3];
+};
+struct composite_args {
+  uint32_t base;
+  struct composite_inner inner;
+  uint32_t table[4];
+  uint32_t *out;
+};
+
+static void test_composite(void) {
+  ol_symbol_handle_t k = kern("composite", "composite");
+  uint32_t out[64];
+  if (!k)
+    return;
+  struct composite_args a;
+  memset(&a, 0, sizeof a);
+  a.base = 10000;
+  a.inner.tag = 300;
+  a.inner.weight = 42.9;
+  a.inner.bytes[0] = 1, a.inner.bytes[1] = 2, a.inner.bytes[2] = 3;
+  a.table[0] = 0, a.table[1] = 100000, a.table[2] = 200000, a.table[3] = 300000;
+  a.out = out;
+  ol_kernel_launch_size_args_t l = hc_size1(2, 32);
+  OK(olLaunchKernel(NULL, hc_dev, k, &a, sizeof a, &l));
+  EQ_ARRAY(out, 64, 10000u + 300u + 42u + 6u + 100000u * (i % 4) + i);
+}
+
+struct byte_args {
+  char c;
+  char *out;
+};
+
+static void test_byte(void) {
+  ol_symbol_handle_t k = kern("byte", "byte");
+  char out[100];
+  if (!k)
+    return;
+  memset(out, 0, sizeof out);
+  struct byte_args a = {'A', out};
+  ol_kernel_launch_size_args_t l = hc_size1(1, 26);
+  OK(olLaunchKernel(NULL, hc_dev, k, &a, sizeof a, &l));
+  TRUE(memcmp(out, "ABCDEFGHIJKLMNOPQRSTUVWXYZ", 26) == 0);
+  EQ(out[26], 0);
+}
+
+/* Dynamic group memory, one slot per work-item. */
+static void test_localmem(void) {
+  ol_symbol_handle_t k = kern("localmem", "localmem");
+  enum { G = 4, S = 64 };
+  uint32_t *out = hc_alloc(OL_ALLOC_TYPE_MANAGED, G * S * sizeof(uint32_t));
+  if (!k || !out)
+    return;
+  ol_kernel_launch_size_args_t l = hc_size1(G, S);
+  l.DynSharedMemory = S * sizeof(uint32_t);
+  struct out_args a = {out};
+  OK(olLaunchKernel(NULL, hc_dev, k, &a, sizeof a, &l));
+  /* slots[t] = 2t + group; out = slots[t] + 1 */
+  EQ_ARRAY(out, G * S, 2u * (i % S) + i / S + 1u);
+  /* the biggest dynamic memory the device allows: 1 MiB */
+  l = hc_size1(2, 1024);
+  l.DynSharedMemory = 1 << 20;
+  uint32_t *big = hc_alloc(OL_ALLOC_TYPE_DEVICE, 2048 * sizeof(uint32_t));
+  if (big) {
+    struct out_args b = {big};
+    OK(olLaunchKernel(NULL, hc_dev, k, &b, sizeof b, &l));
+    EQ_ARRAY(big, 2048, 2u * (i % 1024) + i / 1024 + 1u);
+    OK(olMemFree(big));
+  }
+  OK(olMemFree(out));
+}
+
+/* Tree reduction with barriers, for several group sizes. */
+struct reduction_args {
+  const uint32_t *in;
+  uint32_t *out;
+};
+
+static void test_localmem_reduction(void) {
+  ol_symbol_handle_t k = kern("localmem_reduction", "localmem_reduction");
+  if (!k)
+    return;
+  static const uint32_t sizes[] = {32, 64, 256, 1024};
+  enum { G = 8 };
+  uint32_t *in = hc_alloc(OL_ALLOC_TYPE_MANAGED, G * 1024 * sizeof(uint32_t));
+  uint32_t *out = hc_alloc(OL_ALLOC_TYPE_MANAGED, G * sizeof(uint32_t));
+  if (!in || !out)
+    return;
+  for (uint32_t i = 0; i < G * 1024; i++)
+    in[i] = (i * 2654435761u) >> 20; /* pseudo-random, < 4096 */
+  ol_queue_handle_t q = hc_queue();
+  for (int s = 0; s < 4; s++) {
+    uint32_t n = sizes[s];
+    memset(out, 0, G * sizeof(uint32_t));
+    ol_kernel_launch_size_args_t l = hc_size1(G, n);
+    l.DynSharedMemory = n * sizeof(uint32_t);
+    struct reduction_args a = {in, out};
+    OK(olLaunchKernel(q, hc_dev, k, &a, sizeof a, &l));
+    OK(olSyncQueue(q));
+    uint32_t want[G];
+    for (uint32_t g = 0; g < G; g++) {
+      want[g] = 0;
+      for (uint32_t t = 0; t < n; t++)
+        want[g] += in[g * n + t];
+    }
+    printf("    group size %u\n", n);
+    EQ_ARRAY(out, G, want[i]);
+  }
+  OK(olDestroyQueue(q));
+  OK(olMemFree(in));
+  OK(olMemFree(out));
+}
+
+/* Static group memory with barriers: groups come out reversed, and each
+ * group has its own copy of the tile even when groups run in parallel. */
+struct static_args {
+  const uint32_t *in;
+  uint32_t *out;
+  uint32_t *sums;
+};
+
+static void test_localmem_static(void) {
+  ol_symbol_handle_t k = kern("localmem_static", "localmem_static");
+  enum { G = 16, S = 128 };
+  uint32_t *in = hc_alloc(OL_ALLOC_TYPE_MANAGED, G * S * sizeof(uint32_t));
+  uint32_t *out = hc_alloc(OL_ALLOC_TYPE_MANAGED, G * S * sizeof(uint32_t));
+  uint32_t *sums = hc_alloc(OL_ALLOC_TYPE_MANAGED, G * sizeof(uint32_t));
+  if (!k || !in || !out || !sums)
+    return;
+  for (uint32_t i = 0; i < G * S; i++)
+    in[i] = i * 3u + 1u;
+  ol_kernel_launch_size_args_t l = hc_size1(G, S);
+  struct static_args a = {in, out, sums};
+  OK(olLaunchKernel(NULL, hc_dev, k, &a, sizeof a, &l));
+  EQ_ARRAY(out, G * S, in[(i / S) * S + (S - 1 - i % S)]);
+  uint32_t want[G];
+  for (uint32_t g = 0; g < G; g++) {
+    want[g] = 0;
+    for (uint32_t t = 0; t < S; t++)
+      want[g] += in[g * S + t];
+  }
+  EQ_ARRAY(sums, G, want[i]);
+  OK(olMemFree(in)), OK(olMemFree(out)), OK(olMemFree(sums));
+}
+
+static void test_single_counter(void) {
+  ol_symbol_handle_t k = kern("single_counter", "single_counter");
+  uint32_t *c = hc_alloc(OL_ALLOC_TYPE_DEVICE, sizeof(uint32_t));
+  if (!k || !c)
+    return;
+  *c = 0;
+  ol_kernel_launch_size_args_t l = hc_size1(1000, 100);
+  struct {
+    uint32_t *c;
+  } a = {c};
+  OK(olLaunchKernel(NULL, hc_dev, k, &a, sizeof a, &l));
+  EQ(*c, 100000);
+  /* queued several times */
+  ol_queue_handle_t q = hc_queue();
+  for (int i = 0; i < 5; i++)
+    OK(olLaunchKernel(q, hc_dev, k, &a, sizeof a, &l));
+  OK(olSyncQueue(q));
+  EQ(*c, 600000);
+  OK(olDestroyQueue(q));
+  OK(olMemFree(c));
+}
+
+/* The `global` image: write stores 2*i in the program global, read copies
+ * it out. */
+static void test_global_write_read(void) {
+  ol_symbol_handle_t w = kern("global", "write"), r = kern("global", "read");
+  void *g = NULL;
+  if (!w || !r || !hc_global(prog("global"), "global", &g, NULL))
+    return;
+  memset(g, 0, 256);
+  uint32_t *out = hc_alloc(OL_ALLOC_TYPE_MANAGED, 64 * sizeof(uint32_t));
+  if (!out)
+    return;
+  memset(out, 0xff, 64 * sizeof(uint32_t));
+  ol_queue_handle_t q = hc_queue();
+  ol_kernel_launch_size_args_t l = hc_size1(1, 64);
+  uint32_t unused = 0;
+  struct out_args a = {out};
+  OK(olLaunchKernel(q, hc_dev, w, &unused, sizeof unused, &l));
+  OK(olLaunchKernel(q, hc_dev, r, &a, sizeof a, &l));
+  OK(olSyncQueue(q));
+  EQ_ARRAY((uint32_t *)g, 64, 2u * i);
+  EQ_ARRAY(out, 64, 2u * i);
+  OK(olDestroyQueue(q));
+  OK(olMemFree(out));
+}
+
+static void test_global_ctor_kernel(void) {
+  ol_symbol_handle_t k = kern("global_ctor", "global_ctor");
+  uint32_t out[64] = {0};
+  if (!k)
+    return;
+  ol_kernel_launch_size_args_t l = hc_size1(1, 64);
+  struct out_args a = {out};
+  OK(olLaunchKernel(NULL, hc_dev, k, &a, sizeof a, &l));
+  EQ_ARRAY(out, 64, i + 100u);
+}
+
+static void test_global_dtor_kernel(void) {
+  /* runs, and the destructor (nothing to write: no target) does not crash
+   * when the program goes at the end */
+  ol_symbol_handle_t k = kern("global_dtor", "global_dtor");
+  uint32_t *runs = NULL;
+  if (!k || !hc_global(prog("global_dtor"), "dtor_kernel_runs", (void **)&runs, NULL))
+    return;
+  uint32_t unused = 0;
+  ol_kernel_launch_size_args_t l = hc_size1(2, 8);
+  OK(olLaunchKernel(NULL, hc_dev, k, &unused, sizeof unused, &l));
+  EQ(*runs, 16);
+}
+
+/* 1-, 2- and 3-D grids: every global id is visited exactly once, by a plain
+ * kernel and by a group kernel, and the index functions stay in range. */
+struct grid_args {
+  uint32_t *hits;
+  uint32_t *bad;
+};
+
+static void test_grids(void) {
+  ol_symbol_handle_t kernels[2] = {kern("grid", "grid"), kern("grid", "grid_group")};
+  ol_symbol_handle_t count = kern("single_counter", "single_counter");
+  if (!kernels[0] || !kernels[1] || !count)
+    return;
+  static const struct {
+    uint32_t dims, ng[3], gs[3];
+  } grids[] = {
+      {1, {5, 1, 1}, {33, 1, 1}},  {2, {4, 3, 1}, {8, 2, 1}},   {2, {1, 1, 1}, {32, 32, 1}},
+      {2, {7, 9, 1}, {1, 1, 1}},   {3, {2, 2, 2}, {4, 4, 4}},   {3, {1, 5, 3}, {16, 1, 2}},
+      {3, {3, 1, 7}, {1, 32, 1}},  {3, {2, 3, 4}, {5, 6, 7}},   {3, {1, 1, 1}, {1, 1, 64}},
+      {3, {3, 2, 5}, {2, 8, 3}},
+  };
+  enum { MAXN = 1 << 16 };
+  uint32_t *hits = hc_alloc(OL_ALLOC_TYPE_MANAGED, MAXN * sizeof(uint32_t));
+  uint32_t *bad = hc_alloc(OL_ALLOC_TYPE_MANAGED, sizeof(uint32_t));
+  uint32_t *c = hc_alloc(OL_ALLOC_TYPE_MANAGED, sizeof(uint32_t));
+  if (!hits || !bad || !c)
+    return;
+  for (size_t gi = 0; gi < sizeof grids / sizeof grids[0]; gi++)
+    for (int kk = 0; kk < 2; kk++) {
+      ol_kernel_launch_size_args_t l;
+      memset(&l, 0, sizeof l);
+      l.Dimensions = grids[gi].dims;
+      l.NumGroups.x = grids[gi].ng[0], l.NumGroups.y = grids[gi].ng[1];
+      l.NumGroups.z = grids[gi].ng[2];
+      l.GroupSize.x = grids[gi].gs[0], l.GroupSize.y = grids[gi].gs[1];
+      l.GroupSize.z = grids[gi].gs[2];
+      uint64_t total = 1;
+      for (int d = 0; d < 3; d++)
+        total *= (uint64_t)grids[gi].ng[d] * grids[gi].gs[d];
+      memset(hits, 0, (total + 16) * sizeof(uint32_t));
+      *bad = 0;
+      struct grid_args a = {hits, bad};
+      printf("    %s %ux%ux%u groups of %ux%ux%u\n", kk ? "grid_group" : "grid",
+             grids[gi].ng[0], grids[gi].ng[1], grids[gi].ng[2], grids[gi].gs[0],
+             grids[gi].gs[1], grids[gi].gs[2]);
+      OK(olLaunchKernel(NULL, hc_dev, kernels[kk], &a, sizeof a, &l));
+      EQ(*bad, 0);
+      EQ_ARRAY(hits, total, 1u);
+      EQ_ARRAY(hits + total, 16, 0u);
+    }
+  /* the plain counter agrees on the total */
+  ol_kernel_launch_size_args_t l;
+  memset(&l, 0, sizeof l);
+  l.Dimensions = 3;
+  l.NumGroups.x = 2, l.NumGroups.y = 3, l.NumGroups.z = 4;
+  l.GroupSize.x = 5, l.GroupSize.y = 6, l.GroupSize.z = 7;
+  *c = 0;
+  struct {
+    uint32_t *c;
+  } ca = {c};
+  OK(olLaunchKernel(NULL, hc_dev, count, &ca, sizeof ca, &l));
+  EQ(*c, 2 * 3 * 4 * 5 * 6 * 7);
+  OK(olMemFree(hits)), OK(olMemFree(bad)), OK(olMemFree(c));
+}
+
+/* A large 1-D grid spread over all CPUs. */
+static void test_large_grid(void) {
+  ol_symbol_handle_t k = kern("foo", "foo");
+  enum { N = 1 << 22 };
+  uint32_t *out = hc_alloc(OL_ALLOC_TYPE_DEVICE, (size_t)N * sizeof(uint32_t));
+  if (!k || !out)
+    return;
+  memset(out, 0, (size_t)N * sizeof(uint32_t));
+  ol_kernel_launch_size_args_t l = hc_size1(N / 1024, 1024);
+  struct out_args a = {out};
+  OK(olLaunchKernel(NULL, hc_dev, k, &a, sizeof a, &l));
+  EQ_ARRAY(out, N, i);
+  /* one work-item per group, many groups */
+  memset(out, 0, (size_t)N * sizeof(uint32_t));
+  l = hc_size1(100000, 1);
+  OK(olLaunchKernel(NULL, hc_dev, k, &a, sizeof a, &l));
+  EQ_ARRAY(out, 100000, i);
+  EQ(out[100000], 0);
+  OK(olMemFree(out));
+}
+
+/* The argument bytes are copied at the call. */
+static void test_arguments_copied(void) {
+  ol_symbol_handle_t k = kern("foo", "foo");
+  uint32_t a1[64] = {0}, a2[64] = {0};
+  if (!k)
+    return;
+  ol_queue_handle_t q = hc_queue();
+  hc_gate g;
+  hc_gate_close(&g, q);
+  ol_kernel_launch_size_args_t l = hc_size1(1, 64);
+  struct out_args a = {a1};
+  OK(olLaunchKernel(q, hc_dev, k, &a, sizeof a, &l));
+  a.out = a2; /* too late for the queued launch */
+  l.NumGroups.x = 1000;
+  hc_gate_open(&g);
+  OK(olSyncQueue(q));
+  EQ_ARRAY(a1, 64, i);
+  EQ_ARRAY(a2, 64, 0u);
+  OK(olDestroyQueue(q));
+}
+
+/* A host function holds back a kernel: the output stays zero, the queue is
+ * not empty, an event after the launch is not complete; all change after
+ * the release. */
+static void test_blocked_launch(void) {
+  ol_symbol_handle_t k = kern("foo", "foo");
+  uint32_t *out = hc_alloc(OL_ALLOC_TYPE_MANAGED, 256 * sizeof(uint32_t));
+  if (!k || !out)
+    return;
+  memset(out, 0, 256 * sizeof(uint32_t));
+  ol_queue_handle_t q = hc_queue();
+  hc_gate g;
+  hc_gate_close(&g, q);
+  ol_kernel_launch_size_args_t l = hc_size1(4, 64);
+  struct out_args a = {out};
+  OK(olLaunchKernel(q, hc_dev, k, &a, sizeof a, &l));
+  ol_event_handle_t e = NULL;
+  OK(olCreateEvent(q, &e));
+  hc_sleep_ms(500);
+  int nonzero = 0;
+  for (int i = 0; i < 256; i++)
+    nonzero += out[i] != 0;
+  EQ(nonzero, 0);
+  bool flag = true;
+  OK(olGetQueueInfo(q, OL_QUEUE_INFO_EMPTY, sizeof flag, &flag));
+  TRUE(!flag);
+  flag = true;
+  OK(olGetEventInfo(e, OL_EVENT_INFO_IS_COMPLETE, sizeof flag, &flag));
+  TRUE(!flag);
+  hc_gate_open(&g);
+  OK(olSyncQueue(q));
+  EQ_ARRAY(out, 256, i);
+  OK(olGetQueueInfo(q, OL_QUEUE_INFO_EMPTY, sizeof flag, &flag));
+  TRUE(flag);
+  OK(olGetEventInfo(e, OL_EVENT_INFO_IS_COMPLETE, sizeof flag, &flag));
+  TRUE(flag);
+  OK(olDestroyEvent(e));
+  OK(olDestroyQueue(q));
+  OK(olMemFree(out));
+}
+
+static void test_bad_sizes(void) {
+  ol_symbol_handle_t k = kern("foo", "foo");
+  uint32_t out[64];
+  if (!k)
+    return;
+  struct out_args a = {out};
+  ol_queue_handle_t q = hc_queue();
+  ol_kernel_launch_size_args_t l;
+  for (int which = 0; which < 6; which++) {
+    l = hc_size1(1, 1);
+    uint32_t *f = which < 3 ? &l.NumGroups.x : &l.GroupSize.x;
+    f[which % 3] = 0;
+    char want[64];
+    snprintf(want, sizeof want, "%s.%c is 0", which < 3 ? "NumGroups" : "GroupSize",
+             "xyz"[which % 3]);
+    ERR(olLaunchKernel(q, hc_dev, k, &a, sizeof a, &l), OL_ERRC_INVALID_SIZE, want);
+    ERR(olLaunchKernel(NULL, hc_dev, k, &a, sizeof a, &l), OL_ERRC_INVALID_SIZE, want);
+  }
+  l = hc_size1(1, 1025);
+  ERR(olLaunchKernel(q, hc_dev, k, &a, sizeof a, &l), OL_ERRC_INVALID_SIZE, "1025");
+  l = hc_size1(1, 1);
+  l.GroupSize.y = 2000;
+  ERR(olLaunchKernel(q, hc_dev, k, &a, sizeof a, &l), OL_ERRC_INVALID_SIZE, "2000");
+  l = hc_size1(1, 1);
+  l.GroupSize.z = 65;
+  ERR(olLaunchKernel(q, hc_dev, k, &a, sizeof a, &l), OL_ERRC_INVALID_SIZE, "65");
+  /* every dimension within limits, the product not */
+  l = hc_size1(1, 64);
+  l.GroupSize.y = 32;
+  ERR(olLaunchKernel(q, hc_dev, k, &a, sizeof a, &l), OL_ERRC_INVALID_SIZE, "2048");
+  l = hc_size1(1, 1);
+  l.DynSharedMemory = (1 << 20) + 1;
+  ERR(olLaunchKernel(q, hc_dev, k, &a, sizeof a, &l), OL_ERRC_INVALID_SIZE, "1048577");
+  /* more work-items in one dimension than 32 bits can count */
+  l = hc_size1(0x10000000u, 32);
+  ERR(olLaunchKernel(q, hc_dev, k, &a, sizeof a, &l), OL_ERRC_INVALID_SIZE, "268435456");
+  /* limits themselves are accepted */
+  uint32_t *big = hc_alloc(OL_ALLOC_TYPE_MANAGED, 1024 * sizeof(uint32_t));
+  if (big) {
+    struct out_args b = {big};
+    l = hc_size1(1, 1024);
+    OK(olLaunchKernel(q, hc_dev, k, &b, sizeof b, &l));
+    l = hc_size1(1, 16);
+    l.GroupSize.z = 64;
+    OK(olLaunchKernel(q, hc_dev, k, &b, sizeof b, &l));
+    OK(olSyncQueue(q));
+    EQ_ARRAY(big, 1024, i);
+    OK(olMemFree(big));
+  }
+  /* nothing of the refused launches ran; the queue is fine */
+  OK(olSyncQueue(q));
+  OK(olDestroyQueue(q));
+}
+
+static void test_bad_arguments(void) {
+  ol_symbol_handle_t k = kern("foo", "foo");
+  ol_symbol_handle_t m = kern("multiargs", "multiargs");
+  uint32_t out[64];
+  if (!k || !m)
+    return;
+  struct out_args a = {out};
+  ol_kernel_launch_size_args_t l = hc_size1(1, 1);
+  /* smaller than the kernel's argument struct */
+  ERR(olLaunchKernel(NULL, hc_dev, k, &a, sizeof a - 1, &l), OL_ERRC_INVALID_ARGUMENT, NULL);
+  ERR(olLaunchKernel(NULL, hc_dev, k, NULL, 0, &l), OL_ERRC_INVALID_ARGUMENT, NULL);
+  struct multiargs_args ma;
+  memset(&ma, 0, sizeof ma);
+  ERR(olLaunchKernel(NULL, hc_dev, m, &ma, 8, &l), OL_ERRC_INVALID_ARGUMENT, "8");
+  /* size without data */
+  ERR(olLaunchKernel(NULL, hc_dev, k, NULL, sizeof a, &l), OL_ERRC_INVALID_ARGUMENT,
+      "ArgumentsSize > 0 && ArgumentsData == NULL");
+  ERR(olLaunchKernel(NULL, NULL, k, &a, sizeof a, &l), OL_ERRC_INVALID_NULL_HANDLE,
+      "NULL == Device");
+  ERR(olLaunchKernel(NULL, hc_dev, NULL, &a, sizeof a, &l), OL_ERRC_INVALID_NULL_HANDLE,
+      "NULL == Kernel");
+  ERR(olLaunchKernel(NULL, hc_dev, k, &a, sizeof a, NULL), OL_ERRC_INVALID_NULL_POINTER,
+      "NULL == LaunchSizeArgs");
+  ERR(olLaunchKernel((ol_queue_handle_t)0x1234, hc_dev, k, &a, sizeof a, &l),
+      OL_ERRC_INVALID_QUEUE, NULL);
+  ERR(olLaunchKernel(NULL, (ol_device_handle_t)0x1234, k, &a, sizeof a, &l),
+      OL_ERRC_INVALID_DEVICE, NULL);
+  ERR(olLaunchKernel(NULL, hc_dev, (ol_symbol_handle_t)0x1234, &a, sizeof a, &l),
+      OL_ERRC_INVALID_ARGUMENT, NULL);
+  /* a global variable is not a kernel */
+  ol_symbol_handle_t g = hc_global(prog("global"), "global", NULL, NULL);
+  if (g) {
+    ERR(olLaunchKernel(NULL, hc_dev, g, &a, sizeof a, &l), OL_ERRC_SYMBOL_KIND,
+        "provided symbol is not a kernel");
+    ol_queue_handle_t q = hc_queue();
+    ERR(olLaunchKernel(q, hc_dev, g, &a, sizeof a, &l), OL_ERRC_SYMBOL_KIND,
+        "provided symbol is not a kernel");
+    OK(olDestroyQueue(q));
+  }
+}
+
+int main(int argc, char **argv) {
+  hc_start(argc, argv);
+  RUN(test_foo_queue);
+  RUN(test_foo_synchronous);
+  RUN(test_foo_threads_one_queue);
+  RUN(test_foo_threads_sync);
+  RUN(test_bar_other_program);
+  RUN(test_noargs);
+  RUN(test_multiargs);
+  RUN(test_composite);
+  RUN(test_byte);
+  RUN(test_localmem);
+  RUN(test_localmem_reduction);
+  RUN(test_localmem_static);
+  RUN(test_single_counter);
+  RUN(test_global_write_read);
+  RUN(test_global_ctor_kernel);
+  RUN(test_global_dtor_kernel);
+  RUN(test_grids);
+  RUN(test_large_grid);
+  RUN(test_arguments_copied);
+  RUN(test_blocked_launch);
+  RUN(test_bad_sizes);
+  RUN(test_bad_arguments);
+  return hc_finish("kernel");
+}

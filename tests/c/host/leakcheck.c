@@ -1,0 +1,152 @@
+/* OFFLOAD_LEAK_CHECK: the final olShutDown lists what is still alive.
+ * stderr is captured with dup2 around olShutDown; the variable is read at
+ * each real initialisation, so each test runs a full init/shutdown cycle.
+ * SPDX-License-Identifier: Apache-2.0 */
+#include <fcntl.h>
+
+#include "hcheck.h"
+
+static char captured[1 << 16];
+
+/* Runs olShutDown (the last reference) with stderr going to a file, and
+ * keeps what was written in `captured`. */
+static void shutdown_capturing(void) {
+  char path[] = "/tmp/ol-leak-XXXXXX";
+  int fd = mkstemp(path);
+  if (!TRUE(fd >= 0))
+    return;
+  fflush(stderr);
+  int saved = dup(2);
+  dup2(fd, 2);
+  ol_result_t r = olShutDown();
+  fflush(stderr);
+  dup2(saved, 2);
+  close(saved);
+  OK(r);
+  lseek(fd, 0, SEEK_SET);
+  ssize_t n = read(fd, captured, sizeof captured - 1);
+  captured[n > 0 ? n : 0] = 0;
+  close(fd);
+  unlink(path);
+}
+
+static void fresh_init(bool leak_check) {
+  if (leak_check)
+    setenv("OFFLOAD_LEAK_CHECK", "1", 1);
+  else
+    unsetenv("OFFLOAD_LEAK_CHECK");
+  OK(olInit());
+  hc_dev = NULL;
+  OK(olIterateDevices(hc_find_host, &hc_dev));
+  TRUE(hc_dev != NULL);
+}
+
+static bool contains(const char *needle) {
+  if (strstr(captured, needle)) {
+    hc_pass++;
+    return true;
+  }
+  hc_failed(__FILE__, __LINE__, "leak report lacks \"%s\"; it was:\n%s", needle, captured);
+  return false;
+}
+
+static void test_reports_leaks(void) {
+  fresh_init(true);
+  ol_queue_handle_t q = hc_queue();
+  void *mem = hc_alloc(OL_ALLOC_TYPE_DEVICE, 1234);
+  ol_event_handle_t e = NULL;
+  OK(olCreateEvent(q, &e));
+  ol_program_handle_t p = hc_program("foo");
+  /* something that was released must not be listed */
+  void *freed = hc_alloc(OL_ALLOC_TYPE_HOST, 777);
+  OK(olMemFree(freed));
+  shutdown_capturing();
+  char want[128];
+  contains("leak check");
+  snprintf(want, sizeof want, "queue %#" PRIxPTR, (uintptr_t)q);
+  contains(want);
+  snprintf(want, sizeof want, "allocation %#" PRIxPTR ", 1234 bytes", (uintptr_t)mem);
+  contains(want);
+  snprintf(want, sizeof want, "event %#" PRIxPTR, (uintptr_t)e);
+  contains(want);
+  snprintf(want, sizeof want, "program %#" PRIxPTR, (uintptr_t)p);
+  contains(want);
+  TRUE(strstr(captured, "777 bytes") == NULL);
+  /* the library really is shut down now */
+  ERR(olCreateQueue(hc_dev, &q), OL_ERRC_UNINITIALIZED, NULL);
+}
+
+static void test_clean_run(void) {
+  fresh_init(true);
+  ol_queue_handle_t q = hc_queue();
+  void *mem = hc_alloc(OL_ALLOC_TYPE_MANAGED, 64);
+  ol_event_handle_t e = NULL;
+  OK(olCreateEvent(q, &e));
+  OK(olDestroyEvent(e));
+  OK(olDestroyQueue(q));
+  OK(olMemFree(mem));
+  shutdown_capturing();
+  contains("no objects left alive");
+  TRUE(strstr(captured, "queue 0x") == NULL);
+}
+
+static void test_off_by_default(void) {
+  fresh_init(false);
+  ol_queue_handle_t q = hc_queue();
+  (void)q;
+  shutdown_capturing();
+  EQ(strlen(captured), 0);
+}
+
+/* Leaked work that is still running at olShutDown: the shutdown waits for
+ * the queue and the report still lists it. */
+static atomic_int late_ran;
+static void late_fn(void *u) {
+  (void)u;
+  hc_sleep_ms(200);
+  atomic_store(&late_ran, 1);
+}
+
+static void test_leaked_busy_queue(void) {
+  fresh_init(true);
+  atomic_store(&late_ran, 0);
+  ol_queue_handle_t q = hc_queue();
+  OK(olLaunchHostFunction(q, late_fn, NULL));
+  shutdown_capturing();
+  char want[64];
+  snprintf(want, sizeof want, "queue %#" PRIxPTR, (uintptr_t)q);
+  contains(want);
+  EQ(atomic_load(&late_ran), 1);
+}
+
+/* A program still loaded at the final olShutDown is unloaded by it: its
+ * destructor runs (and the report lists it). */
+static void test_leaked_program_destructor(void) {
+  fresh_init(true);
+  ol_program_handle_t p = hc_program("global_dtor");
+  void *target = NULL;
+  uint32_t *seen = calloc(65, sizeof(uint32_t));
+  if (!hc_global(p, "dtor_target", &target, NULL))
+    return;
+  memcpy(target, &seen, sizeof seen);
+  shutdown_capturing();
+  char want[64];
+  snprintf(want, sizeof want, "program %#" PRIxPTR, (uintptr_t)p);
+  contains(want);
+  EQ_ARRAY(seen, 64, i + 200u);
+  free(seen);
+}
+
+int main(int argc, char **argv) {
+  hc_start(argc, argv);
+  /* drop hc_start's reference: each test makes its own initialisation */
+  OK(olShutDown());
+  RUN(test_reports_leaks);
+  RUN(test_clean_run);
+  RUN(test_off_by_default);
+  RUN(test_leaked_busy_queue);
+  RUN(test_leaked_program_destructor);
+  unsetenv("OFFLOAD_LEAK_CHECK");
+  OK(olInit()); /* for hc_finish's olShutDown */
+  return hc_finish("leakcheck");
+}

@@ -1,0 +1,617 @@
+/* Memory on the host device: olMemAlloc, olMemFree, olGetMemInfo(Size),
+ * olMemcpy, olMemFill, olMemRegister, olMemUnregister.
+ * SPDX-License-Identifier: Apache-2.0 */
+#include "hcheck.h"
+
+static const ol_alloc_type_t all_types[] = {OL_ALLOC_TYPE_HOST, OL_ALLOC_TYPE_DEVICE,
+                                            OL_ALLOC_TYPE_MANAGED};
+
+/* ------------------------------------------------------------ olMemAlloc */
+
+static void test_alloc_each_type(void) {
+  for (int t = 0; t < 3; t++) {
+    void *p = NULL;
+    if (!OK(olMemAlloc(hc_dev, all_types[t], 1024, &p)))
+      continue;
+    TRUE(p != NULL);
+    EQ((uintptr_t)p % 64, 0);
+    /* host device memory is ordinary memory: every byte is usable */
+    memset(p, 0x5a, 1024);
+    EQ(((unsigned char *)p)[1023], 0x5a);
+    OK(olMemFree(p));
+  }
+}
+
+static void test_alloc_odd_sizes(void) {
+  static const size_t sizes[] = {1, 3, 63, 65, 4097, 1u << 20, (8u << 20) + 1};
+  void *ptrs[7];
+  for (int i = 0; i < 7; i++) {
+    ptrs[i] = hc_alloc(OL_ALLOC_TYPE_DEVICE, sizes[i]);
+    TRUE(ptrs[i] != NULL);
+    if (ptrs[i]) {
+      EQ((uintptr_t)ptrs[i] % 64, 0);
+      memset(ptrs[i], i, sizes[i]);
+    }
+  }
+  /* the allocations do not overlap: each still holds its own byte */
+  for (int i = 0; i < 7; i++)
+    if (ptrs[i]) {
+      EQ(((unsigned char *)ptrs[i])[0], i);
+      EQ(((unsigned char *)ptrs[i])[sizes[i] - 1], i);
+      size_t got = 0;
+      OK(olGetMemInfo(ptrs[i], OL_MEM_INFO_SIZE, sizeof got, &got));
+      EQ(got, sizes[i]);
+      OK(olMemFree(ptrs[i]));
+    }
+}
+
+static void test_alloc_many(void) {
+  enum { N = 500 };
+  static void *p[N];
+  int made = 0;
+  for (int i = 0; i < N; i++)
+    if (olMemAlloc(hc_dev, all_types[i % 3], 32 + (size_t)i, &p[i]) == NULL) {
+      made++;
+      *(uint32_t *)p[i] = (uint32_t)i;
+    } else {
+      p[i] = NULL;
+    }
+  EQ(made, N);
+  int intact = 0;
+  for (int i = 0; i < N; i++)
+    if (p[i]) {
+      intact += *(uint32_t *)p[i] == (uint32_t)i;
+      OK(olMemFree(p[i]));
+    }
+  EQ(intact, N);
+}
+
+static void test_alloc_errors(void) {
+  void *p = (void *)0x1;
+  ERR(olMemAlloc(hc_dev, OL_ALLOC_TYPE_DEVICE, 0, &p), OL_ERRC_INVALID_SIZE, "Size == 0");
+  EQ((uintptr_t)p, 1);
+  ERR(olMemAlloc(NULL, OL_ALLOC_TYPE_DEVICE, 1024, &p), OL_ERRC_INVALID_NULL_HANDLE, NULL);
+  ERR(olMemAlloc(hc_dev, OL_ALLOC_TYPE_DEVICE, 1024, NULL), OL_ERRC_INVALID_NULL_POINTER, NULL);
+  ERR(olMemAlloc((ol_device_handle_t)0x1234, OL_ALLOC_TYPE_DEVICE, 1024, &p),
+      OL_ERRC_INVALID_DEVICE, "0x1234");
+  /* the queue handle is not a device handle */
+  ol_queue_handle_t q = hc_queue();
+  ERR(olMemAlloc((ol_device_handle_t)q, OL_ALLOC_TYPE_DEVICE, 1024, &p), OL_ERRC_INVALID_DEVICE,
+      "queue");
+  OK(olDestroyQueue(q));
+  /* far more than the machine has */
+  p = NULL;
+  ol_result_t r = olMemAlloc(hc_dev, OL_ALLOC_TYPE_DEVICE, (size_t)1 << 62, &p);
+  TRUE(r != NULL);
+  if (r)
+    EQ(r->Code, OL_ERRC_OUT_OF_RESOURCES);
+  else
+    olMemFree(p);
+}
+
+/* ------------------------------------------------------------- olMemFree */
+
+static void test_free_errors(void) {
+  int on_stack = 0;
+  ERR(olMemFree(NULL), OL_ERRC_INVALID_NULL_POINTER, "NULL == Address");
+  ERR(olMemFree(&on_stack), OL_ERRC_INVALID_ARGUMENT, NULL);
+  void *p = hc_alloc(OL_ALLOC_TYPE_HOST, 256);
+  if (!p)
+    return;
+  /* only the base frees */
+  ERR(olMemFree((char *)p + 16), OL_ERRC_INVALID_ARGUMENT, NULL);
+  OK(olMemFree(p));
+  /* a second free is refused */
+  ERR(olMemFree(p), OL_ERRC_INVALID_ARGUMENT, NULL);
+}
+
+/* ---------------------------------------------------------- olGetMemInfo */
+
+static void test_mem_info(void) {
+  for (int t = 0; t < 3; t++) {
+    char *p = hc_alloc(all_types[t], 1024);
+    if (!p)
+      continue;
+    char *where[] = {p, p + 123, p + 1023};
+    for (int w = 0; w < 3; w++) {
+      ol_device_handle_t d = NULL;
+      void *base = NULL;
+      size_t size = 0;
+      ol_alloc_type_t type = OL_ALLOC_TYPE_LAST;
+      OK(olGetMemInfo(where[w], OL_MEM_INFO_DEVICE, sizeof d, &d));
+      EQ((uintptr_t)d, (uintptr_t)hc_dev);
+      OK(olGetMemInfo(where[w], OL_MEM_INFO_BASE, sizeof base, &base));
+      EQ((uintptr_t)base, (uintptr_t)p);
+      OK(olGetMemInfo(where[w], OL_MEM_INFO_SIZE, sizeof size, &size));
+      EQ(size, 1024);
+      OK(olGetMemInfo(where[w], OL_MEM_INFO_TYPE, sizeof type, &type));
+      EQ(type, all_types[t]);
+    }
+    /* one past the end is not part of the allocation */
+    void *base = NULL;
+    ERR(olGetMemInfo(p + 1024, OL_MEM_INFO_BASE, sizeof base, &base), OL_ERRC_NOT_FOUND, NULL);
+    OK(olMemFree(p));
+    /* a freed allocation is forgotten */
+    ERR(olGetMemInfo(p, OL_MEM_INFO_BASE, sizeof base, &base), OL_ERRC_NOT_FOUND, NULL);
+  }
+}
+
+static void test_mem_info_errors(void) {
+  char *p = hc_alloc(OL_ALLOC_TYPE_DEVICE, 1024);
+  if (!p)
+    return;
+  void *base = NULL;
+  int on_stack;
+  ERR(olGetMemInfo((void *)0x1234, OL_MEM_INFO_BASE, sizeof base, &base), OL_ERRC_NOT_FOUND,
+      NULL);
+  ERR(olGetMemInfo(&on_stack, OL_MEM_INFO_BASE, sizeof base, &base), OL_ERRC_NOT_FOUND, NULL);
+  ERR(olGetMemInfo(NULL, OL_MEM_INFO_BASE, sizeof base, &base), OL_ERRC_INVALID_NULL_POINTER,
+      "NULL == Ptr");
+  ERR(olGetMemInfo(p, OL_MEM_INFO_BASE, 0, &base), OL_ERRC_INVALID_SIZE, "PropSize == 0");
+  ERR(olGetMemInfo(p, OL_MEM_INFO_BASE, sizeof base - 1, &base), OL_ERRC_INVALID_SIZE, NULL);
+  ol_alloc_type_t type;
+  ERR(olGetMemInfo(p, OL_MEM_INFO_TYPE, sizeof type - 1, &type), OL_ERRC_INVALID_SIZE, NULL);
+  ERR(olGetMemInfo(p, OL_MEM_INFO_BASE, sizeof base, NULL), OL_ERRC_INVALID_NULL_POINTER,
+      "NULL == PropValue");
+  ERR(olGetMemInfo(p, (ol_mem_info_t)HC_BIG, sizeof base, &base), OL_ERRC_INVALID_ENUMERATION,
+      "olGetMemInfo enum '2147483647' is invalid");
+  /* a bigger buffer is fine; only the value's bytes are written */
+  unsigned char big[16];
+  memset(big, 0xee, sizeof big);
+  OK(olGetMemInfo(p, OL_MEM_INFO_SIZE, sizeof big, big));
+  size_t got;
+  memcpy(&got, big, sizeof got);
+  EQ(got, 1024);
+  EQ(big[8], 0xee);
+  EQ(big[15], 0xee);
+  OK(olMemFree(p));
+}
+
+static void test_mem_info_size(void) {
+  char *p = hc_alloc(OL_ALLOC_TYPE_MANAGED, 1024);
+  if (!p)
+    return;
+  size_t n = 0;
+  OK(olGetMemInfoSize(p + 5, OL_MEM_INFO_DEVICE, &n));
+  EQ(n, sizeof(ol_device_handle_t));
+  OK(olGetMemInfoSize(p, OL_MEM_INFO_BASE, &n));
+  EQ(n, sizeof(void *));
+  OK(olGetMemInfoSize(p, OL_MEM_INFO_SIZE, &n));
+  EQ(n, sizeof(size_t));
+  OK(olGetMemInfoSize(p, OL_MEM_INFO_TYPE, &n));
+  EQ(n, sizeof(ol_alloc_type_t));
+  ERR(olGetMemInfoSize(NULL, OL_MEM_INFO_SIZE, &n), OL_ERRC_INVALID_NULL_POINTER, NULL);
+  ERR(olGetMemInfoSize(p, OL_MEM_INFO_SIZE, NULL), OL_ERRC_INVALID_NULL_POINTER, NULL);
+  ERR(olGetMemInfoSize(p, (ol_mem_info_t)HC_BIG, &n), OL_ERRC_INVALID_ENUMERATION,
+      "olGetMemInfo enum '2147483647' is invalid");
+  ERR(olGetMemInfoSize((void *)0x1234, OL_MEM_INFO_SIZE, &n), OL_ERRC_NOT_FOUND, NULL);
+  OK(olMemFree(p));
+}
+
+/* -------------------------------------------------------------- olMemcpy */
+
+/* A place memory can live: malloc'd host memory, the three allocation
+ * types, or a program global. */
+typedef struct place {
+  const char *name;
+  uint8_t *p;
+} place;
+
+static void fill_seq(uint8_t *p, size_t n, unsigned seed) {
+  for (size_t i = 0; i < n; i++)
+    p[i] = (uint8_t)(i * 7u + seed);
+}
+
+static void test_memcpy_every_pair(void) {
+  enum { N = 256 }; /* the size of the `global` variable of global.so */
+  ol_program_handle_t prog = hc_program("global");
+  void *gaddr = NULL;
+  size_t gsize = 0;
+  if (!hc_global(prog, "global", &gaddr, &gsize))
+    return;
+  EQ(gsize, N);
+  place places[] = {
+      {"malloc", malloc(N)},
+      {"host", hc_alloc(OL_ALLOC_TYPE_HOST, N)},
+      {"device", hc_alloc(OL_ALLOC_TYPE_DEVICE, N)},
+      {"managed", hc_alloc(OL_ALLOC_TYPE_MANAGED, N)},
+      {"global", gaddr},
+  };
+  enum { P = sizeof places / sizeof places[0] };
+  ol_queue_handle_t q = hc_queue();
+  unsigned seed = 1;
+  for (int mode = 0; mode < 2; mode++) /* 0: NULL queue, 1: queued */
+    for (int s = 0; s < P; s++)
+      for (int d = 0; d < P; d++) {
+        if (s == d)
+          continue;
+        uint8_t *src = places[s].p, *dst = places[d].p;
+        fill_seq(src, N, seed);
+        memset(dst, 0, N);
+        bool ok;
+        if (mode == 0) {
+          ok = OK(olMemcpy(NULL, dst, hc_dev, src, hc_dev, N));
+        } else {
+          ok = OK(olMemcpy(q, dst, hc_dev, src, hc_dev, N)) && OK(olSyncQueue(q));
+        }
+        int bad = 0;
+        for (size_t i = 0; i < N; i++)
+          bad += dst[i] != (uint8_t)(i * 7u + seed);
+        if (ok && bad)
+          hc_failed(__FILE__, __LINE__, "%s copy %s -> %s: %d bytes wrong",
+                    mode ? "queued" : "synchronous", places[s].name, places[d].name, bad);
+        else if (ok)
+          hc_pass++;
+        seed++;
+      }
+  /* the kernel `read` sees what olMemcpy put in the global */
+  uint32_t vals[64];
+  for (int i = 0; i < 64; i++)
+    vals[i] = 3000u + (uint32_t)i;
+  OK(olMemcpy(q, gaddr, hc_dev, vals, hc_dev, sizeof vals));
+  uint32_t *out = hc_alloc(OL_ALLOC_TYPE_MANAGED, sizeof vals);
+  ol_symbol_handle_t rd = hc_kernel(prog, "read");
+  if (out && rd) {
+    ol_kernel_launch_size_args_t l = hc_size1(1, 64);
+    struct {
+      uint32_t *out;
+    } args = {out};
+    OK(olLaunchKernel(q, hc_dev, rd, &args, sizeof args, &l));
+    OK(olSyncQueue(q));
+    EQ_ARRAY(out, 64, 3000u + i);
+  }
+  if (out)
+    OK(olMemFree(out));
+  OK(olDestroyQueue(q));
+  free(places[0].p);
+  for (int i = 1; i < 4; i++)
+    if (places[i].p)
+      OK(olMemFree(places[i].p));
+  OK(olDestroyProgram(prog));
+}
+
+/* Copies on one queue run in order: a chain A -> B -> C -> D. */
+static void test_memcpy_queue_order(void) {
+  enum { N = 1 << 20 };
+  uint8_t *a = hc_alloc(OL_ALLOC_TYPE_HOST, N), *b = hc_alloc(OL_ALLOC_TYPE_DEVICE, N),
+          *c = hc_alloc(OL_ALLOC_TYPE_MANAGED, N), *d = malloc(N);
+  ol_queue_handle_t q = hc_queue();
+  if (!a || !b || !c)
+    return;
+  fill_seq(a, N, 9);
+  memset(b, 0, N), memset(c, 0, N), memset(d, 0, N);
+  OK(olMemcpy(q, b, hc_dev, a, hc_dev, N));
+  OK(olMemcpy(q, c, hc_dev, b, hc_dev, N));
+  OK(olMemcpy(q, d, hc_dev, c, hc_dev, N));
+  OK(olSyncQueue(q));
+  TRUE(memcmp(a, d, N) == 0);
+  /* a copy of 0 bytes is allowed, queued or not, and changes nothing */
+  OK(olMemcpy(q, d, hc_dev, a, hc_dev, 0));
+  OK(olMemcpy(NULL, d, hc_dev, a, hc_dev, 0));
+  OK(olSyncQueue(q));
+  TRUE(memcmp(a, d, N) == 0);
+  /* overlapping ranges of one allocation behave like memmove */
+  for (int i = 0; i < 100; i++)
+    a[i] = (uint8_t)i;
+  OK(olMemcpy(NULL, a + 10, hc_dev, a, hc_dev, 50));
+  int bad = 0;
+  for (int i = 0; i < 50; i++)
+    bad += a[10 + i] != (uint8_t)i;
+  EQ(bad, 0);
+  OK(olDestroyQueue(q));
+  OK(olMemFree(a)), OK(olMemFree(b)), OK(olMemFree(c));
+  free(d);
+}
+
+/* A queued copy really is asynchronous: behind a blocked host function it
+ * has not happened yet; after the release it has. */
+static void test_memcpy_queued_is_async(void) {
+  uint32_t src[16], dst[16];
+  for (int i = 0; i < 16; i++)
+    src[i] = 77u + (uint32_t)i, dst[i] = 0;
+  ol_queue_handle_t q = hc_queue();
+  hc_gate g;
+  if (!hc_gate_close(&g, q))
+    return;
+  OK(olMemcpy(q, dst, hc_dev, src, hc_dev, sizeof src));
+  hc_sleep_ms(50);
+  EQ(dst[0], 0);
+  /* the NULL-queue form does not wait for the blocked queue */
+  uint32_t sync_dst[16] = {0};
+  double t0 = hc_now_ms();
+  OK(olMemcpy(NULL, sync_dst, hc_dev, src, hc_dev, sizeof src));
+  TRUE(hc_now_ms() - t0 < 1000);
+  EQ_ARRAY(sync_dst, 16, 77u + i);
+  hc_gate_open(&g);
+  OK(olSyncQueue(q));
+  EQ_ARRAY(dst, 16, 77u + i);
+  OK(olDestroyQueue(q));
+}
+
+static void test_memcpy_errors(void) {
+  char a[8] = {0}, b[8] = {0};
+  ERR(olMemcpy(NULL, a, NULL, b, hc_dev, 8), OL_ERRC_INVALID_NULL_HANDLE, "NULL == DstDevice");
+  ERR(olMemcpy(NULL, a, hc_dev, b, NULL, 8), OL_ERRC_INVALID_NULL_HANDLE, "NULL == SrcDevice");
+  ERR(olMemcpy(NULL, NULL, hc_dev, b, hc_dev, 8), OL_ERRC_INVALID_NULL_POINTER, "NULL == DstPtr");
+  ERR(olMemcpy(NULL, a, hc_dev, NULL, hc_dev, 8), OL_ERRC_INVALID_NULL_POINTER, "NULL == SrcPtr");
+  ERR(olMemcpy((ol_queue_handle_t)0x1234, a, hc_dev, b, hc_dev, 8), OL_ERRC_INVALID_QUEUE,
+      NULL);
+  ERR(olMemcpy(NULL, a, (ol_device_handle_t)0x1234, b, hc_dev, 8), OL_ERRC_INVALID_DEVICE, NULL);
+  ol_queue_handle_t q = hc_queue();
+  OK(olDestroyQueue(q));
+  ERR(olMemcpy(q, a, hc_dev, b, hc_dev, 8), OL_ERRC_INVALID_QUEUE, "destroyed");
+}
+
+/* ------------------------------------------------------------- olMemFill */
+
+struct __attribute__((packed)) pat17 {
+  uint8_t a;
+  uint64_t b;
+  uint32_t c;
+  uint16_t d;
+  uint16_t e;
+};
+_Static_assert(sizeof(struct pat17) == 17, "17-byte pattern");
+
+/* Fills with `psize`-byte patterns and checks every element, for a NULL
+ * queue and a queue, in several kinds of memory. */
+static void check_fill(size_t psize, size_t total) {
+  uint8_t pat[17];
+  for (size_t i = 0; i < psize; i++)
+    pat[i] = (uint8_t)(0xa0 + i * 3);
+  if (psize == 17) {
+    struct pat17 s = {0x11, 0x2233445566778899ull, 0xaabbccdd, 0xeeff, 0x1357};
+    memcpy(pat, &s, 17);
+  }
+  ol_queue_handle_t q = hc_queue();
+  for (int kind = 0; kind < 4; kind++)
+    for (int queued = 0; queued < 2; queued++) {
+      /* 64 guard bytes either side of the filled range */
+      uint8_t *mem = kind < 3 ? hc_alloc(all_types[kind], total + 128) : malloc(total + 128);
+      if (!mem)
+        continue;
+      memset(mem, 0x33, total + 128);
+      bool ok;
+      if (queued)
+        ok = OK(olMemFill(q, mem + 64, psize, pat, total)) && OK(olSyncQueue(q));
+      else
+        ok = OK(olMemFill(NULL, mem + 64, psize, pat, total));
+      size_t bad = 0, guard = 0;
+      for (size_t i = 0; i < total; i++)
+        bad += mem[64 + i] != pat[i % psize];
+      for (size_t i = 0; i < 64; i++)
+        guard += (mem[i] != 0x33) + (mem[64 + total + i] != 0x33);
+      if (ok && (bad || guard))
+        hc_failed(__FILE__, __LINE__,
+                  "fill with a %zu-byte pattern over %zu bytes (%s, %s): %zu wrong bytes, %zu "
+                  "guard bytes changed",
+                  psize, total, kind < 3 ? "olMemAlloc" : "malloc", queued ? "queued" : "NULL queue",
+                  bad, guard);
+      else if (ok)
+        hc_pass++;
+      if (kind < 3)
+        OK(olMemFree(mem));
+      else
+        free(mem);
+    }
+  OK(olDestroyQueue(q));
+}
+
+static void test_fill_patterns(void) {
+  check_fill(1, 1024);
+  check_fill(2, 1024);
+  check_fill(4, 1024);
+  check_fill(16, 1024);
+  check_fill(17, 17 * 64);
+  check_fill(8, 8);
+  check_fill(3, 3 * 1000001);
+  check_fill(64, 64 * 4096);
+}
+
+/* The pattern is copied at the call: changing it while the fill waits in
+ * the queue does not change what is written. */
+static void test_fill_pattern_copied(void) {
+  ol_queue_handle_t q = hc_queue();
+  uint32_t *mem = hc_alloc(OL_ALLOC_TYPE_DEVICE, 64 * sizeof(uint32_t));
+  hc_gate g;
+  if (!mem || !hc_gate_close(&g, q))
+    return;
+  uint32_t pat = 0xcafef00d;
+  OK(olMemFill(q, mem, sizeof pat, &pat, 64 * sizeof(uint32_t)));
+  pat = 0xdeadbeef;
+  hc_gate_open(&g);
+  OK(olSyncQueue(q));
+  EQ_ARRAY(mem, 64, 0xcafef00du);
+  /* FillSize 0 writes nothing */
+  OK(olMemFill(q, mem, sizeof pat, &pat, 0));
+  OK(olMemFill(NULL, mem, sizeof pat, &pat, 0));
+  OK(olSyncQueue(q));
+  EQ_ARRAY(mem, 64, 0xcafef00du);
+  OK(olMemFree(mem));
+  OK(olDestroyQueue(q));
+}
+
+static void test_fill_errors(void) {
+  uint8_t *mem = hc_alloc(OL_ALLOC_TYPE_MANAGED, 1025);
+  uint16_t pat = 7;
+  if (!mem)
+    return;
+  ol_queue_handle_t q = hc_queue();
+  ERR(olMemFill(q, mem, 2, &pat, 1025), OL_ERRC_INVALID_SIZE, "FillSize % PatternSize != 0");
+  ERR(olMemFill(NULL, mem, 2, &pat, 1025), OL_ERRC_INVALID_SIZE, "FillSize % PatternSize != 0");
+  ERR(olMemFill(q, mem, 0, &pat, 16), OL_ERRC_INVALID_SIZE, "PatternSize == 0");
+  ERR(olMemFill(q, NULL, 2, &pat, 16), OL_ERRC_INVALID_NULL_POINTER, "NULL == Ptr");
+  ERR(olMemFill(q, mem, 2, NULL, 16), OL_ERRC_INVALID_NULL_POINTER, "NULL == PatternPtr");
+  ERR(olMemFill((ol_queue_handle_t)0x1234, mem, 2, &pat, 16), OL_ERRC_INVALID_QUEUE, NULL);
+  OK(olSyncQueue(q));
+  OK(olDestroyQueue(q));
+  OK(olMemFree(mem));
+}
+
+/* --------------------------------------------------- olMemRegister etc. */
+
+static void test_register_basic(void) {
+  uint32_t arr[256];
+  void *pinned = NULL;
+  if (!OK(olMemRegister(hc_dev, arr, sizeof arr, 0, &pinned)))
+    return;
+  TRUE(pinned != NULL);
+  EQ((uintptr_t)pinned, (uintptr_t)arr);
+  /* the pinned pointer is a valid copy target */
+  uint32_t src[256];
+  for (int i = 0; i < 256; i++)
+    src[i] = 5u * (uint32_t)i;
+  ol_queue_handle_t q = hc_queue();
+  OK(olMemcpy(q, pinned, hc_dev, src, hc_dev, sizeof src));
+  OK(olSyncQueue(q));
+  EQ_ARRAY(arr, 256, 5u * i);
+  OK(olDestroyQueue(q));
+  OK(olMemUnregister(hc_dev, pinned));
+  ERR(olMemUnregister(hc_dev, arr), OL_ERRC_INVALID_ARGUMENT, NULL);
+}
+
+static void test_register_twice(void) {
+  char arr[4096];
+  void *p1 = NULL, *p2 = NULL;
+  OK(olMemRegister(hc_dev, arr, sizeof arr, 0, &p1));
+  OK(olMemRegister(hc_dev, arr, sizeof arr, 0, &p2));
+  EQ((uintptr_t)p1, (uintptr_t)arr);
+  EQ((uintptr_t)p2, (uintptr_t)arr);
+  OK(olMemUnregister(hc_dev, arr));
+  OK(olMemUnregister(hc_dev, arr));
+  /* a third unregister has nothing left to drop */
+  ERR(olMemUnregister(hc_dev, arr), OL_ERRC_INVALID_ARGUMENT, NULL);
+}
+
+static void test_register_contained(void) {
+  char arr[4096];
+  void *p = NULL;
+  OK(olMemRegister(hc_dev, arr, sizeof arr, 0, &p));
+  /* a range inside a registered one adds a user of it */
+  OK(olMemRegister(hc_dev, arr + 100, 200, 0, &p));
+  EQ((uintptr_t)p, (uintptr_t)(arr + 100));
+  OK(olMemUnregister(hc_dev, arr));
+  OK(olMemUnregister(hc_dev, arr));
+  ERR(olMemUnregister(hc_dev, arr), OL_ERRC_INVALID_ARGUMENT, NULL);
+}
+
+static void test_register_overlap(void) {
+  uint32_t arr[64];
+  void *p = NULL;
+  OK(olMemRegister(hc_dev, arr, sizeof arr, 0, &p));
+  /* starts inside, ends beyond: partial overlap */
+  ERR(olMemRegister(hc_dev, arr + 2, sizeof arr, 0, &p), OL_ERRC_INVALID_ARGUMENT, NULL);
+  /* starts before, ends inside */
+  static uint32_t big[256];
+  void *q = NULL;
+  OK(olMemRegister(hc_dev, big + 128, 64 * sizeof(uint32_t), 0, &q));
+  ERR(olMemRegister(hc_dev, big + 100, 64 * sizeof(uint32_t), 0, &p), OL_ERRC_INVALID_ARGUMENT,
+      NULL);
+  /* covers it completely: also a partial overlap, not a containment */
+  ERR(olMemRegister(hc_dev, big, sizeof big, 0, &p), OL_ERRC_INVALID_ARGUMENT, NULL);
+  /* adjacent, not overlapping, is fine */
+  OK(olMemRegister(hc_dev, big + 192, 64 * sizeof(uint32_t), 0, &p));
+  OK(olMemUnregister(hc_dev, big + 192));
+  OK(olMemUnregister(hc_dev, big + 128));
+  /* the failed registrations left nothing behind */
+  ERR(olMemUnregister(hc_dev, big + 100), OL_ERRC_INVALID_ARGUMENT, NULL);
+  OK(olMemUnregister(hc_dev, arr));
+  ERR(olMemUnregister(hc_dev, arr), OL_ERRC_INVALID_ARGUMENT, NULL);
+}
+
+static void test_register_errors(void) {
+  char arr[64];
+  void *p = (void *)0x1;
+  ERR(olMemRegister(hc_dev, arr, 0, 0, &p), OL_ERRC_INVALID_SIZE, "Size == 0");
+  ERR(olMemRegister(NULL, arr, sizeof arr, 0, &p), OL_ERRC_INVALID_NULL_HANDLE, NULL);
+  ERR(olMemRegister(hc_dev, NULL, sizeof arr, 0, &p), OL_ERRC_INVALID_NULL_POINTER,
+      "NULL == Ptr");
+  ERR(olMemRegister(hc_dev, arr, sizeof arr, 0, NULL), OL_ERRC_INVALID_NULL_POINTER,
+      "NULL == PinnedPtr");
+  EQ((uintptr_t)p, 1);
+  ERR(olMemUnregister(hc_dev, NULL), OL_ERRC_INVALID_NULL_POINTER, NULL);
+  ERR(olMemUnregister(NULL, arr), OL_ERRC_INVALID_NULL_HANDLE, NULL);
+  ERR(olMemUnregister(hc_dev, arr), OL_ERRC_INVALID_ARGUMENT, NULL);
+  ERR(olMemRegister((ol_device_handle_t)0x1234, arr, sizeof arr, 0, &p), OL_ERRC_INVALID_DEVICE,
+      NULL);
+}
+
+
+/* A range that runs past the end of the address space is not a range. */
+static void test_register_wrapping_range(void) {
+  void *p = NULL;
+  void *top = (void *)(UINTPTR_MAX - 10);
+  ol_result_t r = olMemRegister(hc_dev, top, 100, 0, &p);
+  if (!TRUE(r != NULL)) {
+    /* it was accepted: then it must at least be possible to drop it */
+    OK(olMemUnregister(hc_dev, top));
+  } else {
+    TRUE(r->Code == OL_ERRC_INVALID_SIZE || r->Code == OL_ERRC_INVALID_ARGUMENT);
+  }
+  /* ordinary registrations are unaffected */
+  char arr[64];
+  OK(olMemRegister(hc_dev, arr, sizeof arr, 0, &p));
+  OK(olMemUnregister(hc_dev, arr));
+  ERR(olMemUnregister(hc_dev, arr), OL_ERRC_INVALID_ARGUMENT, NULL);
+}
+
+/* Registration of olMemAlloc'd memory works too, and different threads can
+ * register and unregister disjoint ranges at the same time. */
+static void *register_worker(void *arg) {
+  char *base = arg;
+  int bad = 0;
+  for (int i = 0; i < 200; i++) {
+    void *p = NULL;
+    bad += olMemRegister(hc_dev, base, 512, 0, &p) != NULL;
+    bad += p != base;
+    bad += olMemRegister(hc_dev, base + 8, 64, 0, &p) != NULL;
+    bad += olMemUnregister(hc_dev, base) != NULL;
+    bad += olMemUnregister(hc_dev, base) != NULL;
+  }
+  return (void *)(intptr_t)bad;
+}
+
+static void test_register_threads(void) {
+  char *mem = hc_alloc(OL_ALLOC_TYPE_HOST, 8 * 1024);
+  if (!mem)
+    return;
+  pthread_t t[8];
+  for (int i = 0; i < 8; i++)
+    pthread_create(&t[i], NULL, register_worker, mem + i * 1024);
+  int bad = 0;
+  for (int i = 0; i < 8; i++) {
+    void *r;
+    pthread_join(t[i], &r);
+    bad += (int)(intptr_t)r;
+  }
+  EQ(bad, 0);
+  ERR(olMemUnregister(hc_dev, mem), OL_ERRC_INVALID_ARGUMENT, NULL);
+  OK(olMemFree(mem));
+}
+
+int main(int argc, char **argv) {
+  hc_start(argc, argv);
+  RUN(test_alloc_each_type);
+  RUN(test_alloc_odd_sizes);
+  RUN(test_alloc_many);
+  RUN(test_alloc_errors);
+  RUN(test_free_errors);
+  RUN(test_mem_info);
+  RUN(test_mem_info_errors);
+  RUN(test_mem_info_size);
+  RUN(test_memcpy_every_pair);
+  RUN(test_memcpy_queue_order);
+  RUN(test_memcpy_queued_is_async);
+  RUN(test_memcpy_errors);
+  RUN(test_fill_patterns);
+  RUN(test_fill_pattern_copied);
+  RUN(test_fill_errors);
+  RUN(test_register_basic);
+  RUN(test_register_twice);
+  RUN(test_register_contained);
+  RUN(test_register_overlap);
+  RUN(test_register_errors);
+  RUN(test_register_wrapping_range);
+  RUN(test_register_threads);
+  return hc_finish("memory");
+}
