@@ -6,7 +6,7 @@
 // A third column calls the same kernel function from the .so directly on
 // 2 pthreads (each half of the groups, no liboffload): the kernel code's
 // own ceiling, to tell code generation from runtime overhead.
-// usage: saxpy KERNELS.so [REPEATS]
+// usage: saxpy KERNELS.so [REPEATS] [KERNEL (saxpy or saxpy_guarded)]
 #define BENCH_OFFLOAD
 #include "common.h"
 #include <dlfcn.h>
@@ -40,13 +40,16 @@ static void direct_saxpy(void) {
 }
 
 int main(int argc, char **argv) {
-  if (argc < 2) { fprintf(stderr, "usage: saxpy KERNELS.so [REPEATS]\n"); return 2; }
+  if (argc < 2) { fprintf(stderr, "usage: saxpy KERNELS.so [REPEATS] [KERNEL]\n"); return 2; }
   int reps = argc > 2 ? atoi(argv[2]) : 9;
+  const char *kname = argc > 3 ? argv[3] : "saxpy";
+  char dname[128];
+  snprintf(dname, sizeof dname, "__ol_kernel_%s", kname);
   const uint32_t n = 1u << 26;
   const double bytes = 12.0 * n;
   ol_device_handle_t dev = bench_host_device();
   ol_program_handle_t prog = bench_program(dev, argv[1]);
-  ol_symbol_handle_t k = bench_kernel(prog, "saxpy");
+  ol_symbol_handle_t k = bench_kernel(prog, kname);
   float *x, *y;
   CK(olMemAlloc(dev, OL_ALLOC_TYPE_DEVICE, n * sizeof(float), (void **)&x));
   CK(olMemAlloc(dev, OL_ALLOC_TYPE_DEVICE, n * sizeof(float), (void **)&y));
@@ -63,7 +66,7 @@ int main(int argc, char **argv) {
     if (y[i] != 2.0f * (float)(i & 1023) + 1.0f) { fprintf(stderr, "saxpy wrong at %u\n", i); return 1; }
   omp_saxpy(2.0f, x, y, n);
   void *so = dlopen(argv[1], RTLD_NOW | RTLD_LOCAL);
-  direct_desc = so ? dlsym(so, "__ol_kernel_saxpy") : NULL;
+  direct_desc = so ? dlsym(so, dname) : NULL;
   if (!direct_desc) { fprintf(stderr, "cannot load %s directly\n", argv[1]); return 1; }
   direct_args = args;
   direct_saxpy();

@@ -70,7 +70,7 @@ extern "C" {
 
 // What the runtime passes to a kernel. The layout is the ABI between this
 // header and liboffload-go's host device (version OL_HOST_ABI).
-#define OL_HOST_ABI 1
+#define OL_HOST_ABI 2
 #define OL_HOST_KERNEL_MAGIC 0x4f4c4b31u /* "OLK1" */
 
 typedef struct ol_host_launch {
@@ -85,6 +85,7 @@ typedef struct ol_host_launch {
 typedef struct ol_host_item {
   uint32_t local[3];
   uint32_t group[3];
+  uint32_t global[3];
   const ol_host_launch *launch;
 } ol_host_item;
 
@@ -92,6 +93,7 @@ typedef struct ol_host_item {
 typedef struct ol_host_sync_item {
   uint32_t local[3];
   uint32_t group[3];
+  uint32_t global[3];
   const ol_host_launch *launch;
   void (*barrier)(struct ol_host_sync_item *self);
   void *scheduler;
@@ -135,15 +137,27 @@ typedef struct ol_host_kernel_desc {
       __ol_w.group[0] = (uint32_t)(__ol_g % __ol_nx);                          \
       __ol_w.group[1] = (uint32_t)((__ol_g / __ol_nx) % __ol_ny);              \
       __ol_w.group[2] = (uint32_t)(__ol_g / ((uint64_t)__ol_nx * __ol_ny));    \
-      for (uint32_t __ol_z = 0; __ol_z < __ol_l->group_size[2]; __ol_z++)      \
-        for (uint32_t __ol_y = 0; __ol_y < __ol_l->group_size[1]; __ol_y++)    \
-          for (uint32_t __ol_x = 0; __ol_x < __ol_l->group_size[0];            \
-               __ol_x++) {                                                     \
-            __ol_w.local[0] = __ol_x;                                          \
-            __ol_w.local[1] = __ol_y;                                          \
-            __ol_w.local[2] = __ol_z;                                          \
+      const uint32_t __ol_sx = __ol_l->group_size[0];                          \
+      const uint32_t __ol_sy = __ol_l->group_size[1];                          \
+      const uint32_t __ol_sz = __ol_l->group_size[2];                          \
+      const uint32_t __ol_bx = __ol_w.group[0] * __ol_sx;                      \
+      for (uint32_t __ol_z = 0; __ol_z < __ol_sz; __ol_z++) {                  \
+        __ol_w.local[2] = __ol_z;                                              \
+        __ol_w.global[2] = __ol_w.group[2] * __ol_sz + __ol_z;                 \
+        for (uint32_t __ol_y = 0; __ol_y < __ol_sy; __ol_y++) {                \
+          __ol_w.local[1] = __ol_y;                                            \
+          __ol_w.global[1] = __ol_w.group[1] * __ol_sy + __ol_y;               \
+          /* The global id is the induction variable (a launch never has      \
+             more than 2^32-1 work-items in a dimension, so it cannot wrap):  \
+             accesses indexed by ol_global_id(0) vectorise. */                 \
+          for (uint32_t __ol_gx = __ol_bx; __ol_gx < __ol_bx + __ol_sx;        \
+               __ol_gx++) {                                                    \
+            __ol_w.local[0] = __ol_gx - __ol_bx;                               \
+            __ol_w.global[0] = __ol_gx;                                        \
             name##__ol_body(__ol_a, &__ol_w);                                  \
           }                                                                    \
+        }                                                                      \
+      }                                                                        \
     }                                                                          \
   }                                                                            \
   OL_EXPORT void name(const void *__ol_args, const ol_host_launch *__ol_l) {   \
@@ -194,6 +208,7 @@ typedef struct ol_host_kernel_desc {
 #define OL_GROUP_LOCAL(type, decl) static __thread type decl
 
 #define ol_thread_id(d) (__ol_wi->local[(d)])
+#define OL__HOST_GLOBAL_ID(d) (__ol_wi->global[(d)])
 #define ol_group_id(d) (__ol_wi->group[(d)])
 #define ol_group_size(d) (__ol_wi->launch->group_size[(d)])
 #define ol_num_groups(d) (__ol_wi->launch->num_groups[(d)])
@@ -206,7 +221,11 @@ typedef struct ol_host_kernel_desc {
 #endif
 #endif
 
+#ifdef OL__HOST_GLOBAL_ID
+#define ol_global_id(d) OL__HOST_GLOBAL_ID(d)
+#else
 #define ol_global_id(d) (ol_group_id(d) * ol_group_size(d) + ol_thread_id(d))
+#endif
 #define ol_global_size(d) (ol_num_groups(d) * ol_group_size(d))
 
 #endif // LIBOFFLOAD_GO_KERNEL_H

@@ -177,6 +177,9 @@ static const char *run_group_fibers(ol_fiber_pool *p, const ol_host_launch *l, c
         ol_fiber *f = &p->fibers[i];
         f->item.local[0] = x, f->item.local[1] = y, f->item.local[2] = z;
         memcpy(f->item.group, group, sizeof f->item.group);
+        f->item.global[0] = group[0] * gx + x;
+        f->item.global[1] = group[1] * gy + y;
+        f->item.global[2] = group[2] * gz + z;
         f->item.launch = l;
         f->state = FIBER_READY;
       }
