@@ -37,7 +37,8 @@ setup:
 demo: deps-check $(LIB)
 	@mkdir -p $(BUILD)/bin
 	$(CC) -std=c17 -O2 -Wall -Wextra -Werror -I include/offload examples/demo.c -o $(BUILD)/bin/demo -L$(LIBDIR) -l:libLLVMOffload.so.22.1 -Wl,-rpath,'$$ORIGIN/../lib'
-	$(BUILD)/bin/demo
+	$(CC) -std=gnu17 -O3 -fPIC -shared -Wall -Werror -I include examples/saxpy_kernel.c -o $(BUILD)/bin/saxpy_kernel.so
+	$(BUILD)/bin/demo $(BUILD)/bin/saxpy_kernel.so
 
 # ---- tests ---------------------------------------------------------------
 test: deps-check $(LIB)

@@ -6,7 +6,7 @@
  * - Garbage handle values (small integers, all-ones, a stack address, a
  *   handle of another kind) given to every function taking a platform,
  *   device, queue, event, program or symbol handle produce the error code
- *   for that kind and the Details text of docs/CONTRACTS-draft.md, and never
+ *   for that kind and the Details text the library documents (README, impl/handles.go), and never
  *   crash.
  * - 4 threads do the same concurrently.
  *
