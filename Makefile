@@ -9,7 +9,7 @@ SOURCES := $(shell find api cmd impl plugins -type f \( -name '*.go' -o -name '*
 # lld, like LLVM's own build: GNU ld would also export an absolute VERS1.0 symbol
 LDFLAGS := -extldflags '-fuse-ld=lld -B/usr/lib/llvm-22/bin -Wl,--version-script=$(MAP) -Wl,-soname,libLLVMOffload.so.22.1'
 
-.PHONY: all lib generate check-generated demo test deps-check test-static test-go test-abi test-c test-python bench setup clean
+.PHONY: all lib generate check-generated demo test deps-check test-static test-go test-abi test-c test-python test-cgocheck2 bench setup clean
 
 all: lib
 
@@ -42,7 +42,7 @@ demo: deps-check $(LIB)
 
 # ---- tests ---------------------------------------------------------------
 test: deps-check $(LIB)
-	$(MAKE) --no-print-directory test-static test-go test-abi test-c test-python
+	$(MAKE) --no-print-directory test-static test-go test-abi test-c test-python test-cgocheck2
 	@echo "make test: all suites passed"
 
 deps-check:
@@ -65,6 +65,18 @@ test-c: $(LIB)
 	$(MAKE) --no-print-directory -C tests/c/conformance check IMPL=llvm
 	$(MAKE) --no-print-directory -C tests/c/lifecycle check IMPL=ours
 	$(MAKE) --no-print-directory -C tests/c/host check
+
+# The C suites once more against a build that checks every pointer passed
+# between Go and C (GOEXPERIMENT=cgocheck2): no Go pointer may end up in C memory.
+CHECKLIB := $(BUILD)/cgocheck2/lib/libLLVMOffload.so.22.1
+$(CHECKLIB): $(SOURCES) | deps-check
+	@mkdir -p $(dir $@)
+	GOEXPERIMENT=cgocheck2 $(GO) build -buildmode=c-shared -trimpath -ldflags "$(LDFLAGS)" -o $@ ./cmd/liboffload
+	@rm -f $(dir $@)libLLVMOffload.so.22.h
+
+test-cgocheck2: $(CHECKLIB)
+	$(MAKE) --no-print-directory -C tests/c/conformance check IMPL=ours LIBDIR=$(CURDIR)/$(dir $(CHECKLIB)) BUILD=$(CURDIR)/$(BUILD)/tests/conformance-cgocheck2
+	$(MAKE) --no-print-directory -C tests/c/host check LIBDIR=$(CURDIR)/$(dir $(CHECKLIB)) BUILD=$(CURDIR)/$(BUILD)/tests/c-host-cgocheck2
 
 test-python: $(LIB)
 	OFFLOAD_LIB=$(CURDIR)/$(LIB) python3 -m unittest discover -s tests/python -v
