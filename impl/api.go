@@ -15,7 +15,6 @@ import "C"
 import (
 	"fmt"
 	"sync"
-	"sync/atomic"
 	"unsafe"
 
 	"github.com/liboffload-go/liboffload-go/impl/ol"
@@ -66,8 +65,6 @@ type Symbol struct {
 	addr    uintptr
 	size    uint64
 }
-
-var queueIDs atomic.Uint64 // process-unique queue ids; identity only, never state
 
 func (c *Context) olIterateDevices(cb, user unsafe.Pointer) error {
 	if cb == nil {
@@ -191,7 +188,7 @@ func (c *Context) olCreateQueue(dev *Device, out unsafe.Pointer) error {
 	if err != nil {
 		return err
 	}
-	q := &Queue{id: queueIDs.Add(1), device: dev, q: pq}
+	q := &Queue{id: c.queueIDs.Add(1), device: dev, q: pq}
 	if q.h, err = c.queues.insert(q); err != nil {
 		_ = pq.Release()
 		return err

@@ -5,6 +5,7 @@ import (
 	"os"
 	"sort"
 	"strings"
+	"sync/atomic"
 
 	"github.com/hashicorp/go-multierror"
 
@@ -29,6 +30,7 @@ type Context struct {
 	platformList []*Platform // creation order; the host platform last
 	deviceList   []*Device   // iteration order
 	mem          *allocMap
+	queueIDs     atomic.Uint64 // ids that tell queues apart after their handles are gone
 }
 
 // Platform is a backend that found devices.

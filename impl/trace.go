@@ -31,7 +31,8 @@ import (
 type tracer struct {
 	mu   sync.Mutex
 	out  *os.File
-	file bool // out is our own file, closed at shutdown
+	file bool      // out is our own file, closed at shutdown
+	bufs sync.Pool // *traceBuf
 }
 
 func newTracer(env cEnv) (*tracer, error) {
@@ -61,10 +62,11 @@ type traceBuf struct {
 	n int
 }
 
-var traceBufs = sync.Pool{New: func() any { return &traceBuf{b: make([]byte, 0, 256)} }}
-
 func (t *tracer) begin(name string) *traceBuf {
-	tb := traceBufs.Get().(*traceBuf)
+	tb, _ := t.bufs.Get().(*traceBuf)
+	if tb == nil {
+		tb = &traceBuf{b: make([]byte, 0, 256)}
+	}
 	tb.b = append(tb.b[:0], "---> "...)
 	tb.b = append(tb.b, name...)
 	tb.b = append(tb.b, '(')
@@ -102,7 +104,7 @@ func (t *tracer) end(tb *traceBuf, res uintptr, loc unsafe.Pointer) {
 	t.mu.Lock()
 	_, _ = t.out.Write(tb.b)
 	t.mu.Unlock()
-	traceBufs.Put(tb)
+	t.bufs.Put(tb)
 }
 
 // goString copies a C string of at most max bytes ("" for NULL).
