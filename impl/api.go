@@ -90,7 +90,13 @@ func bytesAt(p unsafe.Pointer, n uint64) []byte {
 // onTempQueue runs fn on a fresh queue of dev and waits for it: the
 // synchronous form of the queued operations.
 func onTempQueue(dev *Device, fn func(q plugin.Queue) error) error {
-	q, err := dev.d.NewQueue()
+	var q plugin.Queue
+	var err error
+	if sd, ok := dev.d.(plugin.SyncQueueDevice); ok {
+		q, err = sd.NewSyncQueue()
+	} else {
+		q, err = dev.d.NewQueue()
+	}
 	if err != nil {
 		return err
 	}

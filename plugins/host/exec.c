@@ -27,7 +27,7 @@ typedef struct ol_fiber {
 
 struct ol_fiber_pool {
   ol_fiber *fibers;
-  size_t count, cap;
+  size_t count;
   void *sched_sp; // the scheduler's stack pointer while a fiber runs
   const ol_host_kernel_desc *desc;
   const void *args;
@@ -132,22 +132,17 @@ void ol_fiber_pool_free(ol_fiber_pool *pool) {
   free(pool);
 }
 
+// The most work-items a group can have (the host device's limit).
+#define OL_MAX_GROUP 1024
+
 static int pool_grow(ol_fiber_pool *p, size_t n) {
   if (n <= p->count) return 0;
-  if (n > p->cap) {
-    // fibers do not move once their stacks hold pointers to them: grow only
-    // while empty-handed by allocating the final capacity up front
-    size_t cap = n < 1024 ? 1024 : n;
-    ol_fiber *nf = calloc(cap, sizeof *nf);
-    if (!nf) return -1;
-    if (p->count) {
-      // stacks point at their fiber: rebuild them for the new array
-      for (size_t i = 0; i < p->count; i++) munmap(p->fibers[i].stack, OL_FIBER_STACK + (size_t)getpagesize());
-      p->count = 0;
-    }
-    free(p->fibers);
-    p->fibers = nf;
-    p->cap = cap;
+  if (n > OL_MAX_GROUP) return -1;
+  if (!p->fibers) {
+    // Allocated once at full size: a fiber's stack points at its slot, so
+    // the array never moves.
+    p->fibers = calloc(OL_MAX_GROUP, sizeof *p->fibers);
+    if (!p->fibers) return -1;
   }
   size_t page = (size_t)getpagesize();
   for (size_t i = p->count; i < n; i++) {

@@ -185,7 +185,13 @@ func (*Device) Free(ptr uintptr, kind ol.AllocType) error {
 
 // NewQueue implements plugin.Device: a released queue whose work has
 // ended is reused before a new one is made.
-func (d *Device) NewQueue() (plugin.Queue, error) {
+func (d *Device) NewQueue() (plugin.Queue, error) { return d.newQueue(false) }
+
+// NewSyncQueue implements plugin.SyncQueueDevice: a call made without a
+// queue runs on the calling thread when it syncs, without a goroutine.
+func (d *Device) NewSyncQueue() (plugin.Queue, error) { return d.newQueue(true) }
+
+func (d *Device) newQueue(direct bool) (plugin.Queue, error) {
 	for {
 		d.mu.Lock()
 		if n := len(d.free); n > 0 {
@@ -193,7 +199,7 @@ func (d *Device) NewQueue() (plugin.Queue, error) {
 			d.free = d.free[:n-1]
 			d.mu.Unlock()
 			q.mu.Lock()
-			q.released, q.pooled, q.err = false, false, nil
+			q.released, q.pooled, q.err, q.direct = false, false, nil, direct
 			q.mu.Unlock()
 			return q, nil
 		}
@@ -206,7 +212,9 @@ func (d *Device) NewQueue() (plugin.Queue, error) {
 		}
 		d.mu.Unlock()
 		if backlog == nil {
-			return newQueue(d), nil
+			q := newQueue(d)
+			q.direct = direct
+			return q, nil
 		}
 		backlog.waitFor(backlog.submitted.Load()) // runs it here if nobody does
 	}

@@ -56,8 +56,11 @@ type queue struct {
 	spawned   bool // a runner goroutine was started and has not looked yet
 	executing bool // someone holds the executor role
 	released  bool
-	pooled    bool  // handed back to the device (exactly once per release)
-	err       error // first failure since the last Sync
+	pooled    bool // handed back to the device (exactly once per release)
+	// direct: work runs when someone waits, on the waiting thread (a call
+	// made without a queue); only host functions still get a runner.
+	direct bool
+	err    error // first failure since the last Sync
 
 	submitted atomic.Uint64 // written under mu
 	completed atomic.Uint64 // written under mu
@@ -73,7 +76,7 @@ func (q *queue) push(o op) {
 	q.mu.Lock()
 	q.ops = append(q.ops, o)
 	q.submitted.Add(1)
-	start := !q.executing && !q.spawned
+	start := !q.executing && !q.spawned && (!q.direct || o.kind == opHostFunc)
 	q.spawned = q.spawned || start
 	q.mu.Unlock()
 	if start {
@@ -144,7 +147,7 @@ func (q *queue) execute(mark uint64, inline bool) {
 		}
 		q.head = 0
 	}
-	restart := !idle && !q.spawned
+	restart := !idle && !q.spawned && !q.direct
 	q.spawned = q.spawned || restart
 	recycle := q.recyclableLocked()
 	q.cond.Broadcast()

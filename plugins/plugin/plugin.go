@@ -77,6 +77,15 @@ type Device interface {
 	LoadProgram(image []byte) (Program, error)
 }
 
+// SyncQueueDevice is implemented by devices that can run a call made
+// without a queue on the calling thread. The runtime asks for such a queue
+// for olMemcpy, olMemFill and olLaunchKernel with a NULL queue, submits one
+// operation, syncs and releases it at once; the work may run only when Sync
+// is called.
+type SyncQueueDevice interface {
+	NewSyncQueue() (Queue, error)
+}
+
 // LaunchSize is the grid of a kernel launch.
 type LaunchSize struct {
 	NumGroups, GroupSize ol.Dimensions
