@@ -9,7 +9,7 @@ SOURCES := $(shell find api cmd impl plugins -type f \( -name '*.go' -o -name '*
 # lld, like LLVM's own build: GNU ld would also export an absolute VERS1.0 symbol
 LDFLAGS := -extldflags '-fuse-ld=lld -B/usr/lib/llvm-22/bin -Wl,--version-script=$(MAP) -Wl,-soname,libLLVMOffload.so.22.1'
 
-.PHONY: all lib generate check-generated demo test deps-check test-static test-go test-abi test-c test-python test-cgocheck2 bench setup clean
+.PHONY: all lib generate check-generated demo test deps-check test-static test-go test-abi test-c test-python test-cgocheck2 fuzz bench setup clean
 
 all: lib
 
@@ -55,6 +55,23 @@ test-static:
 
 test-go:
 	$(GO) test -race -count=1 ./...
+	$(MAKE) --no-print-directory fuzz FUZZTIME=15s
+
+# Fuzz targets: damaged kernel images must be refused or load, never end the
+# process (FuzzLoadProgram loads them; FuzzCheck only validates); copies and
+# fills of any size do what a byte model says or fail with INVALID_SIZE
+# (FuzzMemRanges); launches are refused exactly past the device's limits
+# (FuzzLaunchGrid); no value but a live handle decodes (FuzzHandleDecode).
+# Each runs for FUZZTIME: 10,000 inputs here, 15 seconds in make test. Their
+# seed corpus (and any crash found, under testdata/fuzz) also runs in plain
+# go test.
+FUZZTIME ?= 10000x
+fuzz:
+	$(GO) test -run='^$$' -fuzz='^FuzzLoadProgram$$' -fuzztime=$(FUZZTIME) ./plugins/host/
+	$(GO) test -run='^$$' -fuzz='^FuzzCheck$$' -fuzztime=$(FUZZTIME) ./plugins/host/internal/elfcheck/
+	$(GO) test -run='^$$' -fuzz='^FuzzMemRanges$$' -fuzztime=$(FUZZTIME) ./tests/go/
+	$(GO) test -run='^$$' -fuzz='^FuzzLaunchGrid$$' -fuzztime=$(FUZZTIME) ./tests/go/
+	$(GO) test -run='^$$' -fuzz='^FuzzHandleDecode$$' -fuzztime=$(FUZZTIME) ./impl/
 
 test-abi: $(LIB)
 	bash tests/c/abi/run.sh $(CURDIR)/$(LIB)

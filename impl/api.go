@@ -9,6 +9,10 @@ typedef bool (*ol_iterate_cb)(void *device, void *user);
 static inline bool ol_call_iterate(void *cb, uintptr_t device, void *user) {
   return ((ol_iterate_cb)cb)((void *)device, user);
 }
+
+static inline void ol_memmove(uintptr_t dst, uintptr_t src, uint64_t size) {
+  __builtin_memmove((void *)dst, (const void *)src, size);
+}
 */
 import "C"
 
@@ -79,6 +83,23 @@ func (c *Context) olIterateDevices(cb, user unsafe.Pointer) error {
 	return nil
 }
 
+// maxUserRange bounds a buffer the caller hands in by pointer and size:
+// no user address range on a 64-bit machine is larger, and a Go slice of
+// it could not be made.
+const maxUserRange = 1 << 47
+
+// checkUserRange refuses a caller's buffer whose size cannot be real: it
+// wraps around the address space or exceeds any user address range.
+func checkUserRange(fn, ptrName, sizeName string, p unsafe.Pointer, size uint64) error {
+	if size == 0 {
+		return nil
+	}
+	if a := uint64(uintptr(p)); a+size < a || size > maxUserRange {
+		return ol.Errorf(ol.ErrcInvalidSize, "%s: %s %d at %s %p runs past the end of the address space", fn, sizeName, size, ptrName, p)
+	}
+	return nil
+}
+
 // bytesAt views C memory as a byte slice without copying.
 func bytesAt(p unsafe.Pointer, n uint64) []byte {
 	if n == 0 {
@@ -113,14 +134,23 @@ func onTempQueue(dev *Device, fn func(q plugin.Queue) error) error {
 }
 
 func (c *Context) olMemcpy(q *Queue, dst unsafe.Pointer, dstDev *Device, src unsafe.Pointer, srcDev *Device, size uint64) error {
-	if size > 0 && (dst == nil || src == nil) {
+	if size == 0 {
+		return nil
+	}
+	if dst == nil || src == nil {
 		return ol.Errorf(ol.ErrcInvalidNullPointer, "olMemcpy of %d bytes with DstPtr %p and SrcPtr %p", size, dst, src)
+	}
+	if err := c.mem.checkRange("olMemcpy", "DstPtr", uint64(uintptr(dst)), size); err != nil {
+		return err
+	}
+	if err := c.mem.checkRange("olMemcpy", "SrcPtr", uint64(uintptr(src)), size); err != nil {
+		return err
 	}
 	if q != nil {
 		return q.q.Memcpy(uintptr(dst), dstDev.d, uintptr(src), srcDev.d, size)
 	}
 	if dstDev.d.IsHost() && srcDev.d.IsHost() {
-		copy(bytesAt(dst, size), bytesAt(src, size))
+		C.ol_memmove(C.uintptr_t(uintptr(dst)), C.uintptr_t(uintptr(src)), C.uint64_t(size))
 		return nil
 	}
 	dev := srcDev
@@ -140,28 +170,35 @@ func (c *Context) olMemFill(q *Queue, ptr unsafe.Pointer, patternSize uint64, pa
 		return ol.Errorf(ol.ErrcInvalidSize, "FillSize %d is not a multiple of PatternSize %d", fillSize, patternSize)
 	case ptr == nil || pattern == nil:
 		return ol.NewError(ol.ErrcInvalidNullPointer, "Ptr and PatternPtr must not be NULL")
-	}
-	pat := append([]byte(nil), bytesAt(pattern, patternSize)...)
-	if q != nil {
-		return q.q.Fill(uintptr(ptr), pat, fillSize)
-	}
-	a := c.mem.find(uint64(uintptr(ptr)))
-	if a == nil || a.device.d.IsHost() {
-		fillHost(bytesAt(ptr, fillSize), pat)
+	case fillSize == 0:
 		return nil
 	}
-	return onTempQueue(a.device, func(tq plugin.Queue) error { return tq.Fill(uintptr(ptr), pat, fillSize) })
+	// Sizes are checked before anything is copied: the pattern is never
+	// longer than the fill, and the fill must fit where it goes.
+	if err := c.mem.checkRange("olMemFill", "Ptr", uint64(uintptr(ptr)), fillSize); err != nil {
+		return err
+	}
+	if err := c.mem.checkRange("olMemFill", "PatternPtr", uint64(uintptr(pattern)), patternSize); err != nil {
+		return err
+	}
+	if q != nil {
+		return q.q.Fill(uintptr(ptr), pattern, patternSize, fillSize)
+	}
+	dev := c.hostDevice()
+	if a := c.mem.find(uint64(uintptr(ptr))); a != nil {
+		dev = a.device
+	}
+	return onTempQueue(dev, func(tq plugin.Queue) error { return tq.Fill(uintptr(ptr), pattern, patternSize, fillSize) })
 }
 
-// fillHost writes repeated copies of pat over dst, doubling what is done.
-func fillHost(dst, pat []byte) {
-	if len(dst) == 0 {
-		return
+// hostDevice is the device whose memory is the host's (always present).
+func (c *Context) hostDevice() *Device {
+	for _, d := range c.deviceList {
+		if d.d.IsHost() {
+			return d
+		}
 	}
-	n := copy(dst, pat)
-	for n < len(dst) {
-		n += copy(dst[n:], dst[:n])
-	}
+	return c.deviceList[len(c.deviceList)-1]
 }
 
 func (c *Context) olMemRegister(dev *Device, ptr unsafe.Pointer, size uint64, flags uint32, pinned unsafe.Pointer) error {
@@ -215,6 +252,12 @@ func (c *Context) olSyncQueue(q *Queue) error { return q.q.Sync() }
 func (c *Context) olWaitEvents(q *Queue, events unsafe.Pointer, n uint64) error {
 	if events == nil {
 		return ol.NewError(ol.ErrcInvalidNullPointer, "Events is NULL")
+	}
+	if n > maxUserRange/8 {
+		return ol.Errorf(ol.ErrcInvalidSize, "olWaitEvents: NumEvents %d is more events than the address space holds", n)
+	}
+	if err := checkUserRange("olWaitEvents", "Events", "NumEvents*8 =", events, n*8); err != nil {
+		return err
 	}
 	for i, h := range unsafe.Slice((*uintptr)(events), n) {
 		if h == 0 {
@@ -337,9 +380,13 @@ func (c *Context) olCreateProgram(dev *Device, data unsafe.Pointer, size uint64,
 	if data == nil || out == nil {
 		return ol.NewError(ol.ErrcInvalidNullPointer, "ProgData and Program must not be NULL")
 	}
-	// The image is copied: the caller may free its buffer when we return.
-	img := append([]byte(nil), bytesAt(data, size)...)
-	pp, err := dev.d.LoadProgram(img)
+	if err := checkUserRange("olCreateProgram", "ProgData", "ProgDataSize", data, size); err != nil {
+		return err
+	}
+	// The image is the caller's memory, read only during this call (the
+	// caller may free it when we return): no copy on the Go heap, which
+	// would add the image's size to every load's garbage.
+	pp, err := dev.d.LoadProgram(bytesAt(data, size))
 	if err != nil {
 		return err
 	}
@@ -355,6 +402,9 @@ func (c *Context) olCreateProgram(dev *Device, data unsafe.Pointer, size uint64,
 func (c *Context) olIsValidBinary(dev *Device, data unsafe.Pointer, size uint64, valid unsafe.Pointer) error {
 	if data == nil || valid == nil {
 		return ol.NewError(ol.ErrcInvalidNullPointer, "ProgData and Valid must not be NULL")
+	}
+	if err := checkUserRange("olIsValidBinary", "ProgData", "ProgDataSize", data, size); err != nil {
+		return err
 	}
 	ok := size > 0 && dev.d.IsValidBinary(bytesAt(data, size))
 	*(*bool)(valid) = ok
@@ -465,9 +515,12 @@ func (c *Context) olLaunchKernel(q *Queue, dev *Device, k *Symbol, args unsafe.P
 	if argsSize > 0 && args == nil {
 		return ol.Errorf(ol.ErrcInvalidArgument, "ArgumentsSize is %d but ArgumentsData is NULL", argsSize)
 	}
+	if err := checkUserRange("olLaunchKernel", "ArgumentsData", "ArgumentsSize", args, argsSize); err != nil {
+		return err
+	}
 	la := (*ol.KernelLaunchSizeArgs)(launch)
 	size := plugin.LaunchSize{NumGroups: la.NumGroups, GroupSize: la.GroupSize, DynSharedMemory: la.DynSharedMemory}
-	argBytes := append([]byte(nil), bytesAt(args, argsSize)...)
+	argBytes := bytesAt(args, argsSize) // the plugin copies what it keeps
 	if q != nil {
 		return q.q.Launch(k.kernel, argBytes, size)
 	}

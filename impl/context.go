@@ -15,7 +15,6 @@ import (
 
 // Context is all the state of one initialisation (refcount 0→1 to 1→0).
 type Context struct {
-	epoch     uint16
 	validate  bool
 	leakCheck bool
 	trace     *tracer
@@ -48,16 +47,19 @@ type Device struct {
 	d        plugin.Device
 }
 
-func newContext(epoch uint16, plugins []plugin.Plugin) (*Context, error) {
+// generations holds, per kind of handle, the first generation the next
+// initialisation hands out (see handles.go).
+type generations [kindCount]uint32
+
+func newContext(gens generations, plugins []plugin.Plugin) (*Context, error) {
 	env := cEnv{}
 	c := &Context{
-		epoch:     epoch,
-		platforms: newTable[Platform](kindPlatform, epoch),
-		devices:   newTable[Device](kindDevice, epoch),
-		queues:    newTable[Queue](kindQueue, epoch),
-		events:    newTable[Event](kindEvent, epoch),
-		programs:  newTable[Program](kindProgram, epoch),
-		symbols:   newTable[Symbol](kindSymbol, epoch),
+		platforms: newTable[Platform](kindPlatform, gens[kindPlatform]),
+		devices:   newTable[Device](kindDevice, gens[kindDevice]),
+		queues:    newTable[Queue](kindQueue, gens[kindQueue]),
+		events:    newTable[Event](kindEvent, gens[kindEvent]),
+		programs:  newTable[Program](kindProgram, gens[kindProgram]),
+		symbols:   newTable[Symbol](kindSymbol, gens[kindSymbol]),
 		mem:       newAllocMap(),
 	}
 	_, noValidation := env.Lookup(EnvDisableValidation)
@@ -141,6 +143,31 @@ func (c *Context) addPlatform(pl plugin.Platform) error {
 		c.deviceList = append(c.deviceList, dev)
 	}
 	c.platformList = append(c.platformList, p)
+	return nil
+}
+
+// nextGenerations is where the next initialisation's handles start: past
+// every handle this one gave out, so none of them can match a new one.
+func (c *Context) nextGenerations() generations {
+	var g generations
+	g[kindPlatform] = c.platforms.nextBase()
+	g[kindDevice] = c.devices.nextBase()
+	g[kindQueue] = c.queues.nextBase()
+	g[kindEvent] = c.events.nextBase()
+	g[kindProgram] = c.programs.nextBase()
+	g[kindSymbol] = c.symbols.nextBase()
+	return g
+}
+
+// refuseFinalShutdown says why the final olShutDown cannot run on this
+// thread: from a host function it would wait for that host function's own
+// queue to finish, which never happens.
+func (c *Context) refuseFinalShutdown() error {
+	for _, p := range c.platformList {
+		if cp, ok := p.p.(plugin.CallbackPlatform); ok && cp.InCallback() {
+			return ol.Errorf(ol.ErrcUnsupported, "the final olShutDown was called from a host function of platform %s: it waits for every queue to finish, including the one running this host function, so it would wait forever; the library stays initialised (call olShutDown after the host function has returned)", p.name)
+		}
+	}
 	return nil
 }
 

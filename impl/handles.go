@@ -11,9 +11,16 @@ import (
 // A handle is a 64-bit value, never an address:
 //
 //	bits 63..56  tag 0xB0 | kind
-//	bits 55..40  epoch: which olInit (0→1) created it
-//	bits 39..24  generation of its slot
+//	bits 55..24  generation of its slot (32 bits)
 //	bits 23..0   slot index
+//
+// Generations do not restart at an initialisation: each table's slots
+// start at the generation after the highest one the previous
+// initialisation handed out for that kind (see Context.generations), so a
+// handle from an earlier initialisation never matches a new one. A handle
+// value can come back only after 2^32 generations of one slot: with freed
+// slots waiting behind reuseDelay others, that is more than 2^38 creations
+// of objects of one kind, or 2^32 initialisations.
 //
 // The top byte makes every handle a non-canonical x86-64 address, so a
 // caller that dereferences one faults at once instead of reading memory.
@@ -36,16 +43,16 @@ var kindNames = [kindCount]string{"", "platform", "device", "queue", "event", "p
 var kindCodes = [kindCount]ol.Errc{0, ol.ErrcInvalidPlatform, ol.ErrcInvalidDevice, ol.ErrcInvalidQueue, ol.ErrcInvalidEvent, ol.ErrcInvalidArgument, ol.ErrcInvalidArgument}
 
 const (
-	tagBase    = 0xB0
-	tagShift   = 56
-	epochShift = 40
-	genShift   = 24
-	indexBits  = 24
-	indexMask  = 1<<indexBits - 1
-	chunkBits  = 4
-	chunkSize  = 1 << chunkBits
-	// reuseDelay keeps freed slots out of use for a while so that a stale
-	// handle is very unlikely to meet its slot's generation again.
+	tagBase   = 0xB0
+	tagShift  = 56
+	genShift  = 24
+	indexBits = 24
+	indexMask = 1<<indexBits - 1
+	chunkBits = 4
+	chunkSize = 1 << chunkBits
+	// reuseDelay keeps freed slots out of use until this many others are
+	// free, so one slot's generation advances once per reuseDelay+1
+	// creations at most.
 	reuseDelay = 64
 )
 
@@ -56,7 +63,7 @@ type entry[T any] struct {
 
 type slot[T any] struct {
 	cur atomic.Pointer[entry[T]]
-	gen uint16 // guarded by table.mu
+	gen uint32 // last generation handed out; guarded by table.mu
 }
 
 type chunk[T any] [chunkSize]slot[T]
@@ -64,17 +71,19 @@ type chunk[T any] [chunkSize]slot[T]
 // table maps handles of one kind to objects.
 type table[T any] struct {
 	kind   kind
-	epoch  uint16
+	base   uint32 // first generation of this initialisation
 	chunks atomic.Pointer[[]*chunk[T]]
 	used   atomic.Uint32 // slots ever handed out
 
 	mu   sync.Mutex
 	free []uint32 // FIFO of released slots
 	live int
+	top  uint32 // highest generation handed out (base-1: none yet)
 }
 
-func newTable[T any](k kind, epoch uint16) *table[T] {
-	t := &table[T]{kind: k, epoch: epoch}
+// newTable returns an empty table whose handles start at generation base.
+func newTable[T any](k kind, base uint32) *table[T] {
+	t := &table[T]{kind: k, base: base, top: base - 1}
 	empty := []*chunk[T]{}
 	t.chunks.Store(&empty)
 	return t
@@ -106,14 +115,21 @@ func (t *table[T]) insert(v *T) (uintptr, error) {
 		if int(i>>chunkBits) >= len(cs) {
 			// Readers hold older slice headers; append only writes past
 			// their length, so they never see a half-written element.
-			grown := append(cs, new(chunk[T]))
+			c := new(chunk[T])
+			for j := range c {
+				c[j].gen = t.base - 1
+			}
+			grown := append(cs, c)
 			t.chunks.Store(&grown)
 		}
 		t.used.Store(i + 1)
 	}
 	s := t.slot(i)
 	s.gen++
-	h := uintptr(tagBase|t.kind)<<tagShift | uintptr(t.epoch)<<epochShift | uintptr(s.gen)<<genShift | uintptr(i)
+	if int32(s.gen-t.top) > 0 {
+		t.top = s.gen
+	}
+	h := uintptr(tagBase|t.kind)<<tagShift | uintptr(s.gen)<<genShift | uintptr(i)
 	s.cur.Store(&entry[T]{h: h, v: v})
 	t.live++
 	return h, nil
@@ -173,17 +189,26 @@ func (t *table[T]) explain(h uintptr, param string) error {
 	if k != t.kind {
 		return ol.Errorf(code, "%s (%#x) is %s %s handle, not %s %s handle", param, h, article(kindNames[k]), kindNames[k], article(want), want)
 	}
-	epoch := uint16(h >> epochShift)
-	if epoch != t.epoch {
-		if int16(epoch-t.epoch) < 0 {
-			return ol.Errorf(code, "%s (%#x) is a %s handle from an earlier initialisation of the library", param, h, want)
-		}
-		return ol.Errorf(code, "%s (%#x) is not a valid %s handle", param, h, want)
+	gen := uint32(h >> genShift)
+	if int32(gen-t.base) < 0 {
+		return ol.Errorf(code, "%s (%#x) is a %s handle from an earlier initialisation of the library", param, h, want)
 	}
-	if uint32(h&indexMask) < t.used.Load() {
+	t.mu.Lock()
+	s := t.slot(uint32(h & indexMask))
+	destroyed := s != nil && int32(s.gen-gen) >= 0
+	t.mu.Unlock()
+	if destroyed {
 		return ol.Errorf(code, "%s (%#x) refers to a %s that was already destroyed", param, h, want)
 	}
 	return ol.Errorf(code, "%s (%#x) is not a valid %s handle", param, h, want)
+}
+
+// nextBase is the first generation the next initialisation's table of
+// this kind uses: past every generation this one handed out.
+func (t *table[T]) nextBase() uint32 {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.top + 1
 }
 
 func article(noun string) string {

@@ -83,6 +83,57 @@ func TestTableReuseKeepsStaleHandlesInvalid(t *testing.T) {
 	}
 }
 
+// Generations run past 2^32 within a table, and the next initialisation's
+// table starts past every generation handed out: no handle value repeats.
+func TestTableGenerationsWrapAndCarryOver(t *testing.T) {
+	first := newTable[thing](kindEvent, 0xFFFFFF00)
+	seen := map[uintptr]bool{}
+	var stale []uintptr
+	for i := 0; i < 300*(reuseDelay+1); i++ {
+		h, err := first.insert(&thing{i})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if seen[h] {
+			t.Fatalf("handle %#x handed out twice", h)
+		}
+		seen[h] = true
+		if i%97 == 0 {
+			stale = append(stale, h)
+		}
+		first.remove(h)
+	}
+	for _, h := range stale {
+		if _, err := first.get(h, "Event"); err == nil || !strings.Contains(err.Error(), "already destroyed") {
+			t.Fatalf("destroyed handle %#x: %v", h, err)
+		}
+	}
+	base := first.nextBase()
+	if int32(base-0xFFFFFF00) < 300 {
+		t.Fatalf("next base %#x is not past the generations handed out", base)
+	}
+	second := newTable[thing](kindEvent, base)
+	for i := 0; i < 2*(reuseDelay+1); i++ {
+		h, err := second.insert(&thing{i})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if seen[h] {
+			t.Fatalf("handle %#x of the first table handed out again", h)
+		}
+		second.remove(h)
+	}
+	for _, h := range stale {
+		if _, err := second.get(h, "Event"); err == nil || !strings.Contains(err.Error(), "earlier initialisation") {
+			t.Fatalf("handle %#x of the first table: %v", h, err)
+		}
+	}
+	// a table where nothing was created passes its base on unchanged
+	if got := newTable[thing](kindQueue, 77).nextBase(); got != 77 {
+		t.Fatalf("empty table: next base %d, want 77", got)
+	}
+}
+
 func TestTableConcurrent(t *testing.T) {
 	tb := newTable[thing](kindQueue, 1)
 	var wg sync.WaitGroup
@@ -167,7 +218,7 @@ func TestTeardownJoinsPlatformErrors(t *testing.T) {
 		&fakePlugin{name: "b", p: &fakePlatform{name: "B", deinits: &n}},
 		&fakePlugin{name: "c", p: &fakePlatform{name: "C", fail: ol.NewError(ol.ErrcOutOfResources, "C broke"), deinits: &n}},
 	}
-	c, err := newContext(3, plugins)
+	c, err := newContext(generations{}, plugins)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -189,7 +240,7 @@ func TestPluginInitErrorKeepsOthers(t *testing.T) {
 		&fakePlugin{name: "bad", err: ol.NewError(ol.ErrcBackendFailure, "driver said 999")},
 		&fakePlugin{name: "good", p: &fakePlatform{name: "G", deinits: &n}},
 	}
-	c, err := newContext(4, plugins)
+	c, err := newContext(generations{}, plugins)
 	if c == nil || err == nil || !strings.Contains(err.Error(), "platform bad: driver said 999") {
 		t.Fatalf("context %v, error %v", c, err)
 	}
@@ -232,7 +283,7 @@ func TestInfoWriteRules(t *testing.T) {
 }
 
 func TestLeakReport(t *testing.T) {
-	c, err := newContext(9, builtinPlugins())
+	c, err := newContext(generations{}, builtinPlugins())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -10,13 +10,14 @@ import (
 )
 
 // life is the only mutable package state besides the immortal results: the
-// reference count, its mutex, the epoch counter that makes stale handles
-// recognisable, and the published context.
+// reference count, its mutex, where the next initialisation's handle
+// generations start (so that stale handles stay recognisable), and the
+// published context.
 var life struct {
-	mu    sync.Mutex
-	refs  int
-	epoch uint16
-	ctx   atomic.Pointer[Context]
+	mu   sync.Mutex
+	refs int
+	gens generations
+	ctx  atomic.Pointer[Context]
 }
 
 // current returns the live context, or nil when the library is not
@@ -33,11 +34,7 @@ func OlInit(loc unsafe.Pointer) uintptr {
 		c.traceLifecycle("olInit", 0, loc)
 		return 0
 	}
-	life.epoch++
-	if life.epoch == 0 {
-		life.epoch = 1
-	}
-	c, err := newContext(life.epoch, builtinPlugins())
+	c, err := newContext(life.gens, builtinPlugins())
 	if c == nil {
 		life.mu.Unlock()
 		code, details := describe(err)
@@ -61,6 +58,14 @@ func OlShutDown(loc unsafe.Pointer) uintptr {
 		return uninitialized()
 	}
 	c := life.ctx.Load()
+	if life.refs == 1 {
+		if err := c.refuseFinalShutdown(); err != nil {
+			life.mu.Unlock()
+			res := c.result(err)
+			c.traceLifecycle("olShutDown", res, loc)
+			return res
+		}
+	}
 	life.refs--
 	if life.refs > 0 {
 		life.mu.Unlock()
@@ -69,6 +74,7 @@ func OlShutDown(loc unsafe.Pointer) uintptr {
 	}
 	life.ctx.Store(nil)
 	err := c.teardown()
+	life.gens = c.nextGenerations()
 	life.mu.Unlock()
 	res := c.result(err)
 	c.traceLifecycle("olShutDown", res, loc)

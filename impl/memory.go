@@ -20,7 +20,7 @@ func (a *alloc) end() uint64 { return a.base + a.size }
 // allocMap records every allocation of every device, so that olMemFree and
 // olGetMemInfo find them by address and no two live allocations overlap.
 type allocMap struct {
-	mu     sync.Mutex
+	mu     sync.RWMutex
 	sorted []*alloc // by base
 }
 
@@ -28,8 +28,8 @@ func newAllocMap() *allocMap { return &allocMap{} }
 
 // find returns the allocation containing p (any interior address).
 func (m *allocMap) find(p uint64) *alloc {
-	m.mu.Lock()
-	defer m.mu.Unlock()
+	m.mu.RLock()
+	defer m.mu.RUnlock()
 	i := sort.Search(len(m.sorted), func(i int) bool { return m.sorted[i].end() > p })
 	if i < len(m.sorted) && m.sorted[i].base <= p {
 		return m.sorted[i]
@@ -64,6 +64,24 @@ func (m *allocMap) removeBase(base uint64) *alloc {
 	return nil
 }
 
+// checkRange refuses a range of size bytes at p that wraps around the end
+// of the address space, or that starts inside an allocation of the library
+// and runs past its end. Ranges in memory the library did not allocate are
+// the caller's responsibility. what names the pointer in the message.
+func (m *allocMap) checkRange(fn, what string, p, size uint64) error {
+	if size == 0 {
+		return nil
+	}
+	if p+size < p {
+		return ol.Errorf(ol.ErrcInvalidSize, "%s of %d bytes at %s %#x wraps around the end of the address space", fn, size, what, p)
+	}
+	if a := m.find(p); a != nil && p+size > a.end() {
+		return ol.Errorf(ol.ErrcInvalidSize, "%s of %d bytes at %s %#x runs past the end of the %d-byte allocation at %#x (%d bytes left)",
+			fn, size, what, p, a.size, a.base, a.end()-p)
+	}
+	return nil
+}
+
 func (m *allocMap) snapshot() []*alloc {
 	m.mu.Lock()
 	defer m.mu.Unlock()
@@ -92,6 +110,9 @@ func (c *Context) olMemAlloc(dev *Device, typ ol.AllocType, size uint64, out uns
 		// LLVM 22.1 treats every other value as managed memory.
 		typ = ol.AllocTypeManaged
 	}
+	if max := dev.d.Info().MaxMemAllocSize; max > 0 && size > max {
+		return ol.Errorf(ol.ErrcOutOfResources, "Size %d exceeds the largest allocation of device %#x (%d bytes)", size, dev.h, max)
+	}
 	var rejected []uintptr
 	defer func() {
 		for _, p := range rejected {
@@ -102,6 +123,10 @@ func (c *Context) olMemAlloc(dev *Device, typ ol.AllocType, size uint64, out uns
 		p, err := dev.d.Alloc(typ, size)
 		if err != nil {
 			return err
+		}
+		if uint64(p)+size < uint64(p) {
+			rejected = append(rejected, p)
+			return ol.Errorf(ol.ErrcBackendFailure, "the device returned %#x for %d bytes, a range that wraps around the address space", p, size)
 		}
 		if c.mem.insert(&alloc{base: uint64(p), size: size, kind: typ, device: dev}) {
 			*(*uintptr)(out) = p

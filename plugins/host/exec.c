@@ -3,6 +3,8 @@
 
 #include <dlfcn.h>
 #include <errno.h>
+#include <fcntl.h>
+#include <link.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -227,7 +229,18 @@ const char *ol_host_exec(const ol_host_kernel_desc *desc, const void *args,
 
 /* --------------------------------------------------- host functions --- */
 
-void ol_host_call(void *fn, void *user) { ((void (*)(void *))fn)(user); }
+// The host function running on this thread (its token), so that a call it
+// makes back into the library can tell a wait that could never end.
+static __thread uintptr_t current_host_function;
+
+void ol_host_call(void *fn, void *user, uintptr_t token) {
+  uintptr_t outer = current_host_function;
+  current_host_function = token;
+  ((void (*)(void *))fn)(user);
+  current_host_function = outer;
+}
+
+uintptr_t ol_host_current(void) { return current_host_function; }
 
 void ol_host_fill(void *dst, const void *pattern, size_t pattern_size, size_t size) {
   if (size == 0) return;
@@ -247,11 +260,11 @@ void ol_host_fill(void *dst, const void *pattern, size_t pattern_size, size_t si
 
 /* ---------------------------------------------------------- programs --- */
 
-void *ol_host_load(const void *image, size_t size, int *fd_out, char *err, size_t err_size) {
+const void *ol_host_stage(const void *image, size_t size, int *fd_out, char *err, size_t err_size) {
   // Each program gets its own in-memory file: the dynamic loader treats
   // every one as a different library, so two programs loaded from the same
   // bytes have separate globals, constructors and destructors.
-  int fd = memfd_create("liboffload-go-program", MFD_CLOEXEC);
+  int fd = memfd_create("liboffload-go-program", MFD_CLOEXEC | MFD_ALLOW_SEALING);
   if (fd < 0) {
     snprintf(err, err_size, "memfd_create failed: %s", strerror(errno));
     return NULL;
@@ -268,6 +281,26 @@ void *ol_host_load(const void *image, size_t size, int *fd_out, char *err, size_
     p += w;
     left -= (size_t)w;
   }
+  // From here on the bytes cannot change: what is validated is what the
+  // loader reads, whatever the caller does with its buffer meanwhile.
+  if (fcntl(fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_WRITE | F_SEAL_SEAL) != 0) {
+    snprintf(err, err_size, "cannot seal the image's in-memory file: %s", strerror(errno));
+    close(fd);
+    return NULL;
+  }
+  void *map = mmap(NULL, size, PROT_READ, MAP_SHARED, fd, 0);
+  if (map == MAP_FAILED) {
+    snprintf(err, err_size, "cannot map the image's in-memory file: %s", strerror(errno));
+    close(fd);
+    return NULL;
+  }
+  *fd_out = fd;
+  return map;
+}
+
+void ol_host_unstage(const void *map, size_t size) { munmap((void *)map, size); }
+
+void *ol_host_open(int fd, uintptr_t *base_out, char *err, size_t err_size) {
   // The file stays open while the program is loaded: the loader knows the
   // library by this path, and a reused descriptor number would otherwise
   // make a later load find the earlier library.
@@ -278,12 +311,21 @@ void *ol_host_load(const void *image, size_t size, int *fd_out, char *err, size_
   if (!h) {
     const char *e = dlerror();
     snprintf(err, err_size, "%s", e ? e : "dlopen failed");
-    close(fd);
     return NULL;
   }
-  *fd_out = fd;
+  // The load base: the program's symbol values are relative to it.
+  struct link_map *lm = NULL;
+  if (dlinfo(h, RTLD_DI_LINKMAP, &lm) != 0 || !lm) {
+    const char *e = dlerror();
+    snprintf(err, err_size, "cannot find where the image was loaded: %s", e ? e : "dlinfo failed");
+    dlclose(h);
+    return NULL;
+  }
+  *base_out = (uintptr_t)lm->l_addr;
   return h;
 }
+
+void ol_host_close_fd(int fd) { close(fd); }
 
 int ol_host_unload(void *handle, int fd, char *err, size_t err_size) {
   dlerror();

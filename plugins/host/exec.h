@@ -22,12 +22,24 @@ const char *ol_host_exec(const ol_host_kernel_desc *desc, const void *args,
                          uint64_t group_begin, uint64_t group_end, size_t dyn_shared,
                          ol_fiber_pool *pool);
 
-void ol_host_call(void *fn, void *user);
+// Calls fn(user) with token recorded as this thread's running host
+// function; ol_host_current() returns it (0 outside host functions).
+void ol_host_call(void *fn, void *user, uintptr_t token);
+uintptr_t ol_host_current(void);
 void ol_host_fill(void *dst, const void *pattern, size_t pattern_size, size_t size);
 
-// Loads an ELF shared object privately from memory. Returns the handle, or
-// NULL with a message in err.
-void *ol_host_load(const void *image, size_t size, int *fd_out, char *err, size_t err_size);
+// Loads an ELF shared object privately from memory. Returns the handle and
+// the load base (the address its symbol values are relative to), or NULL
+// with a message in err.
+// Copies an ELF image into a new sealed in-memory file and maps it
+// read-only: the bytes to validate are the ones the loader will read.
+// Returns the mapping (and the file in fd_out), or NULL with a message.
+const void *ol_host_stage(const void *image, size_t size, int *fd_out, char *err, size_t err_size);
+void ol_host_unstage(const void *map, size_t size);
+// Loads a staged image privately. Returns the handle and the load base, or
+// NULL with a message in err (the file stays open either way).
+void *ol_host_open(int fd, uintptr_t *base_out, char *err, size_t err_size);
+void ol_host_close_fd(int fd);
 int ol_host_unload(void *handle, int fd, char *err, size_t err_size);
 void *ol_host_sym(void *handle, const char *name);
 

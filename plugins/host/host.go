@@ -8,6 +8,7 @@ package host
 #include "exec.h"
 
 static uintptr_t host_alloc(size_t size) {
+  if (size > SIZE_MAX - 63) return 0; // the rounded size would wrap
   size_t rounded = (size + 63) & ~(size_t)63;
   return (uintptr_t)aligned_alloc(64, rounded);
 }
@@ -46,7 +47,7 @@ func (*Plugin) Name() string { return "host" }
 
 // Init implements plugin.Plugin: the host platform always has one device.
 func (*Plugin) Init(env plugin.Env) (plugin.Platform, error) {
-	return &Platform{dev: &Device{}}, nil
+	return &Platform{dev: &Device{hf: newHostFuncs()}}, nil
 }
 
 // fpConfig is what IEEE-754 hardware arithmetic gives (no soft float).
@@ -108,6 +109,10 @@ func (*Platform) Version() string {
 // Backend implements plugin.Platform.
 func (*Platform) Backend() ol.PlatformBackend { return ol.PlatformBackendHost }
 
+// InCallback implements plugin.CallbackPlatform: whether the calling
+// thread is running a host function.
+func (p *Platform) InCallback() bool { return p.dev.hf.current() != 0 }
+
 // Devices implements plugin.Platform.
 func (p *Platform) Devices() []plugin.Device { return []plugin.Device{p.dev} }
 
@@ -141,6 +146,7 @@ var machine struct {
 // Device is the host CPU.
 type Device struct {
 	runners sync.WaitGroup // queue goroutines that are running
+	hf      *hostFuncs
 
 	mu       sync.Mutex
 	free     []*queue        // released, idle queues for reuse
@@ -212,6 +218,13 @@ func (d *Device) newQueue(direct bool) (plugin.Queue, error) {
 		}
 		d.mu.Unlock()
 		if backlog == nil {
+			q := newQueue(d)
+			q.direct = direct
+			return q, nil
+		}
+		if d.hf.current() != 0 {
+			// a host function must not wait for other queues' work here:
+			// that work may wait for the host function
 			q := newQueue(d)
 			q.direct = direct
 			return q, nil

@@ -6,6 +6,8 @@ package host
 import "C"
 
 import (
+	"math/big"
+	"math/bits"
 	"runtime"
 	"sync"
 	"sync/atomic"
@@ -64,6 +66,14 @@ func (d *Device) checkLaunch(k *kernel, args []byte, s plugin.LaunchSize) error 
 			return ol.Errorf(ol.ErrcInvalidSize, "dimension %c has %d groups of %d work-items, more than the maximum of %d work-items",
 				"xyz"[i], p[0], p[1], uint64(maxU32))
 		}
+	}
+	// The total is counted without wrapping: each dimension fits 32 bits,
+	// so x*y fits 64 and only the last product can overflow.
+	x, y, z := uint64(ng.X)*uint64(gs.X), uint64(ng.Y)*uint64(gs.Y), uint64(ng.Z)*uint64(gs.Z)
+	if hi, lo := bits.Mul64(x*y, z); hi != 0 || lo > maxU32 {
+		total := new(big.Int).Mul(new(big.Int).SetUint64(x*y), new(big.Int).SetUint64(z))
+		return ol.Errorf(ol.ErrcInvalidSize, "the grid of %dx%dx%d groups of %dx%dx%d work-items has %s work-items in total, more than the host device's maximum of %d",
+			ng.X, ng.Y, ng.Z, gs.X, gs.Y, gs.Z, total, uint64(maxU32))
 	}
 	if s.DynSharedMemory > LocalMemBytes {
 		return ol.Errorf(ol.ErrcInvalidSize, "DynSharedMemory %d exceeds the host device's %d bytes of group-local memory",

@@ -7,8 +7,8 @@ package host
 import "C"
 
 import (
-	"bytes"
 	"debug/elf"
+	"fmt"
 	"runtime"
 	"strings"
 	"sync"
@@ -16,6 +16,7 @@ import (
 	"unsafe"
 
 	"github.com/liboffload-go/liboffload-go/impl/ol"
+	"github.com/liboffload-go/liboffload-go/plugins/host/internal/elfcheck"
 	"github.com/liboffload-go/liboffload-go/plugins/plugin"
 )
 
@@ -34,34 +35,16 @@ func hostMachine() elf.Machine {
 	return elf.EM_NONE
 }
 
-// parseImage checks that img is an ELF shared object for this CPU and
-// returns the sizes of its data symbols.
-func parseImage(img []byte) (map[string]uint64, error) {
-	if len(img) < 64 {
-		return nil, ol.Errorf(ol.ErrcInvalidBinary, "the image is %d bytes long, too short to be an ELF shared object", len(img))
-	}
-	f, err := elf.NewFile(bytes.NewReader(img))
+// parseImage validates img as an ELF shared object for this CPU: every
+// structure the dynamic loader reads or trusts is checked before the loader
+// sees the image (see package elfcheck), so a corrupt image is refused here
+// instead of ending the process inside the loader.
+func parseImage(img []byte) (*elfcheck.Image, error) {
+	im, err := elfcheck.Check(img, hostMachine())
 	if err != nil {
-		return nil, ol.Errorf(ol.ErrcInvalidBinary, "not an ELF image (%d bytes, starting %q): %v", len(img), img[:4], err)
+		return nil, ol.Errorf(ol.ErrcInvalidBinary, "invalid program image: %v", err)
 	}
-	defer f.Close()
-	if f.Class != elf.ELFCLASS64 || f.Machine != hostMachine() {
-		return nil, ol.Errorf(ol.ErrcInvalidBinary, "the image is for %s (%s), not for this %s host", f.Machine, f.Class, hostMachine())
-	}
-	if f.Type != elf.ET_DYN {
-		return nil, ol.Errorf(ol.ErrcInvalidBinary, "the image is an ELF %s, not a shared object (build it with -shared -fPIC)", f.Type)
-	}
-	syms, err := f.DynamicSymbols()
-	if err != nil {
-		return nil, ol.Errorf(ol.ErrcInvalidBinary, "the image has no dynamic symbol table: %v", err)
-	}
-	objects := map[string]uint64{}
-	for _, s := range syms {
-		if elf.ST_TYPE(s.Info) == elf.STT_OBJECT && s.Section != elf.SHN_UNDEF {
-			objects[s.Name] = s.Size
-		}
-	}
-	return objects, nil
+	return im, nil
 }
 
 // IsValidBinary implements plugin.Device.
@@ -72,10 +55,11 @@ func (d *Device) IsValidBinary(image []byte) bool {
 
 // program is a shared object loaded privately into the process.
 type program struct {
-	dev     *Device
-	handle  unsafe.Pointer
-	fd      C.int
-	objects map[string]uint64
+	dev    *Device
+	handle unsafe.Pointer
+	fd     C.int
+	image  *elfcheck.Image // the validated image
+	base   uintptr         // where it was loaded: symbol values are relative to it
 
 	mu     sync.Mutex
 	closed bool
@@ -85,16 +69,30 @@ type program struct {
 	refs atomic.Int64
 }
 
-// LoadProgram implements plugin.Device: constructors run now.
+// LoadProgram implements plugin.Device: constructors run now. The image is
+// copied into a sealed in-memory file first and validated there, so the
+// bytes the loader reads are the bytes that were checked even if the
+// caller changes its buffer meanwhile.
 func (d *Device) LoadProgram(image []byte) (plugin.Program, error) {
-	objects, err := parseImage(image)
-	if err != nil {
-		return nil, err
+	if len(image) == 0 {
+		return nil, ol.NewError(ol.ErrcInvalidBinary, "the image is empty")
 	}
 	var errBuf [512]C.char
 	var fd C.int
-	h := C.ol_host_load(unsafe.Pointer(&image[0]), C.size_t(len(image)), &fd, &errBuf[0], C.size_t(len(errBuf)))
+	staged := C.ol_host_stage(unsafe.Pointer(&image[0]), C.size_t(len(image)), &fd, &errBuf[0], C.size_t(len(errBuf)))
+	if staged == nil {
+		return nil, ol.Errorf(ol.ErrcOutOfResources, "cannot stage the %d-byte program image: %s", len(image), C.GoString(&errBuf[0]))
+	}
+	im, err := parseImage(unsafe.Slice((*byte)(staged), len(image)))
+	C.ol_host_unstage(staged, C.size_t(len(image)))
+	if err != nil {
+		C.ol_host_close_fd(fd)
+		return nil, err
+	}
+	var base C.uintptr_t
+	h := C.ol_host_open(fd, &base, &errBuf[0], C.size_t(len(errBuf)))
 	if h == nil {
+		C.ol_host_close_fd(fd)
 		msg := C.GoString(&errBuf[0])
 		if i := strings.Index(msg, "/proc/self/fd/"); i >= 0 {
 			if j := strings.Index(msg[i:], ":"); j > 0 {
@@ -103,7 +101,7 @@ func (d *Device) LoadProgram(image []byte) (plugin.Program, error) {
 		}
 		return nil, ol.Errorf(ol.ErrcInvalidBinary, "the loader refused the image: %s", msg)
 	}
-	p := &program{dev: d, handle: h, fd: fd, objects: objects}
+	p := &program{dev: d, handle: h, fd: fd, image: im, base: uintptr(base)}
 	p.refs.Store(1)
 	return p, nil
 }
@@ -114,6 +112,9 @@ func (p *program) sym(name string) unsafe.Pointer {
 	return C.ol_host_sym(p.handle, cs)
 }
 
+// descSize is the size of a kernel descriptor (ol_host_kernel_desc).
+const descSize = uint64(unsafe.Sizeof(C.ol_host_kernel_desc{}))
+
 // Kernel implements plugin.Program.
 func (p *program) Kernel(name string) (plugin.Kernel, error) {
 	p.mu.Lock()
@@ -121,20 +122,59 @@ func (p *program) Kernel(name string) (plugin.Kernel, error) {
 	if p.closed {
 		return nil, ol.NewError(ol.ErrcInvalidArgument, "the program was destroyed")
 	}
-	d := (*C.ol_host_kernel_desc)(p.sym("__ol_kernel_" + name))
-	if d == nil {
+	descName := "__ol_kernel_" + name
+	sym, defined := p.image.Lookup(descName)
+	if defined && sym.Type != elf.STT_OBJECT && sym.Type != elf.STT_NOTYPE {
+		// not handed to dlsym: it would run an indirect function's resolver
+		return nil, ol.Errorf(ol.ErrcInvalidBinary, "kernel %q: its descriptor %s is a %s symbol, not data", name, descName, sym.Type)
+	}
+	addr := p.sym(descName)
+	if addr == nil {
 		if p.sym(name) != nil {
 			return nil, ol.Errorf(ol.ErrcNotFound, "%q is not a kernel: it was not declared with OL_KERNEL or OL_GROUP_KERNEL of <offload/kernel.h>", name)
 		}
 		return nil, ol.Errorf(ol.ErrcNotFound, "the program has no kernel named %q", name)
 	}
+	// Nothing the loader returned is read before it is known to be the
+	// program's own descriptor, whole inside its loaded segments.
+	if err := p.checkSymbolAddr(descName, sym, defined, uintptr(addr)); err != nil {
+		return nil, ol.Errorf(ol.ErrcInvalidBinary, "kernel %q: %v", name, err)
+	}
+	if sym.Section == elf.SHN_ABS || !p.image.Mapped(sym.Value, descSize) {
+		return nil, ol.Errorf(ol.ErrcInvalidBinary, "kernel %q: its %d-byte descriptor at %#x is not inside the program's loaded segments", name, descSize, sym.Value)
+	}
+	d := (*C.ol_host_kernel_desc)(addr)
 	if d.magic != C.OL_HOST_KERNEL_MAGIC || d.abi != C.OL_HOST_ABI {
 		return nil, ol.Errorf(ol.ErrcInvalidBinary, "kernel %q was built with an unknown <offload/kernel.h> (ABI %d, this library speaks %d)", name, d.abi, C.OL_HOST_ABI)
 	}
 	if (d.kind == C.OL_HOST_KERNEL_LOOP && d.loop == nil) || (d.kind == C.OL_HOST_KERNEL_GROUP && d.item == nil) || d.kind > C.OL_HOST_KERNEL_GROUP {
 		return nil, ol.Errorf(ol.ErrcInvalidBinary, "kernel %q has a malformed descriptor", name)
 	}
+	// The entry points must be functions of the program.
+	for _, fn := range []struct {
+		what string
+		ptr  unsafe.Pointer
+	}{{"loop", unsafe.Pointer(d.loop)}, {"work-item", unsafe.Pointer(d.item)}} {
+		if fn.ptr == nil {
+			continue
+		}
+		if err := p.image.CheckCode(uint64(uintptr(fn.ptr) - p.base)); err != nil {
+			return nil, ol.Errorf(ol.ErrcInvalidBinary, "kernel %q has a malformed descriptor: its %s entry point: %v", name, fn.what, err)
+		}
+	}
 	return &kernel{name: name, desc: d, prog: p}, nil
+}
+
+// checkSymbolAddr checks that the address the loader gave for name is the
+// program's own definition of it.
+func (p *program) checkSymbolAddr(name string, sym elfcheck.Symbol, defined bool, addr uintptr) error {
+	if !defined {
+		return fmt.Errorf("the loader found %s outside the program's dynamic symbol table", name)
+	}
+	if want := p.base + uintptr(sym.Value); sym.Section != elf.SHN_ABS && addr != want {
+		return fmt.Errorf("the loader placed %s at %#x, not at the program's %#x", name, addr, want)
+	}
+	return nil
 }
 
 // Global implements plugin.Program.
@@ -144,7 +184,8 @@ func (p *program) Global(name string) (uintptr, uint64, error) {
 	if p.closed {
 		return 0, 0, ol.NewError(ol.ErrcInvalidArgument, "the program was destroyed")
 	}
-	size, ok := p.objects[name]
+	sym, ok := p.image.Lookup(name)
+	ok = ok && sym.Type == elf.STT_OBJECT
 	if strings.HasPrefix(name, "__ol_kernel_") {
 		ok = false // kernel descriptors are the library's, not the program's
 	}
@@ -155,7 +196,13 @@ func (p *program) Global(name string) (uintptr, uint64, error) {
 		}
 		return 0, 0, ol.Errorf(ol.ErrcNotFound, "the program has no global variable named %q", name)
 	}
-	return uintptr(addr), size, nil
+	if err := p.checkSymbolAddr(name, sym, true, uintptr(addr)); err != nil {
+		return 0, 0, ol.Errorf(ol.ErrcInvalidBinary, "global variable %q: %v", name, err)
+	}
+	if sym.Section == elf.SHN_ABS {
+		return 0, 0, ol.Errorf(ol.ErrcInvalidBinary, "global variable %q is an absolute symbol, not data of the program", name)
+	}
+	return uintptr(addr), sym.Size, nil
 }
 
 // acquire takes a reference for a queued launch; false once destroyed.

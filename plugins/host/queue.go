@@ -2,6 +2,7 @@ package host
 
 /*
 #cgo CFLAGS: -I${SRCDIR}/../../include -O2 -Wall
+#include <stdlib.h>
 #include <string.h>
 #include "exec.h"
 */
@@ -28,16 +29,18 @@ const (
 
 // op is one piece of queued work.
 type op struct {
-	kind      opKind
-	dst, src  uintptr
-	size      uint64
-	pattern   []byte
-	kernel    *kernel
-	args      []byte
-	launch    plugin.LaunchSize
-	fn, user  unsafe.Pointer
-	waitQueue *queue
-	waitMark  uint64
+	kind        opKind
+	dst, src    uintptr
+	size        uint64
+	pattern     []byte // a fill's pattern, or nil: it is C memory at src
+	patternSize uint64
+	kernel      *kernel
+	args        []byte
+	launch      plugin.LaunchSize
+	fn, user    unsafe.Pointer
+	waitQueue   *queue
+	waitMark    uint64
+	mark        uint64 // the queue's completed count once this op has run
 }
 
 // queue runs its work in order. Whoever holds the executor role runs the
@@ -61,6 +64,10 @@ type queue struct {
 	// made without a queue); only host functions still get a runner.
 	direct bool
 	err    error // first failure since the last Sync
+	// waitingOn: the op being executed is a wait for that queue to reach
+	// waitingMark (read when telling a wait that could never end)
+	waitingOn   *queue
+	waitingMark uint64
 
 	submitted atomic.Uint64 // written under mu
 	completed atomic.Uint64 // written under mu
@@ -74,6 +81,7 @@ func newQueue(d *Device) *queue {
 
 func (q *queue) push(o op) {
 	q.mu.Lock()
+	o.mark = q.submitted.Load() + 1
 	q.ops = append(q.ops, o)
 	q.submitted.Add(1)
 	start := !q.executing && !q.spawned && (!q.direct || o.kind == opHostFunc)
@@ -126,11 +134,15 @@ func (q *queue) execute(mark uint64, inline bool) {
 		o := q.ops[q.head]
 		q.ops[q.head] = op{}
 		q.head++
+		if o.kind == opWait {
+			q.waitingOn, q.waitingMark = o.waitQueue, o.waitMark
+		}
 		q.mu.Unlock()
 
-		err := q.dev.execute(&o)
+		err := q.dev.execute(q, &o)
 
 		q.mu.Lock()
+		q.waitingOn = nil
 		if err != nil && q.err == nil {
 			q.err = err
 		}
@@ -194,9 +206,25 @@ func (q *queue) Memcpy(dst uintptr, dstDev plugin.Device, src uintptr, srcDev pl
 	return nil
 }
 
-// Fill implements plugin.Queue.
-func (q *queue) Fill(ptr uintptr, pattern []byte, size uint64) error {
-	q.push(op{kind: opFill, dst: ptr, pattern: pattern, size: size})
+// maxGoPattern is the largest fill pattern kept in Go memory; longer ones
+// are copied to the C heap, where an allocation that cannot be made is an
+// error instead of the end of the process.
+const maxGoPattern = 4096
+
+// Fill implements plugin.Queue: the pattern is copied now.
+func (q *queue) Fill(ptr uintptr, pattern unsafe.Pointer, patternSize, size uint64) error {
+	o := op{kind: opFill, dst: ptr, size: size, patternSize: patternSize}
+	if patternSize <= maxGoPattern {
+		o.pattern = C.GoBytes(pattern, C.int(patternSize))
+	} else {
+		p := C.malloc(C.size_t(patternSize))
+		if p == nil {
+			return ol.Errorf(ol.ErrcOutOfResources, "cannot copy the %d-byte fill pattern: out of memory", patternSize)
+		}
+		C.memcpy(p, pattern, C.size_t(patternSize))
+		o.src = uintptr(p)
+	}
+	q.push(o)
 	return nil
 }
 
@@ -213,7 +241,12 @@ func (q *queue) Launch(k plugin.Kernel, args []byte, size plugin.LaunchSize) err
 	if !hk.prog.acquire() {
 		return ol.Errorf(ol.ErrcInvalidArgument, "the program of kernel %q was destroyed", hk.name)
 	}
-	q.push(op{kind: opLaunch, kernel: hk, args: args, launch: size})
+	// only the bytes of the kernel's argument struct are kept (and read)
+	var kept []byte
+	if n := int(hk.desc.args_size); n > 0 {
+		kept = append([]byte(nil), args[:n]...)
+	}
+	q.push(op{kind: opLaunch, kernel: hk, args: kept, launch: size})
 	return nil
 }
 
@@ -241,9 +274,12 @@ func (q *queue) Wait(e plugin.Event) error {
 	return nil
 }
 
-// Sync implements plugin.Queue.
+// Sync implements plugin.Queue. From a host function of this queue (or one
+// it waits for) it fails at once instead of waiting forever.
 func (q *queue) Sync() error {
-	q.waitFor(q.submitted.Load())
+	if err := q.dev.hf.wait(q.dev.hf.current(), q, q.submitted.Load(), "olSyncQueue"); err != nil {
+		return err
+	}
 	q.mu.Lock()
 	err := q.err
 	q.err = nil
@@ -274,17 +310,27 @@ type event struct {
 	mark uint64
 }
 
-func (e *event) Sync() error    { e.q.waitFor(e.mark); return nil }
+func (e *event) Sync() error {
+	if e.q.completed.Load() >= e.mark {
+		return nil
+	}
+	return e.q.dev.hf.wait(e.q.dev.hf.current(), e.q, e.mark, "olSyncEvent")
+}
 func (e *event) Done() bool     { return e.q.completed.Load() >= e.mark }
 func (e *event) Release() error { return nil }
 
-// execute runs one op on the queue's goroutine.
-func (d *Device) execute(o *op) error {
+// execute runs one op of q.
+func (d *Device) execute(q *queue, o *op) error {
 	switch o.kind {
 	case opCopy:
 		C.memmove(ptr(o.dst), ptr(o.src), C.size_t(o.size))
 	case opFill:
-		C.ol_host_fill(ptr(o.dst), unsafe.Pointer(&o.pattern[0]), C.size_t(len(o.pattern)), C.size_t(o.size))
+		if o.pattern != nil {
+			C.ol_host_fill(ptr(o.dst), unsafe.Pointer(&o.pattern[0]), C.size_t(o.patternSize), C.size_t(o.size))
+		} else {
+			C.ol_host_fill(ptr(o.dst), ptr(o.src), C.size_t(o.patternSize), C.size_t(o.size))
+			C.free(ptr(o.src))
+		}
 	case opLaunch:
 		err := d.runKernel(o.kernel, o.args, o.launch)
 		if rerr := o.kernel.prog.release(); err == nil {
@@ -292,7 +338,7 @@ func (d *Device) execute(o *op) error {
 		}
 		return err
 	case opHostFunc:
-		C.ol_host_call(o.fn, o.user)
+		d.hf.call(q, o)
 	case opWait:
 		o.waitQueue.waitFor(o.waitMark)
 	}

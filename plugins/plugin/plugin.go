@@ -40,6 +40,13 @@ type Platform interface {
 	Deinit() error
 }
 
+// CallbackPlatform is implemented by platforms that run user code (host
+// functions) on threads of their own.
+type CallbackPlatform interface {
+	// InCallback reports whether the calling thread is running such code.
+	InCallback() bool
+}
+
 // DeviceInfo is every property of a device that does not depend on the
 // runtime (the platform handle is added by impl). It is read once.
 type DeviceInfo struct {
@@ -73,6 +80,8 @@ type Device interface {
 	// NewQueue returns an in-order queue; it may reuse a released one.
 	NewQueue() (Queue, error)
 
+	// IsValidBinary and LoadProgram get the caller's image, valid only
+	// during the call: a plugin copies what it keeps.
 	IsValidBinary(image []byte) bool
 	LoadProgram(image []byte) (Program, error)
 }
@@ -107,7 +116,13 @@ const (
 // of asynchronous work are reported by the next Sync.
 type Queue interface {
 	Memcpy(dst uintptr, dstDev Device, src uintptr, srcDev Device, size uint64) error
-	Fill(ptr uintptr, pattern []byte, size uint64) error
+	// Fill writes size bytes at ptr with copies of the patternSize-byte
+	// pattern. The pattern is the caller's memory, valid only during the
+	// call: a queue that runs the fill later copies it (and reports a copy
+	// it cannot make as OUT_OF_RESOURCES, never by failing the process).
+	Fill(ptr uintptr, pattern unsafe.Pointer, patternSize, size uint64) error
+	// Launch gets the caller's argument bytes, valid only during the call:
+	// a queue that launches later copies what the kernel reads.
 	Launch(k Kernel, args []byte, size LaunchSize) error
 	// HostFunc runs fn(user) on a library thread after earlier work.
 	HostFunc(fn, user unsafe.Pointer) error

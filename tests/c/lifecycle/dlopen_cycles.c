@@ -1,10 +1,10 @@
 /* Test a: load/unload cycles through dlopen.
  *
- * 1,000 times: dlopen the library (RTLD_NOW | RTLD_LOCAL), look up four entry
+ * 3,000 times: dlopen the library (RTLD_NOW | RTLD_LOCAL), look up four entry
  * points, olInit, visit every device and read its TYPE and NAME, olShutDown,
  * dlclose.  Every call must succeed.  Afterwards the memory (VmRSS) and thread
- * count seen after cycle 100 are compared with those after cycle 1000: RSS may
- * grow by at most 2 MiB and the thread count must not change.
+ * count seen half-way are compared with those at the end: RSS may grow by at
+ * most 2 MiB and the thread count must not change.
  *
  * usage: dlopen_cycles /path/to/libLLVMOffload.so.22.1 [cycles]
  */
@@ -40,8 +40,11 @@ int main(int argc, char **argv) {
     return 2;
   }
   const char *path = argv[1];
-  long cycles = argc > 2 ? strtol(argv[2], NULL, 10) : 1000;
-  const long mark = 100;
+  long cycles = argc > 2 ? strtol(argv[2], NULL, 10) : 3000;
+  /* RSS is compared from half-way on: the Go heap of a c-shared library
+   * grows to its minimum collection goal over the first thousand or so
+   * cycles (see RATIONALE.md), which is warm-up, not a leak. */
+  const long mark = cycles / 2 > 100 ? cycles / 2 : 100;
   if (cycles < mark) {
     fprintf(stderr, "need at least %ld cycles\n", mark);
     return 2;

@@ -28,3 +28,6 @@ struct step_args { uint32_t *seq; uint32_t idx; };
 OL_KERNEL(step, struct step_args, a) { a.seq[a.idx] = a.seq[a.idx - 1] + a.seq[a.idx - 2]; }
 
 int not_a_kernel(void) { return 1; }
+
+struct count_args { uint32_t *count; };
+OL_KERNEL(count_items, struct count_args, a) { __atomic_fetch_add(a.count, 1u, __ATOMIC_RELAXED); }

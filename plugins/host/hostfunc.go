@@ -1,0 +1,174 @@
+package host
+
+/*
+#include "exec.h"
+*/
+import "C"
+
+import (
+	"runtime"
+	"sync"
+	"sync/atomic"
+
+	"github.com/liboffload-go/liboffload-go/impl/ol"
+)
+
+// MaxHostFunctionThreads is how many host functions run at once: later ones
+// wait (in order on their own queues) until one returns, so host functions
+// that block cost at most this many threads, however many queues hold them.
+// A host function that waits for the library (olSyncQueue, olSyncEvent)
+// gives its place to another while it waits.
+func MaxHostFunctionThreads() int { return max(16, 2*runtime.NumCPU()) }
+
+// hostFuncs runs host functions and knows, on any thread, which host
+// function that thread is running (through a token in C thread-local
+// storage), so that a wait that could never end is refused.
+type hostFuncs struct {
+	running atomic.Int32 // host functions running now: 0 skips the lookup
+
+	mu     sync.Mutex
+	turn   sync.Cond // signalled when active drops
+	limit  int
+	active int       // host functions running user code (not waiting for the library)
+	runs   []hostRun // by token-1
+	free   []int
+}
+
+// hostRun is a running host function: it is op number mark of queue q, and
+// may itself be waiting for queue waitQ to reach waitMark.
+type hostRun struct {
+	q        *queue
+	mark     uint64
+	waitQ    *queue
+	waitMark uint64
+}
+
+func newHostFuncs() *hostFuncs {
+	h := &hostFuncs{limit: MaxHostFunctionThreads()}
+	h.turn.L = &h.mu
+	return h
+}
+
+// call runs host function o of queue q on this goroutine's thread once
+// fewer than limit host functions are running (a goroutine that waits for
+// its turn holds no thread).
+func (h *hostFuncs) call(q *queue, o *op) {
+	h.mu.Lock()
+	for h.active >= h.limit {
+		h.turn.Wait()
+	}
+	h.active++
+	var tok int
+	if n := len(h.free); n > 0 {
+		tok = h.free[n-1]
+		h.free = h.free[:n-1]
+	} else {
+		h.runs = append(h.runs, hostRun{})
+		tok = len(h.runs)
+	}
+	h.runs[tok-1] = hostRun{q: q, mark: o.mark}
+	h.mu.Unlock()
+	h.running.Add(1)
+
+	C.ol_host_call(o.fn, o.user, C.uintptr_t(tok))
+
+	h.running.Add(-1)
+	h.mu.Lock()
+	h.runs[tok-1] = hostRun{}
+	h.free = append(h.free, tok)
+	h.active--
+	h.turn.Signal()
+	h.mu.Unlock()
+}
+
+// current returns the token of the host function the calling thread runs,
+// or 0.
+func (h *hostFuncs) current() int {
+	if h.running.Load() == 0 {
+		return 0
+	}
+	tok := int(C.ol_host_current())
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if tok <= 0 || tok > len(h.runs) || h.runs[tok-1].q == nil {
+		return 0 // a host function of another initialisation
+	}
+	return tok
+}
+
+// wait blocks until q has completed mark. Called from host function tok,
+// it first refuses a wait that depends on that host function returning,
+// and gives the host function's place to another while it waits.
+func (h *hostFuncs) wait(tok int, q *queue, mark uint64, what string) error {
+	if tok == 0 {
+		q.waitFor(mark)
+		return nil
+	}
+	h.mu.Lock()
+	self := h.runs[tok-1]
+	h.mu.Unlock()
+	if h.dependsOn(q, mark, self, 0) {
+		if q == self.q {
+			return ol.Errorf(ol.ErrcInvalidArgument, "%s called from a host function would wait forever: it waits for work queued after that host function on the same queue, which cannot run until the host function returns", what)
+		}
+		return ol.Errorf(ol.ErrcInvalidArgument, "%s called from a host function would wait forever: the work it waits for depends (through olWaitEvents) on work queued after that host function, which cannot run until the host function returns", what)
+	}
+	// Another host function may run meanwhile. Coming back does not wait
+	// for a turn (that could wait for host functions that wait for this
+	// one): for a while more than limit may run.
+	h.mu.Lock()
+	h.runs[tok-1].waitQ, h.runs[tok-1].waitMark = q, mark
+	h.active--
+	h.turn.Signal()
+	h.mu.Unlock()
+	q.waitFor(mark)
+	h.mu.Lock()
+	h.runs[tok-1].waitQ = nil
+	h.active++
+	h.mu.Unlock()
+	return nil
+}
+
+// dependsOn reports whether queue q reaching mark needs host function self
+// to return: q is self's queue at or past it, or q first waits (an
+// olWaitEvents, or a running host function's own wait) for something that
+// does.
+func (h *hostFuncs) dependsOn(q *queue, mark uint64, self hostRun, depth int) bool {
+	if q == self.q && mark >= self.mark {
+		return true
+	}
+	if depth > 256 || q.completed.Load() >= mark {
+		return false
+	}
+	type target struct {
+		q    *queue
+		mark uint64
+	}
+	var next []target
+	q.mu.Lock()
+	if q.waitingOn != nil {
+		next = append(next, target{q.waitingOn, q.waitingMark})
+	}
+	for _, o := range q.ops[q.head:] {
+		if o.mark > mark {
+			break
+		}
+		if o.kind == opWait {
+			next = append(next, target{o.waitQueue, o.waitMark})
+		}
+	}
+	q.mu.Unlock()
+	h.mu.Lock()
+	for _, r := range h.runs {
+		if r.q == q && r.waitQ != nil && r.mark <= mark {
+			next = append(next, target{r.waitQ, r.waitMark})
+		}
+	}
+	h.mu.Unlock()
+	for _, t := range next {
+		if h.dependsOn(t.q, t.mark, self, depth+1) {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,325 @@
+/* Test: memory stays flat over program and full library cycles.
+ *
+ * Phase 1, 1,000 full cycles: dlopen the library, olInit, find the host
+ * device, olMemAlloc, olCreateProgram (a kernel image), olGetSymbol,
+ * olLaunchKernel (on a queue every other cycle, else without one) and check
+ * the result, olDestroyProgram, olMemFree, olShutDown, dlclose.
+ * Phase 2, 10,000 cycles of olCreateProgram, olGetSymbol, olDestroyProgram
+ * within one olInit.
+ * Each phase first warms up, then asserts that VmRSS grows by at most 1 MiB
+ * over its cycles and that the number of open file descriptors does not
+ * change, and prints what it measured.
+ *
+ * Warm-up: the Go runtime lets its heap fill up to its 4 MiB minimum GC goal
+ * with garbage before collecting, and keeps the freed pages for reuse, so
+ * RSS rises for the first few hundred program loads (about 5 MiB above the
+ * first cycle) and then stays flat.  Each phase therefore runs blocks of
+ * cycles until two blocks in a row do not raise the highest RSS seen so far
+ * by more than 128 kB (at most 10 blocks), and measures after that.  A leak
+ * keeps RSS rising through the warm-up as well; it then shows in the
+ * measured cycles.
+ *
+ * Only for our library (IMPL=ours): the kernel image uses our kernel ABI
+ * (<offload/kernel.h>), which LLVM's host plugin does not run.
+ *
+ * usage: rss_cycles /path/to/libLLVMOffload.so.22.1 /path/to/foo.so
+ *        [full-cycles [program-cycles]]
+ */
+#include "lc_common.h"
+
+#include <dirent.h>
+#include <dlfcn.h>
+#include <time.h>
+
+#define RSS_BOUND_KIB 1024L
+#define WARM_SLACK_KIB 128L
+#ifndef WARM_MAX_BLOCKS
+#define WARM_MAX_BLOCKS 10
+#endif
+#define GROUPS 4
+#define GROUP_SIZE 64
+#define N (GROUPS * GROUP_SIZE)
+
+/* The entry points, looked up after each dlopen. */
+static struct api {
+  __typeof__(&olInit) init;
+  __typeof__(&olShutDown) shutdown;
+  __typeof__(&olIterateDevices) iterate;
+  __typeof__(&olGetDeviceInfo) info;
+  __typeof__(&olMemAlloc) alloc;
+  __typeof__(&olMemFree) free;
+  __typeof__(&olCreateProgram) create_program;
+  __typeof__(&olDestroyProgram) destroy_program;
+  __typeof__(&olGetSymbol) symbol;
+  __typeof__(&olCreateQueue) create_queue;
+  __typeof__(&olSyncQueue) sync_queue;
+  __typeof__(&olDestroyQueue) destroy_queue;
+  __typeof__(&olLaunchKernel) launch;
+} api;
+
+static const char *lib_path;
+static void *image;
+static size_t image_size;
+static long bad_calls;
+
+#define CALL(expr, ...)                                                        \
+  do {                                                                         \
+    ol_result_t r_ = (expr);                                                   \
+    if (r_ != NULL) {                                                          \
+      bad_calls++;                                                             \
+      LC_QUIET_CHECK(false, "%s -> %u %s", #expr, lc_code(r_),                 \
+                     lc_details(r_));                                          \
+      __VA_ARGS__;                                                             \
+    }                                                                          \
+  } while (0)
+
+static bool lookup(void *lib) {
+#define SYM(field, name)                                                       \
+  api.field = (__typeof__(api.field))dlsym(lib, name);                         \
+  if (!api.field) {                                                            \
+    LC_CHECK(false, "dlsym(%s) failed", name);                                 \
+    return false;                                                              \
+  }
+  SYM(init, "olInit");
+  SYM(shutdown, "olShutDown");
+  SYM(iterate, "olIterateDevices");
+  SYM(info, "olGetDeviceInfo");
+  SYM(alloc, "olMemAlloc");
+  SYM(free, "olMemFree");
+  SYM(create_program, "olCreateProgram");
+  SYM(destroy_program, "olDestroyProgram");
+  SYM(symbol, "olGetSymbol");
+  SYM(create_queue, "olCreateQueue");
+  SYM(sync_queue, "olSyncQueue");
+  SYM(destroy_queue, "olDestroyQueue");
+  SYM(launch, "olLaunchKernel");
+#undef SYM
+  return true;
+}
+
+static bool find_host(ol_device_handle_t dev, void *user) {
+  ol_device_type_t type = OL_DEVICE_TYPE_FORCE_UINT32;
+  if (api.info(dev, OL_DEVICE_INFO_TYPE, sizeof type, &type) == NULL &&
+      type == OL_DEVICE_TYPE_HOST) {
+    *(ol_device_handle_t *)user = dev;
+    return false;
+  }
+  return true;
+}
+
+/* dlopen + lookup + olInit + host device; NULL device on failure. */
+static void *open_lib(ol_device_handle_t *host) {
+  *host = NULL;
+  void *lib = dlopen(lib_path, RTLD_NOW | RTLD_LOCAL);
+  if (!lib) {
+    bad_calls++;
+    LC_QUIET_CHECK(false, "dlopen(%s): %s", lib_path, dlerror());
+    return NULL;
+  }
+  if (!lookup(lib)) {
+    bad_calls++;
+    dlclose(lib);
+    return NULL;
+  }
+  CALL(api.init(), dlclose(lib); return NULL);
+  CALL(api.iterate(find_host, host));
+  if (*host == NULL) {
+    bad_calls++;
+    LC_QUIET_CHECK(false, "no host device");
+  }
+  return lib;
+}
+
+static void close_lib(void *lib) {
+  CALL(api.shutdown());
+  if (dlclose(lib) != 0) {
+    bad_calls++;
+    LC_QUIET_CHECK(false, "dlclose: %s", dlerror());
+  }
+}
+
+struct foo_args {
+  uint32_t *out;
+};
+
+/* One full cycle: dlopen ... dlclose. */
+static void full_cycle(long cycle) {
+  ol_device_handle_t host;
+  void *lib = open_lib(&host);
+  if (!lib)
+    return;
+  if (!host) {
+    close_lib(lib);
+    return;
+  }
+  uint32_t *out = NULL;
+  ol_program_handle_t prog = NULL;
+  ol_symbol_handle_t kernel = NULL;
+  CALL(api.alloc(host, OL_ALLOC_TYPE_MANAGED, N * sizeof *out, (void **)&out));
+  CALL(api.create_program(host, image, image_size, &prog));
+  if (prog)
+    CALL(api.symbol(prog, "foo", OL_SYMBOL_KIND_KERNEL, &kernel));
+  if (out && kernel) {
+    memset(out, 0xff, N * sizeof *out);
+    ol_kernel_launch_size_args_t size = {1, {GROUPS, 1, 1}, {GROUP_SIZE, 1, 1}, 0};
+    struct foo_args args = {out};
+    if (cycle % 2) {
+      ol_queue_handle_t q = NULL;
+      CALL(api.create_queue(host, &q));
+      if (q) {
+        CALL(api.launch(q, host, kernel, &args, sizeof args, &size));
+        CALL(api.sync_queue(q));
+        CALL(api.destroy_queue(q));
+      }
+    } else {
+      CALL(api.launch(NULL, host, kernel, &args, sizeof args, &size));
+    }
+    for (uint32_t i = 0; i < N; i++)
+      if (out[i] != i) {
+        bad_calls++;
+        LC_QUIET_CHECK(false, "cycle %ld: out[%u] = %u", cycle, i, out[i]);
+        break;
+      }
+  }
+  if (prog)
+    CALL(api.destroy_program(prog));
+  if (out)
+    CALL(api.free(out));
+  close_lib(lib);
+}
+
+static ol_device_handle_t prog_host;
+
+/* One program cycle within an olInit. */
+static void program_cycle(long cycle) {
+  (void)cycle;
+  ol_program_handle_t prog = NULL;
+  ol_symbol_handle_t kernel = NULL;
+  CALL(api.create_program(prog_host, image, image_size, &prog), return);
+  CALL(api.symbol(prog, "foo", OL_SYMBOL_KIND_KERNEL, &kernel));
+  CALL(api.destroy_program(prog));
+}
+
+static double now_s(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+/* Open file descriptors (a memfd left open holds its image in memory that
+ * VmRSS does not show). */
+static long open_fds(void) {
+  DIR *d = opendir("/proc/self/fd");
+  if (!d)
+    return -1;
+  long n = 0;
+  while (readdir(d))
+    n++;
+  closedir(d);
+  return n;
+}
+
+/* Runs blocks of `block` cycles until two blocks in a row leave the highest
+ * RSS seen within WARM_SLACK_KIB; returns the number of cycles run. */
+static long warm_up(void (*cycle)(long), long block) {
+  long peak = lc_rss_kib(), n = 0;
+  int flat = 0, blocks = 0;
+  while (flat < 2 && blocks < WARM_MAX_BLOCKS) {
+    long high = 0;
+    for (long i = 0; i < block; i++) {
+      cycle(++n);
+      if ((i + 1) % (block / 10) == 0) {
+        long r = lc_rss_kib();
+        if (r > high)
+          high = r;
+      }
+    }
+    blocks++;
+    flat = high <= peak + WARM_SLACK_KIB ? flat + 1 : 0;
+    if (high > peak)
+      peak = high;
+  }
+  return n;
+}
+
+/* Warm-up, then `cycles` measured cycles; checks the RSS growth. */
+static void measure(const char *what, void (*cycle)(long), long block,
+                    long cycles) {
+  double t0 = now_s();
+  long rss_first = lc_rss_kib();
+  long warm = warm_up(cycle, block);
+  long rss_start = lc_rss_kib(), rss_peak = rss_start;
+  long fds_start = open_fds();
+  double t1 = now_s();
+  for (long i = 1; i <= cycles; i++) {
+    cycle(i);
+    if (i % (cycles / 20) == 0) {
+      long r = lc_rss_kib();
+      if (r > rss_peak)
+        rss_peak = r;
+    }
+  }
+  long rss_end = lc_rss_kib();
+  long fds_end = open_fds();
+  double t2 = now_s();
+  printf("%s: warm-up %ld cycles (%.2f s), VmRSS %ld -> %ld kB\n", what, warm,
+         t1 - t0, rss_first, rss_start);
+  printf("%s: %ld cycles (%.1f us each), VmRSS %ld -> %ld kB "
+         "(growth %+ld kB, peak %ld kB, bound %ld kB), Threads %ld, "
+         "open fds %ld -> %ld\n",
+         what, cycles, (t2 - t1) / (double)cycles * 1e6, rss_start, rss_end,
+         rss_end - rss_start, rss_peak, RSS_BOUND_KIB, lc_threads(), fds_start,
+         fds_end);
+  fflush(stdout);
+  LC_CHECK(rss_start > 0 && rss_end > 0, "%s: could not read VmRSS", what);
+  LC_CHECK(rss_end - rss_start <= RSS_BOUND_KIB,
+           "%s: VmRSS grew by %ld kB over %ld cycles after warm-up (bound %ld kB)",
+           what, rss_end - rss_start, cycles, RSS_BOUND_KIB);
+  LC_CHECK(fds_start > 0 && fds_end == fds_start,
+           "%s: open file descriptors went from %ld to %ld over %ld cycles",
+           what, fds_start, fds_end, cycles);
+}
+
+int main(int argc, char **argv) {
+  if (argc < 3) {
+    fprintf(stderr, "usage: %s LIBRARY KERNEL_IMAGE [full-cycles [program-cycles]]\n",
+            argv[0]);
+    return 2;
+  }
+  lib_path = argv[1];
+  long full_cycles = argc > 3 ? strtol(argv[3], NULL, 10) : 1000;
+  long prog_cycles = argc > 4 ? strtol(argv[4], NULL, 10) : 10000;
+  if (full_cycles < 20 || prog_cycles < 20) {
+    fprintf(stderr, "need at least 20 cycles of each kind\n");
+    return 2;
+  }
+
+  FILE *f = fopen(argv[2], "rb");
+  if (!f || fseek(f, 0, SEEK_END) != 0 || (image_size = (size_t)ftell(f)) == 0 ||
+      fseek(f, 0, SEEK_SET) != 0 || !(image = malloc(image_size)) ||
+      fread(image, 1, image_size, f) != image_size) {
+    fprintf(stderr, "cannot read %s\n", argv[2]);
+    return 2;
+  }
+  fclose(f);
+
+  /* Which library answers (a copy of LLVM's sits in the default path). */
+  void *lib = dlopen(lib_path, RTLD_NOW | RTLD_LOCAL);
+  if (!lib) {
+    LC_CHECK(false, "dlopen(%s): %s", lib_path, dlerror());
+    return lc_finish();
+  }
+  lc_check_library_is(dlsym(lib, "olInit"), lib_path);
+  dlclose(lib);
+
+  measure("full cycles", full_cycle, 100, full_cycles);
+
+  lib = open_lib(&prog_host);
+  if (lib && prog_host)
+    measure("program cycles", program_cycle, 1000, prog_cycles);
+  if (lib)
+    close_lib(lib);
+
+  LC_CHECK(bad_calls == 0, "%ld failed calls", bad_calls);
+  return lc_finish();
+}

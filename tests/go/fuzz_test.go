@@ -1,0 +1,151 @@
+package tests
+
+import (
+	"math/big"
+	"sync"
+	"testing"
+	"unsafe"
+
+	"github.com/liboffload-go/liboffload-go/impl"
+	"github.com/liboffload-go/liboffload-go/impl/ol"
+)
+
+// FuzzMemRanges copies and fills ranges that start inside a 4 KiB
+// allocation with arbitrary sizes: each call either does exactly what a
+// byte-by-byte model says, or (when the range leaves the allocation or the
+// sizes do not fit) fails with INVALID_SIZE and writes nothing.
+func FuzzMemRanges(f *testing.F) {
+	f.Add(uint16(0), uint64(4096), uint16(1), false)
+	f.Add(uint16(4000), uint64(97), uint16(1), true)
+	f.Add(uint16(1), uint64(1<<63), uint16(3), false)
+	f.Add(uint16(17), uint64(^uint64(0)), uint16(17), true)
+	f.Add(uint16(4095), uint64(1), uint16(1), false)
+	f.Add(uint16(64), uint64(4032), uint16(64), true)
+	f.Fuzz(func(t *testing.T, off uint16, size uint64, patSize uint16, queued bool) {
+		const n = 4096
+		if off >= n || patSize == 0 {
+			return // a range that starts outside the library's memory is the caller's
+		}
+		e := &hostEnv{t: t}
+		initLib(t)
+		e.dev = hostDevice(t)
+		a, b := e.alloc(n), e.alloc(n)
+		av, bv := unsafe.Slice((*byte)(a), n), unsafe.Slice((*byte)(b), n)
+		for i := range bv {
+			bv[i] = byte(i*7 + 3)
+		}
+		model := make([]byte, n)
+		var q uintptr
+		if queued {
+			q = e.queue()
+			defer impl.OlDestroyQueue(q, nil)
+		}
+		sync := func() {
+			if q != 0 {
+				mustOK(t, "olSyncQueue", impl.OlSyncQueue(q, nil))
+			}
+		}
+		dst := unsafe.Add(a, int(off))
+		fits := size <= n-uint64(off)
+
+		r := impl.OlMemcpy(q, dst, e.dev, b, e.dev, size, nil)
+		sync()
+		if fits {
+			mustOK(t, "olMemcpy", r)
+			copy(model[off:], bv[:size])
+		} else {
+			wantErr(t, "olMemcpy", r, ol.ErrcInvalidSize, "")
+		}
+		if string(av) != string(model) {
+			t.Fatalf("olMemcpy(off %d, size %d): memory differs from the model", off, size)
+		}
+
+		pat := make([]byte, int(patSize))
+		for i := range pat {
+			pat[i] = byte(0xA0 + i)
+		}
+		r = impl.OlMemFill(q, dst, uint64(patSize), unsafe.Pointer(&pat[0]), size, nil)
+		sync()
+		switch {
+		case size%uint64(patSize) != 0 || !fits:
+			wantErr(t, "olMemFill", r, ol.ErrcInvalidSize, "")
+		default:
+			mustOK(t, "olMemFill", r)
+			for i := uint64(0); i < size; i++ {
+				model[uint64(off)+i] = pat[i%uint64(patSize)]
+			}
+		}
+		if string(av) != string(model) {
+			t.Fatalf("olMemFill(off %d, size %d, pattern %d): memory differs from the model", off, size, patSize)
+		}
+	})
+}
+
+// FuzzLaunchGrid launches with arbitrary grids: a launch is refused with
+// INVALID_SIZE exactly when a limit the device reports is exceeded (counted
+// here with big integers), and a small accepted grid runs every work-item.
+func FuzzLaunchGrid(f *testing.F) {
+	f.Add(uint32(1)<<31, uint32(1)<<31, uint32(4), uint32(1), uint32(1), uint32(1))
+	f.Add(^uint32(0), ^uint32(0), ^uint32(0), uint32(1), uint32(1), uint32(1))
+	f.Add(uint32(65536), uint32(65536), uint32(1), uint32(1), uint32(1), uint32(1))
+	f.Add(uint32(3), uint32(5), uint32(7), uint32(2), uint32(4), uint32(8))
+	f.Add(uint32(1)<<22, uint32(1), uint32(1), uint32(32), uint32(32), uint32(1))
+	f.Add(uint32(0), uint32(1), uint32(1), uint32(1), uint32(1), uint32(1))
+	f.Fuzz(func(t *testing.T, gx, gy, gz, sx, sy, sz uint32) {
+		e := &hostEnv{t: t}
+		initLib(t)
+		e.dev, e.img = hostDevice(t), cachedKernels(t)
+		e.prog = e.load()
+		k := e.symbol(e.prog, "count_items", ol.SymbolKindKernel)
+		cnt := (*uint32)(e.alloc(4))
+		var maxGroup, maxWork uint32
+		var perDim ol.Dimensions
+		mustOK(t, "info", impl.OlGetDeviceInfo(e.dev, uint32(ol.DeviceInfoMaxWorkGroupSize), 4, unsafe.Pointer(&maxGroup), nil))
+		mustOK(t, "info", impl.OlGetDeviceInfo(e.dev, uint32(ol.DeviceInfoMaxWorkSize), 4, unsafe.Pointer(&maxWork), nil))
+		mustOK(t, "info", impl.OlGetDeviceInfo(e.dev, uint32(ol.DeviceInfoMaxWorkGroupSizePerDimension), uint64(unsafe.Sizeof(perDim)), unsafe.Pointer(&perDim), nil))
+		big3 := func(x, y, z uint32) *big.Int {
+			v := new(big.Int).SetUint64(uint64(x))
+			v.Mul(v, new(big.Int).SetUint64(uint64(y)))
+			return v.Mul(v, new(big.Int).SetUint64(uint64(z)))
+		}
+		perDimItems := func(g, s uint32) bool { return uint64(g)*uint64(s) <= uint64(maxWork) }
+		groupItems := big3(sx, sy, sz)
+		total := new(big.Int).Mul(big3(gx, gy, gz), groupItems)
+		ok := gx > 0 && gy > 0 && gz > 0 && sx > 0 && sy > 0 && sz > 0 &&
+			sx <= perDim.X && sy <= perDim.Y && sz <= perDim.Z &&
+			groupItems.Cmp(big.NewInt(int64(maxGroup))) <= 0 &&
+			perDimItems(gx, sx) && perDimItems(gy, sy) && perDimItems(gz, sz) &&
+			total.Cmp(new(big.Int).SetUint64(uint64(maxWork))) <= 0
+		if ok && total.Cmp(big.NewInt(1<<16)) > 0 {
+			return // valid, but too long to run here
+		}
+		args := struct{ count *uint32 }{cnt}
+		r := impl.OlLaunchKernel(0, e.dev, k, unsafe.Pointer(&args), uint64(unsafe.Sizeof(args)), unsafe.Pointer(launchArgs([3]uint32{gx, gy, gz}, [3]uint32{sx, sy, sz}, 0)), nil)
+		if !ok {
+			wantErr(t, "olLaunchKernel", r, ol.ErrcInvalidSize, "")
+			if *cnt != 0 {
+				t.Fatalf("a refused launch ran %d work-items", *cnt)
+			}
+			return
+		}
+		mustOK(t, "olLaunchKernel", r)
+		if uint64(*cnt) != total.Uint64() {
+			t.Fatalf("grid %dx%dx%d of %dx%dx%d ran %d work-items, want %s", gx, gy, gz, sx, sy, sz, *cnt, total)
+		}
+	})
+}
+
+// cachedKernels builds the test kernels once per process, for fuzz targets
+// whose every input would otherwise run the compiler.
+func cachedKernels(t *testing.T) []byte {
+	kernelCache.once.Do(func() { kernelCache.img = buildKernels(t) })
+	if kernelCache.img == nil {
+		t.Fatal("the test kernels did not build")
+	}
+	return kernelCache.img
+}
+
+var kernelCache struct {
+	once sync.Once
+	img  []byte
+}
