@@ -61,7 +61,10 @@ test-go:
 # process (FuzzLoadProgram loads them; FuzzCheck only validates); copies and
 # fills of any size do what a byte model says or fail with INVALID_SIZE
 # (FuzzMemRanges); launches are refused exactly past the device's limits
-# (FuzzLaunchGrid); no value but a live handle decodes (FuzzHandleDecode).
+# (FuzzLaunchGrid); no value but a live handle decodes (FuzzHandleDecode);
+# the image classifier returns a one-line description for any bytes
+# (FuzzClassify); the spec parser never panics and what it accepts reads
+# back the same (FuzzParse).
 # Each runs for FUZZTIME: 10,000 inputs here, 15 seconds in make test. Their
 # seed corpus (and any crash found, under testdata/fuzz) also runs in plain
 # go test.
@@ -72,6 +75,8 @@ fuzz:
 	$(GO) test -run='^$$' -fuzz='^FuzzMemRanges$$' -fuzztime=$(FUZZTIME) ./tests/go/
 	$(GO) test -run='^$$' -fuzz='^FuzzLaunchGrid$$' -fuzztime=$(FUZZTIME) ./tests/go/
 	$(GO) test -run='^$$' -fuzz='^FuzzHandleDecode$$' -fuzztime=$(FUZZTIME) ./impl/
+	$(GO) test -run='^$$' -fuzz='^FuzzClassify$$' -fuzztime=$(FUZZTIME) ./plugins/image/
+	$(GO) test -run='^$$' -fuzz='^FuzzParse$$' -fuzztime=$(FUZZTIME) ./api/
 
 test-abi: $(LIB)
 	bash tests/c/abi/run.sh $(CURDIR)/$(LIB)

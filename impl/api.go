@@ -22,6 +22,7 @@ import (
 	"unsafe"
 
 	"github.com/liboffload-go/liboffload-go/impl/ol"
+	"github.com/liboffload-go/liboffload-go/plugins/image"
 	"github.com/liboffload-go/liboffload-go/plugins/plugin"
 )
 
@@ -386,7 +387,11 @@ func (c *Context) olCreateProgram(dev *Device, data unsafe.Pointer, size uint64,
 	// The image is the caller's memory, read only during this call (the
 	// caller may free it when we return): no copy on the Go heap, which
 	// would add the image's size to every load's garbage.
-	pp, err := dev.d.LoadProgram(bytesAt(data, size))
+	img := bytesAt(data, size)
+	if err := checkImage("olCreateProgram", dev, img); err != nil {
+		return err
+	}
+	pp, err := dev.d.LoadProgram(img)
 	if err != nil {
 		return err
 	}
@@ -406,8 +411,31 @@ func (c *Context) olIsValidBinary(dev *Device, data unsafe.Pointer, size uint64,
 	if err := checkUserRange("olIsValidBinary", "ProgData", "ProgDataSize", data, size); err != nil {
 		return err
 	}
-	ok := size > 0 && dev.d.IsValidBinary(bytesAt(data, size))
+	img := bytesAt(data, size)
+	ok := size > 0 && checkImage("olIsValidBinary", dev, img) == nil && dev.d.IsValidBinary(img)
 	*(*bool)(valid) = ok
+	return nil
+}
+
+// checkImage classifies an image once and asks the device whether it loads
+// that kind (plugin.ImageDevice); a refusal says what the image is and
+// what the device needs. Devices that do not say accept everything here
+// and judge the image themselves.
+func checkImage(fn string, dev *Device, img []byte) error {
+	d, ok := dev.d.(plugin.ImageDevice)
+	if !ok {
+		return nil
+	}
+	info := image.Classify(img)
+	if ok, need := d.AcceptsImage(info); !ok {
+		di := dev.d.Info()
+		name := di.Name
+		if di.ProductName != "" && di.ProductName != name {
+			name = di.ProductName + ", " + name
+		}
+		return ol.Errorf(ol.ErrcInvalidBinary, "%s: the image is %s; device %#x (%s) needs %s",
+			fn, info.Phrase(), dev.h, name, need)
+	}
 	return nil
 }
 

@@ -1,7 +1,8 @@
 // Package amdgpu is the backend for AMD GPUs through ROCr, the HSA runtime
 // (libhsa-runtime64). At this stage it only probes: it loads the runtime,
 // initialises it and describes each GPU agent; memory, queues and programs
-// are not supported yet.
+// are not supported yet, but olIsValidBinary already answers from the
+// agent's gfx processor.
 //
 // The runtime is loaded with purego.Dlopen by SONAME
 // (libhsa-runtime64.so.1, then libhsa-runtime64.so), or from the path in
@@ -15,6 +16,7 @@ import (
 	"unsafe"
 
 	"github.com/liboffload-go/liboffload-go/impl/ol"
+	"github.com/liboffload-go/liboffload-go/plugins/image"
 	"github.com/liboffload-go/liboffload-go/plugins/internal/gpu"
 	"github.com/liboffload-go/liboffload-go/plugins/plugin"
 )
@@ -65,7 +67,9 @@ func (pl *Plugin) Init(env plugin.Env) (plugin.Platform, error) {
 		if err != nil {
 			return nil, err
 		}
-		p.AddDevice(&Device{Unsupported: pl.Unsupported(), agent: a, info: info})
+		p.AddDevice(&Device{
+			Unsupported: pl.Unsupported(), Images: gpu.Images{Target: image.AMDGPUTarget(info.Name)}, agent: a, info: info,
+		})
 	}
 	if len(p.Devices()) == 0 {
 		return nil, nil
@@ -135,14 +139,19 @@ func (d *driver) deviceInfo(agent uint64) (*plugin.DeviceInfo, error) {
 type Platform struct{ gpu.Platform }
 
 // Device is one AMD GPU agent. The operations it does not support yet come
-// from gpu.Unsupported.
+// from gpu.Unsupported; which images it loads (code objects for its gfx
+// processor, the agent's name) from gpu.Images.
 type Device struct {
 	gpu.Unsupported
+	gpu.Images
 	agent uint64 // hsa_agent_t handle
 	info  *plugin.DeviceInfo
 }
 
-var _ plugin.Device = (*Device)(nil)
+var (
+	_ plugin.Device      = (*Device)(nil)
+	_ plugin.ImageDevice = (*Device)(nil)
+)
 
 // Info implements plugin.Device.
 func (d *Device) Info() *plugin.DeviceInfo { return d.info }

@@ -88,6 +88,9 @@ func checkTwoGPUs(t *testing.T, p plugin.Platform) {
 		if a := d.(*Device).agent; a != uint64(0x200+i) {
 			t.Errorf("device %d is agent %#x, want %#x", i, a, 0x200+i)
 		}
+		if tg := d.(*Device).Target.String(); tg != "gfx90a" {
+			t.Errorf("device %d loads images for %s, want gfx90a", i, tg)
+		}
 		got := *d.Info()
 		want := fakedriver.GPUInfo()
 		want.Name = "gfx90a"

@@ -1,7 +1,8 @@
 // Package cuda is the backend for NVIDIA GPUs through the CUDA driver API
 // (libcuda). At this stage it only probes: it loads the driver, initialises
 // it and describes each GPU; memory, queues and programs are not supported
-// yet.
+// yet, but olIsValidBinary already answers from the GPU's compute
+// capability.
 //
 // The driver is loaded with purego.Dlopen by SONAME (libcuda.so.1, then
 // libcuda.so), or from the path in OFFLOAD_CUDA_LIBRARY, once per process,
@@ -14,6 +15,7 @@ import (
 	"math"
 
 	"github.com/liboffload-go/liboffload-go/impl/ol"
+	"github.com/liboffload-go/liboffload-go/plugins/image"
 	"github.com/liboffload-go/liboffload-go/plugins/internal/gpu"
 	"github.com/liboffload-go/liboffload-go/plugins/plugin"
 )
@@ -60,7 +62,13 @@ func (pl *Plugin) Init(env plugin.Env) (plugin.Platform, error) {
 		if err != nil {
 			return nil, err
 		}
-		p.AddDevice(&Device{Unsupported: pl.Unsupported(), info: info})
+		major, minor, err := d.computeCapability(i)
+		if err != nil {
+			return nil, err
+		}
+		p.AddDevice(&Device{
+			Unsupported: pl.Unsupported(), Images: gpu.Images{Target: image.CUDATarget(major, minor)}, info: info,
+		})
 	}
 	return p, nil
 }
@@ -121,6 +129,24 @@ func (d *driver) deviceInfo(ordinal int, version string) (*plugin.DeviceInfo, er
 	return info, nil
 }
 
+// computeCapability reads the compute capability of the device with the
+// given ordinal (8, 0 for sm_80): which PTX and cubins it loads.
+func (d *driver) computeCapability(ordinal int) (major, minor int, err error) {
+	dev, err := d.device(ordinal)
+	if err != nil {
+		return 0, 0, err
+	}
+	maj, err := d.attribute(dev, attrComputeCapabilityMajor)
+	if err != nil {
+		return 0, 0, err
+	}
+	min, err := d.attribute(dev, attrComputeCapabilityMinor)
+	if err != nil {
+		return 0, 0, err
+	}
+	return int(maj), int(min), nil
+}
+
 // formatUUID renders a device UUID the way nvidia-smi does:
 // GPU-xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx.
 func formatUUID(u [16]byte) string {
@@ -141,13 +167,18 @@ func clampU32(v uint64) uint32 {
 type Platform struct{ gpu.Platform }
 
 // Device is one CUDA GPU. The operations it does not support yet come
-// from gpu.Unsupported.
+// from gpu.Unsupported; which images it loads (PTX, cubins for its compute
+// capability, fatbins) from gpu.Images.
 type Device struct {
 	gpu.Unsupported
+	gpu.Images
 	info *plugin.DeviceInfo
 }
 
-var _ plugin.Device = (*Device)(nil)
+var (
+	_ plugin.Device      = (*Device)(nil)
+	_ plugin.ImageDevice = (*Device)(nil)
+)
 
 // Info implements plugin.Device.
 func (d *Device) Info() *plugin.DeviceInfo { return d.info }

@@ -111,6 +111,9 @@ func checkTwoDevices(t *testing.T, p plugin.Platform) {
 		if got != want {
 			t.Errorf("device %d info:\n got  %+v\n want %+v", i, got, want)
 		}
+		if sm := d.(*Device).Target.SM(); sm != 80+10*i {
+			t.Errorf("device %d has compute capability %d, want %d", i, sm, 80+10*i)
+		}
 		fakedriver.CheckUnsupported(t, d, "cuda")
 	}
 }

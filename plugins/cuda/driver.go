@@ -84,6 +84,8 @@ const (
 	attrClockRate               = 13 // kHz
 	attrMultiprocessorCount     = 16
 	attrMemoryClockRate         = 36 // kHz
+	attrComputeCapabilityMajor  = 75
+	attrComputeCapabilityMinor  = 76
 )
 
 // entryPoints are the driver functions the plugin calls, as addresses

@@ -47,7 +47,7 @@ func (*Plugin) Name() string { return "host" }
 
 // Init implements plugin.Plugin: the host platform always has one device.
 func (*Plugin) Init(env plugin.Env) (plugin.Platform, error) {
-	return &Platform{dev: &Device{hf: newHostFuncs()}}, nil
+	return &Platform{dev: &Device{hf: newHostFuncs(), pool: newPool()}}, nil
 }
 
 // fpConfig is what IEEE-754 hardware arithmetic gives (no soft float).
@@ -117,10 +117,12 @@ func (p *Platform) InCallback() bool { return p.dev.hf.current() != 0 }
 func (p *Platform) Devices() []plugin.Device { return []plugin.Device{p.dev} }
 
 // Deinit implements plugin.Platform: it waits for the work of released
-// queues to end, so that no goroutine of the platform remains.
+// queues to end and joins the device's pool, so that no goroutine of the
+// platform remains.
 func (p *Platform) Deinit() error {
 	d := p.dev
 	d.runners.Wait()
+	d.pool.close()
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	for _, pool := range d.pools {
@@ -145,7 +147,8 @@ var machine struct {
 
 // Device is the host CPU.
 type Device struct {
-	runners sync.WaitGroup // queue goroutines that are running
+	runners sync.WaitGroup // queues handed to the pool's runners, until they are done
+	pool    *pool
 	hf      *hostFuncs
 
 	mu       sync.Mutex

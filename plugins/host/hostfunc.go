@@ -69,9 +69,16 @@ func (h *hostFuncs) call(q *queue, o *op) {
 	h.runs[tok-1] = hostRun{q: q, mark: o.mark}
 	h.mu.Unlock()
 	h.running.Add(1)
+	// deferred: a panic (recovered by the queue's runner as the queue's
+	// error) still gives the turn and the token back
+	defer h.done(tok)
+	hook("host function")
 
 	C.ol_host_call(o.fn, o.user, C.uintptr_t(tok))
+}
 
+// done ends host function tok: its turn goes to the next one.
+func (h *hostFuncs) done(tok int) {
 	h.running.Add(-1)
 	h.mu.Lock()
 	h.runs[tok-1] = hostRun{}

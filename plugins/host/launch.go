@@ -8,9 +8,6 @@ import "C"
 import (
 	"math/big"
 	"math/bits"
-	"runtime"
-	"sync"
-	"sync/atomic"
 	"unsafe"
 
 	"github.com/liboffload-go/liboffload-go/impl/ol"
@@ -85,67 +82,58 @@ func (d *Device) checkLaunch(k *kernel, args []byte, s plugin.LaunchSize) error 
 	return nil
 }
 
-// runKernel runs the whole grid: groups are handed out in chunks to up to
-// one worker per CPU; the queue's goroutine is one of them.
-func (d *Device) runKernel(k *kernel, args []byte, s plugin.LaunchSize) error {
-	total := uint64(s.NumGroups.X) * uint64(s.NumGroups.Y) * uint64(s.NumGroups.Z)
-	workers := uint64(runtime.NumCPU())
-	if workers > total {
-		workers = total
-	}
-	var argp unsafe.Pointer
+// runKernel runs the whole grid on the calling thread (q's executor),
+// with the device's kernel workers taking chunks of groups alongside when
+// the grid has more than one group. The launch's state is q's kernelJob:
+// nothing is allocated per launch, per chunk or per group.
+func (d *Device) runKernel(q *queue, k *kernel, args []byte, s plugin.LaunchSize) error {
+	j := &q.job
+	j.k = k
+	j.argp = nil
 	if len(args) > 0 {
-		argp = unsafe.Pointer(&args[0])
+		j.argp = unsafe.Pointer(&args[0])
 	}
-	if workers <= 1 {
-		return d.runGroups(k, argp, s, 0, total)
+	j.ng = [3]C.uint32_t{C.uint32_t(s.NumGroups.X), C.uint32_t(s.NumGroups.Y), C.uint32_t(s.NumGroups.Z)}
+	j.gs = [3]C.uint32_t{C.uint32_t(s.GroupSize.X), C.uint32_t(s.GroupSize.Y), C.uint32_t(s.GroupSize.Z)}
+	j.dyn = C.size_t(s.DynSharedMemory)
+	j.total = uint64(s.NumGroups.X) * uint64(s.NumGroups.Y) * uint64(s.NumGroups.Z)
+	var err error
+	if k.group() {
+		err = d.runGroupJob(j)
+	} else {
+		err = d.runJob(j, nil)
 	}
-	chunk := total / (workers * 8)
-	if chunk == 0 {
-		chunk = 1
-	}
-	var next atomic.Uint64
-	var failed atomic.Pointer[error]
-	work := func() {
-		for failed.Load() == nil {
-			g0 := next.Add(chunk) - chunk
-			if g0 >= total {
-				return
-			}
-			g1 := min(g0+chunk, total)
-			if err := d.runGroups(k, argp, s, g0, g1); err != nil {
-				failed.CompareAndSwap(nil, &err)
-				return
-			}
-		}
-	}
-	var wg sync.WaitGroup
-	for i := uint64(1); i < workers; i++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			work()
-		}()
-	}
-	work()
-	wg.Wait()
-	if e := failed.Load(); e != nil {
-		return *e
-	}
-	return nil
+	j.k, j.argp = nil, nil // keep nothing alive
+	return err
 }
 
-func (d *Device) runGroups(k *kernel, argp unsafe.Pointer, s plugin.LaunchSize, g0, g1 uint64) error {
-	ng := [3]C.uint32_t{C.uint32_t(s.NumGroups.X), C.uint32_t(s.NumGroups.Y), C.uint32_t(s.NumGroups.Z)}
-	gs := [3]C.uint32_t{C.uint32_t(s.GroupSize.X), C.uint32_t(s.GroupSize.Y), C.uint32_t(s.GroupSize.Z)}
-	var pool *C.ol_fiber_pool
-	if k.group() {
-		pool = d.takePool()
-		defer d.givePool(pool)
+// runGroupJob runs a group kernel's job with a fiber pool of the device.
+func (d *Device) runGroupJob(j *kernelJob) error {
+	fp := d.takePool()
+	defer d.givePool(fp)
+	return d.runJob(j, fp)
+}
+
+// runJob runs j's groups here, offering chunks to the kernel workers when
+// there is more than one group.
+func (d *Device) runJob(j *kernelJob, fp *C.ol_fiber_pool) (err error) {
+	workers := min(uint64(d.pool.maxHelpers)+1, j.total)
+	if workers <= 1 {
+		return j.run(0, j.total, fp)
 	}
-	msg := C.ol_host_exec(k.desc, argp, &ng[0], &gs[0], C.uint64_t(g0), C.uint64_t(g1), C.size_t(s.DynSharedMemory), pool)
-	if msg != nil {
-		return ol.Errorf(ol.ErrcOutOfResources, "kernel %q: %s", k.name, C.GoString(msg))
+	j.chunk = max(j.total/(workers*8), 1)
+	j.next.Store(0)
+	j.failed.Store(false)
+	d.pool.post(j)
+	defer func() {
+		// also after a panic here: no worker may be left inside the job
+		if werr := d.pool.finish(j); err == nil {
+			err = werr
+		}
+	}()
+	if err := j.chunks(fp); err != nil {
+		j.failed.Store(true)
+		return err
 	}
 	return nil
 }
@@ -162,6 +150,9 @@ func (d *Device) takePool() *C.ol_fiber_pool {
 }
 
 func (d *Device) givePool(p *C.ol_fiber_pool) {
+	if p == nil {
+		return
+	}
 	d.mu.Lock()
 	d.pools = append(d.pools, p)
 	d.mu.Unlock()

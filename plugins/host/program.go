@@ -17,6 +17,7 @@ import (
 
 	"github.com/liboffload-go/liboffload-go/impl/ol"
 	"github.com/liboffload-go/liboffload-go/plugins/host/internal/elfcheck"
+	"github.com/liboffload-go/liboffload-go/plugins/image"
 	"github.com/liboffload-go/liboffload-go/plugins/plugin"
 )
 
@@ -47,9 +48,24 @@ func parseImage(img []byte) (*elfcheck.Image, error) {
 	return im, nil
 }
 
-// IsValidBinary implements plugin.Device.
-func (d *Device) IsValidBinary(image []byte) bool {
-	_, err := parseImage(image)
+// imageTarget is what the host device loads: ELF shared objects for this CPU.
+func imageTarget() image.Target { return image.HostTarget(hostMachine()) }
+
+// AcceptsImage implements plugin.ImageDevice. Images the classifier does
+// not recognise are accepted here so that the validator (parseImage), which
+// reads the whole ELF, gives the detailed reason.
+func (d *Device) AcceptsImage(info image.Info) (bool, string) {
+	t := imageTarget()
+	return t.Accepts(info), t.Needs()
+}
+
+// IsValidBinary implements plugin.Device: an ELF shared object for this
+// CPU that passes the full validation.
+func (d *Device) IsValidBinary(img []byte) bool {
+	if !imageTarget().Accepts(image.Classify(img)) {
+		return false
+	}
+	_, err := parseImage(img)
 	return err == nil
 }
 

@@ -44,19 +44,23 @@ type op struct {
 }
 
 // queue runs its work in order. Whoever holds the executor role runs the
-// ops: a goroutine started when work arrives on an idle queue, or a thread
-// that waits for the queue and finds the work not yet started (it runs it
-// itself instead of sleeping through two thread wake-ups). An idle queue
-// costs no goroutine. Counters never reset, so an event of an earlier user
-// of a recycled queue stays correct.
+// ops: a runner of the device's pool, handed the queue when work arrives on
+// an idle queue, or a thread that waits for the queue and finds the work
+// not yet started (it runs it itself instead of sleeping through two thread
+// wake-ups). An idle queue holds no goroutine. Counters never reset, so an
+// event of an earlier user of a recycled queue stays correct.
 type queue struct {
 	dev  *Device
 	mu   sync.Mutex
 	cond sync.Cond
 	ops  []op
 	head int
+	// args holds the argument bytes of queued launches (ops slice it),
+	// 16-byte aligned; reused once the queue is idle.
+	args []byte
+	job  kernelJob // the launch being run
 
-	spawned   bool // a runner goroutine was started and has not looked yet
+	scheduled bool // handed to a runner that has not looked yet
 	executing bool // someone holds the executor role
 	released  bool
 	pooled    bool // handed back to the device (exactly once per release)
@@ -76,35 +80,74 @@ type queue struct {
 func newQueue(d *Device) *queue {
 	q := &queue{dev: d}
 	q.cond.L = &q.mu
+	q.job.left.L = &d.pool.mu
 	return q
 }
 
-func (q *queue) push(o op) {
+// push queues o; a launch's argument bytes are copied into the queue's
+// argument arena.
+func (q *queue) push(o op, args []byte) {
 	q.mu.Lock()
+	if len(args) > 0 {
+		off := (len(q.args) + 15) &^ 15
+		if off+len(args) > cap(q.args) {
+			grown := make([]byte, off, max(256, 2*cap(q.args), off+len(args)))
+			copy(grown, q.args)
+			q.args = grown
+		}
+		q.args = append(q.args[:off], args...)
+		o.args = q.args[off:len(q.args):len(q.args)]
+	}
 	o.mark = q.submitted.Load() + 1
 	q.ops = append(q.ops, o)
 	q.submitted.Add(1)
-	start := !q.executing && !q.spawned && (!q.direct || o.kind == opHostFunc)
-	q.spawned = q.spawned || start
+	start := !q.executing && !q.scheduled && (!q.direct || o.kind == opHostFunc)
+	q.scheduled = q.scheduled || start
 	q.mu.Unlock()
 	if start {
-		q.dev.runners.Add(1)
-		go q.run()
+		q.schedule()
 	}
 }
 
-// run is the runner goroutine: it takes the executor role unless a waiting
-// thread already has it.
-func (q *queue) run() {
+// schedule hands the queue to a runner of the device's pool.
+func (q *queue) schedule() {
+	q.dev.runners.Add(1)
+	q.dev.pool.runQueue(q)
+}
+
+// runGuarded runs q on a pool runner. A panic in the queue's own
+// bookkeeping (a panic in an op is already q's error) is recovered too:
+// when the queue's lock is free it becomes q's error and waiters are
+// woken; the runner goes on with other queues either way.
+func (q *queue) runGuarded(r *runner) {
+	defer func() {
+		if v := recover(); v != nil && q.mu.TryLock() {
+			if q.err == nil {
+				q.err = internalError("queue runner", v)
+			}
+			q.cond.Broadcast()
+			q.mu.Unlock()
+		}
+	}()
+	q.run(r)
+}
+
+// run is runner r's turn with q: it takes the executor role unless a
+// waiting thread already has it. Whenever r lets go of q, it tells the
+// pool first (before q's lock is released), so that work arriving on q
+// right after goes to r instead of a new runner.
+func (q *queue) run(r *runner) {
 	defer q.dev.runners.Done()
 	q.mu.Lock()
-	q.spawned = false
+	q.scheduled = false
 	if q.executing {
-		q.mu.Unlock() // the executor sees spawned == false when it ends
+		q.dev.pool.leaving(r)
+		q.mu.Unlock() // the executor sees scheduled == false when it ends
 		return
 	}
 	if q.head == len(q.ops) {
 		recycle := q.recyclableLocked()
+		q.dev.pool.leaving(r)
 		q.mu.Unlock()
 		if recycle {
 			q.dev.recycle(q)
@@ -112,24 +155,26 @@ func (q *queue) run() {
 		return
 	}
 	q.executing = true
-	q.execute(^uint64(0), false)
+	q.execute(^uint64(0), r)
 }
 
 // recyclableLocked reports, once, that a released queue has no work and
 // nobody running it, so it can go back to the device.
 func (q *queue) recyclableLocked() bool {
-	if q.released && !q.pooled && !q.executing && !q.spawned && q.head == len(q.ops) {
+	if q.released && !q.pooled && !q.executing && !q.scheduled && q.head == len(q.ops) {
 		q.pooled = true
 		return true
 	}
 	return false
 }
 
-// execute runs ops until the queue is empty or mark ops have completed.
-// A waiting caller (inline) stops before a host function, which must run
-// on a library thread. It is called with q.mu held and the executor role
-// taken; it returns with the lock released and the role given up.
-func (q *queue) execute(mark uint64, inline bool) {
+// execute runs ops until the queue is empty or mark ops have completed,
+// on runner r or (r == nil) a waiting thread, which stops before a host
+// function: those must run on a library thread. It is called with q.mu held
+// and the executor role taken; it returns with the lock released and the
+// role given up.
+func (q *queue) execute(mark uint64, r *runner) {
+	inline := r == nil
 	for q.head < len(q.ops) && q.completed.Load() < mark && !(inline && q.ops[q.head].kind == opHostFunc) {
 		o := q.ops[q.head]
 		q.ops[q.head] = op{}
@@ -139,7 +184,7 @@ func (q *queue) execute(mark uint64, inline bool) {
 		}
 		q.mu.Unlock()
 
-		err := q.dev.execute(q, &o)
+		err := q.runOp(&o, inline)
 
 		q.mu.Lock()
 		q.waitingOn = nil
@@ -157,21 +202,47 @@ func (q *queue) execute(mark uint64, inline bool) {
 		} else {
 			q.ops = q.ops[:0]
 		}
+		if cap(q.args) > 64<<10 {
+			q.args = nil
+		} else {
+			q.args = q.args[:0]
+		}
 		q.head = 0
 	}
-	restart := !idle && !q.spawned && !q.direct
-	q.spawned = q.spawned || restart
+	restart := !idle && !q.scheduled && !q.direct
+	q.scheduled = q.scheduled || restart
 	recycle := q.recyclableLocked()
 	q.cond.Broadcast()
+	if r != nil {
+		q.dev.pool.leaving(r)
+	}
 	q.mu.Unlock()
 	if restart {
 		// the caller stopped at its mark: the rest goes on in the background
-		q.dev.runners.Add(1)
-		go q.run()
+		q.schedule()
 	}
 	if recycle {
 		q.dev.recycle(q)
 	}
+}
+
+// runOp runs one op outside q's lock. A panic (an internal inconsistency)
+// becomes the op's error, so it is q's error at the next sync and the queue
+// goes on with its later work.
+func (q *queue) runOp(o *op, inline bool) (err error) {
+	defer func() {
+		if v := recover(); v != nil {
+			where := "queue runner"
+			if inline {
+				where = "thread waiting for its queue"
+			}
+			err = internalError(where, v)
+		}
+	}()
+	if !inline {
+		hook("queue runner")
+	}
+	return q.dev.execute(q, o)
 }
 
 // waitFor blocks until the work counted up to mark has completed, running
@@ -184,7 +255,7 @@ func (q *queue) waitFor(mark uint64) {
 	for q.completed.Load() < mark {
 		if !q.executing && q.head < len(q.ops) && q.ops[q.head].kind != opHostFunc {
 			q.executing = true
-			q.execute(mark, true)
+			q.execute(mark, nil)
 			q.mu.Lock()
 			continue
 		}
@@ -202,7 +273,7 @@ func (q *queue) Memcpy(dst uintptr, dstDev plugin.Device, src uintptr, srcDev pl
 	if size == 0 {
 		return nil
 	}
-	q.push(op{kind: opCopy, dst: dst, src: src, size: size})
+	q.push(op{kind: opCopy, dst: dst, src: src, size: size}, nil)
 	return nil
 }
 
@@ -224,7 +295,7 @@ func (q *queue) Fill(ptr uintptr, pattern unsafe.Pointer, patternSize, size uint
 		C.memcpy(p, pattern, C.size_t(patternSize))
 		o.src = uintptr(p)
 	}
-	q.push(o)
+	q.push(o, nil)
 	return nil
 }
 
@@ -242,17 +313,13 @@ func (q *queue) Launch(k plugin.Kernel, args []byte, size plugin.LaunchSize) err
 		return ol.Errorf(ol.ErrcInvalidArgument, "the program of kernel %q was destroyed", hk.name)
 	}
 	// only the bytes of the kernel's argument struct are kept (and read)
-	var kept []byte
-	if n := int(hk.desc.args_size); n > 0 {
-		kept = append([]byte(nil), args[:n]...)
-	}
-	q.push(op{kind: opLaunch, kernel: hk, args: kept, launch: size})
+	q.push(op{kind: opLaunch, kernel: hk, launch: size}, args[:int(hk.desc.args_size)])
 	return nil
 }
 
 // HostFunc implements plugin.Queue.
 func (q *queue) HostFunc(fn, user unsafe.Pointer) error {
-	q.push(op{kind: opHostFunc, fn: fn, user: user})
+	q.push(op{kind: opHostFunc, fn: fn, user: user}, nil)
 	return nil
 }
 
@@ -270,7 +337,7 @@ func (q *queue) Wait(e plugin.Event) error {
 	if ev.q == q || ev.Done() {
 		return nil
 	}
-	q.push(op{kind: opWait, waitQueue: ev.q, waitMark: ev.mark})
+	q.push(op{kind: opWait, waitQueue: ev.q, waitMark: ev.mark}, nil)
 	return nil
 }
 
@@ -332,17 +399,24 @@ func (d *Device) execute(q *queue, o *op) error {
 			C.free(ptr(o.src))
 		}
 	case opLaunch:
-		err := d.runKernel(o.kernel, o.args, o.launch)
-		if rerr := o.kernel.prog.release(); err == nil {
-			err = rerr
-		}
-		return err
+		return d.launch(q, o)
 	case opHostFunc:
 		d.hf.call(q, o)
 	case opWait:
 		o.waitQueue.waitFor(o.waitMark)
 	}
 	return nil
+}
+
+// launch runs a launch op; the program's reference is dropped even if the
+// launch panics.
+func (d *Device) launch(q *queue, o *op) (err error) {
+	defer func() {
+		if rerr := o.kernel.prog.release(); err == nil {
+			err = rerr
+		}
+	}()
+	return d.runKernel(q, o.kernel, o.args, o.launch)
 }
 
 // ptr turns an address of C memory into a pointer for a C call.

@@ -3,13 +3,43 @@
 // allocation map and tracing; a plugin only talks to its device.
 //
 // Addresses are uintptr values: they are C or device memory, never Go
-// memory. Every method may be called from any goroutine.
+// memory.
+//
+// # Threads
+//
+// Every method may be called from any goroutine, concurrently, and so from
+// any OS thread: a C caller's thread (each API call runs on the thread that
+// made it), a runtime worker, or a thread running a host function. A
+// goroutine may move to another thread between two calls.
+//
+//   - Per-thread driver state (CUDA's current context is per OS thread) is
+//     set on every entry that makes driver calls, on the thread making
+//     them: a plugin never assumes a thread still has the context an
+//     earlier call set, and never leaves another one current than it found
+//     without need (setting the same context again is cheap in the
+//     driver). A plugin that wants a fixed thread for its driver calls runs
+//     them on its own worker goroutines with runtime.LockOSThread, never on
+//     the caller's.
+//   - Driver callbacks (CUDA host functions and stream callbacks, HSA
+//     signal handlers) run on driver threads where driver calls are not
+//     allowed. No interface method is ever called on such a thread, and no
+//     user code runs there: the callback only hands over, it records a
+//     completion (an atomic, a Go channel send) or passes a host function
+//     to a library thread and waits for it to return, which keeps the
+//     stream's order. Host functions thus always run on library threads,
+//     where they may call back into the API, on every device alike; the
+//     runtime's rules for waits from a host function (no wait for the host
+//     function's own queue) hold because the library knows which host
+//     function a library thread runs.
+//   - Completion seen on a driver thread is published to waiters with the
+//     memory-ordering of a mutex or atomic; Sync and Done read it.
 package plugin
 
 import (
 	"unsafe"
 
 	"github.com/liboffload-go/liboffload-go/impl/ol"
+	"github.com/liboffload-go/liboffload-go/plugins/image"
 )
 
 // Plugin is a backend that can be initialised once per library epoch.
@@ -84,6 +114,19 @@ type Device interface {
 	// during the call: a plugin copies what it keeps.
 	IsValidBinary(image []byte) bool
 	LoadProgram(image []byte) (Program, error)
+}
+
+// ImageDevice is implemented by devices that say which program images they
+// load. The runtime classifies an image once (image.Classify) and asks the
+// device before IsValidBinary or LoadProgram: a refusal makes
+// olIsValidBinary answer false and olCreateProgram fail with
+// INVALID_BINARY, "the image is <what it is>; device … needs <need>".
+type ImageDevice interface {
+	// AcceptsImage reports whether the device can load an image like info
+	// (its full validation is still IsValidBinary's and LoadProgram's),
+	// and says what the device loads, to follow "needs": "an AMDGPU code
+	// object for gfx90a".
+	AcceptsImage(info image.Info) (ok bool, need string)
 }
 
 // SyncQueueDevice is implemented by devices that can run a call made

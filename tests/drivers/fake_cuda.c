@@ -21,7 +21,8 @@
  *   max threads per block 1024, block dims 1024/1024/64,
  *   grid dims 2147483647/65535/65535, 80 + i multiprocessors,
  *   clock 1530000 kHz, memory clock 877000 kHz, 48 KiB shared memory,
- *   UUID bytes 0xa0+i, 0x01, 0x02, ..., 0x0f.
+ *   UUID bytes 0xa0+i, 0x01, 0x02, ..., 0x0f, compute capability 8.0 for
+ *   even i and 9.0 for odd i (sm_80, sm_90).
  *
  * fake_cuda_init_calls() returns how often cuInit was called, so tests can
  * check that the plugin initialises the driver only once.
@@ -140,6 +141,8 @@ CUresult cuDeviceGetAttribute(int *value, int attr, CUdevice dev) {
   case 13: *value = 1530000; break;    /* CLOCK_RATE, kHz */
   case 16: *value = 80 + dev; break;   /* MULTIPROCESSOR_COUNT */
   case 36: *value = 877000; break;     /* MEMORY_CLOCK_RATE, kHz */
+  case 75: *value = dev % 2 ? 9 : 8; break; /* COMPUTE_CAPABILITY_MAJOR */
+  case 76: *value = 0; break;          /* COMPUTE_CAPABILITY_MINOR */
   default: return CUDA_ERROR_INVALID_VALUE;
   }
   return CUDA_SUCCESS;

@@ -5,6 +5,7 @@ package gpu
 
 import (
 	"github.com/liboffload-go/liboffload-go/impl/ol"
+	"github.com/liboffload-go/liboffload-go/plugins/image"
 	"github.com/liboffload-go/liboffload-go/plugins/internal/vendorlib"
 	"github.com/liboffload-go/liboffload-go/plugins/plugin"
 )
@@ -108,8 +109,8 @@ func (p *Platform) Devices() []plugin.Device { return p.devices }
 func (*Platform) Deinit() error { return nil }
 
 // Unsupported is embedded in a GPU plugin's device type: it implements
-// every plugin.Device method except Info and IsHost by reporting that the
-// backend does not support the operation yet (false for IsValidBinary).
+// every plugin.Device method except Info, IsHost and IsValidBinary (see
+// Images) by reporting that the backend does not support the operation yet.
 // When plugin.Device grows a method, only this type needs it; a plugin
 // overrides a method here once it implements the operation.
 type Unsupported struct {
@@ -142,10 +143,24 @@ func (u Unsupported) NewQueue() (plugin.Queue, error) {
 	return nil, plugin.Unsupported(u.Backend, "a queue")
 }
 
-// IsValidBinary implements plugin.Device.
-func (Unsupported) IsValidBinary(image []byte) bool { return false }
-
 // LoadProgram implements plugin.Device.
-func (u Unsupported) LoadProgram(image []byte) (plugin.Program, error) {
+func (u Unsupported) LoadProgram(img []byte) (plugin.Program, error) {
 	return nil, plugin.Unsupported(u.Backend, "loading a program")
+}
+
+// Images is embedded in a GPU plugin's device type: it answers which
+// program images the device loads from its image target (the compute
+// capability or gfx processor the driver reported), so olIsValidBinary is
+// right before loading is implemented.
+type Images struct {
+	Target image.Target
+}
+
+// IsValidBinary implements plugin.Device: whether the image's kind and
+// architecture suit the device (the image is not validated further).
+func (m Images) IsValidBinary(img []byte) bool { return m.Target.Accepts(image.Classify(img)) }
+
+// AcceptsImage implements plugin.ImageDevice.
+func (m Images) AcceptsImage(info image.Info) (bool, string) {
+	return m.Target.Accepts(info), m.Target.Needs()
 }
