@@ -3,7 +3,7 @@ package impl
 import (
 	"testing"
 
-	"github.com/liboffload-go/liboffload-go/impl/ol"
+	"github.com/liboffload-go/liboffload-go/api/ol"
 )
 
 // FuzzHandleDecode looks up arbitrary 64-bit values in a table holding live

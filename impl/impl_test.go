@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"os/exec"
 	"strings"
 	"sync"
 	"testing"
@@ -11,7 +12,8 @@ import (
 
 	"go.uber.org/goleak"
 
-	"github.com/liboffload-go/liboffload-go/impl/ol"
+	"github.com/liboffload-go/liboffload-go/api/ol"
+	"github.com/liboffload-go/liboffload-go/plugins/host"
 	"github.com/liboffload-go/liboffload-go/plugins/plugin"
 )
 
@@ -283,7 +285,7 @@ func TestInfoWriteRules(t *testing.T) {
 }
 
 func TestLeakReport(t *testing.T) {
-	c, err := newContext(generations{}, builtinPlugins())
+	c, err := newContext(generations{}, []plugin.Plugin{host.New()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -308,5 +310,21 @@ func TestLeakReport(t *testing.T) {
 	want := fmt.Sprintf("liboffload-go leak check: 1 objects left alive at olShutDown: 0 queues, 0 events, 0 programs, 1 allocations (4096 bytes)\n  allocation %#x, 4096 bytes, OL_ALLOC_TYPE_HOST, device %#x\n", p, dev.h)
 	if string(got) != want {
 		t.Fatalf("report:\n%s\nwant:\n%s", got, want)
+	}
+}
+
+// The runtime knows backends only through the plugin interface: nothing it
+// imports (directly or not) is a concrete backend.
+func TestRuntimeImportsNoBackend(t *testing.T) {
+	out, err := exec.Command("go", "list", "-deps", ".").CombinedOutput()
+	if err != nil {
+		t.Fatalf("go list: %v\n%s", err, out)
+	}
+	for _, pkg := range strings.Fields(string(out)) {
+		for _, backend := range []string{"/plugins/host", "/plugins/cuda", "/plugins/amdgpu", "/plugins/internal/"} {
+			if strings.Contains(pkg, "liboffload-go/liboffload-go"+backend) {
+				t.Errorf("impl depends on %s", pkg)
+			}
+		}
 	}
 }

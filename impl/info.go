@@ -3,7 +3,7 @@ package impl
 import (
 	"unsafe"
 
-	"github.com/liboffload-go/liboffload-go/impl/ol"
+	"github.com/liboffload-go/liboffload-go/api/ol"
 )
 
 // infoValue is the answer to one info query before it is written out.

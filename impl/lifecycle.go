@@ -7,9 +7,33 @@ import (
 	"sync"
 	"sync/atomic"
 	"unsafe"
+
+	"github.com/liboffload-go/liboffload-go/api/ol"
+	"github.com/liboffload-go/liboffload-go/plugins/plugin"
 )
 
-// life is the only mutable package state besides the immortal results: the
+// backends are the plugins olInit initialises, in platform order, set once
+// by the program that links the runtime (cmd/liboffload) before any call.
+var backends atomic.Pointer[[]plugin.Plugin]
+
+// UsePlugins sets the backends olInit initialises, in platform order (the
+// host platform last). The library's main package calls it at load; tests
+// call it with the backends they exercise. It takes effect at the next
+// initialisation.
+func UsePlugins(ps ...plugin.Plugin) {
+	list := append([]plugin.Plugin(nil), ps...)
+	backends.Store(&list)
+}
+
+func usedPlugins() []plugin.Plugin {
+	if p := backends.Load(); p != nil {
+		return *p
+	}
+	return nil
+}
+
+// life is the only mutable package state besides the immortal results and
+// the backends: the
 // reference count, its mutex, where the next initialisation's handle
 // generations start (so that stale handles stay recognisable), and the
 // published context.
@@ -34,7 +58,12 @@ func OlInit(loc unsafe.Pointer) uintptr {
 		c.traceLifecycle("olInit", 0, loc)
 		return 0
 	}
-	c, err := newContext(life.gens, builtinPlugins())
+	ps := usedPlugins()
+	if len(ps) == 0 {
+		life.mu.Unlock()
+		return intern(ol.ErrcUninitialized, "no backends are registered with the runtime (impl.UsePlugins): the library was built without its main package")
+	}
+	c, err := newContext(life.gens, ps)
 	if c == nil {
 		life.mu.Unlock()
 		code, details := describe(err)

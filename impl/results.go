@@ -40,7 +40,7 @@ import (
 
 	"github.com/hashicorp/go-multierror"
 
-	"github.com/liboffload-go/liboffload-go/impl/ol"
+	"github.com/liboffload-go/liboffload-go/api/ol"
 )
 
 // MaxDistinctResults bounds the interned error table. Past it, a new

@@ -5,7 +5,7 @@ package impl
 import (
 	"unsafe"
 
-	"github.com/liboffload-go/liboffload-go/impl/ol"
+	"github.com/liboffload-go/liboffload-go/api/ol"
 )
 
 var _ unsafe.Pointer

@@ -52,7 +52,7 @@ func exported(fn string) string { return strings.ToUpper(fn[:1]) + fn[1:] }
 func genEntry(s *api.Spec) string {
 	var b strings.Builder
 	w := func(format string, a ...any) { fmt.Fprintf(&b, format, a...) }
-	w("// %s\n\npackage impl\n\nimport (\n\t\"unsafe\"\n\n\t\"github.com/liboffload-go/liboffload-go/impl/ol\"\n)\n\n", genLine)
+	w("// %s\n\npackage impl\n\nimport (\n\t\"unsafe\"\n\n\t\"github.com/liboffload-go/liboffload-go/api/ol\"\n)\n\n", genLine)
 	w("var _ unsafe.Pointer\n\n")
 	for i := range s.Functions {
 		f := &s.Functions[i]

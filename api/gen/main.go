@@ -25,7 +25,7 @@ func outputs(s *api.Spec) map[string]string {
 		"cmd/liboffload/zshims.c":        genShims(s),
 		"cmd/liboffload/zexports.go":     genExports(s),
 		"cmd/liboffload/exports.map":     genExportsMap(s),
-		"impl/ol/zenums.go":              genEnums(s),
+		"api/ol/zenums.go":               genEnums(s),
 		"impl/zentry.go":                 genEntry(s),
 		"tests/c/abi/zabi_layout.c":      genABILayout(s),
 		"tests/c/abi/zabi_functions.txt": genABIFunctionList(s),

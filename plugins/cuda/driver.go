@@ -50,7 +50,7 @@ import (
 	"fmt"
 	"unsafe"
 
-	"github.com/liboffload-go/liboffload-go/impl/ol"
+	"github.com/liboffload-go/liboffload-go/api/ol"
 	"github.com/liboffload-go/liboffload-go/plugins/internal/vendorlib"
 )
 

@@ -20,7 +20,7 @@ import (
 	"fmt"
 	"sync"
 
-	"github.com/liboffload-go/liboffload-go/impl/ol"
+	"github.com/liboffload-go/liboffload-go/api/ol"
 	"github.com/liboffload-go/liboffload-go/plugins/host/sysinfo"
 	"github.com/liboffload-go/liboffload-go/plugins/plugin"
 )

@@ -3,7 +3,7 @@ package host
 import (
 	"sort"
 
-	"github.com/liboffload-go/liboffload-go/impl/ol"
+	"github.com/liboffload-go/liboffload-go/api/ol"
 )
 
 // pinned is a registered host range with the number of registrations that

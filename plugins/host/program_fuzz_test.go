@@ -12,7 +12,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/liboffload-go/liboffload-go/impl/ol"
+	"github.com/liboffload-go/liboffload-go/api/ol"
 	"github.com/liboffload-go/liboffload-go/plugins/host/internal/elfcheck"
 )
 

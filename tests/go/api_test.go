@@ -13,12 +13,20 @@ import (
 
 	"go.uber.org/goleak"
 
+	"github.com/liboffload-go/liboffload-go/api/ol"
 	"github.com/liboffload-go/liboffload-go/impl"
-	"github.com/liboffload-go/liboffload-go/impl/ol"
+	"github.com/liboffload-go/liboffload-go/plugins/amdgpu"
+	"github.com/liboffload-go/liboffload-go/plugins/cuda"
+	"github.com/liboffload-go/liboffload-go/plugins/host"
 	"github.com/liboffload-go/liboffload-go/tests/go/ccb"
 )
 
-func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+// The runtime is driven here with the library's own backends (the list
+// cmd/liboffload registers).
+func TestMain(m *testing.M) {
+	impl.UsePlugins(amdgpu.New(), cuda.New(), host.New())
+	goleak.VerifyTestMain(m)
+}
 
 func code(r uintptr) ol.Errc { return impl.ResultCode(r) }
 

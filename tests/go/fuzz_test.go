@@ -6,8 +6,8 @@ import (
 	"testing"
 	"unsafe"
 
+	"github.com/liboffload-go/liboffload-go/api/ol"
 	"github.com/liboffload-go/liboffload-go/impl"
-	"github.com/liboffload-go/liboffload-go/impl/ol"
 )
 
 // FuzzMemRanges copies and fills ranges that start inside a 4 KiB

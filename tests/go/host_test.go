@@ -10,8 +10,8 @@ import (
 	"time"
 	"unsafe"
 
+	"github.com/liboffload-go/liboffload-go/api/ol"
 	"github.com/liboffload-go/liboffload-go/impl"
-	"github.com/liboffload-go/liboffload-go/impl/ol"
 	"github.com/liboffload-go/liboffload-go/tests/go/ccb"
 )
 

@@ -16,7 +16,7 @@ import (
 
 	"github.com/ebitengine/purego"
 
-	"github.com/liboffload-go/liboffload-go/impl/ol"
+	"github.com/liboffload-go/liboffload-go/api/ol"
 	"github.com/liboffload-go/liboffload-go/plugins/internal/vendorlib"
 	"github.com/liboffload-go/liboffload-go/plugins/plugin"
 )

@@ -4,7 +4,7 @@
 package gpu
 
 import (
-	"github.com/liboffload-go/liboffload-go/impl/ol"
+	"github.com/liboffload-go/liboffload-go/api/ol"
 	"github.com/liboffload-go/liboffload-go/plugins/image"
 	"github.com/liboffload-go/liboffload-go/plugins/internal/vendorlib"
 	"github.com/liboffload-go/liboffload-go/plugins/plugin"

@@ -16,8 +16,11 @@ import (
 	"testing"
 	"unsafe"
 
+	"github.com/liboffload-go/liboffload-go/api/ol"
 	"github.com/liboffload-go/liboffload-go/impl"
-	"github.com/liboffload-go/liboffload-go/impl/ol"
+	"github.com/liboffload-go/liboffload-go/plugins/amdgpu"
+	"github.com/liboffload-go/liboffload-go/plugins/cuda"
+	"github.com/liboffload-go/liboffload-go/plugins/host"
 	"github.com/liboffload-go/liboffload-go/tests/go/ccb"
 )
 
@@ -134,6 +137,7 @@ func OffloadBinary() []byte { return []byte{0x10, 0xff, 0x10, 0xad, 1, 0, 0, 0} 
 // plugin's GPUs first and the host device last. olShutDown runs at cleanup.
 func Init(t *testing.T, plugin string, env map[string]string) []uintptr {
 	t.Helper()
+	impl.UsePlugins(amdgpu.New(), cuda.New(), host.New())
 	t.Setenv(impl.EnvPlugins, plugin)
 	for k, v := range env {
 		t.Setenv(k, v)

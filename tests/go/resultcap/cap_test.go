@@ -9,11 +9,15 @@ import (
 
 	"go.uber.org/goleak"
 
+	"github.com/liboffload-go/liboffload-go/api/ol"
 	"github.com/liboffload-go/liboffload-go/impl"
-	"github.com/liboffload-go/liboffload-go/impl/ol"
+	"github.com/liboffload-go/liboffload-go/plugins/host"
 )
 
-func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+func TestMain(m *testing.M) {
+	impl.UsePlugins(host.New())
+	goleak.VerifyTestMain(m)
+}
 
 func TestDistinctErrorsAreBounded(t *testing.T) {
 	if r := impl.OlInit(nil); r != 0 {
