@@ -59,12 +59,15 @@ type Enum struct {
 }
 
 // EnumValue is one enumerator. Type is set for info-query enums: the C type
-// of the value that the query returns ("char[]" for strings).
+// of the value that the query returns ("char[]" for strings). Runtime marks
+// a device property that the runtime answers itself (OL_DEVICE_INFO_PLATFORM);
+// plugins answer every other one (plugin.DeviceInfo is generated from them).
 type EnumValue struct {
-	Name  string `json:"name"`
-	Value int64  `json:"value"`
-	Desc  string `json:"desc"`
-	Type  string `json:"type,omitempty"`
+	Name    string `json:"name"`
+	Value   int64  `json:"value"`
+	Desc    string `json:"desc"`
+	Type    string `json:"type,omitempty"`
+	Runtime bool   `json:"runtime,omitempty"`
 }
 
 // Typedef is a plain type alias.
@@ -193,6 +196,9 @@ func (s *Spec) check() error {
 		for _, v := range e.Values {
 			if v.Type != "" && v.Type != "char[]" && s.Classify(v.Type).Kind == KindUnknown {
 				return fmt.Errorf("%s: unknown value type %q", v.Name, v.Type)
+			}
+			if v.Runtime && v.Type == "" {
+				return fmt.Errorf("%s: runtime is only for info properties", v.Name)
 			}
 		}
 	}

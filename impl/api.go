@@ -288,22 +288,6 @@ func (c *Context) queueInfo(q *Queue, prop ol.QueueInfo) (infoValue, error) {
 	return infoValue{}, badEnum("olGetQueueInfo", uint32(prop))
 }
 
-func (c *Context) olGetQueueInfo(q *Queue, prop ol.QueueInfo, size uint64, value unsafe.Pointer) error {
-	v, err := c.queueInfo(q, prop)
-	if err != nil {
-		return err
-	}
-	return v.write(size, value, nil)
-}
-
-func (c *Context) olGetQueueInfoSize(q *Queue, prop ol.QueueInfo, sizeRet unsafe.Pointer) error {
-	v, err := c.queueInfo(q, prop)
-	if err != nil {
-		return err
-	}
-	return v.write(0, nil, sizeRet)
-}
-
 func (c *Context) olLaunchHostFunction(q *Queue, cb, user unsafe.Pointer) error {
 	if cb == nil {
 		return ol.NewError(ol.ErrcInvalidNullPointer, "Callback is NULL")
@@ -361,22 +345,6 @@ func (c *Context) eventInfo(e *Event, prop ol.EventInfo) (infoValue, error) {
 	return infoValue{}, badEnum("olGetEventInfo", uint32(prop))
 }
 
-func (c *Context) olGetEventInfo(e *Event, prop ol.EventInfo, size uint64, value unsafe.Pointer) error {
-	v, err := c.eventInfo(e, prop)
-	if err != nil {
-		return err
-	}
-	return v.write(size, value, nil)
-}
-
-func (c *Context) olGetEventInfoSize(e *Event, prop ol.EventInfo, sizeRet unsafe.Pointer) error {
-	v, err := c.eventInfo(e, prop)
-	if err != nil {
-		return err
-	}
-	return v.write(0, nil, sizeRet)
-}
-
 func (c *Context) olCreateProgram(dev *Device, data unsafe.Pointer, size uint64, out unsafe.Pointer) error {
 	if data == nil || out == nil {
 		return ol.NewError(ol.ErrcInvalidNullPointer, "ProgData and Program must not be NULL")
@@ -429,9 +397,9 @@ func checkImage(fn string, dev *Device, img []byte) error {
 	info := image.Classify(img)
 	if ok, need := d.AcceptsImage(info); !ok {
 		di := dev.d.Info()
-		name := di.Name
-		if di.ProductName != "" && di.ProductName != name {
-			name = di.ProductName + ", " + name
+		name, product := di.Name.V, di.ProductName.V
+		if product != "" && product != name {
+			name = product + ", " + name
 		}
 		return ol.Errorf(ol.ErrcInvalidBinary, "%s: the image is %s; device %#x (%s) needs %s",
 			fn, info.Phrase(), dev.h, name, need)
@@ -502,22 +470,6 @@ func (c *Context) symbolInfo(s *Symbol, prop ol.SymbolInfo) (infoValue, error) {
 		return u64(s.size), nil
 	}
 	return infoValue{}, badEnum("olGetSymbolInfo", uint32(prop))
-}
-
-func (c *Context) olGetSymbolInfo(s *Symbol, prop ol.SymbolInfo, size uint64, value unsafe.Pointer) error {
-	v, err := c.symbolInfo(s, prop)
-	if err != nil {
-		return err
-	}
-	return v.write(size, value, nil)
-}
-
-func (c *Context) olGetSymbolInfoSize(s *Symbol, prop ol.SymbolInfo, sizeRet unsafe.Pointer) error {
-	v, err := c.symbolInfo(s, prop)
-	if err != nil {
-		return err
-	}
-	return v.write(0, nil, sizeRet)
 }
 
 func (c *Context) kernelOf(dev *Device, k *Symbol) error {

@@ -202,7 +202,9 @@ func (p *fakePlatform) Deinit() error               { *p.deinits++; return p.fai
 
 type fakeDevice struct{ plugin.Device }
 
-func (*fakeDevice) Info() *plugin.DeviceInfo { return &plugin.DeviceInfo{Type: ol.DeviceTypeGpu} }
+func (*fakeDevice) Info() *plugin.DeviceInfo {
+	return &plugin.DeviceInfo{Type: plugin.Some(ol.DeviceTypeGpu)}
+}
 
 type fakePlugin struct {
 	name string
@@ -326,5 +328,43 @@ func TestRuntimeImportsNoBackend(t *testing.T) {
 				t.Errorf("impl depends on %s", pkg)
 			}
 		}
+	}
+}
+
+// TestUnsetDeviceInfoIsUnimplemented checks that a property the plugin
+// leaves unset is answered as LLVM 22.1 answers it, by both halves of the
+// pair, while the ones it sets and the runtime's own are answered.
+func TestUnsetDeviceInfoIsUnimplemented(t *testing.T) {
+	n := 0
+	c, err := newContext(generations{}, []plugin.Plugin{&fakePlugin{name: "f", p: &fakePlatform{name: "F", deinits: &n}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.teardown()
+	dev := c.deviceList[0]
+	var typ ol.DeviceType
+	if err := c.callOlGetDeviceInfo(dev.h, uint32(ol.DeviceInfoType), 4, unsafe.Pointer(&typ)); err != nil || typ != ol.DeviceTypeGpu {
+		t.Fatalf("TYPE: %v, %v", typ, err)
+	}
+	var h uintptr
+	if err := c.callOlGetDeviceInfo(dev.h, uint32(ol.DeviceInfoPlatform), 8, unsafe.Pointer(&h)); err != nil || h != dev.platform.h {
+		t.Fatalf("PLATFORM: %#x, %v", h, err)
+	}
+	for _, prop := range []ol.DeviceInfo{ol.DeviceInfoName, ol.DeviceInfoMaxWorkGroupSizePerDimension, ol.DeviceInfoGlobalMemSize} {
+		want := prop.String() + ": plugin did not provide a response for this information"
+		var buf [64]byte
+		code, details := describe(c.callOlGetDeviceInfo(dev.h, uint32(prop), 64, unsafe.Pointer(&buf[0])))
+		if code != ol.ErrcUnimplemented || details != want {
+			t.Errorf("olGetDeviceInfo(%s): %s %q, want UNIMPLEMENTED %q", prop, code, details, want)
+		}
+		var size uint64
+		code, details = describe(c.callOlGetDeviceInfoSize(dev.h, uint32(prop), unsafe.Pointer(&size)))
+		if code != ol.ErrcUnimplemented || details != want || size != 0 {
+			t.Errorf("olGetDeviceInfoSize(%s): %s %q, size %d", prop, code, details, size)
+		}
+	}
+	code, details := describe(c.callOlGetDeviceInfo(dev.h, 999, 4, unsafe.Pointer(&typ)))
+	if code != ol.ErrcInvalidEnumeration || details != "getDeviceInfo enum '999' is invalid" {
+		t.Errorf("invalid enum: %s %q", code, details)
 	}
 }

@@ -110,7 +110,7 @@ func (c *Context) olMemAlloc(dev *Device, typ ol.AllocType, size uint64, out uns
 		// LLVM 22.1 treats every other value as managed memory.
 		typ = ol.AllocTypeManaged
 	}
-	if max := dev.d.Info().MaxMemAllocSize; max > 0 && size > max {
+	if max := dev.d.Info().MaxMemAllocSize.V; max > 0 && size > max {
 		return ol.Errorf(ol.ErrcOutOfResources, "Size %d exceeds the largest allocation of device %#x (%d bytes)", size, dev.h, max)
 	}
 	var rejected []uintptr
@@ -161,20 +161,4 @@ func (c *Context) memInfo(ptr unsafe.Pointer, prop ol.MemInfo) (infoValue, error
 		return infoValue{kind: ol.ValueEnum, u: uint64(a.kind)}, nil
 	}
 	return infoValue{}, badEnum("olGetMemInfo", uint32(prop))
-}
-
-func (c *Context) olGetMemInfo(ptr unsafe.Pointer, prop ol.MemInfo, size uint64, value unsafe.Pointer) error {
-	v, err := c.memInfo(ptr, prop)
-	if err != nil {
-		return err
-	}
-	return v.write(size, value, nil)
-}
-
-func (c *Context) olGetMemInfoSize(ptr unsafe.Pointer, prop ol.MemInfo, sizeRet unsafe.Pointer) error {
-	v, err := c.memInfo(ptr, prop)
-	if err != nil {
-		return err
-	}
-	return v.write(0, nil, sizeRet)
 }

@@ -425,7 +425,11 @@ func (c *Context) callOlGetDeviceInfo(device uintptr, propName uint32, propSize 
 	if err != nil {
 		return err
 	}
-	return c.olGetDeviceInfo(deviceObj, ol.DeviceInfo(propName), propSize, propValue)
+	v, err := c.deviceInfo(deviceObj, ol.DeviceInfo(propName))
+	if err != nil {
+		return err
+	}
+	return v.write(propSize, propValue, nil)
 }
 
 func traceOlGetDeviceInfoSize(tb *traceBuf, device uintptr, propName uint32, propSizeRet unsafe.Pointer) {
@@ -478,7 +482,11 @@ func (c *Context) callOlGetDeviceInfoSize(device uintptr, propName uint32, propS
 	if err != nil {
 		return err
 	}
-	return c.olGetDeviceInfoSize(deviceObj, ol.DeviceInfo(propName), propSizeRet)
+	v, err := c.deviceInfo(deviceObj, ol.DeviceInfo(propName))
+	if err != nil {
+		return err
+	}
+	return v.write(0, nil, propSizeRet)
 }
 
 func traceOlGetEventInfo(tb *traceBuf, event uintptr, propName uint32, propSize uint64, propValue unsafe.Pointer) {
@@ -537,7 +545,11 @@ func (c *Context) callOlGetEventInfo(event uintptr, propName uint32, propSize ui
 	if err != nil {
 		return err
 	}
-	return c.olGetEventInfo(eventObj, ol.EventInfo(propName), propSize, propValue)
+	v, err := c.eventInfo(eventObj, ol.EventInfo(propName))
+	if err != nil {
+		return err
+	}
+	return v.write(propSize, propValue, nil)
 }
 
 func traceOlGetEventInfoSize(tb *traceBuf, event uintptr, propName uint32, propSizeRet unsafe.Pointer) {
@@ -590,7 +602,11 @@ func (c *Context) callOlGetEventInfoSize(event uintptr, propName uint32, propSiz
 	if err != nil {
 		return err
 	}
-	return c.olGetEventInfoSize(eventObj, ol.EventInfo(propName), propSizeRet)
+	v, err := c.eventInfo(eventObj, ol.EventInfo(propName))
+	if err != nil {
+		return err
+	}
+	return v.write(0, nil, propSizeRet)
 }
 
 func traceOlGetMemInfo(tb *traceBuf, ptr unsafe.Pointer, propName uint32, propSize uint64, propValue unsafe.Pointer) {
@@ -645,7 +661,11 @@ func checkOlGetMemInfo(ptr unsafe.Pointer, propName uint32, propSize uint64, pro
 }
 
 func (c *Context) callOlGetMemInfo(ptr unsafe.Pointer, propName uint32, propSize uint64, propValue unsafe.Pointer) error {
-	return c.olGetMemInfo(ptr, ol.MemInfo(propName), propSize, propValue)
+	v, err := c.memInfo(ptr, ol.MemInfo(propName))
+	if err != nil {
+		return err
+	}
+	return v.write(propSize, propValue, nil)
 }
 
 func traceOlGetMemInfoSize(tb *traceBuf, ptr unsafe.Pointer, propName uint32, propSizeRet unsafe.Pointer) {
@@ -694,7 +714,11 @@ func checkOlGetMemInfoSize(ptr unsafe.Pointer, propName uint32, propSizeRet unsa
 }
 
 func (c *Context) callOlGetMemInfoSize(ptr unsafe.Pointer, propName uint32, propSizeRet unsafe.Pointer) error {
-	return c.olGetMemInfoSize(ptr, ol.MemInfo(propName), propSizeRet)
+	v, err := c.memInfo(ptr, ol.MemInfo(propName))
+	if err != nil {
+		return err
+	}
+	return v.write(0, nil, propSizeRet)
 }
 
 func traceOlGetPlatformInfo(tb *traceBuf, platform uintptr, propName uint32, propSize uint64, propValue unsafe.Pointer) {
@@ -753,7 +777,11 @@ func (c *Context) callOlGetPlatformInfo(platform uintptr, propName uint32, propS
 	if err != nil {
 		return err
 	}
-	return c.olGetPlatformInfo(platformObj, ol.PlatformInfo(propName), propSize, propValue)
+	v, err := c.platformInfo(platformObj, ol.PlatformInfo(propName))
+	if err != nil {
+		return err
+	}
+	return v.write(propSize, propValue, nil)
 }
 
 func traceOlGetPlatformInfoSize(tb *traceBuf, platform uintptr, propName uint32, propSizeRet unsafe.Pointer) {
@@ -806,7 +834,11 @@ func (c *Context) callOlGetPlatformInfoSize(platform uintptr, propName uint32, p
 	if err != nil {
 		return err
 	}
-	return c.olGetPlatformInfoSize(platformObj, ol.PlatformInfo(propName), propSizeRet)
+	v, err := c.platformInfo(platformObj, ol.PlatformInfo(propName))
+	if err != nil {
+		return err
+	}
+	return v.write(0, nil, propSizeRet)
 }
 
 func traceOlGetQueueInfo(tb *traceBuf, queue uintptr, propName uint32, propSize uint64, propValue unsafe.Pointer) {
@@ -865,7 +897,11 @@ func (c *Context) callOlGetQueueInfo(queue uintptr, propName uint32, propSize ui
 	if err != nil {
 		return err
 	}
-	return c.olGetQueueInfo(queueObj, ol.QueueInfo(propName), propSize, propValue)
+	v, err := c.queueInfo(queueObj, ol.QueueInfo(propName))
+	if err != nil {
+		return err
+	}
+	return v.write(propSize, propValue, nil)
 }
 
 func traceOlGetQueueInfoSize(tb *traceBuf, queue uintptr, propName uint32, propSizeRet unsafe.Pointer) {
@@ -918,7 +954,11 @@ func (c *Context) callOlGetQueueInfoSize(queue uintptr, propName uint32, propSiz
 	if err != nil {
 		return err
 	}
-	return c.olGetQueueInfoSize(queueObj, ol.QueueInfo(propName), propSizeRet)
+	v, err := c.queueInfo(queueObj, ol.QueueInfo(propName))
+	if err != nil {
+		return err
+	}
+	return v.write(0, nil, propSizeRet)
 }
 
 func traceOlGetSymbol(tb *traceBuf, program uintptr, name unsafe.Pointer, kind uint32, symbol unsafe.Pointer) {
@@ -1036,7 +1076,11 @@ func (c *Context) callOlGetSymbolInfo(symbol uintptr, propName uint32, propSize 
 	if err != nil {
 		return err
 	}
-	return c.olGetSymbolInfo(symbolObj, ol.SymbolInfo(propName), propSize, propValue)
+	v, err := c.symbolInfo(symbolObj, ol.SymbolInfo(propName))
+	if err != nil {
+		return err
+	}
+	return v.write(propSize, propValue, nil)
 }
 
 func traceOlGetSymbolInfoSize(tb *traceBuf, symbol uintptr, propName uint32, propSizeRet unsafe.Pointer) {
@@ -1089,7 +1133,11 @@ func (c *Context) callOlGetSymbolInfoSize(symbol uintptr, propName uint32, propS
 	if err != nil {
 		return err
 	}
-	return c.olGetSymbolInfoSize(symbolObj, ol.SymbolInfo(propName), propSizeRet)
+	v, err := c.symbolInfo(symbolObj, ol.SymbolInfo(propName))
+	if err != nil {
+		return err
+	}
+	return v.write(0, nil, propSizeRet)
 }
 
 func traceOlInit(tb *traceBuf) {

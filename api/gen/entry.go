@@ -113,6 +113,20 @@ func genEntry(s *api.Spec) string {
 			}
 			implArgs = append(implArgs, gp)
 		}
+		if query, size, ok := infoPair(s, f); ok {
+			// both halves of an info pair share one path: query, then the Info rules
+			var out string
+			switch {
+			case size && len(implArgs) == 3:
+				out = "0, nil, " + implArgs[2]
+			case !size && len(implArgs) == 4:
+				out = implArgs[2] + ", " + implArgs[3] + ", nil"
+			default:
+				panic("gen: " + f.Name + " does not have the parameters of an info query")
+			}
+			w("\tv, err := c.%s(%s, %s)\n\tif err != nil {\n\t\treturn err\n\t}\n\treturn v.write(%s)\n}\n\n", query, implArgs[0], implArgs[1], out)
+			continue
+		}
 		w("\treturn c.%s(%s)\n}\n\n", f.Name, strings.Join(implArgs, ", "))
 	}
 	genInfoTracers(s, w)

@@ -3,6 +3,7 @@ package main
 import (
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -37,6 +38,7 @@ func TestSpecRejectsInconsistency(t *testing.T) {
 		`{"functions":[{"name":"olX","desc":"d","params":[{"name":"A","type":"nonsense_t","dir":"in","desc":"d"}],"checks":[]}]}`,
 		`{"functions":[{"name":"olX","desc":"d","params":[],"checks":[{"errc":"OL_ERRC_NOPE","cond":"NULL == A"}]}]}`,
 		`{"functions":[{"name":"olX","desc":"d","params":[],"checks":[]}],"surprise":1}`,
+		`{"functions":[{"name":"olX","desc":"d","params":[],"checks":[]}],"enums":[{"name":"e_t","values":[{"name":"E_A","value":0,"desc":"d","runtime":true}]}]}`,
 	}
 	for _, b := range bad {
 		if _, err := api.Parse([]byte(b)); err == nil {
@@ -128,5 +130,58 @@ func TestGeneratedFilesAreCurrent(t *testing.T) {
 		if string(got) != text {
 			t.Errorf("%s is out of date: run make generate", rel)
 		}
+	}
+}
+
+// TestDeviceInfoPlumbing checks that every device property is answered:
+// one plugin.DeviceInfo field with the spec's type per property a plugin
+// answers, a runtime method for the others, and that each info pair
+// shares one path.
+func TestDeviceInfoPlumbing(t *testing.T) {
+	s := spec(t)
+	st, impl := genPluginDeviceInfo(s), genImplDeviceInfo(s)
+	for _, want := range []string{
+		"\tName Opt[string] // OL_DEVICE_INFO_NAME",
+		"\tType Opt[ol.DeviceType] // OL_DEVICE_INFO_TYPE",
+		"\tMaxWorkGroupSizePerDimension Opt[ol.Dimensions] //",
+		"\tGlobalMemSize Opt[uint64] //",
+		"\tSingleFpConfig Opt[uint32] //",
+	} {
+		if !strings.Contains(st, want) {
+			t.Errorf("plugin.DeviceInfo lacks %q", want)
+		}
+	}
+	if strings.Contains(st, "Opt[uintptr]") || strings.Contains(st, "\tPlatform ") {
+		t.Error("plugin.DeviceInfo has the runtime's PLATFORM property")
+	}
+	e := s.EnumByName(deviceInfoEnum)
+	for _, v := range e.Values {
+		if !strings.Contains(impl, "case ol."+goEnumConst(e, v.Name)+":") {
+			t.Errorf("deviceInfo does not answer %s", v.Name)
+		}
+	}
+	for _, want := range []string{
+		"return c.deviceInfoPlatform(d), nil",
+		"if o := d.d.Info().Type; o.OK {\n\t\t\treturn enumValue(uint32(o.V)), nil",
+		"if o := d.d.Info().MaxWorkSizePerDimension; o.OK {\n\t\t\treturn dims(o.V), nil",
+		"return notProvided(prop)",
+		`badEnum("getDeviceInfo", uint32(prop))`,
+	} {
+		if !strings.Contains(impl, want) {
+			t.Errorf("deviceInfo lacks %q", want)
+		}
+	}
+	entry := genEntry(s)
+	for _, want := range []string{
+		"v, err := c.deviceInfo(deviceObj, ol.DeviceInfo(propName))\n\tif err != nil {\n\t\treturn err\n\t}\n\treturn v.write(propSize, propValue, nil)",
+		"v, err := c.deviceInfo(deviceObj, ol.DeviceInfo(propName))\n\tif err != nil {\n\t\treturn err\n\t}\n\treturn v.write(0, nil, propSizeRet)",
+		"v, err := c.memInfo(ptr, ol.MemInfo(propName))\n\tif err != nil {\n\t\treturn err\n\t}\n\treturn v.write(0, nil, propSizeRet)",
+	} {
+		if !strings.Contains(entry, want) {
+			t.Errorf("entry lacks %q", want)
+		}
+	}
+	if regexp.MustCompile(`c\.olGet\w*Info`).MatchString(entry) {
+		t.Error("an info query still calls a hand-written olGet*Info")
 	}
 }

@@ -27,6 +27,8 @@ func outputs(s *api.Spec) map[string]string {
 		"cmd/liboffload/exports.map":     genExportsMap(s),
 		"api/ol/zenums.go":               genEnums(s),
 		"impl/zentry.go":                 genEntry(s),
+		"impl/zdeviceinfo.go":            genImplDeviceInfo(s),
+		"plugins/plugin/zdeviceinfo.go":  genPluginDeviceInfo(s),
 		"tests/c/abi/zabi_layout.c":      genABILayout(s),
 		"tests/c/abi/zabi_functions.txt": genABIFunctionList(s),
 	}

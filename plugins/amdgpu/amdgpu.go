@@ -68,7 +68,7 @@ func (pl *Plugin) Init(env plugin.Env) (plugin.Platform, error) {
 			return nil, err
 		}
 		p.AddDevice(&Device{
-			Unsupported: pl.Unsupported(), Images: gpu.Images{Target: image.AMDGPUTarget(info.Name)}, agent: a, info: info,
+			Unsupported: pl.Unsupported(), Images: gpu.Images{Target: image.AMDGPUTarget(info.Name.V)}, agent: a, info: info,
 		})
 	}
 	if len(p.Devices()) == 0 {
@@ -82,53 +82,53 @@ func (d *driver) deviceInfo(agent uint64) (*plugin.DeviceInfo, error) {
 	info := gpu.NewDeviceInfo(VendorID, d.version)
 	strs := []struct {
 		attr uint32
-		dst  *string
+		dst  *plugin.Opt[string]
 	}{
 		{agentInfoName, &info.Name}, // the ISA name, e.g. gfx90a
 		{amdAgentInfoProductName, &info.ProductName},
 		{agentInfoVendorName, &info.Vendor},
-		{amdAgentInfoUUID, &info.UID}, // "GPU-<16 hex digits>", or "GPU-XX" if unknown
+		{amdAgentInfoUUID, &info.Uid}, // "GPU-<16 hex digits>", or "GPU-XX" if unknown
 	}
 	for _, s := range strs {
 		v, err := d.agentString(agent, s.attr)
 		if err != nil {
 			return nil, err
 		}
-		*s.dst = v
+		*s.dst = plugin.Some(v)
 	}
 	u32s := []struct {
 		attr uint32
-		dst  *uint32
+		dst  *plugin.Opt[uint32]
 	}{
 		{agentInfoWorkgroupMaxSize, &info.MaxWorkGroupSize},
 		{agentInfoGridMaxSize, &info.MaxWorkSize},
 		{amdAgentInfoComputeUnits, &info.NumComputeUnits},
-		{amdAgentInfoMaxClock, &info.MaxClockMHz},
-		{amdAgentInfoMemoryMaxFreq, &info.MemoryClockMHz},
+		{amdAgentInfoMaxClock, &info.MaxClockFrequency},
+		{amdAgentInfoMemoryMaxFreq, &info.MemoryClockRate},
 	}
 	for _, s := range u32s {
 		v, err := d.agentU32(agent, s.attr)
 		if err != nil {
 			return nil, err
 		}
-		*s.dst = v
+		*s.dst = plugin.Some(v)
 	}
 	var wg [3]uint16
 	if err := d.agentInfo(agent, agentInfoWorkgroupMaxDim, unsafe.Pointer(&wg[0])); err != nil {
 		return nil, err
 	}
-	info.MaxWorkGroupSizePerDim = ol.Dimensions{X: uint32(wg[0]), Y: uint32(wg[1]), Z: uint32(wg[2])}
+	info.MaxWorkGroupSizePerDimension = plugin.Some(ol.Dimensions{X: uint32(wg[0]), Y: uint32(wg[1]), Z: uint32(wg[2])})
 	var grid [3]uint32
 	if err := d.agentInfo(agent, agentInfoGridMaxDim, unsafe.Pointer(&grid[0])); err != nil {
 		return nil, err
 	}
-	info.MaxWorkSizePerDim = ol.Dimensions{X: grid[0], Y: grid[1], Z: grid[2]}
+	info.MaxWorkSizePerDimension = plugin.Some(ol.Dimensions{X: grid[0], Y: grid[1], Z: grid[2]})
 
 	global, group, err := d.memorySizes(agent)
 	if err != nil {
 		return nil, err
 	}
-	info.GlobalMemSize, info.MaxMemAllocSize, info.LocalMemSize = global, global, group
+	info.GlobalMemSize, info.MaxMemAllocSize, info.WorkGroupLocalMemSize = plugin.Some(global), plugin.Some(global), plugin.Some(group)
 	return info, nil
 }
 

@@ -93,16 +93,16 @@ func checkTwoGPUs(t *testing.T, p plugin.Platform) {
 		}
 		got := *d.Info()
 		want := fakedriver.GPUInfo()
-		want.Name = "gfx90a"
-		want.ProductName = []string{"Fake AMD GPU 0", "Fake AMD GPU 1"}[i]
-		want.UID = []string{"GPU-00000000000000a0", "GPU-00000000000000a1"}[i]
-		want.Vendor, want.VendorID = "AMD", 0x1002
-		want.DriverVersion = "1.1"
-		want.MaxWorkGroupSize, want.MaxWorkGroupSizePerDim = 1024, ol.Dimensions{X: 1024, Y: 1024, Z: 1024}
-		want.MaxWorkSize, want.MaxWorkSizePerDim = 4294967295, ol.Dimensions{X: 4294967295, Y: 65535, Z: 65535}
-		want.NumComputeUnits, want.MaxClockMHz, want.MemoryClockMHz = uint32(104+i), 1700, 1600
+		want.Name = plugin.Some("gfx90a")
+		want.ProductName = plugin.Some([]string{"Fake AMD GPU 0", "Fake AMD GPU 1"}[i])
+		want.Uid = plugin.Some([]string{"GPU-00000000000000a0", "GPU-00000000000000a1"}[i])
+		want.Vendor, want.VendorId = plugin.Some("AMD"), plugin.Some[uint32](0x1002)
+		want.DriverVersion = plugin.Some("1.1")
+		want.MaxWorkGroupSize, want.MaxWorkGroupSizePerDimension = plugin.Some[uint32](1024), plugin.Some(ol.Dimensions{X: 1024, Y: 1024, Z: 1024})
+		want.MaxWorkSize, want.MaxWorkSizePerDimension = plugin.Some[uint32](4294967295), plugin.Some(ol.Dimensions{X: 4294967295, Y: 65535, Z: 65535})
+		want.NumComputeUnits, want.MaxClockFrequency, want.MemoryClockRate = plugin.Some(uint32(104+i)), plugin.Some[uint32](1700), plugin.Some[uint32](1600)
 		// MaxMemAllocSize and GlobalMemSize are the coarse-grained pool.
-		want.MaxMemAllocSize, want.GlobalMemSize, want.LocalMemSize = uint64(i+1)<<36, uint64(i+1)<<36, 65536
+		want.MaxMemAllocSize, want.GlobalMemSize, want.WorkGroupLocalMemSize = plugin.Some(uint64(i+1)<<36), plugin.Some(uint64(i+1)<<36), plugin.Some[uint64](65536)
 		if got != want {
 			t.Errorf("device %d info:\n got  %+v\n want %+v", i, got, want)
 		}
@@ -119,6 +119,6 @@ func TestRealDriver(t *testing.T) {
 			t.Errorf("no /dev/kfd but hsa_init succeeded")
 		}
 	}, func(info *plugin.DeviceInfo) bool {
-		return info.Name != "" && info.GlobalMemSize != 0 && info.MaxWorkGroupSize != 0
+		return info.Name.V != "" && info.GlobalMemSize.V != 0 && info.MaxWorkGroupSize.V != 0
 	})
 }

@@ -107,25 +107,25 @@ func (d *driver) deviceInfo(ordinal int, version string) (*plugin.DeviceInfo, er
 	block := [3]uint64{a[attrMaxBlockDimX], a[attrMaxBlockDimY], a[attrMaxBlockDimZ]}
 	grid := [3]uint64{a[attrMaxGridDimX], a[attrMaxGridDimY], a[attrMaxGridDimZ]}
 	info := gpu.NewDeviceInfo(VendorID, version)
-	info.Name, info.ProductName = name, name
-	info.UID = formatUUID(uuid)
-	info.Vendor = VendorName
-	info.MaxWorkGroupSize = clampU32(a[attrMaxThreadsPerBlock])
-	info.MaxWorkGroupSizePerDim = ol.Dimensions{
+	info.Name, info.ProductName = plugin.Some(name), plugin.Some(name)
+	info.Uid = plugin.Some(formatUUID(uuid))
+	info.Vendor = plugin.Some(VendorName)
+	info.MaxWorkGroupSize = plugin.Some(clampU32(a[attrMaxThreadsPerBlock]))
+	info.MaxWorkGroupSizePerDimension = plugin.Some(ol.Dimensions{
 		X: clampU32(block[0]), Y: clampU32(block[1]), Z: clampU32(block[2]),
-	}
+	})
 	// Work sizes count work items: the largest group times the most
 	// groups along x (per dimension: that dimension's limits). CUDA's
 	// limits exceed 32 bits; they are clamped to the u32 the API has.
-	info.MaxWorkSize = clampU32(a[attrMaxThreadsPerBlock] * grid[0])
-	info.MaxWorkSizePerDim = ol.Dimensions{
+	info.MaxWorkSize = plugin.Some(clampU32(a[attrMaxThreadsPerBlock] * grid[0]))
+	info.MaxWorkSizePerDimension = plugin.Some(ol.Dimensions{
 		X: clampU32(block[0] * grid[0]), Y: clampU32(block[1] * grid[1]), Z: clampU32(block[2] * grid[2]),
-	}
-	info.NumComputeUnits = clampU32(a[attrMultiprocessorCount])
-	info.MaxClockMHz = clampU32(a[attrClockRate] / 1000)
-	info.MemoryClockMHz = clampU32(a[attrMemoryClockRate] / 1000)
-	info.MaxMemAllocSize, info.GlobalMemSize = mem, mem
-	info.LocalMemSize = a[attrMaxSharedMemoryPerBlock]
+	})
+	info.NumComputeUnits = plugin.Some(clampU32(a[attrMultiprocessorCount]))
+	info.MaxClockFrequency = plugin.Some(clampU32(a[attrClockRate] / 1000))
+	info.MemoryClockRate = plugin.Some(clampU32(a[attrMemoryClockRate] / 1000))
+	info.MaxMemAllocSize, info.GlobalMemSize = plugin.Some(mem), plugin.Some(mem)
+	info.WorkGroupLocalMemSize = plugin.Some(a[attrMaxSharedMemoryPerBlock])
 	return info, nil
 }
 

@@ -99,15 +99,15 @@ func checkTwoDevices(t *testing.T, p plugin.Platform) {
 	for i, d := range devs {
 		got := *d.Info()
 		want := fakedriver.GPUInfo()
-		want.Name = []string{"Fake CUDA GPU 0", "Fake CUDA GPU 1"}[i]
+		want.Name = plugin.Some([]string{"Fake CUDA GPU 0", "Fake CUDA GPU 1"}[i])
 		want.ProductName = want.Name
-		want.UID = []string{"GPU-a0010203-0405-0607-0809-0a0b0c0d0e0f", "GPU-a1010203-0405-0607-0809-0a0b0c0d0e0f"}[i]
-		want.Vendor, want.VendorID = "NVIDIA Corporation", 0x10de
-		want.DriverVersion = "12.4"
-		want.MaxWorkGroupSize, want.MaxWorkGroupSizePerDim = 1024, ol.Dimensions{X: 1024, Y: 1024, Z: 64}
-		want.MaxWorkSize, want.MaxWorkSizePerDim = 4294967295, ol.Dimensions{X: 4294967295, Y: 1024 * 65535, Z: 64 * 65535}
-		want.NumComputeUnits, want.MaxClockMHz, want.MemoryClockMHz = uint32(80+i), 1530, 877
-		want.MaxMemAllocSize, want.GlobalMemSize, want.LocalMemSize = uint64(i+1)<<33, uint64(i+1)<<33, 49152
+		want.Uid = plugin.Some([]string{"GPU-a0010203-0405-0607-0809-0a0b0c0d0e0f", "GPU-a1010203-0405-0607-0809-0a0b0c0d0e0f"}[i])
+		want.Vendor, want.VendorId = plugin.Some("NVIDIA Corporation"), plugin.Some[uint32](0x10de)
+		want.DriverVersion = plugin.Some("12.4")
+		want.MaxWorkGroupSize, want.MaxWorkGroupSizePerDimension = plugin.Some[uint32](1024), plugin.Some(ol.Dimensions{X: 1024, Y: 1024, Z: 64})
+		want.MaxWorkSize, want.MaxWorkSizePerDimension = plugin.Some[uint32](4294967295), plugin.Some(ol.Dimensions{X: 4294967295, Y: 1024 * 65535, Z: 64 * 65535})
+		want.NumComputeUnits, want.MaxClockFrequency, want.MemoryClockRate = plugin.Some(uint32(80+i)), plugin.Some[uint32](1530), plugin.Some[uint32](877)
+		want.MaxMemAllocSize, want.GlobalMemSize, want.WorkGroupLocalMemSize = plugin.Some(uint64(i+1)<<33), plugin.Some(uint64(i+1)<<33), plugin.Some[uint64](49152)
 		if got != want {
 			t.Errorf("device %d info:\n got  %+v\n want %+v", i, got, want)
 		}
@@ -130,6 +130,6 @@ func TestRealDriver(t *testing.T) {
 			t.Errorf("no /dev/nvidia0 but cuInit = %d, want %d", d.Init, cudaErrorNoDevice)
 		}
 	}, func(info *plugin.DeviceInfo) bool {
-		return info.Name != "" && strings.HasPrefix(info.UID, "GPU-") && info.GlobalMemSize != 0 && info.MaxWorkGroupSize != 0
+		return info.Name.V != "" && strings.HasPrefix(info.Uid.V, "GPU-") && info.GlobalMemSize.V != 0 && info.MaxWorkGroupSize.V != 0
 	})
 }

@@ -1,12 +1,14 @@
 package host
 
 import (
+	"reflect"
 	"testing"
 
 	"go.uber.org/goleak"
 
 	"github.com/liboffload-go/liboffload-go/api/ol"
 	"github.com/liboffload-go/liboffload-go/plugins/host/sysinfo"
+	"github.com/liboffload-go/liboffload-go/plugins/plugin"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
@@ -30,11 +32,19 @@ func TestHostPlatform(t *testing.T) {
 	}
 	si := sysinfo.Read()
 	info := devs[0].Info()
-	if info.Type != ol.DeviceTypeHost || info.NumComputeUnits != si.LogicalCPUs || info.GlobalMemSize != si.MemTotal || info.Name != si.ModelName {
+	if info.Type != plugin.Some(ol.DeviceTypeHost) || info.NumComputeUnits != plugin.Some(si.LogicalCPUs) ||
+		info.GlobalMemSize != plugin.Some(si.MemTotal) || info.Name != plugin.Some(si.ModelName) {
 		t.Fatalf("info does not describe this machine: %+v", info)
 	}
-	if info.VectorWidthFloat != si.VectorBytes/4 || info.VectorWidthChar != si.VectorBytes {
-		t.Fatalf("vector widths %d/%d for %d-byte vectors", info.VectorWidthChar, info.VectorWidthFloat, si.VectorBytes)
+	if info.NativeVectorWidthFloat != plugin.Some(si.VectorBytes/4) || info.NativeVectorWidthChar != plugin.Some(si.VectorBytes) {
+		t.Fatalf("vector widths %v/%v for %d-byte vectors", info.NativeVectorWidthChar, info.NativeVectorWidthFloat, si.VectorBytes)
+	}
+	// the host plugin answers every property it can
+	v := reflect.ValueOf(*info)
+	for i := range v.NumField() {
+		if !v.Field(i).FieldByName("OK").Bool() {
+			t.Errorf("host device leaves %s unset", v.Type().Field(i).Name)
+		}
 	}
 }
 

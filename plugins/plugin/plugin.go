@@ -77,23 +77,16 @@ type CallbackPlatform interface {
 	InCallback() bool
 }
 
-// DeviceInfo is every property of a device that does not depend on the
-// runtime (the platform handle is added by impl). It is read once.
-type DeviceInfo struct {
-	Type                                              ol.DeviceType
-	Name, ProductName, UID, Vendor, DriverVersion     string
-	MaxWorkGroupSize                                  uint32
-	MaxWorkGroupSizePerDim                            ol.Dimensions
-	MaxWorkSize                                       uint32
-	MaxWorkSizePerDim                                 ol.Dimensions
-	VendorID, NumComputeUnits                         uint32
-	MaxClockMHz, MemoryClockMHz, AddressBits          uint32
-	MaxMemAllocSize, GlobalMemSize, LocalMemSize      uint64
-	SingleFPConfig, DoubleFPConfig, HalfFPConfig      uint32
-	VectorWidthChar, VectorWidthShort, VectorWidthInt uint32
-	VectorWidthLong, VectorWidthFloat                 uint32
-	VectorWidthDouble, VectorWidthHalf                uint32
+// Opt is a device property that a plugin may leave out: V is its value
+// when OK is set. DeviceInfo (generated from api/offload.json) is made of
+// them; a plugin sets the properties it answers with Some.
+type Opt[T any] struct {
+	V  T
+	OK bool
 }
+
+// Some returns a provided property.
+func Some[T any](v T) Opt[T] { return Opt[T]{V: v, OK: true} }
 
 // Device is one device of a platform.
 type Device interface {
@@ -143,17 +136,6 @@ type LaunchSize struct {
 	NumGroups, GroupSize ol.Dimensions
 	DynSharedMemory      uint64
 }
-
-// CopyKind tells a queue where the two sides of a copy live.
-type CopyKind uint8
-
-// Copy kinds; "device" means the queue's plugin's device memory.
-const (
-	HostToHost CopyKind = iota
-	HostToDevice
-	DeviceToHost
-	DeviceToDevice
-)
 
 // Queue runs work in submission order, asynchronously to the caller. Errors
 // of asynchronous work are reported by the next Sync.

@@ -271,14 +271,15 @@ func WantBackendFailure(t *testing.T, err error, details string) {
 // every GPU (liboffload reports FP configuration 127 for single and double
 // precision, none for half, and vector widths of 1). A test sets the rest.
 func GPUInfo() plugin.DeviceInfo {
+	one := plugin.Some[uint32](1)
 	return plugin.DeviceInfo{
-		Type:            ol.DeviceTypeGpu,
-		AddressBits:     64,
-		SingleFPConfig:  127,
-		DoubleFPConfig:  127,
-		HalfFPConfig:    0,
-		VectorWidthChar: 1, VectorWidthShort: 1, VectorWidthInt: 1, VectorWidthLong: 1,
-		VectorWidthFloat: 1, VectorWidthDouble: 1, VectorWidthHalf: 0,
+		Type:                  plugin.Some(ol.DeviceTypeGpu),
+		AddressBits:           plugin.Some[uint32](64),
+		SingleFpConfig:        plugin.Some[uint32](127),
+		DoubleFpConfig:        plugin.Some[uint32](127),
+		HalfFpConfig:          plugin.Some[uint32](0),
+		NativeVectorWidthChar: one, NativeVectorWidthShort: one, NativeVectorWidthInt: one, NativeVectorWidthLong: one,
+		NativeVectorWidthFloat: one, NativeVectorWidthDouble: one, NativeVectorWidthHalf: plugin.Some[uint32](0),
 	}
 }
 

@@ -22,20 +22,20 @@ const FPConfig = uint32(ol.DeviceFpCapabilityFlagCorrectlyRoundedDivideSqrt | ol
 // half). The plugin fills in the rest from the driver.
 func NewDeviceInfo(vendorID uint32, driverVersion string) *plugin.DeviceInfo {
 	return &plugin.DeviceInfo{
-		Type:              ol.DeviceTypeGpu,
-		DriverVersion:     driverVersion,
-		VendorID:          vendorID,
-		AddressBits:       64,
-		SingleFPConfig:    FPConfig,
-		DoubleFPConfig:    FPConfig,
-		HalfFPConfig:      0,
-		VectorWidthChar:   1,
-		VectorWidthShort:  1,
-		VectorWidthInt:    1,
-		VectorWidthLong:   1,
-		VectorWidthFloat:  1,
-		VectorWidthDouble: 1,
-		VectorWidthHalf:   0,
+		Type:                    plugin.Some(ol.DeviceTypeGpu),
+		DriverVersion:           plugin.Some(driverVersion),
+		VendorId:                plugin.Some(vendorID),
+		AddressBits:             plugin.Some[uint32](64),
+		SingleFpConfig:          plugin.Some(FPConfig),
+		DoubleFpConfig:          plugin.Some(FPConfig),
+		HalfFpConfig:            plugin.Some[uint32](0),
+		NativeVectorWidthChar:   plugin.Some[uint32](1),
+		NativeVectorWidthShort:  plugin.Some[uint32](1),
+		NativeVectorWidthInt:    plugin.Some[uint32](1),
+		NativeVectorWidthLong:   plugin.Some[uint32](1),
+		NativeVectorWidthFloat:  plugin.Some[uint32](1),
+		NativeVectorWidthDouble: plugin.Some[uint32](1),
+		NativeVectorWidthHalf:   plugin.Some[uint32](0),
 	}
 }
 
