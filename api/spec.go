@@ -145,10 +145,7 @@ func Parse(data []byte) (*Spec, error) {
 	return &s, nil
 }
 
-var (
-	reNullCheck = regexp.MustCompile(`^NULL == (\w+)$`)
-	reIdent     = regexp.MustCompile(`[A-Za-z_]\w*`)
-)
+var reIdent = regexp.MustCompile(`[A-Za-z_]\w*`)
 
 func (s *Spec) check() error {
 	seen := map[string]bool{}
@@ -203,15 +200,6 @@ func (s *Spec) check() error {
 		}
 	}
 	return nil
-}
-
-// NullCheckParam returns the parameter a "NULL == X" condition tests.
-func NullCheckParam(cond string) (string, bool) {
-	m := reNullCheck.FindStringSubmatch(cond)
-	if m == nil {
-		return "", false
-	}
-	return m[1], true
 }
 
 // TypeKind classifies C types the way the generators need them.

@@ -141,10 +141,10 @@ func (c *Context) olMemcpy(q *Queue, dst unsafe.Pointer, dstDev *Device, src uns
 	if dst == nil || src == nil {
 		return ol.Errorf(ol.ErrcInvalidNullPointer, "olMemcpy of %d bytes with DstPtr %p and SrcPtr %p", size, dst, src)
 	}
-	if err := c.mem.checkRange("olMemcpy", "DstPtr", uint64(uintptr(dst)), size); err != nil {
+	if _, err := c.mem.checkRange("olMemcpy", "DstPtr", uint64(uintptr(dst)), size); err != nil {
 		return err
 	}
-	if err := c.mem.checkRange("olMemcpy", "SrcPtr", uint64(uintptr(src)), size); err != nil {
+	if _, err := c.mem.checkRange("olMemcpy", "SrcPtr", uint64(uintptr(src)), size); err != nil {
 		return err
 	}
 	if q != nil {
@@ -176,17 +176,18 @@ func (c *Context) olMemFill(q *Queue, ptr unsafe.Pointer, patternSize uint64, pa
 	}
 	// Sizes are checked before anything is copied: the pattern is never
 	// longer than the fill, and the fill must fit where it goes.
-	if err := c.mem.checkRange("olMemFill", "Ptr", uint64(uintptr(ptr)), fillSize); err != nil {
+	a, err := c.mem.checkRange("olMemFill", "Ptr", uint64(uintptr(ptr)), fillSize)
+	if err != nil {
 		return err
 	}
-	if err := c.mem.checkRange("olMemFill", "PatternPtr", uint64(uintptr(pattern)), patternSize); err != nil {
+	if _, err := c.mem.checkRange("olMemFill", "PatternPtr", uint64(uintptr(pattern)), patternSize); err != nil {
 		return err
 	}
 	if q != nil {
 		return q.q.Fill(uintptr(ptr), pattern, patternSize, fillSize)
 	}
 	dev := c.hostDevice()
-	if a := c.mem.find(uint64(uintptr(ptr))); a != nil {
+	if a != nil {
 		dev = a.device
 	}
 	return onTempQueue(dev, func(tq plugin.Queue) error { return tq.Fill(uintptr(ptr), pattern, patternSize, fillSize) })

@@ -67,19 +67,21 @@ func (m *allocMap) removeBase(base uint64) *alloc {
 // checkRange refuses a range of size bytes at p that wraps around the end
 // of the address space, or that starts inside an allocation of the library
 // and runs past its end. Ranges in memory the library did not allocate are
-// the caller's responsibility. what names the pointer in the message.
-func (m *allocMap) checkRange(fn, what string, p, size uint64) error {
+// the caller's responsibility. what names the pointer in the message. It
+// returns the allocation p is in (nil: none, or size is 0).
+func (m *allocMap) checkRange(fn, what string, p, size uint64) (*alloc, error) {
 	if size == 0 {
-		return nil
+		return nil, nil
 	}
 	if p+size < p {
-		return ol.Errorf(ol.ErrcInvalidSize, "%s of %d bytes at %s %#x wraps around the end of the address space", fn, size, what, p)
+		return nil, ol.Errorf(ol.ErrcInvalidSize, "%s of %d bytes at %s %#x wraps around the end of the address space", fn, size, what, p)
 	}
-	if a := m.find(p); a != nil && p+size > a.end() {
-		return ol.Errorf(ol.ErrcInvalidSize, "%s of %d bytes at %s %#x runs past the end of the %d-byte allocation at %#x (%d bytes left)",
+	a := m.find(p)
+	if a != nil && p+size > a.end() {
+		return nil, ol.Errorf(ol.ErrcInvalidSize, "%s of %d bytes at %s %#x runs past the end of the %d-byte allocation at %#x (%d bytes left)",
 			fn, size, what, p, a.size, a.base, a.end()-p)
 	}
-	return nil
+	return a, nil
 }
 
 func (m *allocMap) snapshot() []*alloc {

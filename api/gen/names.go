@@ -87,17 +87,6 @@ func handleKind(s *api.Spec, ctype string) string {
 	return ""
 }
 
-// implGoType is the Go type a parameter has once the entry layer decoded it.
-func implGoType(s *api.Spec, ctype string) string {
-	if k := handleKind(s, ctype); k != "" {
-		return "*" + camel(k)
-	}
-	if s.Classify(ctype).Kind == api.KindEnum {
-		return "ol." + goTypeName(ctype)
-	}
-	return exportGoType(s, ctype)
-}
-
 // lifecycle functions have hand-written entry points.
 func lifecycle(fn string) bool { return fn == "olInit" || fn == "olShutDown" }
 

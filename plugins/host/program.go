@@ -9,7 +9,6 @@ import "C"
 import (
 	"debug/elf"
 	"fmt"
-	"runtime"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -21,27 +20,12 @@ import (
 	"github.com/liboffload-go/liboffload-go/plugins/plugin"
 )
 
-// hostMachine is the ELF machine this process runs on.
-func hostMachine() elf.Machine {
-	switch runtime.GOARCH {
-	case "amd64":
-		return elf.EM_X86_64
-	case "arm64":
-		return elf.EM_AARCH64
-	case "riscv64":
-		return elf.EM_RISCV
-	case "ppc64le":
-		return elf.EM_PPC64
-	}
-	return elf.EM_NONE
-}
-
 // parseImage validates img as an ELF shared object for this CPU: every
 // structure the dynamic loader reads or trusts is checked before the loader
 // sees the image (see package elfcheck), so a corrupt image is refused here
 // instead of ending the process inside the loader.
 func parseImage(img []byte) (*elfcheck.Image, error) {
-	im, err := elfcheck.Check(img, hostMachine())
+	im, err := elfcheck.Check(img, image.HostMachine())
 	if err != nil {
 		return nil, ol.Errorf(ol.ErrcInvalidBinary, "invalid program image: %v", err)
 	}
@@ -49,7 +33,7 @@ func parseImage(img []byte) (*elfcheck.Image, error) {
 }
 
 // imageTarget is what the host device loads: ELF shared objects for this CPU.
-func imageTarget() image.Target { return image.HostTarget(hostMachine()) }
+func imageTarget() image.Target { return image.HostTarget(image.HostMachine()) }
 
 // AcceptsImage implements plugin.ImageDevice. Images the classifier does
 // not recognise are accepted here so that the validator (parseImage), which

@@ -14,6 +14,7 @@ import (
 
 	"github.com/liboffload-go/liboffload-go/api/ol"
 	"github.com/liboffload-go/liboffload-go/plugins/host/internal/elfcheck"
+	"github.com/liboffload-go/liboffload-go/plugins/image"
 )
 
 // fuzzImage is a kernel image the fuzz target damages.
@@ -68,7 +69,7 @@ func fuzzImages(tb testing.TB, dir string) []fuzzImage {
 				targets = append(targets, uint32(off))
 			}
 		}
-		clean, err := elfcheck.Check(img, hostMachine())
+		clean, err := elfcheck.Check(img, image.HostMachine())
 		if err != nil {
 			tb.Fatalf("%s refused: %v", k.name, err)
 		}
@@ -116,7 +117,7 @@ func recipeAt(images []fuzzImage, image int, pairs ...[2]uint32) []byte {
 // meant to run is like running changed machine code: the program's
 // business. Such images are not loaded.
 func rewired(im *fuzzImage, img []byte) bool {
-	v, err := elfcheck.Check(img, hostMachine())
+	v, err := elfcheck.Check(img, image.HostMachine())
 	if err != nil {
 		return false
 	}

@@ -25,7 +25,7 @@ func FuzzClassify(f *testing.F) {
 	f.Add(bundle("hipv4-amdgcn-amd-amdhsa--gfx90a", "host-x86_64-unknown-linux-gnu"))
 	f.Add(offloadBinary(1, 1, "amdgcn-amd-amdhsa", "gfx90a"))
 	f.Add([]byte("CCOB\x02\x00\x01\x00"))
-	targets := []Target{HostTarget(hostMachine()), CUDATarget(9, 0), AMDGPUTarget("gfx90a"), {}}
+	targets := []Target{HostTarget(HostMachine()), CUDATarget(9, 0), AMDGPUTarget("gfx90a"), {}}
 	f.Fuzz(func(t *testing.T, b []byte) {
 		info := Classify(b)
 		if info.Desc == "" || info.Size != len(b) {

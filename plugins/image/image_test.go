@@ -7,7 +7,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime"
 	"strings"
 	"sync"
 	"testing"
@@ -65,16 +64,6 @@ func realImages(tb testing.TB) map[string][]byte {
 		tb.Fatal("the test images were not built")
 	}
 	return images
-}
-
-func hostMachine() elf.Machine {
-	switch runtime.GOARCH {
-	case "amd64":
-		return elf.EM_X86_64
-	case "arm64":
-		return elf.EM_AARCH64
-	}
-	return elf.EM_NONE
 }
 
 // elfHeader is a 64-bit little-endian ELF header.
@@ -164,7 +153,7 @@ func offloadBinary(imageKind, offloadKind uint16, triple, arch string) []byte {
 
 func TestClassifyRealImages(t *testing.T) {
 	im := realImages(t)
-	host := MachineName(hostMachine())
+	host := MachineName(HostMachine())
 	for _, tc := range []struct {
 		name string
 		kind Kind
@@ -187,7 +176,7 @@ func TestClassifyRealImages(t *testing.T) {
 			}
 		})
 	}
-	if got := Classify(im["so"]); got.Machine != hostMachine() || got.Class != elf.ELFCLASS64 || got.Type != elf.ET_DYN {
+	if got := Classify(im["so"]); got.Machine != HostMachine() || got.Class != elf.ELFCLASS64 || got.Type != elf.ET_DYN {
 		t.Errorf("host .so: machine %v class %v type %v", got.Machine, got.Class, got.Type)
 	}
 	if got := Classify(im["ptx"]); got.SM != 80 || got.SMSuffix != "" || got.PTXVersion != "7.8" {
@@ -252,7 +241,7 @@ func TestClassifyFixtures(t *testing.T) {
 
 func TestTargets(t *testing.T) {
 	im := realImages(t)
-	host := HostTarget(hostMachine())
+	host := HostTarget(HostMachine())
 	sm80, sm86, sm90 := CUDATarget(8, 0), CUDATarget(8, 6), CUDATarget(9, 0)
 	gfx90a, gfx942, gfx906 := AMDGPUTarget("gfx90a"), AMDGPUTarget("gfx942:sramecc+:xnack-"), AMDGPUTarget("gfx906")
 	all := []Target{host, sm80, sm86, sm90, gfx90a, gfx942, gfx906}
@@ -309,7 +298,7 @@ func TestTargets(t *testing.T) {
 }
 
 func otherMachine() elf.Machine {
-	if hostMachine() == elf.EM_AARCH64 {
+	if HostMachine() == elf.EM_AARCH64 {
 		return elf.EM_X86_64
 	}
 	return elf.EM_AARCH64

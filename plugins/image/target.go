@@ -2,6 +2,7 @@ package image
 
 import (
 	"debug/elf"
+	"runtime"
 	"slices"
 	"strings"
 )
@@ -26,6 +27,22 @@ const (
 	targetCUDA
 	targetAMDGPU
 )
+
+// HostMachine is the ELF machine this process runs on (EM_NONE where the
+// library does not know it).
+func HostMachine() elf.Machine {
+	switch runtime.GOARCH {
+	case "amd64":
+		return elf.EM_X86_64
+	case "arm64":
+		return elf.EM_AARCH64
+	case "riscv64":
+		return elf.EM_RISCV
+	case "ppc64le":
+		return elf.EM_PPC64
+	}
+	return elf.EM_NONE
+}
 
 // HostTarget is a CPU device that loads 64-bit little-endian ELF shared
 // objects for machine.

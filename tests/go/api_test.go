@@ -28,8 +28,6 @@ func TestMain(m *testing.M) {
 	goleak.VerifyTestMain(m)
 }
 
-func code(r uintptr) ol.Errc { return impl.ResultCode(r) }
-
 func mustOK(t *testing.T, what string, r uintptr) {
 	t.Helper()
 	if r != 0 {

@@ -66,7 +66,7 @@ type Driver struct {
 // local), which is how a driver without them looks.
 func (f *Driver) Build(t *testing.T, name string, missing ...string) string {
 	t.Helper()
-	src := filepath.Join(moduleRoot(t), "tests", "drivers", f.Source)
+	src := filepath.Join(ModuleRoot(t), "tests", "drivers", f.Source)
 	dir := t.TempDir()
 	lib := filepath.Join(dir, name)
 	args := []string{"-shared", "-fPIC", "-O1", "-o", lib, src}
@@ -88,9 +88,9 @@ func (f *Driver) Build(t *testing.T, name string, missing ...string) string {
 	return lib
 }
 
-// moduleRoot is the directory of go.mod above the test's working directory
+// ModuleRoot is the directory of go.mod above the test's working directory
 // (a package directory of the module).
-func moduleRoot(t *testing.T) string {
+func ModuleRoot(t *testing.T) string {
 	t.Helper()
 	dir, err := os.Getwd()
 	if err != nil {

@@ -21,27 +21,9 @@ import (
 	"github.com/liboffload-go/liboffload-go/plugins/amdgpu"
 	"github.com/liboffload-go/liboffload-go/plugins/cuda"
 	"github.com/liboffload-go/liboffload-go/plugins/host"
+	"github.com/liboffload-go/liboffload-go/plugins/internal/fakedriver"
 	"github.com/liboffload-go/liboffload-go/tests/go/ccb"
 )
-
-// moduleRoot finds the directory of go.mod above the working directory.
-func moduleRoot(t *testing.T) string {
-	t.Helper()
-	dir, err := os.Getwd()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for {
-		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-			return dir
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			t.Fatal("go.mod not found")
-		}
-		dir = parent
-	}
-}
 
 // Images are real images of tests/c/kernels/foo.c, by name: "so" (gcc
 // -shared -fPIC), "ptx80" and "ptx90a" (clang-22, the NVPTX flags of
@@ -50,7 +32,7 @@ func moduleRoot(t *testing.T) string {
 // gcc and clang-22.
 func Images(t *testing.T) map[string][]byte {
 	t.Helper()
-	root := moduleRoot(t)
+	root := fakedriver.ModuleRoot(t)
 	src := filepath.Join(root, "tests", "c", "kernels", "foo.c")
 	inc := "-I" + filepath.Join(root, "include")
 	dir := t.TempDir()
