@@ -9,16 +9,13 @@ typedef bool (*ol_iterate_cb)(void *device, void *user);
 static inline bool ol_call_iterate(void *cb, uintptr_t device, void *user) {
   return ((ol_iterate_cb)cb)((void *)device, user);
 }
-
-static inline void ol_memmove(uintptr_t dst, uintptr_t src, uint64_t size) {
-  __builtin_memmove((void *)dst, (const void *)src, size);
-}
 */
 import "C"
 
 import (
 	"fmt"
 	"sync"
+	"sync/atomic"
 	"unsafe"
 
 	"github.com/liboffload-go/liboffload-go/api/ol"
@@ -42,6 +39,9 @@ type Event struct {
 	queueH  uintptr
 	queueID uint64
 	e       plugin.Event // nil: complete when created
+	// refs counts the handle and the waits of other platforms' queues
+	// (waitOther) that still need e; the last one releases it.
+	refs atomic.Int32
 }
 
 // Program is a loaded image with its symbol cache.
@@ -107,100 +107,6 @@ func bytesAt(p unsafe.Pointer, n uint64) []byte {
 		return nil
 	}
 	return unsafe.Slice((*byte)(p), n)
-}
-
-// onTempQueue runs fn on a fresh queue of dev and waits for it: the
-// synchronous form of the queued operations.
-func onTempQueue(dev *Device, fn func(q plugin.Queue) error) error {
-	var q plugin.Queue
-	var err error
-	if sd, ok := dev.d.(plugin.SyncQueueDevice); ok {
-		q, err = sd.NewSyncQueue()
-	} else {
-		q, err = dev.d.NewQueue()
-	}
-	if err != nil {
-		return err
-	}
-	err = fn(q)
-	if err == nil {
-		err = q.Sync()
-	} else {
-		_ = q.Sync()
-	}
-	if rerr := q.Release(); err == nil {
-		err = rerr
-	}
-	return err
-}
-
-func (c *Context) olMemcpy(q *Queue, dst unsafe.Pointer, dstDev *Device, src unsafe.Pointer, srcDev *Device, size uint64) error {
-	if size == 0 {
-		return nil
-	}
-	if dst == nil || src == nil {
-		return ol.Errorf(ol.ErrcInvalidNullPointer, "olMemcpy of %d bytes with DstPtr %p and SrcPtr %p", size, dst, src)
-	}
-	if _, err := c.mem.checkRange("olMemcpy", "DstPtr", uint64(uintptr(dst)), size); err != nil {
-		return err
-	}
-	if _, err := c.mem.checkRange("olMemcpy", "SrcPtr", uint64(uintptr(src)), size); err != nil {
-		return err
-	}
-	if q != nil {
-		return q.q.Memcpy(uintptr(dst), dstDev.d, uintptr(src), srcDev.d, size)
-	}
-	if dstDev.d.IsHost() && srcDev.d.IsHost() {
-		C.ol_memmove(C.uintptr_t(uintptr(dst)), C.uintptr_t(uintptr(src)), C.uint64_t(size))
-		return nil
-	}
-	dev := srcDev
-	if srcDev.d.IsHost() {
-		dev = dstDev
-	}
-	return onTempQueue(dev, func(tq plugin.Queue) error {
-		return tq.Memcpy(uintptr(dst), dstDev.d, uintptr(src), srcDev.d, size)
-	})
-}
-
-func (c *Context) olMemFill(q *Queue, ptr unsafe.Pointer, patternSize uint64, pattern unsafe.Pointer, fillSize uint64) error {
-	switch {
-	case patternSize == 0:
-		return ol.NewError(ol.ErrcInvalidSize, "PatternSize is 0")
-	case fillSize%patternSize != 0:
-		return ol.Errorf(ol.ErrcInvalidSize, "FillSize %d is not a multiple of PatternSize %d", fillSize, patternSize)
-	case ptr == nil || pattern == nil:
-		return ol.NewError(ol.ErrcInvalidNullPointer, "Ptr and PatternPtr must not be NULL")
-	case fillSize == 0:
-		return nil
-	}
-	// Sizes are checked before anything is copied: the pattern is never
-	// longer than the fill, and the fill must fit where it goes.
-	a, err := c.mem.checkRange("olMemFill", "Ptr", uint64(uintptr(ptr)), fillSize)
-	if err != nil {
-		return err
-	}
-	if _, err := c.mem.checkRange("olMemFill", "PatternPtr", uint64(uintptr(pattern)), patternSize); err != nil {
-		return err
-	}
-	if q != nil {
-		return q.q.Fill(uintptr(ptr), pattern, patternSize, fillSize)
-	}
-	dev := c.hostDevice()
-	if a != nil {
-		dev = a.device
-	}
-	return onTempQueue(dev, func(tq plugin.Queue) error { return tq.Fill(uintptr(ptr), pattern, patternSize, fillSize) })
-}
-
-// hostDevice is the device whose memory is the host's (always present).
-func (c *Context) hostDevice() *Device {
-	for _, d := range c.deviceList {
-		if d.d.IsHost() {
-			return d
-		}
-	}
-	return c.deviceList[len(c.deviceList)-1]
 }
 
 func (c *Context) olMemRegister(dev *Device, ptr unsafe.Pointer, size uint64, flags uint32, pinned unsafe.Pointer) error {
@@ -272,6 +178,12 @@ func (c *Context) olWaitEvents(q *Queue, events unsafe.Pointer, n uint64) error 
 		if e.queueID == q.id || e.e == nil {
 			continue
 		}
+		if e.device.platform != q.device.platform {
+			if err := waitOther(q, e); err != nil {
+				return err
+			}
+			continue
+		}
 		if err := q.q.Wait(e.e); err != nil {
 			return err
 		}
@@ -301,6 +213,7 @@ func (c *Context) olCreateEvent(q *Queue, out unsafe.Pointer) error {
 		return ol.NewError(ol.ErrcInvalidNullPointer, "Event is NULL")
 	}
 	e := &Event{device: q.device, queueH: q.h, queueID: q.id}
+	e.refs.Store(1)
 	if !q.q.Empty() {
 		pe, err := q.q.Record()
 		if err != nil {
@@ -323,10 +236,7 @@ func (c *Context) olDestroyEvent(e *Event) error {
 	if !c.events.remove(e.h) {
 		return c.events.explain(e.h, "Event")
 	}
-	if e.e != nil {
-		return e.e.Release()
-	}
-	return nil
+	return e.releaseRef()
 }
 
 func (c *Context) olSyncEvent(e *Event) error {
@@ -415,6 +325,9 @@ func (c *Context) olDestroyProgram(p *Program) error {
 	p.mu.Lock()
 	for _, s := range p.symbols {
 		c.symbols.remove(s.h)
+		if s.kind == ol.SymbolKindGlobalVariable && s.size > 0 {
+			c.globals.removeBase(uint64(s.addr))
+		}
 	}
 	p.symbols = nil
 	p.mu.Unlock()
@@ -450,6 +363,10 @@ func (c *Context) olGetSymbol(p *Program, name unsafe.Pointer, kind ol.SymbolKin
 	}
 	if s.h, err = c.symbols.insert(s); err != nil {
 		return err
+	}
+	if kind == ol.SymbolKindGlobalVariable && s.size > 0 {
+		// known as the program's device memory (see ownerOf)
+		c.globals.insert(&alloc{base: uint64(s.addr), size: s.size, kind: ol.AllocTypeDevice, device: p.device})
 	}
 	p.symbols[key] = s
 	*(*uintptr)(out) = s.h

@@ -29,6 +29,7 @@ type Context struct {
 	platformList []*Platform // creation order; the host platform last
 	deviceList   []*Device   // iteration order
 	mem          *allocMap
+	globals      *allocMap     // globals of loaded programs, by address (olGetSymbol)
 	queueIDs     atomic.Uint64 // ids that tell queues apart after their handles are gone
 }
 
@@ -61,6 +62,7 @@ func newContext(gens generations, plugins []plugin.Plugin) (*Context, error) {
 		programs:  newTable[Program](kindProgram, gens[kindProgram]),
 		symbols:   newTable[Symbol](kindSymbol, gens[kindSymbol]),
 		mem:       newAllocMap(),
+		globals:   newAllocMap(),
 	}
 	_, noValidation := env.Lookup(EnvDisableValidation)
 	c.validate = !noValidation

@@ -82,7 +82,7 @@ func TestPanicOnQueueRunner(t *testing.T) {
 	}
 	defer q.Release()
 	copyOp := func() {
-		if err := q.Memcpy(uintptr(unsafe.Pointer(&dst[0])), d, uintptr(unsafe.Pointer(&src[0])), d, 16); err != nil {
+		if err := q.CopyDevice(uintptr(unsafe.Pointer(&dst[0])), d, uintptr(unsafe.Pointer(&src[0])), d, 16); err != nil {
 			t.Fatal(err)
 		}
 	}

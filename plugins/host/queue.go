@@ -25,6 +25,7 @@ const (
 	opLaunch
 	opHostFunc
 	opWait
+	opCall
 )
 
 // op is one piece of queued work.
@@ -38,6 +39,7 @@ type op struct {
 	args        []byte
 	launch      plugin.LaunchSize
 	fn, user    unsafe.Pointer
+	call        func() error // opCall
 	waitQueue   *queue
 	waitMark    uint64
 	mark        uint64 // the queue's completed count once this op has run
@@ -264,10 +266,27 @@ func (q *queue) waitFor(mark uint64) {
 	q.mu.Unlock()
 }
 
-// Memcpy implements plugin.Queue. Every device of this plugin shares the
-// host's address space, so any pair is a plain copy.
-func (q *queue) Memcpy(dst uintptr, dstDev plugin.Device, src uintptr, srcDev plugin.Device, size uint64) error {
-	if !dstDev.IsHost() || !srcDev.IsHost() {
+// CopyToDevice implements plugin.Queue. The host device's memory is host
+// memory, so every direction is a plain copy.
+func (q *queue) CopyToDevice(dst uintptr, dev plugin.Device, src uintptr, size uint64) error {
+	return q.copy(dst, dev, src, dev, size)
+}
+
+// CopyFromDevice implements plugin.Queue.
+func (q *queue) CopyFromDevice(dst, src uintptr, dev plugin.Device, size uint64) error {
+	return q.copy(dst, dev, src, dev, size)
+}
+
+// CopyDevice implements plugin.Queue.
+func (q *queue) CopyDevice(dst uintptr, dstDev plugin.Device, src uintptr, srcDev plugin.Device, size uint64) error {
+	return q.copy(dst, dstDev, src, srcDev, size)
+}
+
+func (q *queue) copy(dst uintptr, dstDev plugin.Device, src uintptr, srcDev plugin.Device, size uint64) error {
+	if _, ok := dstDev.(*Device); !ok {
+		return plugin.Unsupported("host", "a copy with memory of another platform's device")
+	}
+	if _, ok := srcDev.(*Device); !ok {
 		return plugin.Unsupported("host", "a copy with memory of another platform's device")
 	}
 	if size == 0 {
@@ -320,6 +339,13 @@ func (q *queue) Launch(k plugin.Kernel, args []byte, size plugin.LaunchSize) err
 // HostFunc implements plugin.Queue.
 func (q *queue) HostFunc(fn, user unsafe.Pointer) error {
 	q.push(op{kind: opHostFunc, fn: fn, user: user}, nil)
+	return nil
+}
+
+// HostCall implements plugin.Queue: fn runs in the queue's order, on a
+// runner or on a thread that waits for the queue.
+func (q *queue) HostCall(fn func() error) error {
+	q.push(op{kind: opCall, call: fn}, nil)
 	return nil
 }
 
@@ -404,6 +430,8 @@ func (d *Device) execute(q *queue, o *op) error {
 		d.hf.call(q, o)
 	case opWait:
 		o.waitQueue.waitFor(o.waitMark)
+	case opCall:
+		return o.call()
 	}
 	return nil
 }

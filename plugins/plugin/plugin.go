@@ -31,6 +31,8 @@
 //     runtime's rules for waits from a host function (no wait for the host
 //     function's own queue) hold because the library knows which host
 //     function a library thread runs.
+//   - Queue.HostCall runs runtime code in a queue's order the same way: on
+//     a library thread, never on the driver's callback thread.
 //   - Completion seen on a driver thread is published to waiters with the
 //     memory-ordering of a mutex or atomic; Sync and Done read it.
 package plugin
@@ -122,6 +124,16 @@ type ImageDevice interface {
 	AcceptsImage(info image.Info) (ok bool, need string)
 }
 
+// PointerDevice is implemented by devices that can tell whether an
+// address is their memory (CUDA's and ROCr's pointer queries). The runtime
+// asks them about a pointer that is neither an allocation of its map nor a
+// global of a loaded program, before it lets the CPU write there (olMemFill
+// without a queue): such a fill is refused when a device that cannot tell
+// is present.
+type PointerDevice interface {
+	OwnsPointer(p uintptr) bool
+}
+
 // SyncQueueDevice is implemented by devices that can run a call made
 // without a queue on the calling thread. The runtime asks for such a queue
 // for olMemcpy, olMemFill and olLaunchKernel with a NULL queue, submits one
@@ -140,9 +152,29 @@ type LaunchSize struct {
 // Queue runs work in submission order, asynchronously to the caller. Errors
 // of asynchronous work are reported by the next Sync.
 type Queue interface {
-	Memcpy(dst uintptr, dstDev Device, src uintptr, srcDev Device, size uint64) error
+	// Copies. The runtime routes every olMemcpy: a plugin gets only copies
+	// whose device memory is on devices of its own platform, with the
+	// direction spelled out. Host memory is any memory the CPU can address
+	// (the host device's, C heap, registered or host-visible allocations).
+	// A platform whose devices' memory is host memory (the host device)
+	// gets every copy between two such devices as CopyDevice. The runtime
+	// itself answers copies where both sides are host memory (with no
+	// queue, or on a queue of another platform), and stages copies between
+	// devices of two platforms through host memory.
+	//
+	// CopyToDevice copies size bytes of host memory at src to dst, in the
+	// memory of dev (a device of this platform, not necessarily the queue's).
+	CopyToDevice(dst uintptr, dev Device, src uintptr, size uint64) error
+	// CopyFromDevice copies size bytes at src, in the memory of dev, to
+	// host memory at dst.
+	CopyFromDevice(dst, src uintptr, dev Device, size uint64) error
+	// CopyDevice copies between the memory of two devices of this platform
+	// (possibly the same device).
+	CopyDevice(dst uintptr, dstDev Device, src uintptr, srcDev Device, size uint64) error
 	// Fill writes size bytes at ptr with copies of the patternSize-byte
-	// pattern. The pattern is the caller's memory, valid only during the
+	// pattern. ptr is memory of a device of this platform, or a pointer
+	// the runtime could not place (not from olMemAlloc, not a global of a
+	// loaded program) that the caller filled through this queue. The pattern is the caller's memory, valid only during the
 	// call: a queue that runs the fill later copies it (and reports a copy
 	// it cannot make as OUT_OF_RESOURCES, never by failing the process).
 	Fill(ptr uintptr, pattern unsafe.Pointer, patternSize, size uint64) error
@@ -151,9 +183,20 @@ type Queue interface {
 	Launch(k Kernel, args []byte, size LaunchSize) error
 	// HostFunc runs fn(user) on a library thread after earlier work.
 	HostFunc(fn, user unsafe.Pointer) error
+	// HostCall runs fn on a library thread (never a driver callback
+	// thread) once the work submitted before it is done; later work waits
+	// until fn returns. The runtime uses it for work a platform cannot do
+	// itself in the queue's order: waiting for an event of another
+	// platform, copies and fills that involve another platform's memory.
+	// fn may block and may call any plugin method except Sync of this
+	// queue (and waits for events recorded on it after fn). An error it
+	// returns is the queue's error, reported by the next Sync.
+	HostCall(fn func() error) error
 	// Record returns an event that completes with the work submitted so far.
 	Record() (Event, error)
-	// Wait makes later work wait for e (which may be of another queue).
+	// Wait makes later work wait for e, an event of a queue of this
+	// platform (possibly another queue or device). The runtime bridges
+	// events of other platforms with HostCall.
 	Wait(e Event) error
 	Sync() error
 	// Empty reports whether no submitted work is outstanding.

@@ -1,0 +1,337 @@
+package impl
+
+/*
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+static inline void ol_memmove(uintptr_t dst, uintptr_t src, uint64_t size) {
+  __builtin_memmove((void *)dst, (const void *)src, size);
+}
+*/
+import "C"
+
+import (
+	"fmt"
+	"strings"
+	"sync/atomic"
+	"unsafe"
+
+	"github.com/liboffload-go/liboffload-go/api/ol"
+	"github.com/liboffload-go/liboffload-go/plugins/plugin"
+)
+
+// Routing: the runtime decides which platform does a copy, a fill or a
+// wait, from the allocation map, the globals of loaded programs and the
+// device handles, so that a plugin only ever sees memory, devices and
+// events of its own platform (see plugin.Queue).
+
+// ownerOf returns the device whose memory p is, when the runtime knows:
+// an allocation of olMemAlloc or a global of a loaded program.
+func (c *Context) ownerOf(p uint64) (*Device, bool) {
+	if a := c.mem.find(p); a != nil {
+		return a.device, a.kind == ol.AllocTypeDevice
+	}
+	if g := c.globals.find(p); g != nil {
+		return g.device, true
+	}
+	return nil, false
+}
+
+// checkSide refuses a pointer that the runtime knows to be device memory
+// of another platform than the device the caller named for it: that
+// device could not reach it (and the CPU must never touch it).
+func (c *Context) checkSide(fn, what string, p unsafe.Pointer, dev *Device) error {
+	owner, devMem := c.ownerOf(uint64(uintptr(p)))
+	if owner == nil || !devMem || owner.platform == dev.platform || owner.d.IsHost() {
+		return nil
+	}
+	return ol.Errorf(ol.ErrcInvalidArgument, "%s: %sPtr %p is device memory of device %#x (%s), but %sDevice is %#x (%s)",
+		fn, what, p, owner.h, owner.platform.name, what, dev.h, dev.platform.name)
+}
+
+// onTempQueue runs fn on a fresh queue of dev and waits for it: the
+// synchronous form of the queued operations.
+func onTempQueue(dev *Device, fn func(q plugin.Queue) error) error {
+	var q plugin.Queue
+	var err error
+	if sd, ok := dev.d.(plugin.SyncQueueDevice); ok {
+		q, err = sd.NewSyncQueue()
+	} else {
+		q, err = dev.d.NewQueue()
+	}
+	if err != nil {
+		return err
+	}
+	err = fn(q)
+	if err == nil {
+		err = q.Sync()
+	} else {
+		_ = q.Sync()
+	}
+	if rerr := q.Release(); err == nil {
+		err = rerr
+	}
+	return err
+}
+
+func (c *Context) olMemcpy(q *Queue, dst unsafe.Pointer, dstDev *Device, src unsafe.Pointer, srcDev *Device, size uint64) error {
+	if size == 0 {
+		return nil
+	}
+	if dst == nil || src == nil {
+		return ol.Errorf(ol.ErrcInvalidNullPointer, "olMemcpy of %d bytes with DstPtr %p and SrcPtr %p", size, dst, src)
+	}
+	if _, err := c.mem.checkRange("olMemcpy", "DstPtr", uint64(uintptr(dst)), size); err != nil {
+		return err
+	}
+	if _, err := c.mem.checkRange("olMemcpy", "SrcPtr", uint64(uintptr(src)), size); err != nil {
+		return err
+	}
+	if err := c.checkSide("olMemcpy", "Dst", dst, dstDev); err != nil {
+		return err
+	}
+	if err := c.checkSide("olMemcpy", "Src", src, srcDev); err != nil {
+		return err
+	}
+	d, s := uintptr(dst), uintptr(src)
+	if q == nil {
+		return copyNow(d, dstDev, s, srcDev, size)
+	}
+	qp := q.device.platform
+	switch {
+	case dstDev.platform == qp && srcDev.platform == qp:
+		return q.q.CopyDevice(d, dstDev.d, s, srcDev.d, size)
+	case dstDev.platform == qp && srcDev.d.IsHost():
+		return q.q.CopyToDevice(d, dstDev.d, s, size)
+	case srcDev.platform == qp && dstDev.d.IsHost():
+		return q.q.CopyFromDevice(d, s, srcDev.d, size)
+	}
+	// The queue's platform cannot make this copy: the queue holds its later
+	// work while the runtime makes it with the platforms that can.
+	return q.q.HostCall(func() error { return copyNow(d, dstDev, s, srcDev, size) })
+}
+
+// copyNow makes a copy and waits for it, on the platforms of its two sides.
+func copyNow(dst uintptr, dstDev *Device, src uintptr, srcDev *Device, size uint64) error {
+	dh, sh := dstDev.d.IsHost(), srcDev.d.IsHost()
+	switch {
+	case dh && sh:
+		C.ol_memmove(C.uintptr_t(dst), C.uintptr_t(src), C.uint64_t(size))
+		return nil
+	case sh:
+		return onTempQueue(dstDev, func(q plugin.Queue) error { return q.CopyToDevice(dst, dstDev.d, src, size) })
+	case dh:
+		return onTempQueue(srcDev, func(q plugin.Queue) error { return q.CopyFromDevice(dst, src, srcDev.d, size) })
+	case dstDev.platform == srcDev.platform:
+		return onTempQueue(srcDev, func(q plugin.Queue) error { return q.CopyDevice(dst, dstDev.d, src, srcDev.d, size) })
+	}
+	return stagedCopy(dst, dstDev, src, srcDev, size)
+}
+
+// stageChunk is the size of each of the two host buffers a copy between
+// devices of two platforms goes through.
+const stageChunk = 4 << 20
+
+// stagedCopy copies between devices of two platforms through host memory,
+// in chunks: while the destination's queue writes one buffer to the
+// destination, the source's queue fills the other.
+func stagedCopy(dst uintptr, dstDev *Device, src uintptr, srcDev *Device, size uint64) (err error) {
+	n := min(size, stageChunk)
+	buf := C.malloc(C.size_t(2 * n))
+	if buf == nil {
+		return ol.Errorf(ol.ErrcOutOfResources, "olMemcpy: no host memory for the %d-byte staging buffers of a copy between platforms", 2*n)
+	}
+	var qs, qd plugin.Queue
+	var pending [2]plugin.Event
+	defer func() {
+		// qd may still read the buffers until it is synced
+		if qd != nil {
+			if serr := qd.Sync(); err == nil {
+				err = serr
+			}
+			for _, e := range pending {
+				if e != nil {
+					_ = e.Release()
+				}
+			}
+			_ = qd.Release()
+		}
+		if qs != nil {
+			_ = qs.Sync()
+			_ = qs.Release()
+		}
+		C.free(buf)
+	}()
+	if qs, err = srcDev.d.NewQueue(); err != nil {
+		return err
+	}
+	if qd, err = dstDev.d.NewQueue(); err != nil {
+		return err
+	}
+	for off, i := uint64(0), 0; off < size; off, i = off+n, 1-i {
+		m := min(n, size-off)
+		b := uintptr(buf) + uintptr(i)*uintptr(n)
+		if e := pending[i]; e != nil {
+			pending[i] = nil
+			err = e.Sync()
+			_ = e.Release()
+			if err != nil {
+				return err
+			}
+		}
+		if err = qs.CopyFromDevice(b, src+uintptr(off), srcDev.d, m); err != nil {
+			return err
+		}
+		if err = qs.Sync(); err != nil {
+			return err
+		}
+		if err = qd.CopyToDevice(dst+uintptr(off), dstDev.d, b, m); err != nil {
+			return err
+		}
+		if pending[i], err = qd.Record(); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (c *Context) olMemFill(q *Queue, ptr unsafe.Pointer, patternSize uint64, pattern unsafe.Pointer, fillSize uint64) error {
+	switch {
+	case patternSize == 0:
+		return ol.NewError(ol.ErrcInvalidSize, "PatternSize is 0")
+	case fillSize%patternSize != 0:
+		return ol.Errorf(ol.ErrcInvalidSize, "FillSize %d is not a multiple of PatternSize %d", fillSize, patternSize)
+	case ptr == nil || pattern == nil:
+		return ol.NewError(ol.ErrcInvalidNullPointer, "Ptr and PatternPtr must not be NULL")
+	case fillSize == 0:
+		return nil
+	}
+	// Sizes are checked before anything is copied: the pattern is never
+	// longer than the fill, and the fill must fit where it goes.
+	if _, err := c.mem.checkRange("olMemFill", "Ptr", uint64(uintptr(ptr)), fillSize); err != nil {
+		return err
+	}
+	if _, err := c.mem.checkRange("olMemFill", "PatternPtr", uint64(uintptr(pattern)), patternSize); err != nil {
+		return err
+	}
+	p := uintptr(ptr)
+	owner, _ := c.ownerOf(uint64(p))
+	if q != nil {
+		if owner == nil || owner.platform == q.device.platform {
+			return q.q.Fill(p, pattern, patternSize, fillSize)
+		}
+		// Memory of another platform: its device fills it, in the queue's
+		// order. The pattern is the caller's only during this call.
+		pat := C.malloc(C.size_t(patternSize))
+		if pat == nil {
+			return ol.Errorf(ol.ErrcOutOfResources, "olMemFill: cannot copy the %d-byte pattern: out of memory", patternSize)
+		}
+		C.memcpy(pat, pattern, C.size_t(patternSize))
+		freed := new(atomic.Bool)
+		err := q.q.HostCall(func() error {
+			defer func() {
+				if freed.CompareAndSwap(false, true) {
+					C.free(pat)
+				}
+			}()
+			return onTempQueue(owner, func(tq plugin.Queue) error { return tq.Fill(p, pat, patternSize, fillSize) })
+		})
+		if err != nil && freed.CompareAndSwap(false, true) {
+			C.free(pat)
+		}
+		return err
+	}
+	dev := owner
+	if dev == nil {
+		var err error
+		if dev, err = c.unplacedPointer(ptr); err != nil {
+			return err
+		}
+	}
+	return onTempQueue(dev, func(tq plugin.Queue) error { return tq.Fill(p, pattern, patternSize, fillSize) })
+}
+
+// unplacedPointer finds the device of a pointer that is neither an
+// allocation of the map nor a global of a loaded program (olMemFill without
+// a queue): a device that says it is its memory, else the host device,
+// when every other device can say. The CPU never writes to a pointer that
+// might be a GPU's.
+func (c *Context) unplacedPointer(p unsafe.Pointer) (*Device, error) {
+	var unsure []string
+	for _, d := range c.deviceList {
+		if d.d.IsHost() {
+			continue
+		}
+		pd, ok := d.d.(plugin.PointerDevice)
+		if !ok {
+			unsure = append(unsure, fmt.Sprintf("%#x (%s)", d.h, d.platform.name))
+			continue
+		}
+		if pd.OwnsPointer(uintptr(p)) {
+			return d, nil
+		}
+	}
+	if len(unsure) > 0 {
+		return nil, ol.Errorf(ol.ErrcInvalidArgument,
+			"olMemFill without a queue: Ptr %p is not from olMemAlloc nor a global of a loaded program, and device %s cannot tell whether it is its memory; fill it on a queue of the device that owns it",
+			p, strings.Join(unsure, ", "))
+	}
+	return c.hostDevice(), nil
+}
+
+// hostDevice is the device whose memory is the host's (always present).
+func (c *Context) hostDevice() *Device {
+	for _, d := range c.deviceList {
+		if d.d.IsHost() {
+			return d
+		}
+	}
+	return c.deviceList[len(c.deviceList)-1]
+}
+
+// waitOther makes q hold its later work until e, an event of another
+// platform, completes: a HostCall on q waits for it. The caller does not
+// wait. The event's plugin object stays alive until then, even if the
+// event is destroyed meanwhile.
+func waitOther(q *Queue, e *Event) error {
+	if !e.acquire() {
+		return ol.Errorf(ol.ErrcInvalidEvent, "olWaitEvents: event %#x was destroyed during the call", e.h)
+	}
+	pe := e.e
+	if pe.Done() {
+		_ = e.releaseRef()
+		return nil
+	}
+	err := q.q.HostCall(func() error {
+		defer func() { _ = e.releaseRef() }()
+		// a failure of the event's own work is reported by its own queue
+		_ = pe.Sync()
+		return nil
+	})
+	if err != nil {
+		_ = e.releaseRef()
+	}
+	return err
+}
+
+// acquire takes a reference on a live event (the handle holds one).
+func (e *Event) acquire() bool {
+	for {
+		n := e.refs.Load()
+		if n <= 0 {
+			return false
+		}
+		if e.refs.CompareAndSwap(n, n+1) {
+			return true
+		}
+	}
+}
+
+// releaseRef drops a reference; the last one releases the plugin's event.
+func (e *Event) releaseRef() error {
+	if e.refs.Add(-1) == 0 && e.e != nil {
+		return e.e.Release()
+	}
+	return nil
+}
