@@ -42,6 +42,9 @@ func (c *Context) ownerOf(p uint64) (*Device, bool) {
 // of another platform than the device the caller named for it: that
 // device could not reach it (and the CPU must never touch it).
 func (c *Context) checkSide(fn, what string, p unsafe.Pointer, dev *Device) error {
+	if len(c.platformList) == 1 {
+		return nil // every device is of the one platform (the host's)
+	}
 	owner, devMem := c.ownerOf(uint64(uintptr(p)))
 	if owner == nil || !devMem || owner.platform == dev.platform || owner.d.IsHost() {
 		return nil
@@ -209,14 +212,23 @@ func (c *Context) olMemFill(q *Queue, ptr unsafe.Pointer, patternSize uint64, pa
 	}
 	// Sizes are checked before anything is copied: the pattern is never
 	// longer than the fill, and the fill must fit where it goes.
-	if _, err := c.mem.checkRange("olMemFill", "Ptr", uint64(uintptr(ptr)), fillSize); err != nil {
+	a, err := c.mem.checkRange("olMemFill", "Ptr", uint64(uintptr(ptr)), fillSize)
+	if err != nil {
 		return err
 	}
 	if _, err := c.mem.checkRange("olMemFill", "PatternPtr", uint64(uintptr(pattern)), patternSize); err != nil {
 		return err
 	}
 	p := uintptr(ptr)
-	owner, _ := c.ownerOf(uint64(p))
+	var owner *Device
+	switch {
+	case a != nil:
+		owner = a.device
+	case len(c.platformList) == 1:
+		owner = c.hostDevice() // the only platform is the host's
+	default:
+		owner, _ = c.ownerOf(uint64(p))
+	}
 	if q != nil {
 		if owner == nil || owner.platform == q.device.platform {
 			return q.q.Fill(p, pattern, patternSize, fillSize)
@@ -244,7 +256,6 @@ func (c *Context) olMemFill(q *Queue, ptr unsafe.Pointer, patternSize uint64, pa
 	}
 	dev := owner
 	if dev == nil {
-		var err error
 		if dev, err = c.unplacedPointer(ptr); err != nil {
 			return err
 		}
