@@ -108,6 +108,17 @@ type Function struct {
 	Checks   []Check `json:"checks"`
 	Creates  string  `json:"creates,omitempty"`
 	Destroys string  `json:"destroys,omitempty"`
+	// Errors are the failures beyond the checks and the handle rules, for
+	// the API reference (docs/api.md); Differs says where the call
+	// behaves otherwise than LLVM 22.1.
+	Errors  []ErrorDoc `json:"errors,omitempty"`
+	Differs []string   `json:"differs,omitempty"`
+}
+
+// ErrorDoc is one documented failure of a call: its code and when.
+type ErrorDoc struct {
+	Errc string `json:"errc"`
+	When string `json:"when"`
 }
 
 // Param is a function parameter.
@@ -178,6 +189,11 @@ func (s *Spec) check() error {
 				if _, ok := params[id]; !ok {
 					return fmt.Errorf("%s: check %q names %s, which is not a parameter", f.Name, c.Cond, id)
 				}
+			}
+		}
+		for _, e := range f.Errors {
+			if s.ErrcValue(e.Errc) < 0 || e.When == "" {
+				return fmt.Errorf("%s: documented error %q: unknown code or no condition", f.Name, e.Errc)
 			}
 		}
 		for _, k := range []string{f.Creates, f.Destroys} {
