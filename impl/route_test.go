@@ -412,3 +412,48 @@ func (c *Context) mustSymbol(t *testing.T, h uintptr) *Symbol {
 	}
 	return s
 }
+
+// A GPU-like queue waits for an event of a host queue, in its own order.
+func TestWaitForHostEventOnFakeQueue(t *testing.T) {
+	e := newRouteEnv(t)
+	qh := e.queue(e.host)
+	gate := make(chan struct{})
+	released := false
+	release := func() {
+		if !released {
+			released = true
+			close(gate)
+		}
+	}
+	defer release()
+	if err := e.c.mustQueue(t, qh).q.HostCall(func() error { <-gate; return nil }); err != nil {
+		t.Fatal(err)
+	}
+	src, dst := e.alloc(e.host, 64), e.alloc(e.b0, 64)
+	e.write(e.host, src, bytes.Repeat([]byte{1}, 64))
+	var ev uintptr
+	if err := e.c.callOlCreateEvent(qh, unsafe.Pointer(&ev)); err != nil {
+		t.Fatal(err)
+	}
+	qb := e.queue(e.b0)
+	if err := e.c.callOlWaitEvents(qb, unsafe.Pointer(&ev), 1); err != nil {
+		t.Fatal(err)
+	}
+	if err := e.c.callOlMemcpy(qb, ptr(dst), e.b0.h, ptr(src), e.host.h, 64); err != nil {
+		t.Fatal(err)
+	}
+	// the copy reads the source when it runs, after the gate opens
+	e.write(e.host, src, bytes.Repeat([]byte{2}, 64))
+	time.Sleep(20 * time.Millisecond)
+	if e.read(e.b0, dst, 1)[0] != 0 {
+		t.Fatal("the copy ran before the host event completed")
+	}
+	release()
+	if err := e.c.callOlSyncQueue(qb); err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(e.read(e.b0, dst, 64), bytes.Repeat([]byte{2}, 64)) {
+		t.Error("wrong bytes after the wait")
+	}
+	_ = e.c.callOlDestroyEvent(ev)
+}
