@@ -193,9 +193,7 @@ func (c *Context) teardown() error {
 		c.queues.remove(h)
 	})
 	c.events.each(func(h uintptr, e *Event) {
-		if e.e != nil {
-			add("event", e.e.Release())
-		}
+		add("event", e.releaseRef())
 		c.events.remove(h)
 	})
 	c.programs.each(func(h uintptr, p *Program) {

@@ -1,14 +1,19 @@
 // Package cuda is the backend for NVIDIA GPUs through the CUDA driver API
-// (libcuda). At this stage it only probes: it loads the driver, initialises
-// it and describes each GPU; memory, queues and programs are not supported
-// yet, but olIsValidBinary already answers from the GPU's compute
-// capability.
+// (libcuda): it loads the driver, initialises it, describes each GPU, and
+// runs memory, queues, events and host functions on it. Programs and
+// kernels are not supported yet; olIsValidBinary already answers from the
+// GPU's compute capability.
 //
 // The driver is loaded with purego.Dlopen by SONAME (libcuda.so.1, then
 // libcuda.so), or from the path in OFFLOAD_CUDA_LIBRARY, once per process,
 // and is never unloaded (see drivers in driver.go). Driver functions are
 // called through cgo trampolines on their dlsym'd addresses.
 package cuda
+
+/*
+#include "shim.h"
+*/
+import "C"
 
 import (
 	"fmt"
@@ -17,6 +22,7 @@ import (
 	"github.com/liboffload-go/liboffload-go/api/ol"
 	"github.com/liboffload-go/liboffload-go/plugins/image"
 	"github.com/liboffload-go/liboffload-go/plugins/internal/gpu"
+	"github.com/liboffload-go/liboffload-go/plugins/internal/pinned"
 	"github.com/liboffload-go/liboffload-go/plugins/plugin"
 )
 
@@ -56,19 +62,31 @@ func (pl *Plugin) Init(env plugin.Env) (plugin.Platform, error) {
 	if n == 0 {
 		return nil, nil
 	}
-	p := &Platform{pl.NewPlatform(d.versionString())}
+	p := &Platform{Platform: pl.NewPlatform(d.versionString())}
 	for i := 0; i < n; i++ {
 		info, err := d.deviceInfo(i, p.Version())
 		if err != nil {
+			_ = p.Deinit()
 			return nil, err
 		}
 		major, minor, err := d.computeCapability(i)
 		if err != nil {
+			_ = p.Deinit()
 			return nil, err
 		}
-		p.AddDevice(&Device{
+		dev := &Device{
 			Unsupported: pl.Unsupported(), Images: gpu.Images{Target: image.CUDATarget(major, minor)}, info: info,
-		})
+			drv: d, ordinal: int32(i),
+		}
+		// the device's primary context, held for this initialisation
+		var ctx C.uintptr_t
+		if r := int32(C.lgo_cu_primary_ctx_retain(C.uintptr_t(d.fn.cuDevicePrimaryCtxRetain), &ctx, C.int(i))); r != cudaSuccess {
+			_ = p.Deinit()
+			return nil, d.failure(fmt.Sprintf("cuDevicePrimaryCtxRetain(%d)", i), r)
+		}
+		dev.ctx = ctx
+		p.AddDevice(dev)
+		p.devices = append(p.devices, dev)
 	}
 	return p, nil
 }
@@ -161,10 +179,34 @@ func clampU32(v uint64) uint32 {
 }
 
 // Platform is the CUDA platform: the GPUs the driver reported. Its version
-// is the driver's CUDA version, e.g. "12.2". It holds no driver resources
-// yet and starts no goroutine; the driver itself stays loaded and
-// initialised for the process (see drivers in driver.go).
-type Platform struct{ gpu.Platform }
+// is the driver's CUDA version, e.g. "12.2". For one initialisation it
+// holds each device's primary context and the device's streams and events;
+// the driver itself stays loaded and initialised for the process (see
+// drivers in driver.go).
+type Platform struct {
+	gpu.Platform
+	devices []*Device
+}
+
+// Deinit implements plugin.Platform: waits for every stream, destroys the
+// streams and events, and releases the primary contexts. Failures are
+// joined; every context is released anyway.
+func (p *Platform) Deinit() error {
+	var first error
+	for _, d := range p.devices {
+		if err := d.releaseStreams(); err != nil && first == nil {
+			first = err
+		}
+		if d.ctx == 0 {
+			continue
+		}
+		if r := int32(C.lgo_cu_primary_ctx_release(C.uintptr_t(d.drv.fn.cuDevicePrimaryCtxRelease), C.int(d.ordinal))); r != cudaSuccess && first == nil {
+			first = d.drv.failure(fmt.Sprintf("cuDevicePrimaryCtxRelease(%d)", d.ordinal), r)
+		}
+		d.ctx = 0
+	}
+	return first
+}
 
 // Device is one CUDA GPU. The operations it does not support yet come
 // from gpu.Unsupported; which images it loads (PTX, cubins for its compute
@@ -173,6 +215,12 @@ type Device struct {
 	gpu.Unsupported
 	gpu.Images
 	info *plugin.DeviceInfo
+
+	drv     *driver
+	ordinal int32
+	ctx     C.uintptr_t // the primary context, retained for this initialisation
+	pinned  pinned.Ranges
+	streams streams
 }
 
 var (

@@ -114,7 +114,12 @@ func checkTwoDevices(t *testing.T, p plugin.Platform) {
 		if sm := d.(*Device).Target.SM(); sm != 80+10*i {
 			t.Errorf("device %d has compute capability %d, want %d", i, sm, 80+10*i)
 		}
-		fakedriver.CheckUnsupported(t, d, "cuda")
+		if d.IsHost() || d.IsValidBinary([]byte{0x7f, 'E', 'L', 'F'}) {
+			t.Errorf("device %d: IsHost %v, takes an ELF header", i, d.IsHost())
+		}
+		if _, err := d.LoadProgram([]byte{1}); err == nil || !strings.Contains(err.Error(), "cuda: loading a program is not supported") {
+			t.Errorf("device %d: LoadProgram: %v", i, err)
+		}
 	}
 }
 

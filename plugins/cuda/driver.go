@@ -3,6 +3,8 @@ package cuda
 /*
 #include <stddef.h>
 #include <stdint.h>
+#include <stdlib.h>
+#include "shim.h"
 
 // Typed trampolines: each takes an entry-point address obtained with dlsym
 // and calls it with the driver's C signature (CUresult and CUdevice are int,
@@ -67,8 +69,10 @@ var sonames = []string{"libcuda.so.1", "libcuda.so"}
 // CUresult values the plugin treats specially.
 const (
 	cudaSuccess            = 0
+	cudaErrorOutOfMemory   = 2
 	cudaErrorNoDevice      = 100
 	cudaErrorInvalidHandle = 400
+	cudaErrorNotReady      = 600
 )
 
 // CUdevice_attribute values read for the device info.
@@ -101,6 +105,11 @@ type entryPoints struct {
 	cuDeviceGetAttribute uintptr
 	cuDeviceGetUuid      uintptr
 
+	// Contexts, memory, streams, events, copies, fills, host functions.
+	cuDevicePrimaryCtxRetain  uintptr
+	cuDevicePrimaryCtxRelease uintptr // _v2
+	run                       C.lgo_cu_fns
+
 	// Optional: only used to name error codes in messages.
 	cuGetErrorName   uintptr
 	cuGetErrorString uintptr
@@ -119,8 +128,39 @@ func (e *entryPoints) required() []vendorlib.Symbol {
 		{Name: "cuDeviceTotalMem_v2", Addr: &e.cuDeviceTotalMem},
 		{Name: "cuDeviceGetAttribute", Addr: &e.cuDeviceGetAttribute},
 		{Name: "cuDeviceGetUuid", Addr: &e.cuDeviceGetUuid},
+		{Name: "cuDevicePrimaryCtxRetain", Addr: &e.cuDevicePrimaryCtxRetain},
+		{Name: "cuDevicePrimaryCtxRelease_v2", Addr: &e.cuDevicePrimaryCtxRelease},
+		{Name: "cuCtxSetCurrent", Addr: addr(&e.run.set_current)},
+		{Name: "cuMemAlloc_v2", Addr: addr(&e.run.mem_alloc)},
+		{Name: "cuMemFree_v2", Addr: addr(&e.run.mem_free)},
+		{Name: "cuMemAllocHost_v2", Addr: addr(&e.run.mem_alloc_host)},
+		{Name: "cuMemFreeHost", Addr: addr(&e.run.mem_free_host)},
+		{Name: "cuMemAllocManaged", Addr: addr(&e.run.mem_alloc_managed)},
+		{Name: "cuMemHostRegister_v2", Addr: addr(&e.run.host_register)},
+		{Name: "cuMemHostUnregister", Addr: addr(&e.run.host_unregister)},
+		{Name: "cuStreamCreate", Addr: addr(&e.run.stream_create)},
+		{Name: "cuStreamDestroy_v2", Addr: addr(&e.run.stream_destroy)},
+		{Name: "cuStreamSynchronize", Addr: addr(&e.run.stream_sync)},
+		{Name: "cuStreamQuery", Addr: addr(&e.run.stream_query)},
+		{Name: "cuStreamWaitEvent", Addr: addr(&e.run.stream_wait_event)},
+		{Name: "cuEventCreate", Addr: addr(&e.run.event_create)},
+		{Name: "cuEventDestroy_v2", Addr: addr(&e.run.event_destroy)},
+		{Name: "cuEventRecord", Addr: addr(&e.run.event_record)},
+		{Name: "cuEventQuery", Addr: addr(&e.run.event_query)},
+		{Name: "cuEventSynchronize", Addr: addr(&e.run.event_sync)},
+		{Name: "cuMemcpyHtoDAsync_v2", Addr: addr(&e.run.copy_htod)},
+		{Name: "cuMemcpyDtoHAsync_v2", Addr: addr(&e.run.copy_dtoh)},
+		{Name: "cuMemcpyDtoDAsync_v2", Addr: addr(&e.run.copy_dtod)},
+		{Name: "cuMemcpyPeerAsync", Addr: addr(&e.run.copy_peer)},
+		{Name: "cuMemsetD8Async", Addr: addr(&e.run.memset8)},
+		{Name: "cuMemsetD16Async", Addr: addr(&e.run.memset16)},
+		{Name: "cuMemsetD32Async", Addr: addr(&e.run.memset32)},
+		{Name: "cuLaunchHostFunc", Addr: addr(&e.run.launch_host_func)},
 	}
 }
+
+// addr views a C uintptr_t field as a Go uintptr for the symbol resolver.
+func addr(p *C.uintptr_t) *uintptr { return (*uintptr)(unsafe.Pointer(p)) }
 
 func (e *entryPoints) optional() []vendorlib.Symbol {
 	return []vendorlib.Symbol{
@@ -136,6 +176,9 @@ func (e *entryPoints) optional() []vendorlib.Symbol {
 type driver struct {
 	vendorlib.Library
 	fn entryPoints
+	// run is fn.run copied to C memory once the library is loaded: the
+	// trampolines read the entry points from it.
+	run *C.lgo_cu_fns
 
 	// initResult is what cuInit(0) returned (-1 if it was never called).
 	initResult int32
@@ -187,6 +230,12 @@ func openDriver(names []string) *driver {
 		return d
 	}
 	d.version = int32(v)
+	d.run = (*C.lgo_cu_fns)(C.malloc(C.size_t(unsafe.Sizeof(d.fn.run))))
+	if d.run == nil {
+		d.Err = ol.NewError(ol.ErrcOutOfResources, "out of memory loading the CUDA driver")
+		return d
+	}
+	*d.run = d.fn.run // never freed: the driver stays loaded for the process
 	return d
 }
 

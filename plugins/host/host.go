@@ -22,6 +22,7 @@ import (
 
 	"github.com/liboffload-go/liboffload-go/api/ol"
 	"github.com/liboffload-go/liboffload-go/plugins/host/sysinfo"
+	"github.com/liboffload-go/liboffload-go/plugins/internal/pinned"
 	"github.com/liboffload-go/liboffload-go/plugins/plugin"
 )
 
@@ -131,7 +132,7 @@ func (p *Platform) Deinit() error {
 	d.pools = nil
 	d.free = nil
 	d.released = nil
-	d.pinned = nil
+	d.pinned.Reset()
 	return nil
 }
 
@@ -155,7 +156,7 @@ type Device struct {
 	free     []*queue        // released, idle queues for reuse
 	released map[*queue]bool // released queues whose work has not ended
 	pools    []*C.ol_fiber_pool
-	pinned   []*pinned // registered ranges, by start
+	pinned   pinned.Ranges // registered ranges (its own lock)
 }
 
 const (

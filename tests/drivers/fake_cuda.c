@@ -26,11 +26,30 @@
  *
  * fake_cuda_init_calls() returns how often cuInit was called, so tests can
  * check that the plugin initialises the driver only once.
+ *
+ * Beyond discovery it behaves like the driver where the plugin's
+ * correctness depends on it:
+ *   - primary contexts are reference counted; the current context is per
+ *     thread, and every call that needs one fails with
+ *     CUDA_ERROR_INVALID_CONTEXT on a thread without it;
+ *   - device memory is address space the CPU cannot touch (reserved
+ *     without access: a CPU read or write faults); its bytes live elsewhere
+ *     and only the driver's copies and fills reach them;
+ *   - each stream runs its work in order on a thread of its own, so
+ *     completion is asynchronous; host functions run on that thread, where
+ *     every driver call fails with CUDA_ERROR_NOT_PERMITTED;
+ *   - events capture a point of a stream when recorded; a wait captures it
+ *     when submitted.
+ * fake_cuda_live(kind) counts live objects ("ctxref", "alloc", "host",
+ * "stream", "event", "register") for leak checks.
  */
+#include <pthread.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 
 typedef int CUresult;
 typedef int CUdevice;
@@ -44,7 +63,11 @@ enum {
   CUDA_ERROR_NOT_INITIALIZED = 3,
   CUDA_ERROR_NO_DEVICE = 100,
   CUDA_ERROR_INVALID_DEVICE = 101,
+  CUDA_ERROR_OUT_OF_MEMORY = 2,
+  CUDA_ERROR_INVALID_CONTEXT = 201,
   CUDA_ERROR_INVALID_HANDLE = 400,
+  CUDA_ERROR_NOT_READY = 600,
+  CUDA_ERROR_NOT_PERMITTED = 800,
   CUDA_ERROR_UNKNOWN = 999,
 };
 
@@ -167,6 +190,10 @@ static const char *error_name(CUresult r) {
   case CUDA_ERROR_NO_DEVICE: return "CUDA_ERROR_NO_DEVICE";
   case CUDA_ERROR_INVALID_DEVICE: return "CUDA_ERROR_INVALID_DEVICE";
   case CUDA_ERROR_INVALID_HANDLE: return "CUDA_ERROR_INVALID_HANDLE";
+  case CUDA_ERROR_OUT_OF_MEMORY: return "CUDA_ERROR_OUT_OF_MEMORY";
+  case CUDA_ERROR_INVALID_CONTEXT: return "CUDA_ERROR_INVALID_CONTEXT";
+  case CUDA_ERROR_NOT_READY: return "CUDA_ERROR_NOT_READY";
+  case CUDA_ERROR_NOT_PERMITTED: return "CUDA_ERROR_NOT_PERMITTED";
   case CUDA_ERROR_UNKNOWN: return "CUDA_ERROR_UNKNOWN";
   }
   return NULL;
@@ -189,3 +216,568 @@ CUresult cuGetErrorString(CUresult r, const char **text) {
   }
   return *text ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE;
 }
+
+/* ------------------------------------------------------------------ */
+/* Contexts, memory, streams, events                                    */
+
+#define MAX_DEVICES 8
+#define ARENA ((size_t)1 << 32) /* device address space per device */
+#define MAX_BLOCKS 65536
+
+typedef uintptr_t CUdeviceptr;
+typedef struct fake_ctx *CUcontext;
+typedef struct fake_stream *CUstream;
+typedef struct fake_event *CUevent;
+typedef void (*CUhostFn)(void *);
+
+struct block {
+  size_t off, size;
+  int live;
+};
+
+struct fake_ctx {
+  int dev, refs;
+  char *addr;    /* reserved, no access: the device addresses */
+  char *backing; /* their bytes */
+  size_t next;
+  struct block blocks[MAX_BLOCKS];
+  int nblocks;
+};
+
+static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
+static struct fake_ctx ctxs[MAX_DEVICES];
+static __thread CUcontext current;
+static __thread int in_callback;
+static long live_allocs, live_host, live_streams, live_events, live_registered;
+
+long fake_cuda_live(const char *kind) {
+  long n = -1;
+  pthread_mutex_lock(&mu);
+  if (!strcmp(kind, "ctxref")) {
+    n = 0;
+    for (int i = 0; i < MAX_DEVICES; i++)
+      n += ctxs[i].refs;
+  } else if (!strcmp(kind, "alloc")) n = live_allocs;
+  else if (!strcmp(kind, "host")) n = live_host;
+  else if (!strcmp(kind, "stream")) n = live_streams;
+  else if (!strcmp(kind, "event")) n = live_events;
+  else if (!strcmp(kind, "register")) n = live_registered;
+  pthread_mutex_unlock(&mu);
+  return n;
+}
+
+/* Every call below starts with this: no driver call from a host function,
+ * and a context must be current on the calling thread. */
+#define NEED_CTX()                                                          \
+  do {                                                                      \
+    if (in_callback) return CUDA_ERROR_NOT_PERMITTED;                       \
+    if (!initialised) return CUDA_ERROR_NOT_INITIALIZED;                    \
+    if (current == NULL || current->refs == 0) return CUDA_ERROR_INVALID_CONTEXT; \
+  } while (0)
+
+CUresult cuDevicePrimaryCtxRetain(CUcontext *ctx, CUdevice dev) {
+  if (in_callback) return CUDA_ERROR_NOT_PERMITTED;
+  if (ctx == NULL) return CUDA_ERROR_INVALID_VALUE;
+  if (!valid_device(dev) || dev >= MAX_DEVICES) return CUDA_ERROR_INVALID_DEVICE;
+  pthread_mutex_lock(&mu);
+  struct fake_ctx *c = &ctxs[dev];
+  if (c->addr == NULL) {
+    c->dev = dev;
+    c->addr = mmap(NULL, ARENA, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    c->backing = mmap(NULL, ARENA, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    if (c->addr == MAP_FAILED || c->backing == MAP_FAILED) {
+      c->addr = NULL;
+      pthread_mutex_unlock(&mu);
+      return CUDA_ERROR_OUT_OF_MEMORY;
+    }
+  }
+  c->refs++;
+  *ctx = c;
+  pthread_mutex_unlock(&mu);
+  return CUDA_SUCCESS;
+}
+
+CUresult cuDevicePrimaryCtxRelease_v2(CUdevice dev) {
+  if (in_callback) return CUDA_ERROR_NOT_PERMITTED;
+  if (!valid_device(dev) || dev >= MAX_DEVICES) return CUDA_ERROR_INVALID_DEVICE;
+  pthread_mutex_lock(&mu);
+  CUresult r = ctxs[dev].refs > 0 ? (ctxs[dev].refs--, CUDA_SUCCESS) : CUDA_ERROR_INVALID_CONTEXT;
+  pthread_mutex_unlock(&mu);
+  return r;
+}
+
+CUresult cuCtxSetCurrent(CUcontext ctx) {
+  if (in_callback) return CUDA_ERROR_NOT_PERMITTED;
+  current = ctx;
+  return CUDA_SUCCESS;
+}
+
+CUresult cuCtxGetCurrent(CUcontext *ctx) {
+  if (in_callback) return CUDA_ERROR_NOT_PERMITTED;
+  if (ctx == NULL) return CUDA_ERROR_INVALID_VALUE;
+  *ctx = current;
+  return CUDA_SUCCESS;
+}
+
+/* device memory: translate an address to its bytes, or NULL when
+ * [p, p+n) is not inside one live allocation of a device */
+static char *device_bytes_locked(CUdeviceptr p, size_t n) {
+  for (int d = 0; d < MAX_DEVICES; d++) {
+    struct fake_ctx *c = &ctxs[d];
+    if (c->addr == NULL || p < (uintptr_t)c->addr || p >= (uintptr_t)c->addr + ARENA)
+      continue;
+    size_t off = p - (uintptr_t)c->addr;
+    for (int i = 0; i < c->nblocks; i++) {
+      struct block *b = &c->blocks[i];
+      if (b->live && off >= b->off && off - b->off <= b->size && n <= b->size - (off - b->off))
+        return c->backing + off;
+    }
+    return NULL;
+  }
+  return NULL;
+}
+
+static char *device_bytes(CUdeviceptr p, size_t n) {
+  pthread_mutex_lock(&mu);
+  char *b = device_bytes_locked(p, n);
+  pthread_mutex_unlock(&mu);
+  return b;
+}
+
+static int is_device_address(uintptr_t p) {
+  for (int d = 0; d < MAX_DEVICES; d++)
+    if (ctxs[d].addr != NULL && p >= (uintptr_t)ctxs[d].addr && p < (uintptr_t)ctxs[d].addr + ARENA)
+      return 1;
+  return 0;
+}
+
+CUresult cuMemAlloc_v2(CUdeviceptr *out, size_t size) {
+  NEED_CTX();
+  if (out == NULL || size == 0) return CUDA_ERROR_INVALID_VALUE;
+  size_t rounded = (size + 255) & ~(size_t)255;
+  pthread_mutex_lock(&mu);
+  struct fake_ctx *c = current;
+  struct block *b = NULL;
+  for (int i = 0; i < c->nblocks && b == NULL; i++)
+    if (!c->blocks[i].live && c->blocks[i].size >= rounded) b = &c->blocks[i];
+  if (b == NULL) {
+    if (c->nblocks == MAX_BLOCKS || c->next + rounded > ARENA) {
+      pthread_mutex_unlock(&mu);
+      return CUDA_ERROR_OUT_OF_MEMORY;
+    }
+    b = &c->blocks[c->nblocks++];
+    b->off = c->next;
+    b->size = rounded;
+    c->next += rounded;
+  }
+  b->live = 1;
+  live_allocs++;
+  *out = (uintptr_t)c->addr + b->off;
+  pthread_mutex_unlock(&mu);
+  return CUDA_SUCCESS;
+}
+
+static CUresult host_free(void *p, int managed);
+
+CUresult cuMemFree_v2(CUdeviceptr p) {
+  NEED_CTX();
+  if (!is_device_address(p)) return host_free((void *)p, 1);
+  pthread_mutex_lock(&mu);
+  for (int d = 0; d < MAX_DEVICES; d++) {
+    struct fake_ctx *c = &ctxs[d];
+    for (int i = 0; c->addr && i < c->nblocks; i++)
+      if (c->blocks[i].live && (uintptr_t)c->addr + c->blocks[i].off == p) {
+        c->blocks[i].live = 0;
+        live_allocs--;
+        pthread_mutex_unlock(&mu);
+        return CUDA_SUCCESS;
+      }
+  }
+  pthread_mutex_unlock(&mu);
+  return CUDA_ERROR_INVALID_VALUE;
+}
+
+/* pinned host and managed allocations (managed memory is CPU-accessible
+ * in the double, as on the driver) */
+struct host_alloc {
+  void *p;
+  int managed;
+  struct host_alloc *next;
+};
+static struct host_alloc *host_allocs;
+
+static CUresult host_alloc(void **out, size_t size, int managed) {
+  if (out == NULL || size == 0) return CUDA_ERROR_INVALID_VALUE;
+  struct host_alloc *h = malloc(sizeof *h);
+  if (h == NULL || posix_memalign(&h->p, 4096, size) != 0) {
+    free(h);
+    return CUDA_ERROR_OUT_OF_MEMORY;
+  }
+  h->managed = managed;
+  pthread_mutex_lock(&mu);
+  h->next = host_allocs;
+  host_allocs = h;
+  live_host++;
+  pthread_mutex_unlock(&mu);
+  *out = h->p;
+  return CUDA_SUCCESS;
+}
+
+static CUresult host_free(void *p, int managed) {
+  pthread_mutex_lock(&mu);
+  for (struct host_alloc **h = &host_allocs; *h; h = &(*h)->next)
+    if ((*h)->p == p && (*h)->managed == managed) {
+      struct host_alloc *dead = *h;
+      *h = dead->next;
+      live_host--;
+      pthread_mutex_unlock(&mu);
+      free(dead->p);
+      free(dead);
+      return CUDA_SUCCESS;
+    }
+  pthread_mutex_unlock(&mu);
+  return CUDA_ERROR_INVALID_VALUE;
+}
+
+CUresult cuMemAllocHost_v2(void **out, size_t size) {
+  NEED_CTX();
+  return host_alloc(out, size, 0);
+}
+
+CUresult cuMemFreeHost(void *p) {
+  NEED_CTX();
+  return host_free(p, 0);
+}
+
+CUresult cuMemAllocManaged(CUdeviceptr *out, size_t size, unsigned int flags) {
+  NEED_CTX();
+  if (flags != 1 && flags != 2) return CUDA_ERROR_INVALID_VALUE;
+  return host_alloc((void **)out, size, 1);
+}
+
+CUresult cuMemHostRegister_v2(void *p, size_t size, unsigned int flags) {
+  NEED_CTX();
+  (void)flags;
+  if (p == NULL || size == 0 || is_device_address((uintptr_t)p)) return CUDA_ERROR_INVALID_VALUE;
+  pthread_mutex_lock(&mu);
+  live_registered++;
+  pthread_mutex_unlock(&mu);
+  return CUDA_SUCCESS;
+}
+
+CUresult cuMemHostUnregister(void *p) {
+  NEED_CTX();
+  (void)p;
+  pthread_mutex_lock(&mu);
+  live_registered--;
+  pthread_mutex_unlock(&mu);
+  return CUDA_SUCCESS;
+}
+
+/* ---- streams: a thread each, running ops in order ---- */
+
+enum op_kind { OP_COPY, OP_SET, OP_HOST, OP_WAIT };
+struct op {
+  enum op_kind kind;
+  char *dst;
+  const char *src;
+  size_t n, elem;
+  uint32_t value;
+  CUhostFn fn;
+  void *user;
+  CUstream wait_stream;
+  unsigned long wait_mark;
+  struct op *next;
+};
+
+struct fake_stream {
+  pthread_t thread;
+  pthread_mutex_t mu;
+  pthread_cond_t cv;
+  struct op *head, *tail;
+  unsigned long submitted, completed;
+  int quit;
+};
+
+struct fake_event {
+  CUstream stream;
+  unsigned long mark;
+};
+
+static void run_op(struct op *o) {
+  switch (o->kind) {
+  case OP_COPY:
+    memmove(o->dst, o->src, o->n);
+    break;
+  case OP_SET:
+    for (size_t i = 0; i < o->n; i++) {
+      if (o->elem == 1) ((uint8_t *)o->dst)[i] = (uint8_t)o->value;
+      else if (o->elem == 2) memcpy(o->dst + 2 * i, &(uint16_t){(uint16_t)o->value}, 2);
+      else memcpy(o->dst + 4 * i, &o->value, 4);
+    }
+    break;
+  case OP_HOST:
+    in_callback = 1;
+    o->fn(o->user);
+    in_callback = 0;
+    break;
+  case OP_WAIT:
+    pthread_mutex_lock(&o->wait_stream->mu);
+    while (o->wait_stream->completed < o->wait_mark)
+      pthread_cond_wait(&o->wait_stream->cv, &o->wait_stream->mu);
+    pthread_mutex_unlock(&o->wait_stream->mu);
+    break;
+  }
+}
+
+static void *stream_main(void *arg) {
+  CUstream s = arg;
+  pthread_mutex_lock(&s->mu);
+  for (;;) {
+    while (s->head == NULL && !s->quit)
+      pthread_cond_wait(&s->cv, &s->mu);
+    if (s->head == NULL)
+      break;
+    struct op *o = s->head;
+    pthread_mutex_unlock(&s->mu);
+    run_op(o);
+    pthread_mutex_lock(&s->mu);
+    s->head = o->next;
+    if (s->head == NULL)
+      s->tail = NULL;
+    s->completed++;
+    free(o);
+    pthread_cond_broadcast(&s->cv);
+  }
+  pthread_mutex_unlock(&s->mu);
+  return NULL;
+}
+
+static CUresult push(CUstream s, struct op o) {
+  if (s == NULL) return CUDA_ERROR_INVALID_HANDLE; /* the double has no legacy stream */
+  struct op *p = malloc(sizeof *p);
+  if (p == NULL) return CUDA_ERROR_OUT_OF_MEMORY;
+  *p = o;
+  p->next = NULL;
+  pthread_mutex_lock(&s->mu);
+  if (s->tail) s->tail->next = p;
+  else s->head = p;
+  s->tail = p;
+  s->submitted++;
+  pthread_cond_broadcast(&s->cv);
+  pthread_mutex_unlock(&s->mu);
+  return CUDA_SUCCESS;
+}
+
+CUresult cuStreamCreate(CUstream *out, unsigned int flags) {
+  NEED_CTX();
+  (void)flags;
+  if (out == NULL) return CUDA_ERROR_INVALID_VALUE;
+  CUstream s = calloc(1, sizeof *s);
+  if (s == NULL) return CUDA_ERROR_OUT_OF_MEMORY;
+  pthread_mutex_init(&s->mu, NULL);
+  pthread_cond_init(&s->cv, NULL);
+  if (pthread_create(&s->thread, NULL, stream_main, s) != 0) {
+    free(s);
+    return CUDA_ERROR_OUT_OF_MEMORY;
+  }
+  pthread_mutex_lock(&mu);
+  live_streams++;
+  pthread_mutex_unlock(&mu);
+  *out = s;
+  return CUDA_SUCCESS;
+}
+
+CUresult cuStreamSynchronize(CUstream s) {
+  NEED_CTX();
+  if (s == NULL) return CUDA_ERROR_INVALID_HANDLE;
+  pthread_mutex_lock(&s->mu);
+  while (s->completed < s->submitted)
+    pthread_cond_wait(&s->cv, &s->mu);
+  pthread_mutex_unlock(&s->mu);
+  return CUDA_SUCCESS;
+}
+
+CUresult cuStreamQuery(CUstream s) {
+  NEED_CTX();
+  if (s == NULL) return CUDA_ERROR_INVALID_HANDLE;
+  pthread_mutex_lock(&s->mu);
+  CUresult r = s->completed < s->submitted ? CUDA_ERROR_NOT_READY : CUDA_SUCCESS;
+  pthread_mutex_unlock(&s->mu);
+  return r;
+}
+
+/* Like the driver, destroying a stream with work lets the work finish. */
+CUresult cuStreamDestroy_v2(CUstream s) {
+  NEED_CTX();
+  if (s == NULL) return CUDA_ERROR_INVALID_HANDLE;
+  pthread_mutex_lock(&s->mu);
+  s->quit = 1;
+  pthread_cond_broadcast(&s->cv);
+  pthread_mutex_unlock(&s->mu);
+  pthread_join(s->thread, NULL);
+  /* the struct stays: events recorded on the stream stay valid */
+  pthread_mutex_lock(&mu);
+  live_streams--;
+  pthread_mutex_unlock(&mu);
+  return CUDA_SUCCESS;
+}
+
+static CUresult copy(CUstream s, char *dst, const char *src, size_t n) {
+  return push(s, (struct op){.kind = OP_COPY, .dst = dst, .src = src, .n = n});
+}
+
+/* device memory or CPU-visible memory (managed, pinned): what a device
+ * address may be under unified addressing */
+static char *any_bytes(uintptr_t p, size_t n) {
+  if (is_device_address(p)) return device_bytes(p, n);
+  return (char *)p;
+}
+
+CUresult cuMemcpyHtoDAsync_v2(CUdeviceptr dst, const void *src, size_t n, CUstream s) {
+  NEED_CTX();
+  char *d = any_bytes(dst, n);
+  if (d == NULL || dst == 0 || src == NULL || is_device_address((uintptr_t)src)) return CUDA_ERROR_INVALID_VALUE;
+  return copy(s, d, src, n);
+}
+
+CUresult cuMemcpyDtoHAsync_v2(void *dst, CUdeviceptr src, size_t n, CUstream s) {
+  NEED_CTX();
+  const char *sp = any_bytes(src, n);
+  if (sp == NULL || dst == NULL || is_device_address((uintptr_t)dst)) return CUDA_ERROR_INVALID_VALUE;
+  return copy(s, dst, sp, n);
+}
+
+CUresult cuMemcpyDtoDAsync_v2(CUdeviceptr dst, CUdeviceptr src, size_t n, CUstream s) {
+  NEED_CTX();
+  char *d = any_bytes(dst, n);
+  const char *sp = any_bytes(src, n);
+  if (d == NULL || sp == NULL) return CUDA_ERROR_INVALID_VALUE;
+  return copy(s, d, sp, n);
+}
+
+CUresult cuMemcpyPeerAsync(CUdeviceptr dst, CUcontext dctx, CUdeviceptr src, CUcontext sctx, size_t n, CUstream s) {
+  NEED_CTX();
+  if (dctx == NULL || sctx == NULL || dctx->refs == 0 || sctx->refs == 0) return CUDA_ERROR_INVALID_CONTEXT;
+  return cuMemcpyDtoDAsync_v2(dst, src, n, s);
+}
+
+static CUresult set(CUstream s, CUdeviceptr dst, uint32_t v, size_t n, size_t elem) {
+  char *d = any_bytes(dst, n * elem);
+  if (d == NULL || (dst % elem) != 0) return CUDA_ERROR_INVALID_VALUE;
+  return push(s, (struct op){.kind = OP_SET, .dst = d, .n = n, .elem = elem, .value = v});
+}
+
+CUresult cuMemsetD8Async(CUdeviceptr dst, unsigned char v, size_t n, CUstream s) {
+  NEED_CTX();
+  return set(s, dst, v, n, 1);
+}
+CUresult cuMemsetD16Async(CUdeviceptr dst, unsigned short v, size_t n, CUstream s) {
+  NEED_CTX();
+  return set(s, dst, v, n, 2);
+}
+CUresult cuMemsetD32Async(CUdeviceptr dst, unsigned int v, size_t n, CUstream s) {
+  NEED_CTX();
+  return set(s, dst, v, n, 4);
+}
+
+CUresult cuLaunchHostFunc(CUstream s, CUhostFn fn, void *user) {
+  NEED_CTX();
+  if (fn == NULL) return CUDA_ERROR_INVALID_VALUE;
+  return push(s, (struct op){.kind = OP_HOST, .fn = fn, .user = user});
+}
+
+CUresult cuEventCreate(CUevent *out, unsigned int flags) {
+  NEED_CTX();
+  (void)flags;
+  if (out == NULL) return CUDA_ERROR_INVALID_VALUE;
+  *out = calloc(1, sizeof **out);
+  if (*out == NULL) return CUDA_ERROR_OUT_OF_MEMORY;
+  pthread_mutex_lock(&mu);
+  live_events++;
+  pthread_mutex_unlock(&mu);
+  return CUDA_SUCCESS;
+}
+
+CUresult cuEventRecord(CUevent e, CUstream s) {
+  NEED_CTX();
+  if (e == NULL || s == NULL) return CUDA_ERROR_INVALID_HANDLE;
+  pthread_mutex_lock(&s->mu);
+  e->stream = s;
+  e->mark = s->submitted;
+  pthread_mutex_unlock(&s->mu);
+  return CUDA_SUCCESS;
+}
+
+CUresult cuEventQuery(CUevent e) {
+  NEED_CTX();
+  if (e == NULL) return CUDA_ERROR_INVALID_HANDLE;
+  if (e->stream == NULL) return CUDA_SUCCESS;
+  pthread_mutex_lock(&e->stream->mu);
+  CUresult r = e->stream->completed >= e->mark ? CUDA_SUCCESS : CUDA_ERROR_NOT_READY;
+  pthread_mutex_unlock(&e->stream->mu);
+  return r;
+}
+
+CUresult cuEventSynchronize(CUevent e) {
+  NEED_CTX();
+  if (e == NULL) return CUDA_ERROR_INVALID_HANDLE;
+  if (e->stream == NULL) return CUDA_SUCCESS;
+  pthread_mutex_lock(&e->stream->mu);
+  while (e->stream->completed < e->mark)
+    pthread_cond_wait(&e->stream->cv, &e->stream->mu);
+  pthread_mutex_unlock(&e->stream->mu);
+  return CUDA_SUCCESS;
+}
+
+CUresult cuEventDestroy_v2(CUevent e) {
+  NEED_CTX();
+  if (e == NULL) return CUDA_ERROR_INVALID_HANDLE;
+  free(e);
+  pthread_mutex_lock(&mu);
+  live_events--;
+  pthread_mutex_unlock(&mu);
+  return CUDA_SUCCESS;
+}
+
+CUresult cuStreamWaitEvent(CUstream s, CUevent e, unsigned int flags) {
+  NEED_CTX();
+  (void)flags;
+  if (e == NULL) return CUDA_ERROR_INVALID_HANDLE;
+  if (e->stream == NULL || e->stream == s) return s ? CUDA_SUCCESS : CUDA_ERROR_INVALID_HANDLE;
+  return push(s, (struct op){.kind = OP_WAIT, .wait_stream = e->stream, .wait_mark = e->mark});
+}
+
+/* fake_cuda_peek and fake_cuda_poke copy device memory out and in for
+ * tests (the CPU cannot touch it directly). */
+int fake_cuda_poke(CUdeviceptr dst, const void *src, size_t n) {
+  pthread_mutex_lock(&mu);
+  char *p = device_bytes_locked(dst, n);
+  if (p) memcpy(p, src, n);
+  pthread_mutex_unlock(&mu);
+  return p ? 0 : -1;
+}
+
+int fake_cuda_peek(void *dst, CUdeviceptr src, size_t n) {
+  pthread_mutex_lock(&mu);
+  const char *p = device_bytes_locked(src, n);
+  if (p) memcpy(dst, p, n);
+  pthread_mutex_unlock(&mu);
+  return p ? 0 : -1;
+}
+
+/* A host function for tests: counts its calls and records what a driver
+ * call made from it returns (CUDA_ERROR_NOT_PERMITTED on the driver's
+ * callback thread, CUDA_SUCCESS on a thread of the library). */
+static int hostfn_calls, hostfn_last = -1;
+void fake_cuda_test_hostfn(void *user) {
+  CUcontext c;
+  (void)user;
+  int r = cuCtxGetCurrent(&c);
+  pthread_mutex_lock(&mu);
+  hostfn_calls++;
+  hostfn_last = r;
+  pthread_mutex_unlock(&mu);
+}
+int fake_cuda_test_hostfn_calls(void) { return hostfn_calls; }
+int fake_cuda_test_hostfn_last(void) { return hostfn_last; }

@@ -1,0 +1,78 @@
+package cuda
+
+/*
+#include "shim.h"
+*/
+import "C"
+
+import (
+	"fmt"
+
+	"github.com/liboffload-go/liboffload-go/api/ol"
+)
+
+// call turns a CUresult into an error naming the call.
+func (d *Device) call(what string, r C.int) error {
+	if r == cudaSuccess {
+		return nil
+	}
+	return d.drv.failure(what, int32(r))
+}
+
+// Alloc implements plugin.Device: DEVICE is cuMemAlloc, HOST pinned host
+// memory (cuMemAllocHost), MANAGED cuMemAllocManaged.
+func (d *Device) Alloc(kind ol.AllocType, size uint64) (uintptr, error) {
+	var k C.int
+	switch kind {
+	case ol.AllocTypeHost:
+		k = 0
+	case ol.AllocTypeDevice:
+		k = 1
+	default:
+		k = 2
+	}
+	var p C.uintptr_t
+	r := C.lgo_cu_alloc(d.drv.run, d.ctx, k, &p, C.size_t(size))
+	if r == cudaErrorOutOfMemory {
+		return 0, ol.Errorf(ol.ErrcOutOfResources, "cuda: cannot allocate %d bytes of %s memory on %s: %s", size, kind, d.info.Name.V, d.drv.describe(int32(r)))
+	}
+	if err := d.call(fmt.Sprintf("allocating %d bytes of %s memory", size, kind), r); err != nil {
+		return 0, err
+	}
+	return uintptr(p), nil
+}
+
+// Free implements plugin.Device.
+func (d *Device) Free(p uintptr, kind ol.AllocType) error {
+	host := C.int(0)
+	if kind == ol.AllocTypeHost {
+		host = 1
+	}
+	return d.call(fmt.Sprintf("freeing %s memory at %#x", kind, p), C.lgo_cu_free(d.drv.run, d.ctx, host, C.uintptr_t(p)))
+}
+
+// Register implements plugin.Device: the first registration of a range
+// page-locks it (cuMemHostRegister, usable from every context); the device
+// address of registered memory is its host address (unified addressing).
+func (d *Device) Register(p uintptr, size uint64) (uintptr, error) {
+	first, err := d.pinned.Add(p, size)
+	if err != nil {
+		return 0, err
+	}
+	if first {
+		if err := d.call(fmt.Sprintf("cuMemHostRegister of %d bytes at %#x", size, p), C.lgo_cu_register(d.drv.run, d.ctx, C.uintptr_t(p), C.size_t(size))); err != nil {
+			d.pinned.Drop(p)
+			return 0, err
+		}
+	}
+	return p, nil
+}
+
+// Unregister implements plugin.Device: the last user of a range unlocks it.
+func (d *Device) Unregister(p uintptr) error {
+	last, start, err := d.pinned.Remove(p)
+	if err != nil || !last {
+		return err
+	}
+	return d.call(fmt.Sprintf("cuMemHostUnregister at %#x", start), C.lgo_cu_unregister(d.drv.run, d.ctx, C.uintptr_t(start)))
+}

@@ -1,0 +1,121 @@
+// See shim.h.
+#include "shim.h"
+#include "_cgo_export.h"
+
+typedef int (*set_t)(uintptr_t);
+#define BIND(f, ctx)                                                          \
+  do {                                                                        \
+    int r_ = ((set_t)(f)->set_current)(ctx);                                 \
+    if (r_ != 0) return r_;                                                   \
+  } while (0)
+
+int lgo_cu_primary_ctx_retain(uintptr_t fn, uintptr_t *ctx, int dev) {
+  return ((int (*)(uintptr_t *, int))fn)(ctx, dev);
+}
+int lgo_cu_primary_ctx_release(uintptr_t fn, int dev) { return ((int (*)(int))fn)(dev); }
+
+int lgo_cu_alloc(const lgo_cu_fns *f, uintptr_t ctx, int kind, uintptr_t *out, size_t size) {
+  BIND(f, ctx);
+  switch (kind) {
+  case 0: /* host (pinned) */
+    return ((int (*)(uintptr_t *, size_t))f->mem_alloc_host)(out, size);
+  case 1: /* device */
+    return ((int (*)(uintptr_t *, size_t))f->mem_alloc)(out, size);
+  default: /* managed, attached globally (CU_MEM_ATTACH_GLOBAL) */
+    return ((int (*)(uintptr_t *, size_t, unsigned))f->mem_alloc_managed)(out, size, 1);
+  }
+}
+
+int lgo_cu_free(const lgo_cu_fns *f, uintptr_t ctx, int host, uintptr_t p) {
+  BIND(f, ctx);
+  return ((int (*)(uintptr_t))(host ? f->mem_free_host : f->mem_free))(p);
+}
+
+int lgo_cu_register(const lgo_cu_fns *f, uintptr_t ctx, uintptr_t p, size_t size) {
+  BIND(f, ctx);
+  /* CU_MEMHOSTREGISTER_PORTABLE: usable from every context */
+  return ((int (*)(uintptr_t, size_t, unsigned))f->host_register)(p, size, 1);
+}
+
+int lgo_cu_unregister(const lgo_cu_fns *f, uintptr_t ctx, uintptr_t p) {
+  BIND(f, ctx);
+  return ((int (*)(uintptr_t))f->host_unregister)(p);
+}
+
+int lgo_cu_stream_create(const lgo_cu_fns *f, uintptr_t ctx, uintptr_t *out) {
+  BIND(f, ctx);
+  /* CU_STREAM_NON_BLOCKING: no implicit ordering with the legacy stream */
+  return ((int (*)(uintptr_t *, unsigned))f->stream_create)(out, 1);
+}
+
+int lgo_cu_event_create(const lgo_cu_fns *f, uintptr_t ctx, uintptr_t *out) {
+  BIND(f, ctx);
+  /* CU_EVENT_DISABLE_TIMING: ordering only, the cheapest kind */
+  return ((int (*)(uintptr_t *, unsigned))f->event_create)(out, 2);
+}
+
+int lgo_cu_handle_op(const lgo_cu_fns *f, uintptr_t ctx, int op, uintptr_t h) {
+  uintptr_t fns[] = {f->stream_destroy, f->stream_sync, f->stream_query,
+                     f->event_destroy, f->event_query, f->event_sync};
+  BIND(f, ctx);
+  return ((int (*)(uintptr_t))fns[op])(h);
+}
+
+int lgo_cu_event_record(const lgo_cu_fns *f, uintptr_t ctx, uintptr_t ev, uintptr_t stream) {
+  BIND(f, ctx);
+  return ((int (*)(uintptr_t, uintptr_t))f->event_record)(ev, stream);
+}
+
+int lgo_cu_stream_wait(const lgo_cu_fns *f, uintptr_t ctx, uintptr_t stream, uintptr_t ev) {
+  BIND(f, ctx);
+  return ((int (*)(uintptr_t, uintptr_t, unsigned))f->stream_wait_event)(stream, ev, 0);
+}
+
+int lgo_cu_copy(const lgo_cu_fns *f, uintptr_t ctx, int dir, uintptr_t dst, uintptr_t src, size_t n,
+                uintptr_t stream) {
+  uintptr_t fns[] = {f->copy_htod, f->copy_dtoh, f->copy_dtod};
+  BIND(f, ctx);
+  return ((int (*)(uintptr_t, uintptr_t, size_t, uintptr_t))fns[dir])(dst, src, n, stream);
+}
+
+int lgo_cu_copy_peer(const lgo_cu_fns *f, uintptr_t ctx, uintptr_t dst, uintptr_t dctx, uintptr_t src,
+                     uintptr_t sctx, size_t n, uintptr_t stream) {
+  BIND(f, ctx);
+  return ((int (*)(uintptr_t, uintptr_t, uintptr_t, uintptr_t, size_t, uintptr_t))f->copy_peer)(
+      dst, dctx, src, sctx, n, stream);
+}
+
+int lgo_cu_memset(const lgo_cu_fns *f, uintptr_t ctx, int width, uintptr_t dst, uint32_t value, size_t n,
+                  uintptr_t stream) {
+  BIND(f, ctx);
+  switch (width) {
+  case 1:
+    return ((int (*)(uintptr_t, unsigned char, size_t, uintptr_t))f->memset8)(dst, (unsigned char)value, n, stream);
+  case 2:
+    return ((int (*)(uintptr_t, unsigned short, size_t, uintptr_t))f->memset16)(dst, (unsigned short)value, n,
+                                                                              stream);
+  default:
+    return ((int (*)(uintptr_t, unsigned, size_t, uintptr_t))f->memset32)(dst, value, n, stream);
+  }
+}
+
+/* Runs on the driver's callback thread: hands the host function to a
+ * library thread and returns when it has run (lgoCudaRelay, queue.go). */
+static void lgo_cu_host_trampoline(void *id) { lgoCudaRelay((uintptr_t)id); }
+
+int lgo_cu_host_func(const lgo_cu_fns *f, uintptr_t ctx, uintptr_t stream, uintptr_t id) {
+  BIND(f, ctx);
+  return ((int (*)(uintptr_t, void (*)(void *), void *))f->launch_host_func)(stream, lgo_cu_host_trampoline,
+                                                                          (void *)id);
+}
+
+static __thread uintptr_t running_queue;
+static __thread uint64_t running_mark;
+void lgo_cu_set_running(uintptr_t queue, uint64_t mark) {
+  running_queue = queue;
+  running_mark = mark;
+}
+uintptr_t lgo_cu_running_queue(void) { return running_queue; }
+uint64_t lgo_cu_running_mark(void) { return running_mark; }
+
+void lgo_cu_call(uintptr_t fn, uintptr_t user) { ((void (*)(void *))fn)((void *)user); }

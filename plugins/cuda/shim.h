@@ -1,0 +1,58 @@
+// Trampolines for the CUDA driver API. Each takes the address of an entry
+// point (from dlsym) and calls it with the driver's C signature; the ones
+// that need a context first make ctx current on the calling thread through
+// cuCtxSetCurrent (set), in the same C call, so that a goroutine moving to
+// another thread between two calls can never issue a driver call without
+// the right context. CUdeviceptr, CUcontext, CUstream and CUevent are
+// passed as uintptr_t (all 64-bit).
+#ifndef LIBOFFLOAD_GO_CUDA_SHIM_H
+#define LIBOFFLOAD_GO_CUDA_SHIM_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+// Entry points that run with a context, in one struct per driver.
+typedef struct {
+  uintptr_t set_current;
+  uintptr_t mem_alloc, mem_free, mem_alloc_host, mem_free_host, mem_alloc_managed;
+  uintptr_t host_register, host_unregister;
+  uintptr_t stream_create, stream_destroy, stream_sync, stream_query, stream_wait_event;
+  uintptr_t event_create, event_destroy, event_record, event_query, event_sync;
+  uintptr_t copy_htod, copy_dtoh, copy_dtod, copy_peer;
+  uintptr_t memset8, memset16, memset32;
+  uintptr_t launch_host_func;
+} lgo_cu_fns;
+
+int lgo_cu_primary_ctx_retain(uintptr_t fn, uintptr_t *ctx, int dev);
+int lgo_cu_primary_ctx_release(uintptr_t fn, int dev);
+
+int lgo_cu_alloc(const lgo_cu_fns *f, uintptr_t ctx, int kind, uintptr_t *out, size_t size);
+int lgo_cu_free(const lgo_cu_fns *f, uintptr_t ctx, int host, uintptr_t p);
+int lgo_cu_register(const lgo_cu_fns *f, uintptr_t ctx, uintptr_t p, size_t size);
+int lgo_cu_unregister(const lgo_cu_fns *f, uintptr_t ctx, uintptr_t p);
+
+int lgo_cu_stream_create(const lgo_cu_fns *f, uintptr_t ctx, uintptr_t *out);
+int lgo_cu_event_create(const lgo_cu_fns *f, uintptr_t ctx, uintptr_t *out);
+// op: 0 stream destroy, 1 stream sync, 2 stream query, 3 event destroy,
+// 4 event query, 5 event sync
+int lgo_cu_handle_op(const lgo_cu_fns *f, uintptr_t ctx, int op, uintptr_t h);
+int lgo_cu_event_record(const lgo_cu_fns *f, uintptr_t ctx, uintptr_t ev, uintptr_t stream);
+int lgo_cu_stream_wait(const lgo_cu_fns *f, uintptr_t ctx, uintptr_t stream, uintptr_t ev);
+
+// dir: 0 host to device, 1 device to host, 2 device to device
+int lgo_cu_copy(const lgo_cu_fns *f, uintptr_t ctx, int dir, uintptr_t dst, uintptr_t src, size_t n, uintptr_t stream);
+int lgo_cu_copy_peer(const lgo_cu_fns *f, uintptr_t ctx, uintptr_t dst, uintptr_t dctx, uintptr_t src,
+                     uintptr_t sctx, size_t n, uintptr_t stream);
+// width 1, 2 or 4 bytes; n counts elements
+int lgo_cu_memset(const lgo_cu_fns *f, uintptr_t ctx, int width, uintptr_t dst, uint32_t value, size_t n,
+                  uintptr_t stream);
+// Queues lgo_cu_host_trampoline(id) on the stream.
+int lgo_cu_host_func(const lgo_cu_fns *f, uintptr_t ctx, uintptr_t stream, uintptr_t id);
+
+// The host-function state of a library thread running one (see queue.go).
+void lgo_cu_set_running(uintptr_t queue, uint64_t mark);
+uintptr_t lgo_cu_running_queue(void);
+uint64_t lgo_cu_running_mark(void);
+void lgo_cu_call(uintptr_t fn, uintptr_t user);
+
+#endif
