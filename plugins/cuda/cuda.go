@@ -1,8 +1,6 @@
 // Package cuda is the backend for NVIDIA GPUs through the CUDA driver API
 // (libcuda): it loads the driver, initialises it, describes each GPU, and
-// runs memory, queues, events and host functions on it. Programs and
-// kernels are not supported yet; olIsValidBinary already answers from the
-// GPU's compute capability.
+// runs memory, queues, events, host functions, programs and kernels on it.
 //
 // The driver is loaded with purego.Dlopen by SONAME (libcuda.so.1, then
 // libcuda.so), or from the path in OFFLOAD_CUDA_LIBRARY, once per process,
@@ -18,6 +16,7 @@ import "C"
 import (
 	"fmt"
 	"math"
+	"sync"
 
 	"github.com/liboffload-go/liboffload-go/api/ol"
 	"github.com/liboffload-go/liboffload-go/plugins/image"
@@ -77,6 +76,10 @@ func (pl *Plugin) Init(env plugin.Env) (plugin.Platform, error) {
 		dev := &Device{
 			Unsupported: pl.Unsupported(), Images: gpu.Images{Target: image.CUDATarget(major, minor)}, info: info,
 			drv: d, ordinal: int32(i),
+		}
+		if err := d.launchLimits(dev); err != nil {
+			_ = p.Deinit()
+			return nil, err
 		}
 		// the device's primary context, held for this initialisation
 		var ctx C.uintptr_t
@@ -147,6 +150,31 @@ func (d *driver) deviceInfo(ordinal int, version string) (*plugin.DeviceInfo, er
 	return info, nil
 }
 
+// launchLimits reads the block and grid limits a launch is checked
+// against, and the shared memory a function may opt in to (0 when the
+// driver does not say).
+func (d *driver) launchLimits(dev *Device) error {
+	cu, err := d.device(int(dev.ordinal))
+	if err != nil {
+		return err
+	}
+	for i, a := range []int{attrMaxBlockDimX, attrMaxBlockDimY, attrMaxBlockDimZ, attrMaxGridDimX, attrMaxGridDimY, attrMaxGridDimZ} {
+		v, err := d.attribute(cu, a)
+		if err != nil {
+			return err
+		}
+		if i < 3 {
+			dev.blockMax[i] = uint32(max(v, 0))
+		} else {
+			dev.gridMax[i-3] = uint32(max(v, 0))
+		}
+	}
+	if v, err := d.attribute(cu, attrMaxSharedMemoryPerBlockOptin); err == nil {
+		dev.sharedOptIn = uint64(max(v, 0))
+	}
+	return nil
+}
+
 // computeCapability reads the compute capability of the device with the
 // given ordinal (8, 0 for sm_80): which PTX and cubins it loads.
 func (d *driver) computeCapability(ordinal int) (major, minor int, err error) {
@@ -194,6 +222,7 @@ type Platform struct {
 func (p *Platform) Deinit() error {
 	var first error
 	for _, d := range p.devices {
+		d.unloads.Wait()
 		if err := d.releaseStreams(); err != nil && first == nil {
 			first = err
 		}
@@ -221,6 +250,10 @@ type Device struct {
 	ctx     C.uintptr_t // the primary context, retained for this initialisation
 	pinned  pinned.Ranges
 	streams streams
+	unloads sync.WaitGroup // programs unloading once their launches are done
+
+	blockMax, gridMax [3]uint32
+	sharedOptIn       uint64 // shared memory a block may have when a function opts in
 }
 
 var (

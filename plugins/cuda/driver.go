@@ -90,6 +90,8 @@ const (
 	attrMemoryClockRate         = 36 // kHz
 	attrComputeCapabilityMajor  = 75
 	attrComputeCapabilityMinor  = 76
+	// CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN
+	attrMaxSharedMemoryPerBlockOptin = 97
 )
 
 // entryPoints are the driver functions the plugin calls, as addresses
@@ -156,6 +158,14 @@ func (e *entryPoints) required() []vendorlib.Symbol {
 		{Name: "cuMemsetD16Async", Addr: addr(&e.run.memset16)},
 		{Name: "cuMemsetD32Async", Addr: addr(&e.run.memset32)},
 		{Name: "cuLaunchHostFunc", Addr: addr(&e.run.launch_host_func)},
+		{Name: "cuModuleLoadDataEx", Addr: addr(&e.run.module_load)},
+		{Name: "cuModuleUnload", Addr: addr(&e.run.module_unload)},
+		{Name: "cuModuleGetFunction", Addr: addr(&e.run.module_get_function)},
+		{Name: "cuModuleGetGlobal_v2", Addr: addr(&e.run.module_get_global)},
+		{Name: "cuLaunchKernel", Addr: addr(&e.run.launch_kernel)},
+		{Name: "cuFuncGetAttribute", Addr: addr(&e.run.func_get_attribute)},
+		{Name: "cuFuncSetAttribute", Addr: addr(&e.run.func_set_attribute)},
+		{Name: "cuOccupancyMaxPotentialBlockSize", Addr: addr(&e.run.occupancy_max_block)},
 	}
 }
 
@@ -257,6 +267,12 @@ var errorNames = map[int32]string{
 	100: "CUDA_ERROR_NO_DEVICE",
 	101: "CUDA_ERROR_INVALID_DEVICE",
 	201: "CUDA_ERROR_INVALID_CONTEXT",
+	200: "CUDA_ERROR_INVALID_IMAGE",
+	209: "CUDA_ERROR_NO_BINARY_FOR_GPU",
+	218: "CUDA_ERROR_INVALID_PTX",
+	221: "CUDA_ERROR_JIT_COMPILER_NOT_FOUND",
+	222: "CUDA_ERROR_UNSUPPORTED_PTX_VERSION",
+	300: "CUDA_ERROR_INVALID_SOURCE",
 	400: "CUDA_ERROR_INVALID_HANDLE",
 	500: "CUDA_ERROR_NOT_FOUND",
 	800: "CUDA_ERROR_NOT_PERMITTED",

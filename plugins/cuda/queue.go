@@ -205,11 +205,6 @@ func (q *Queue) Fill(p uintptr, pattern unsafe.Pointer, patternSize, size uint64
 	return q.HostCall(func() error { C.free(buf); return nil })
 }
 
-// Launch implements plugin.Queue.
-func (q *Queue) Launch(plugin.Kernel, []byte, plugin.LaunchSize) error {
-	return plugin.Unsupported(backendName, "olLaunchKernel")
-}
-
 // HostFunc implements plugin.Queue: the driver's callback hands fn(user)
 // to a library thread and holds the stream until it returns, so fn may
 // call the API.

@@ -119,3 +119,56 @@ uintptr_t lgo_cu_running_queue(void) { return running_queue; }
 uint64_t lgo_cu_running_mark(void) { return running_mark; }
 
 void lgo_cu_call(uintptr_t fn, uintptr_t user) { ((void (*)(void *))fn)((void *)user); }
+
+int lgo_cu_module_load(const lgo_cu_fns *f, uintptr_t ctx, uintptr_t *mod, const void *image, char *err_log,
+                       size_t err_size, char *info_log, size_t info_size) {
+  /* CU_JIT_INFO_LOG_BUFFER(_SIZE_BYTES) = 3, 4; CU_JIT_ERROR_LOG_BUFFER(_SIZE_BYTES) = 5, 6 */
+  int opts[4] = {3, 4, 5, 6};
+  void *vals[4] = {info_log, (void *)(uintptr_t)info_size, err_log, (void *)(uintptr_t)err_size};
+  BIND(f, ctx);
+  return ((int (*)(uintptr_t *, const void *, unsigned, int *, void **))f->module_load)(mod, image, 4, opts, vals);
+}
+
+int lgo_cu_module_unload(const lgo_cu_fns *f, uintptr_t ctx, uintptr_t mod) {
+  BIND(f, ctx);
+  return ((int (*)(uintptr_t))f->module_unload)(mod);
+}
+
+int lgo_cu_module_get_function(const lgo_cu_fns *f, uintptr_t ctx, uintptr_t *fn, uintptr_t mod, const char *name) {
+  BIND(f, ctx);
+  return ((int (*)(uintptr_t *, uintptr_t, const char *))f->module_get_function)(fn, mod, name);
+}
+
+int lgo_cu_module_get_global(const lgo_cu_fns *f, uintptr_t ctx, uintptr_t *ptr, size_t *size, uintptr_t mod,
+                             const char *name) {
+  BIND(f, ctx);
+  return ((int (*)(uintptr_t *, size_t *, uintptr_t, const char *))f->module_get_global)(ptr, size, mod, name);
+}
+
+int lgo_cu_func_attribute(const lgo_cu_fns *f, uintptr_t ctx, int *value, int attr, uintptr_t fn) {
+  BIND(f, ctx);
+  return ((int (*)(int *, int, uintptr_t))f->func_get_attribute)(value, attr, fn);
+}
+
+int lgo_cu_func_set_attribute(const lgo_cu_fns *f, uintptr_t ctx, uintptr_t fn, int attr, int value) {
+  BIND(f, ctx);
+  return ((int (*)(uintptr_t, int, int))f->func_set_attribute)(fn, attr, value);
+}
+
+int lgo_cu_occupancy(const lgo_cu_fns *f, uintptr_t ctx, int *min_grid, int *block, uintptr_t fn, size_t dyn_shared) {
+  BIND(f, ctx);
+  return ((int (*)(int *, int *, uintptr_t, void *, size_t, int))f->occupancy_max_block)(min_grid, block, fn, NULL,
+                                                                                     dyn_shared, 0);
+}
+
+int lgo_cu_launch(const lgo_cu_fns *f, uintptr_t ctx, uintptr_t fn, uint32_t gx, uint32_t gy, uint32_t gz,
+                  uint32_t bx, uint32_t by, uint32_t bz, uint32_t shared, uintptr_t stream, const void *args,
+                  size_t args_size) {
+  /* CU_LAUNCH_PARAM_BUFFER_POINTER (1), CU_LAUNCH_PARAM_BUFFER_SIZE (2), CU_LAUNCH_PARAM_END (0) */
+  size_t size = args_size;
+  void *extra[5] = {(void *)1, (void *)args, (void *)2, &size, (void *)0};
+  BIND(f, ctx);
+  return ((int (*)(uintptr_t, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned, uintptr_t,
+                   void **, void **))f->launch_kernel)(fn, gx, gy, gz, bx, by, bz,
+                                                       shared, stream, NULL, args_size ? extra : NULL);
+}

@@ -21,6 +21,8 @@ typedef struct {
   uintptr_t copy_htod, copy_dtoh, copy_dtod, copy_peer;
   uintptr_t memset8, memset16, memset32;
   uintptr_t launch_host_func;
+  uintptr_t module_load, module_unload, module_get_function, module_get_global;
+  uintptr_t launch_kernel, func_get_attribute, func_set_attribute, occupancy_max_block;
 } lgo_cu_fns;
 
 int lgo_cu_primary_ctx_retain(uintptr_t fn, uintptr_t *ctx, int dev);
@@ -48,6 +50,22 @@ int lgo_cu_memset(const lgo_cu_fns *f, uintptr_t ctx, int width, uintptr_t dst, 
                   uintptr_t stream);
 // Queues lgo_cu_host_trampoline(id) on the stream.
 int lgo_cu_host_func(const lgo_cu_fns *f, uintptr_t ctx, uintptr_t stream, uintptr_t id);
+
+// Loads an image (PTX text NUL-terminated, cubin or fatbin) into a module;
+// the JIT's error and info logs go to the two buffers.
+int lgo_cu_module_load(const lgo_cu_fns *f, uintptr_t ctx, uintptr_t *mod, const void *image, char *err_log,
+                       size_t err_size, char *info_log, size_t info_size);
+int lgo_cu_module_unload(const lgo_cu_fns *f, uintptr_t ctx, uintptr_t mod);
+int lgo_cu_module_get_function(const lgo_cu_fns *f, uintptr_t ctx, uintptr_t *fn, uintptr_t mod, const char *name);
+int lgo_cu_module_get_global(const lgo_cu_fns *f, uintptr_t ctx, uintptr_t *ptr, size_t *size, uintptr_t mod,
+                             const char *name);
+int lgo_cu_func_attribute(const lgo_cu_fns *f, uintptr_t ctx, int *value, int attr, uintptr_t fn);
+int lgo_cu_func_set_attribute(const lgo_cu_fns *f, uintptr_t ctx, uintptr_t fn, int attr, int value);
+int lgo_cu_occupancy(const lgo_cu_fns *f, uintptr_t ctx, int *min_grid, int *block, uintptr_t fn, size_t dyn_shared);
+// Launches fn with the argument buffer as it is (CU_LAUNCH_PARAM_BUFFER_POINTER/SIZE).
+int lgo_cu_launch(const lgo_cu_fns *f, uintptr_t ctx, uintptr_t fn, uint32_t gx, uint32_t gy, uint32_t gz,
+                  uint32_t bx, uint32_t by, uint32_t bz, uint32_t shared, uintptr_t stream, const void *args,
+                  size_t args_size);
 
 // The host-function state of a library thread running one (see queue.go).
 void lgo_cu_set_running(uintptr_t queue, uint64_t mark);

@@ -43,6 +43,7 @@
  * fake_cuda_live(kind) counts live objects ("ctxref", "alloc", "host",
  * "stream", "event", "register") for leak checks.
  */
+#define _GNU_SOURCE
 #include <pthread.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -50,6 +51,20 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <dlfcn.h>
+#include <elf.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <link.h>
+#include <unistd.h>
+#include <offload/kernel.h>
+
+/* The host device's kernel runner runs the double's "modules": host shared
+ * objects built from the kernel sources with <offload/kernel.h>. Hidden, so
+ * that it never binds to the library's own copy. */
+#pragma GCC visibility push(hidden)
+#include "../../plugins/host/exec.c"
+#pragma GCC visibility pop
 
 typedef int CUresult;
 typedef int CUdevice;
@@ -166,6 +181,7 @@ CUresult cuDeviceGetAttribute(int *value, int attr, CUdevice dev) {
   case 36: *value = 877000; break;     /* MEMORY_CLOCK_RATE, kHz */
   case 75: *value = dev % 2 ? 9 : 8; break; /* COMPUTE_CAPABILITY_MAJOR */
   case 76: *value = 0; break;          /* COMPUTE_CAPABILITY_MINOR */
+  case 97: *value = 98304; break;      /* MAX_SHARED_MEMORY_PER_BLOCK_OPTIN */
   default: return CUDA_ERROR_INVALID_VALUE;
   }
   return CUDA_SUCCESS;
@@ -248,7 +264,7 @@ static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
 static struct fake_ctx ctxs[MAX_DEVICES];
 static __thread CUcontext current;
 static __thread int in_callback;
-static long live_allocs, live_host, live_streams, live_events, live_registered;
+static long live_allocs, live_host, live_streams, live_events, live_registered, live_modules;
 
 long fake_cuda_live(const char *kind) {
   long n = -1;
@@ -262,6 +278,7 @@ long fake_cuda_live(const char *kind) {
   else if (!strcmp(kind, "stream")) n = live_streams;
   else if (!strcmp(kind, "event")) n = live_events;
   else if (!strcmp(kind, "register")) n = live_registered;
+  else if (!strcmp(kind, "module")) n = live_modules;
   pthread_mutex_unlock(&mu);
   return n;
 }
@@ -282,9 +299,18 @@ CUresult cuDevicePrimaryCtxRetain(CUcontext *ctx, CUdevice dev) {
   pthread_mutex_lock(&mu);
   struct fake_ctx *c = &ctxs[dev];
   if (c->addr == NULL) {
+    /* one file, mapped twice: at the device addresses without access (a
+     * CPU dereference faults; kernels of the double get access while they
+     * run), and elsewhere for the driver's own copies and fills */
+    int fd = memfd_create("fake-cuda-device-memory", MFD_CLOEXEC);
+    if (fd < 0 || ftruncate(fd, (off_t)ARENA) != 0) {
+      pthread_mutex_unlock(&mu);
+      return CUDA_ERROR_OUT_OF_MEMORY;
+    }
     c->dev = dev;
-    c->addr = mmap(NULL, ARENA, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-    c->backing = mmap(NULL, ARENA, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    c->addr = mmap(NULL, ARENA, PROT_NONE, MAP_SHARED | MAP_NORESERVE, fd, 0);
+    c->backing = mmap(NULL, ARENA, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_NORESERVE, fd, 0);
+    close(fd);
     if (c->addr == MAP_FAILED || c->backing == MAP_FAILED) {
       c->addr = NULL;
       pthread_mutex_unlock(&mu);
@@ -476,7 +502,8 @@ CUresult cuMemHostUnregister(void *p) {
 
 /* ---- streams: a thread each, running ops in order ---- */
 
-enum op_kind { OP_COPY, OP_SET, OP_HOST, OP_WAIT };
+enum op_kind { OP_COPY, OP_SET, OP_HOST, OP_WAIT, OP_LAUNCH };
+struct fake_function;
 struct op {
   enum op_kind kind;
   char *dst;
@@ -487,11 +514,15 @@ struct op {
   void *user;
   CUstream wait_stream;
   unsigned long wait_mark;
+  struct fake_function *func;
+  uint32_t grid[3], block[3], shared;
   struct op *next;
 };
+static void run_launch(CUstream s, struct op *o);
 
 struct fake_stream {
   pthread_t thread;
+  ol_fiber_pool *fibers; /* for kernels with barriers, used by the stream's thread */
   pthread_mutex_t mu;
   pthread_cond_t cv;
   struct op *head, *tail;
@@ -504,8 +535,11 @@ struct fake_event {
   unsigned long mark;
 };
 
-static void run_op(struct op *o) {
+static void run_op(CUstream s, struct op *o) {
   switch (o->kind) {
+  case OP_LAUNCH:
+    run_launch(s, o);
+    break;
   case OP_COPY:
     memmove(o->dst, o->src, o->n);
     break;
@@ -540,7 +574,7 @@ static void *stream_main(void *arg) {
       break;
     struct op *o = s->head;
     pthread_mutex_unlock(&s->mu);
-    run_op(o);
+    run_op(s, o);
     pthread_mutex_lock(&s->mu);
     s->head = o->next;
     if (s->head == NULL)
@@ -550,6 +584,7 @@ static void *stream_main(void *arg) {
     pthread_cond_broadcast(&s->cv);
   }
   pthread_mutex_unlock(&s->mu);
+  if (s->fibers) ol_fiber_pool_free(s->fibers);
   return NULL;
 }
 
@@ -781,3 +816,225 @@ void fake_cuda_test_hostfn(void *user) {
 }
 int fake_cuda_test_hostfn_calls(void) { return hostfn_calls; }
 int fake_cuda_test_hostfn_last(void) { return hostfn_last; }
+
+/* ---- modules: host shared objects dressed as cubins ---- */
+
+/* A "cubin" of the double is a host shared object built from the kernel
+ * sources whose ELF header says EM_CUDA (190) with the SM in e_flags; the
+ * double restores the host machine and loads it with the host device's
+ * loader. PTX it cannot run: it refuses it with a JIT log, as a driver
+ * refuses PTX it cannot compile. */
+#if defined(__x86_64__)
+#define HOST_MACHINE EM_X86_64
+#elif defined(__aarch64__)
+#define HOST_MACHINE EM_AARCH64
+#endif
+
+typedef struct fake_module *CUmodule;
+typedef struct fake_function *CUfunction;
+
+struct fake_function {
+  const ol_host_kernel_desc *desc;
+  char name[128];
+  struct fake_function *next;
+};
+
+struct fake_module {
+  void *handle;
+  int fd;
+  struct fake_function *functions;
+};
+
+static int launches;
+
+int fake_cuda_launches(void) { return launches; }
+
+static void jit_log(unsigned n, int *opts, void **vals, const char *text) {
+  char *buf = NULL;
+  size_t size = 0;
+  for (unsigned i = 0; i < n; i++) {
+    if (opts[i] == 5) buf = vals[i];
+    if (opts[i] == 6) size = (size_t)(uintptr_t)vals[i];
+  }
+  if (buf && size) snprintf(buf, size, "%s", text);
+}
+
+/* the size of an ELF image: the furthest of its section headers and
+ * segments */
+static size_t elf_size(const Elf64_Ehdr *e) {
+  size_t end = e->e_shoff + (size_t)e->e_shnum * e->e_shentsize;
+  const Elf64_Phdr *ph = (const Elf64_Phdr *)((const char *)e + e->e_phoff);
+  for (int i = 0; i < e->e_phnum; i++)
+    if (ph[i].p_offset + ph[i].p_filesz > end) end = ph[i].p_offset + ph[i].p_filesz;
+  return end;
+}
+
+CUresult cuModuleLoadDataEx(CUmodule *out, const void *image, unsigned n, int *opts, void **vals) {
+  NEED_CTX();
+  if (out == NULL || image == NULL) return CUDA_ERROR_INVALID_VALUE;
+  CUresult forced = env_int("FAKE_CUDA_MODULE_RESULT", CUDA_SUCCESS);
+  if (forced != CUDA_SUCCESS) {
+    jit_log(n, opts, vals, "fake_cuda: module load failure injected by FAKE_CUDA_MODULE_RESULT");
+    return forced;
+  }
+  const Elf64_Ehdr *e = image;
+  if (memcmp(e->e_ident, ELFMAG, SELFMAG) != 0) {
+    jit_log(n, opts, vals, "fake_cuda: this double cannot compile PTX; give it a host shared object dressed as a cubin");
+    return 218; /* CUDA_ERROR_INVALID_PTX */
+  }
+  if (e->e_machine != 190 || e->e_type != ET_DYN) return 200; /* CUDA_ERROR_INVALID_IMAGE */
+  size_t size = elf_size(e);
+  Elf64_Ehdr *copy = malloc(size);
+  if (copy == NULL) return CUDA_ERROR_OUT_OF_MEMORY;
+  memcpy(copy, image, size);
+  copy->e_machine = HOST_MACHINE;
+  copy->e_flags = 0;
+  char err[256];
+  int fd = -1;
+  const void *staged = ol_host_stage(copy, size, &fd, err, sizeof err);
+  free(copy);
+  if (staged == NULL) {
+    jit_log(n, opts, vals, err);
+    return 200;
+  }
+  ol_host_unstage(staged, size);
+  uintptr_t base;
+  void *h = ol_host_open(fd, &base, err, sizeof err);
+  if (h == NULL) {
+    ol_host_close_fd(fd);
+    jit_log(n, opts, vals, err);
+    return 200;
+  }
+  CUmodule m = calloc(1, sizeof *m);
+  m->handle = h;
+  m->fd = fd;
+  pthread_mutex_lock(&mu);
+  live_modules++;
+  pthread_mutex_unlock(&mu);
+  *out = m;
+  return CUDA_SUCCESS;
+}
+
+CUresult cuModuleUnload(CUmodule m) {
+  NEED_CTX();
+  if (m == NULL) return CUDA_ERROR_INVALID_HANDLE;
+  char err[256];
+  ol_host_unload(m->handle, m->fd, err, sizeof err);
+  while (m->functions) {
+    struct fake_function *f = m->functions;
+    m->functions = f->next;
+    free(f);
+  }
+  free(m);
+  pthread_mutex_lock(&mu);
+  live_modules--;
+  pthread_mutex_unlock(&mu);
+  return CUDA_SUCCESS;
+}
+
+CUresult cuModuleGetFunction(CUfunction *out, CUmodule m, const char *name) {
+  NEED_CTX();
+  if (out == NULL || m == NULL || name == NULL || strlen(name) >= 100) return CUDA_ERROR_INVALID_VALUE;
+  pthread_mutex_lock(&mu);
+  for (struct fake_function *f = m->functions; f; f = f->next)
+    if (!strcmp(f->name, name)) {
+      *out = f;
+      pthread_mutex_unlock(&mu);
+      return CUDA_SUCCESS;
+    }
+  char sym[128];
+  snprintf(sym, sizeof sym, "__ol_kernel_%s", name);
+  const ol_host_kernel_desc *desc = ol_host_sym(m->handle, sym);
+  if (desc == NULL || desc->magic != OL_HOST_KERNEL_MAGIC) {
+    pthread_mutex_unlock(&mu);
+    return 500; /* CUDA_ERROR_NOT_FOUND */
+  }
+  struct fake_function *f = calloc(1, sizeof *f);
+  f->desc = desc;
+  snprintf(f->name, sizeof f->name, "%s", name);
+  f->next = m->functions;
+  m->functions = f;
+  *out = f;
+  pthread_mutex_unlock(&mu);
+  return CUDA_SUCCESS;
+}
+
+CUresult cuModuleGetGlobal_v2(CUdeviceptr *ptr, size_t *bytes, CUmodule m, const char *name) {
+  NEED_CTX();
+  if (m == NULL || name == NULL) return CUDA_ERROR_INVALID_VALUE;
+  void *p = ol_host_sym(m->handle, name);
+  Dl_info info;
+  const ElfW(Sym) *sym = NULL;
+  if (p == NULL || !dladdr1(p, &info, (void **)&sym, RTLD_DL_SYMENT) || sym == NULL) return 500;
+  if (ptr) *ptr = (uintptr_t)p;
+  if (bytes) *bytes = sym->st_size;
+  return CUDA_SUCCESS;
+}
+
+CUresult cuFuncGetAttribute(int *value, int attr, CUfunction f) {
+  NEED_CTX();
+  if (value == NULL || f == NULL) return CUDA_ERROR_INVALID_VALUE;
+  if (attr != 0) return CUDA_ERROR_INVALID_VALUE; /* MAX_THREADS_PER_BLOCK only */
+  *value = 1024;
+  return CUDA_SUCCESS;
+}
+
+#define OPTIN_SHARED 98304
+CUresult cuFuncSetAttribute(CUfunction f, int attr, int value) {
+  NEED_CTX();
+  if (f == NULL || attr != 8 || value < 0 || value > OPTIN_SHARED) return CUDA_ERROR_INVALID_VALUE;
+  return CUDA_SUCCESS;
+}
+
+CUresult cuOccupancyMaxPotentialBlockSize(int *min_grid, int *block, CUfunction f, void *fn, size_t dyn, int limit) {
+  NEED_CTX();
+  (void)fn;
+  (void)limit;
+  if (min_grid == NULL || block == NULL || f == NULL) return CUDA_ERROR_INVALID_VALUE;
+  *block = dyn <= 49152 ? 1024 : 256;
+  *min_grid = 160;
+  return CUDA_SUCCESS;
+}
+
+/* while a kernel of the double runs, device memory is accessible at the
+ * device addresses */
+static int kernels_running;
+static void device_access(int on) {
+  pthread_mutex_lock(&mu);
+  if ((on && kernels_running++ == 0) || (!on && --kernels_running == 0))
+    for (int d = 0; d < MAX_DEVICES; d++)
+      if (ctxs[d].addr) mprotect(ctxs[d].addr, ARENA, on ? PROT_READ | PROT_WRITE : PROT_NONE);
+  pthread_mutex_unlock(&mu);
+}
+
+static void run_launch(CUstream s, struct op *o) {
+  if (s->fibers == NULL) s->fibers = ol_fiber_pool_new();
+  uint64_t groups = (uint64_t)o->grid[0] * o->grid[1] * o->grid[2];
+  device_access(1);
+  ol_host_exec(o->func->desc, o->dst, o->grid, o->block, 0, groups, o->shared, s->fibers);
+  device_access(0);
+  free(o->dst);
+}
+
+CUresult cuLaunchKernel(CUfunction f, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by, unsigned bz,
+                        unsigned shared, CUstream s, void **params, void **extra) {
+  NEED_CTX();
+  if (f == NULL || params != NULL) return CUDA_ERROR_INVALID_VALUE;
+  if (!gx || !gy || !gz || !bx || !by || !bz || (uint64_t)bx * by * bz > 1024 || bz > 64) return CUDA_ERROR_INVALID_VALUE;
+  const void *args = NULL;
+  size_t size = 0;
+  for (int i = 0; extra && extra[i] != NULL; i += 2) {
+    if (extra[i] == (void *)1) args = extra[i + 1];
+    else if (extra[i] == (void *)2) size = *(size_t *)extra[i + 1];
+    else return CUDA_ERROR_INVALID_VALUE;
+  }
+  if (size < f->desc->args_size) return CUDA_ERROR_INVALID_VALUE;
+  char *copy = malloc(size ? size : 1);
+  if (copy == NULL) return CUDA_ERROR_OUT_OF_MEMORY;
+  if (size) memcpy(copy, args, size);
+  pthread_mutex_lock(&mu);
+  launches++;
+  pthread_mutex_unlock(&mu);
+  return push(s, (struct op){.kind = OP_LAUNCH, .func = f, .dst = copy, .grid = {gx, gy, gz},
+                             .block = {bx, by, bz}, .shared = shared});
+}

@@ -69,7 +69,7 @@ func (f *Driver) Build(t *testing.T, name string, missing ...string) string {
 	src := filepath.Join(ModuleRoot(t), "tests", "drivers", f.Source)
 	dir := t.TempDir()
 	lib := filepath.Join(dir, name)
-	args := []string{"-shared", "-fPIC", "-O1", "-o", lib, src}
+	args := []string{"-shared", "-fPIC", "-O1", "-I", filepath.Join(ModuleRoot(t), "include"), "-o", lib, src, "-ldl", "-lpthread"}
 	if len(missing) > 0 {
 		script := filepath.Join(dir, "hide.map")
 		text := "{ global: *; local: " + strings.Join(missing, "; ") + "; };\n"

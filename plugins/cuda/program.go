@@ -1,0 +1,257 @@
+package cuda
+
+/*
+#include <stdlib.h>
+#include <string.h>
+#include "shim.h"
+*/
+import "C"
+
+import (
+	"fmt"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"unsafe"
+
+	"github.com/liboffload-go/liboffload-go/api/ol"
+	"github.com/liboffload-go/liboffload-go/plugins/image"
+	"github.com/liboffload-go/liboffload-go/plugins/plugin"
+)
+
+// CUresult values of a module load that mean the image is at fault.
+var imageErrors = map[int32]bool{
+	200: true, // CUDA_ERROR_INVALID_IMAGE
+	209: true, // CUDA_ERROR_NO_BINARY_FOR_GPU
+	218: true, // CUDA_ERROR_INVALID_PTX
+	222: true, // CUDA_ERROR_UNSUPPORTED_PTX_VERSION
+	300: true, // CUDA_ERROR_INVALID_SOURCE
+}
+
+const (
+	cudaErrorNotFound = 500
+	jitLogSize        = 8 << 10
+	// CUfunction_attribute
+	funcMaxThreadsPerBlock        = 0
+	funcMaxDynamicSharedSizeBytes = 8
+)
+
+// LoadProgram implements plugin.Device: cuModuleLoadDataEx on a copy of
+// the image in C memory (PTX text gets its NUL), with the JIT's error log
+// in the Details of a refused image.
+func (d *Device) LoadProgram(img []byte) (plugin.Program, error) {
+	if len(img) == 0 {
+		return nil, ol.NewError(ol.ErrcInvalidBinary, "cuda: the image is empty")
+	}
+	buf := C.malloc(C.size_t(len(img) + 1 + 2*jitLogSize))
+	if buf == nil {
+		return nil, ol.Errorf(ol.ErrcOutOfResources, "cuda: no host memory to stage a %d-byte image", len(img))
+	}
+	defer C.free(buf)
+	b := unsafe.Slice((*byte)(buf), len(img)+1+2*jitLogSize)
+	copy(b, img)
+	b[len(img)] = 0
+	errLog, infoLog := b[len(img)+1:len(img)+1+jitLogSize], b[len(img)+1+jitLogSize:]
+	errLog[0], infoLog[0] = 0, 0
+	var mod C.uintptr_t
+	r := int32(C.lgo_cu_module_load(d.drv.run, d.ctx, &mod, buf,
+		(*C.char)(unsafe.Pointer(&errLog[0])), jitLogSize, (*C.char)(unsafe.Pointer(&infoLog[0])), jitLogSize))
+	if r != cudaSuccess {
+		what := image.Classify(img).Phrase()
+		log := strings.TrimSpace(cString(errLog))
+		if log != "" {
+			log = "; JIT log: " + log
+		}
+		code := ol.ErrcBackendFailure
+		if imageErrors[r] {
+			code = ol.ErrcInvalidBinary
+		}
+		return nil, ol.Errorf(code, "cuda: cuModuleLoadDataEx of %s for %s failed: %s%s", what, d.info.Name.V, d.drv.describe(r), log)
+	}
+	return &Program{d: d, mod: mod, streams: map[C.uintptr_t]bool{}}, nil
+}
+
+func cString(b []byte) string {
+	if i := strings.IndexByte(string(b), 0); i >= 0 {
+		return string(b[:i])
+	}
+	return string(b)
+}
+
+// Program is a loaded module. It remembers the streams its kernels were
+// launched on, so that unloading waits for them instead of pulling the
+// code from under a queued launch.
+type Program struct {
+	d   *Device
+	mod C.uintptr_t
+
+	mu       sync.Mutex
+	streams  map[C.uintptr_t]bool
+	unloaded bool
+}
+
+func withName(name string, f func(*C.char) C.int) C.int {
+	cs := C.CString(name)
+	defer C.free(unsafe.Pointer(cs))
+	return f(cs)
+}
+
+// Kernel implements plugin.Program.
+func (p *Program) Kernel(name string) (plugin.Kernel, error) {
+	d := p.d
+	var fn C.uintptr_t
+	r := withName(name, func(cs *C.char) C.int { return C.lgo_cu_module_get_function(d.drv.run, d.ctx, &fn, p.mod, cs) })
+	if r == cudaErrorNotFound {
+		return nil, ol.Errorf(ol.ErrcNotFound, "the program has no kernel named %q", name)
+	}
+	if err := d.call(fmt.Sprintf("cuModuleGetFunction(%q)", name), r); err != nil {
+		return nil, err
+	}
+	var maxThreads C.int
+	if err := d.call("cuFuncGetAttribute(MAX_THREADS_PER_BLOCK)", C.lgo_cu_func_attribute(d.drv.run, d.ctx, &maxThreads, funcMaxThreadsPerBlock, fn)); err != nil {
+		return nil, err
+	}
+	return &Kernel{p: p, fn: fn, name: name, maxThreads: uint32(maxThreads)}, nil
+}
+
+// Global implements plugin.Program: the global's device address and size.
+func (p *Program) Global(name string) (uintptr, uint64, error) {
+	d := p.d
+	var ptr C.uintptr_t
+	var size C.size_t
+	r := withName(name, func(cs *C.char) C.int {
+		return C.lgo_cu_module_get_global(d.drv.run, d.ctx, &ptr, &size, p.mod, cs)
+	})
+	if r == cudaErrorNotFound {
+		return 0, 0, ol.Errorf(ol.ErrcNotFound, "the program has no global variable named %q", name)
+	}
+	if err := d.call(fmt.Sprintf("cuModuleGetGlobal(%q)", name), r); err != nil {
+		return 0, 0, err
+	}
+	return uintptr(ptr), uint64(size), nil
+}
+
+// Unload implements plugin.Program: at once when no stream that launched
+// its kernels has work left, else once they are done (Deinit waits).
+func (p *Program) Unload() error {
+	p.mu.Lock()
+	if p.unloaded {
+		p.mu.Unlock()
+		return nil
+	}
+	p.unloaded = true
+	var busy []C.uintptr_t
+	for s := range p.streams {
+		if p.d.handleOp(opStreamQuery, s) != cudaSuccess {
+			busy = append(busy, s)
+		}
+	}
+	p.mu.Unlock()
+	unload := func() error {
+		return p.d.call("cuModuleUnload", C.lgo_cu_module_unload(p.d.drv.run, p.d.ctx, p.mod))
+	}
+	if len(busy) == 0 {
+		return unload()
+	}
+	p.d.unloads.Add(1)
+	go func() {
+		defer p.d.unloads.Done()
+		for _, s := range busy {
+			_ = p.d.handleOp(opStreamSync, s)
+		}
+		_ = unload()
+	}()
+	return nil
+}
+
+// Kernel is a function of a loaded module.
+type Kernel struct {
+	p          *Program
+	fn         C.uintptr_t
+	name       string
+	maxThreads uint32
+	dynShared  atomic.Uint64 // the dynamic shared memory the function is allowed
+}
+
+// MaxGroupSize implements plugin.Kernel: the block size the driver's
+// occupancy calculator suggests.
+func (k *Kernel) MaxGroupSize(dynShared uint64) (uint64, error) {
+	d := k.p.d
+	if limit := max(d.info.WorkGroupLocalMemSize.V, d.sharedOptIn); dynShared > limit {
+		return 0, ol.Errorf(ol.ErrcInvalidSize, "SharedMemory %d exceeds the %d bytes of shared memory a block of %s can have", dynShared, limit, d.info.Name.V)
+	}
+	var minGrid, block C.int
+	if err := d.call("cuOccupancyMaxPotentialBlockSize", C.lgo_cu_occupancy(d.drv.run, d.ctx, &minGrid, &block, k.fn, C.size_t(dynShared))); err != nil {
+		return 0, err
+	}
+	return uint64(block), nil
+}
+
+// checkLaunch refuses a grid the device cannot run, with the value named.
+func (d *Device) checkLaunch(k *Kernel, s plugin.LaunchSize) error {
+	g, b := [3]uint32{s.NumGroups.X, s.NumGroups.Y, s.NumGroups.Z}, [3]uint32{s.GroupSize.X, s.GroupSize.Y, s.GroupSize.Z}
+	threads := uint64(1)
+	for i, axis := range "xyz" {
+		if g[i] == 0 || b[i] == 0 {
+			return ol.Errorf(ol.ErrcInvalidSize, "NumGroups.%c is %d and GroupSize.%c is %d: every dimension needs at least one", axis, g[i], axis, b[i])
+		}
+		if b[i] > d.blockMax[i] {
+			return ol.Errorf(ol.ErrcInvalidSize, "GroupSize.%c %d exceeds the maximum %d of %s", axis, b[i], d.blockMax[i], d.info.Name.V)
+		}
+		if g[i] > d.gridMax[i] {
+			return ol.Errorf(ol.ErrcInvalidSize, "NumGroups.%c %d exceeds the maximum %d of %s", axis, g[i], d.gridMax[i], d.info.Name.V)
+		}
+		threads *= uint64(b[i])
+	}
+	if threads > uint64(k.maxThreads) {
+		return ol.Errorf(ol.ErrcInvalidSize, "GroupSize %dx%dx%d is %d work-items, more than kernel %q can have on %s (%d)", b[0], b[1], b[2], threads, k.name, d.info.Name.V, k.maxThreads)
+	}
+	if s.DynSharedMemory > uint64(^uint32(0)) {
+		return ol.Errorf(ol.ErrcInvalidSize, "DynSharedMemory %d exceeds the shared memory of %s", s.DynSharedMemory, d.info.Name.V)
+	}
+	return nil
+}
+
+// Launch implements plugin.Queue: the argument buffer goes to the driver
+// as it is (CU_LAUNCH_PARAM_BUFFER_POINTER).
+func (q *Queue) Launch(pk plugin.Kernel, args []byte, s plugin.LaunchSize) error {
+	k, ok := pk.(*Kernel)
+	if !ok || k.p.d != q.d {
+		return ol.NewError(ol.ErrcInvalidDevice, "cuda: the kernel is not of the queue's device")
+	}
+	d := q.d
+	if err := d.checkLaunch(k, s); err != nil {
+		return err
+	}
+	if s.DynSharedMemory > d.info.WorkGroupLocalMemSize.V && s.DynSharedMemory > k.dynShared.Load() {
+		// above the default limit a function must be allowed more first
+		if C.lgo_cu_func_set_attribute(d.drv.run, d.ctx, k.fn, funcMaxDynamicSharedSizeBytes, C.int(s.DynSharedMemory)) != cudaSuccess {
+			return ol.Errorf(ol.ErrcInvalidSize, "DynSharedMemory %d exceeds what kernel %q can use on %s (%d bytes of shared memory per block, %d with opt-in)",
+				s.DynSharedMemory, k.name, d.info.Name.V, d.info.WorkGroupLocalMemSize.V, d.sharedOptIn)
+		}
+		k.dynShared.Store(s.DynSharedMemory)
+	}
+	p := k.p
+	p.mu.Lock()
+	if p.unloaded {
+		p.mu.Unlock()
+		return ol.Errorf(ol.ErrcInvalidArgument, "the program of kernel %q was destroyed", k.name)
+	}
+	if !p.streams[q.s] {
+		p.streams[q.s] = true
+	}
+	p.mu.Unlock()
+	var argp unsafe.Pointer
+	if len(args) > 0 {
+		argp = unsafe.Pointer(&args[0])
+	}
+	q.ops.Add(1)
+	r := C.lgo_cu_launch(d.drv.run, d.ctx, k.fn,
+		C.uint32_t(s.NumGroups.X), C.uint32_t(s.NumGroups.Y), C.uint32_t(s.NumGroups.Z),
+		C.uint32_t(s.GroupSize.X), C.uint32_t(s.GroupSize.Y), C.uint32_t(s.GroupSize.Z),
+		C.uint32_t(s.DynSharedMemory), q.s, argp, C.size_t(len(args)))
+	if r != cudaSuccess {
+		return d.call(fmt.Sprintf("cuLaunchKernel(%q)", k.name), r)
+	}
+	return nil
+}

@@ -1,0 +1,202 @@
+package cuda
+
+import (
+	"encoding/binary"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/liboffload-go/liboffload-go/api/ol"
+	"github.com/liboffload-go/liboffload-go/plugins/internal/fakedriver"
+	"github.com/liboffload-go/liboffload-go/plugins/plugin"
+)
+
+// fakeCubin builds a kernel source of tests/c/kernels as a host shared
+// object and dresses it as a cubin for sm_80 (EM_CUDA, SM in e_flags):
+// what the driver double loads and runs.
+func fakeCubin(t *testing.T, kernel string) []byte {
+	t.Helper()
+	root := fakedriver.ModuleRoot(t)
+	out := filepath.Join(t.TempDir(), kernel+".so")
+	cmd := exec.Command("cc", "-O2", "-fPIC", "-shared", "-I", filepath.Join(root, "include"),
+		filepath.Join(root, "tests", "c", "kernels", kernel+".c"), "-o", out)
+	if b, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("%v\n%s", err, b)
+	}
+	img, err := os.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	binary.LittleEndian.PutUint16(img[18:], 190) // e_machine
+	binary.LittleEndian.PutUint32(img[48:], 80)  // e_flags: sm_80
+	return img
+}
+
+func argBytes(words ...uint64) []byte {
+	b := make([]byte, 8*len(words))
+	for i, w := range words {
+		binary.LittleEndian.PutUint64(b[8*i:], w)
+	}
+	return b
+}
+
+func launchSize(groups, size uint32, dyn uint64) plugin.LaunchSize {
+	return plugin.LaunchSize{
+		NumGroups: ol.Dimensions{X: groups, Y: 1, Z: 1}, GroupSize: ol.Dimensions{X: size, Y: 1, Z: 1}, DynSharedMemory: dyn,
+	}
+}
+
+// Kernels run over the whole grid with the argument buffer as given, with
+// barriers and dynamic shared memory; globals have device addresses that
+// copies reach.
+func TestFakeProgramsAndLaunches(t *testing.T) {
+	d := newDouble(t, "libcuda-programs.so")
+	g := d.dev[0]
+	prog, err := g.LoadProgram(fakeCubin(t, "localmem_reduction"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	k, err := prog.Kernel("localmem_reduction")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := prog.Kernel("nope"); err == nil || !strings.Contains(err.Error(), `no kernel named "nope"`) {
+		t.Errorf("unknown kernel: %v", err)
+	}
+	if n, err := k.MaxGroupSize(0); err != nil || n != 1024 {
+		t.Errorf("MaxGroupSize = %d, %v", n, err)
+	}
+	const groups, size = 8, 128
+	in := mustAlloc(t, g, ol.AllocTypeDevice, 4*groups*size)
+	out := mustAlloc(t, g, ol.AllocTypeDevice, 4*groups)
+	vals := make([]byte, 4*groups*size)
+	want := make([]uint32, groups)
+	for i := 0; i < groups*size; i++ {
+		v := uint32(i*i%1000 + 1)
+		binary.LittleEndian.PutUint32(vals[4*i:], v)
+		want[i/size] += v
+	}
+	d.poke(in, vals)
+	q := mustQueue(t, g)
+	if err := q.Launch(k, argBytes(uint64(in), uint64(out)), launchSize(groups, size, 4*size)); err != nil {
+		t.Fatal(err)
+	}
+	if err := q.Sync(); err != nil {
+		t.Fatal(err)
+	}
+	got := d.peek(out, 4*groups)
+	for i := range want {
+		if v := binary.LittleEndian.Uint32(got[4*i:]); v != want[i] {
+			t.Errorf("group %d: sum %d, want %d", i, v, want[i])
+		}
+	}
+
+	// launch limits and dynamic shared memory above the default 48 KiB
+	for _, tc := range []struct {
+		size plugin.LaunchSize
+		want string
+	}{
+		{launchSize(1, 2048, 0), "GroupSize.x 2048 exceeds the maximum 1024"},
+		{launchSize(0, 1, 0), "NumGroups.x is 0"},
+		{launchSize(1, 64, 200<<10), "DynSharedMemory 204800 exceeds what kernel"},
+	} {
+		if err := q.Launch(k, argBytes(uint64(in), uint64(out)), tc.size); err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("launch %+v: %v, want %q", tc.size, err, tc.want)
+		}
+	}
+	if err := q.Launch(k, argBytes(uint64(in), uint64(out)), launchSize(groups, size, 64<<10)); err != nil {
+		t.Errorf("64 KiB of dynamic shared memory (the device allows 96 with opt-in): %v", err)
+	}
+	if err := q.Sync(); err != nil {
+		t.Fatal(err)
+	}
+
+	// a global: written by a kernel, read back at its device address
+	gp, err := g.LoadProgram(fakeCubin(t, "global"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	write, err := gp.Kernel("write")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr, gsize, err := gp.Global("global")
+	if err != nil || gsize != 256 {
+		t.Fatalf("Global: %#x %d %v", addr, gsize, err)
+	}
+	if _, _, err := gp.Global("nope"); err == nil || !strings.Contains(err.Error(), `no global variable named "nope"`) {
+		t.Errorf("unknown global: %v", err)
+	}
+	if err := q.Launch(write, argBytes(0), launchSize(1, 64, 0)); err != nil {
+		t.Fatal(err)
+	}
+	host := mustAlloc(t, g, ol.AllocTypeHost, 256)
+	if err := q.CopyFromDevice(host, addr, g, 256); err != nil {
+		t.Fatal(err)
+	}
+	if err := q.Sync(); err != nil {
+		t.Fatal(err)
+	}
+	hb := hostBytes(host, 256)
+	for i := 0; i < 64; i++ {
+		if v := binary.LittleEndian.Uint32(hb[4*i:]); v != uint32(2*i) {
+			t.Fatalf("global[%d] = %d, want %d", i, v, 2*i)
+		}
+	}
+
+	// unloading while a launch is queued waits for it
+	gate := make(chan struct{})
+	if err := q.HostCall(func() error { <-gate; return nil }); err != nil {
+		t.Fatal(err)
+	}
+	if err := q.Launch(write, argBytes(0), launchSize(1, 64, 0)); err != nil {
+		t.Fatal(err)
+	}
+	if err := gp.Unload(); err != nil {
+		t.Fatal(err)
+	}
+	if n := d.live("module"); n != 2 {
+		t.Errorf("%d modules loaded while a launch of one is queued, want 2", n)
+	}
+	if err := q.Launch(write, argBytes(0), launchSize(1, 64, 0)); err == nil || !strings.Contains(err.Error(), "was destroyed") {
+		t.Errorf("launch after Unload: %v", err)
+	}
+	close(gate)
+	if err := prog.Unload(); err != nil {
+		t.Fatal(err)
+	}
+	_ = q.Sync()
+	_ = q.Release()
+	for _, p := range []uintptr{in, out} {
+		_ = g.Free(p, ol.AllocTypeDevice)
+	}
+	_ = g.Free(host, ol.AllocTypeHost)
+	d.deinit()
+	if n := d.live("module"); n != 0 {
+		t.Errorf("%d modules left after Deinit", n)
+	}
+	if n := d.call("fake_cuda_launches"); n != 4 {
+		t.Errorf("the driver got %d launches, want 4", n)
+	}
+}
+
+// A module the driver refuses is INVALID_BINARY with its JIT log.
+func TestFakeModuleLoadFailure(t *testing.T) {
+	d := newDouble(t, "libcuda-modfail.so")
+	t.Setenv("FAKE_CUDA_MODULE_RESULT", "218")
+	_, err := d.dev[1].LoadProgram(fakeCubin(t, "sequence"))
+	var oe *ol.Error
+	if !asOl(err, &oe) || oe.Code != ol.ErrcInvalidBinary || !strings.Contains(oe.Details, "218 CUDA_ERROR_INVALID_PTX") ||
+		!strings.Contains(oe.Details, "JIT log: fake_cuda: module load failure injected") {
+		t.Errorf("%v", err)
+	}
+	d.deinit()
+}
+
+func asOl(err error, oe **ol.Error) bool {
+	e, ok := err.(*ol.Error)
+	*oe = e
+	return ok
+}
