@@ -2,9 +2,6 @@ package cuda
 
 import (
 	"encoding/binary"
-	"os"
-	"os/exec"
-	"path/filepath"
 	"strings"
 	"testing"
 
@@ -12,27 +9,6 @@ import (
 	"github.com/liboffload-go/liboffload-go/plugins/internal/fakedriver"
 	"github.com/liboffload-go/liboffload-go/plugins/plugin"
 )
-
-// fakeCubin builds a kernel source of tests/c/kernels as a host shared
-// object and dresses it as a cubin for sm_80 (EM_CUDA, SM in e_flags):
-// what the driver double loads and runs.
-func fakeCubin(t *testing.T, kernel string) []byte {
-	t.Helper()
-	root := fakedriver.ModuleRoot(t)
-	out := filepath.Join(t.TempDir(), kernel+".so")
-	cmd := exec.Command("cc", "-O2", "-fPIC", "-shared", "-I", filepath.Join(root, "include"),
-		filepath.Join(root, "tests", "c", "kernels", kernel+".c"), "-o", out)
-	if b, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("%v\n%s", err, b)
-	}
-	img, err := os.ReadFile(out)
-	if err != nil {
-		t.Fatal(err)
-	}
-	binary.LittleEndian.PutUint16(img[18:], 190) // e_machine
-	binary.LittleEndian.PutUint32(img[48:], 80)  // e_flags: sm_80
-	return img
-}
 
 func argBytes(words ...uint64) []byte {
 	b := make([]byte, 8*len(words))
@@ -54,7 +30,7 @@ func launchSize(groups, size uint32, dyn uint64) plugin.LaunchSize {
 func TestFakeProgramsAndLaunches(t *testing.T) {
 	d := newDouble(t, "libcuda-programs.so")
 	g := d.dev[0]
-	prog, err := g.LoadProgram(fakeCubin(t, "localmem_reduction"))
+	prog, err := g.LoadProgram(fakedriver.FakeCubin(t, "localmem_reduction"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -114,7 +90,7 @@ func TestFakeProgramsAndLaunches(t *testing.T) {
 	}
 
 	// a global: written by a kernel, read back at its device address
-	gp, err := g.LoadProgram(fakeCubin(t, "global"))
+	gp, err := g.LoadProgram(fakedriver.FakeCubin(t, "global"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -186,7 +162,7 @@ func TestFakeProgramsAndLaunches(t *testing.T) {
 func TestFakeModuleLoadFailure(t *testing.T) {
 	d := newDouble(t, "libcuda-modfail.so")
 	t.Setenv("FAKE_CUDA_MODULE_RESULT", "218")
-	_, err := d.dev[1].LoadProgram(fakeCubin(t, "sequence"))
+	_, err := d.dev[1].LoadProgram(fakedriver.FakeCubin(t, "sequence"))
 	var oe *ol.Error
 	if !asOl(err, &oe) || oe.Code != ol.ErrcInvalidBinary || !strings.Contains(oe.Details, "218 CUDA_ERROR_INVALID_PTX") ||
 		!strings.Contains(oe.Details, "JIT log: fake_cuda: module load failure injected") {

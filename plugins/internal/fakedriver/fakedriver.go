@@ -6,6 +6,7 @@
 package fakedriver
 
 import (
+	"encoding/binary"
 	"errors"
 	"os"
 	"os/exec"
@@ -342,4 +343,25 @@ func CheckPlatform(t *testing.T, p plugin.Platform, want PlatformWant) []plugin.
 		t.Fatalf("%d devices, want %d%s", len(devs), want.Devices, want.Why)
 	}
 	return devs
+}
+
+// FakeCubin builds a kernel source of tests/c/kernels as a host shared
+// object and dresses it as a cubin for sm_80 (EM_CUDA, the SM in e_flags):
+// what the CUDA driver double loads and runs.
+func FakeCubin(t *testing.T, kernel string) []byte {
+	t.Helper()
+	root := ModuleRoot(t)
+	out := filepath.Join(t.TempDir(), kernel+".so")
+	cmd := exec.Command("cc", "-O2", "-fPIC", "-shared", "-I", filepath.Join(root, "include"),
+		filepath.Join(root, "tests", "c", "kernels", kernel+".c"), "-o", out)
+	if b, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("%v\n%s", err, b)
+	}
+	img, err := os.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	binary.LittleEndian.PutUint16(img[18:], 190) // e_machine: EM_CUDA
+	binary.LittleEndian.PutUint32(img[48:], 80)  // e_flags: sm_80
+	return img
 }
