@@ -9,7 +9,7 @@ SOURCES := $(shell find api cmd impl plugins -type f \( -name '*.go' -o -name '*
 # lld, like LLVM's own build: GNU ld would also export an absolute VERS1.0 symbol
 LDFLAGS := -extldflags '-fuse-ld=lld -B/usr/lib/llvm-22/bin -Wl,--version-script=$(MAP) -Wl,-soname,libLLVMOffload.so.22.1'
 
-.PHONY: all lib generate check-generated demo test deps-check test-static test-go test-abi test-c test-python test-cgocheck2 fuzz bench setup clean
+.PHONY: all lib generate check-generated demo test deps-check test-static test-go test-abi test-c test-python test-cgocheck2 fuzz bench setup clean install uninstall test-install gpu-check
 
 all: lib
 
@@ -38,11 +38,12 @@ demo: deps-check $(LIB)
 	@mkdir -p $(BUILD)/bin
 	$(CC) -std=c17 -O2 -Wall -Wextra -Werror -I include/offload examples/demo.c -o $(BUILD)/bin/demo -L$(LIBDIR) -l:libLLVMOffload.so.22.1 -Wl,-rpath,'$$ORIGIN/../lib'
 	$(CC) -std=gnu17 -O3 -fPIC -shared -Wall -Werror -I include examples/saxpy_kernel.c -o $(BUILD)/bin/saxpy_kernel.so
-	$(BUILD)/bin/demo $(BUILD)/bin/saxpy_kernel.so
+	clang-22 --target=nvptx64-nvidia-cuda -march=sm_80 -Xclang -target-feature -Xclang +ptx78 -nogpulib -ffreestanding -O2 -I include -S examples/saxpy_kernel.c -o $(BUILD)/bin/saxpy_kernel.ptx
+	$(BUILD)/bin/demo $(BUILD)/bin/saxpy_kernel.so $(BUILD)/bin/saxpy_kernel.ptx
 
 # ---- tests ---------------------------------------------------------------
 test: deps-check $(LIB)
-	$(MAKE) --no-print-directory test-static test-go test-abi test-c test-python test-cgocheck2
+	$(MAKE) --no-print-directory test-static test-go test-abi test-c test-python test-cgocheck2 test-install
 	@echo "make test: all suites passed"
 
 deps-check:
@@ -88,7 +89,7 @@ test-c: $(LIB)
 	$(MAKE) --no-print-directory -C tests/c/conformance check IMPL=ours
 	$(MAKE) --no-print-directory -C tests/c/conformance check IMPL=llvm
 	$(MAKE) --no-print-directory -C tests/c/lifecycle check IMPL=ours
-	$(MAKE) --no-print-directory -C tests/c/host check
+	$(MAKE) --no-print-directory -C tests/c/device check
 
 # The C suites once more against a build that checks every pointer passed
 # between Go and C (GOEXPERIMENT=cgocheck2): no Go pointer may end up in C memory.
@@ -100,13 +101,54 @@ $(CHECKLIB): $(SOURCES) | deps-check
 
 test-cgocheck2: $(CHECKLIB)
 	$(MAKE) --no-print-directory -C tests/c/conformance check IMPL=ours LIBDIR=$(CURDIR)/$(dir $(CHECKLIB)) BUILD=$(CURDIR)/$(BUILD)/tests/conformance-cgocheck2
-	$(MAKE) --no-print-directory -C tests/c/host check LIBDIR=$(CURDIR)/$(dir $(CHECKLIB)) BUILD=$(CURDIR)/$(BUILD)/tests/c-host-cgocheck2
+	$(MAKE) --no-print-directory -C tests/c/device check LIBDIR=$(CURDIR)/$(dir $(CHECKLIB)) BUILD=$(CURDIR)/$(BUILD)/tests/c-device-cgocheck2
 
+# The Python tests run against python/ of the checkout, then once more
+# against the copy pip installs into $(PYSITE) (offline: the package's build
+# backend is in-tree), which proves the package installs and works installed.
+PYSITE := $(BUILD)/python-site
 test-python: $(LIB)
-	OFFLOAD_LIB=$(CURDIR)/$(LIB) python3 -m unittest discover -s tests/python -v
+	OFFLOAD_LIB=$(abspath $(LIB)) python3 -m unittest discover -s tests/python -v
+	rm -rf $(PYSITE)
+	PIP_ROOT_USER_ACTION=ignore PIP_DISABLE_PIP_VERSION_CHECK=1 python3 -m pip install --quiet --no-index --no-deps --target $(PYSITE) ./python
+	OFFLOAD_LIB=$(abspath $(LIB)) LIBOFFLOAD_TEST_INSTALLED=$(abspath $(PYSITE)) python3 -m unittest discover -s tests/python
+
+# Install and use: make install into temporary prefixes (staged with DESTDIR
+# and not); a CMake find_package consumer, a pkg-config + make consumer and a
+# FetchContent consumer of this tree each run a kernel on the host device;
+# make uninstall must leave the prefix empty (tests/consumers/run.sh).
+test-install: $(LIB)
+	LIBOFFLOAD_BUILD=$(abspath $(BUILD)) bash tests/consumers/run.sh
 
 clean:
 	rm -rf $(BUILD)
+
+# ---- install ----------------------------------------------------------------
+# make install [PREFIX=/usr/local] [DESTDIR=staging root] [libdir=…] [includedir=…]
+# installs the library and its links into libdir, the headers into
+# includedir, pkg-config files (offload, LLVMOffload) and CMake packages
+# (Offload, liboffload-go; target offload::offload), and a manifest that
+# make uninstall (same PREFIX and DESTDIR) removes exactly (scripts/install.sh).
+PREFIX     ?= /usr/local
+libdir     ?= $(PREFIX)/lib
+includedir ?= $(PREFIX)/include
+install: $(LIB)
+	@PREFIX='$(PREFIX)' DESTDIR='$(DESTDIR)' libdir='$(libdir)' includedir='$(includedir)' bash scripts/install.sh install $(abspath $(LIBDIR))
+
+uninstall:
+	@PREFIX='$(PREFIX)' DESTDIR='$(DESTDIR)' bash scripts/install.sh uninstall
+
+# ---- gpu-check: the device suite for a GPU machine without Go or compilers ----
+# Packs $(BUILD)/gpu-check/ (and gpu-check.tar.gz): the library and its
+# links, the device-suite and lifecycle test programs (run path relative to
+# themselves), the kernel images (.so, .ptx, .<gfx>.hsaco) and run.sh, which
+# runs every suite on every device found and prints the totals. Then runs
+# that run.sh here (on the host device when there is no GPU). Copy the
+# folder to a GPU machine and run gpu-check/run.sh there.
+GPUCHECK := $(BUILD)/gpu-check
+gpu-check: $(LIB)
+	bash tests/c/device/gpu_check_pack.sh $(CURDIR) $(abspath $(LIBDIR)) $(abspath $(GPUCHECK))
+	bash $(GPUCHECK)/run.sh
 
 # ---- benchmarks (not tests) -------------------------------------------------
 bench: $(LIB)

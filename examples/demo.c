@@ -152,7 +152,29 @@ static int run_saxpy(ol_device_handle_t dev, ol_device_handle_t host, const void
   return 1;
 }
 
+static void usage(FILE *f, const char *prog) {
+  fprintf(f,
+          "usage: %s [IMAGE...]\n"
+          "Lists every platform and device liboffload-go finds, round-trips a buffer\n"
+          "through host-device memory with olMemcpy, and runs SAXPY on every device\n"
+          "that can load one of the IMAGEs (tried in order: a host .so, PTX, an AMDGPU\n"
+          "code object, built from examples/saxpy_kernel.c), checking the result and\n"
+          "printing the bandwidth. Without IMAGEs, SAXPY is not run.\n"
+          "Environment: OFFLOAD_PLUGINS, OFFLOAD_TRACE and the others of\n"
+          "docs/environment.md. Exit status: 0 when every check passed.\n",
+          prog);
+}
+
 int main(int argc, char **argv) {
+  for (int a = 1; a < argc; a++)
+    if (!strcmp(argv[a], "-h") || !strcmp(argv[a], "--help")) {
+      usage(stdout, argv[0]);
+      return 0;
+    } else if (argv[a][0] == '-') {
+      fprintf(stderr, "%s: unknown option %s\n", argv[0], argv[a]);
+      usage(stderr, argv[0]);
+      return 2;
+    }
   CHECK(olInit());
   demo_state st = {0};
   CHECK(olIterateDevices(show_device, &st));

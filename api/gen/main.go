@@ -31,6 +31,7 @@ func outputs(s *api.Spec) map[string]string {
 		"plugins/plugin/zdeviceinfo.go":  genPluginDeviceInfo(s),
 		"tests/c/abi/zabi_layout.c":      genABILayout(s),
 		"tests/c/abi/zabi_functions.txt": genABIFunctionList(s),
+		"python/liboffload/_api.py":      genPython(s),
 		"docs/api.md":                    genAPIDocs(s),
 	}
 }

@@ -12,7 +12,7 @@ import (
 	"testing"
 )
 
-// Compiler flags of tests/c/host/Makefile (GPU_NVPTX, GPU_AMDGPU).
+// Compiler flags of tests/c/device/Makefile (GPU_NVPTX, GPU_AMDGPU).
 var (
 	nvptxFlags  = []string{"--target=nvptx64-nvidia-cuda", "-nogpulib", "-ffreestanding", "-O2", "-S"}
 	amdgpuFlags = []string{"--target=amdgcn-amd-amdhsa", "-nogpulib", "-ffreestanding", "-O2"}

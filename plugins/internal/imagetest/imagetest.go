@@ -27,7 +27,7 @@ import (
 
 // Images are real images of tests/c/kernels/foo.c, by name: "so" (gcc
 // -shared -fPIC), "ptx80" and "ptx90a" (clang-22, the NVPTX flags of
-// tests/c/host/Makefile), "gfx90a", "gfx942:xnack+" and "gfx9-generic"
+// tests/c/device/Makefile), "gfx90a", "gfx942:xnack+" and "gfx9-generic"
 // (AMDGPU code objects). A missing compiler fails the test: CI installs
 // gcc and clang-22.
 func Images(t *testing.T) map[string][]byte {

@@ -94,7 +94,7 @@ func mustCheck(t *testing.T, what string, img []byte) *Image {
 
 func TestAcceptsKernels(t *testing.T) {
 	srcs, _ := filepath.Glob(filepath.Join(root, "tests/c/kernels/*.c"))
-	fx, _ := filepath.Glob(filepath.Join(root, "tests/c/host/fixtures/*.c"))
+	fx, _ := filepath.Glob(filepath.Join(root, "tests/c/device/fixtures/*.c"))
 	if len(srcs) < 10 || len(fx) == 0 {
 		t.Fatalf("kernel sources not found (%d, %d)", len(srcs), len(fx))
 	}

@@ -1,4 +1,4 @@
-/* Symbols of host programs: olGetSymbol, olGetSymbolInfo(Size).
+/* Symbols of programs of the device under test: olGetSymbol, olGetSymbolInfo(Size).
  * SPDX-License-Identifier: Apache-2.0 */
 #include "hcheck.h"
 
@@ -73,11 +73,11 @@ static void test_symbol_info(void) {
   /* the address is the one the program's kernels use: `write` fills it */
   ol_symbol_handle_t w = hc_kernel(global_prog, "write");
   if (w && addr) {
-    memset(addr, 0, 256);
+    hc_set(OL_ALLOC_TYPE_DEVICE, addr, 0, 256);
     uint32_t unused = 0;
     ol_kernel_launch_size_args_t l = hc_size1(1, 64);
     OK(olLaunchKernel(NULL, hc_dev, w, &unused, sizeof unused, &l));
-    EQ_ARRAY((uint32_t *)addr, 64, 2u * i);
+    EQ_DARRAY(uint32_t, addr, 64, 2u * i);
   }
   /* kernels have no address or size */
   ERR(olGetSymbolInfo(k, OL_SYMBOL_INFO_GLOBAL_VARIABLE_ADDRESS, sizeof addr, &addr),
@@ -178,19 +178,23 @@ static void test_lookup_from_threads(void) {
 
 int main(int argc, char **argv) {
   hc_start(argc, argv);
-  foo_prog = hc_program("foo");
-  global_prog = hc_program("global");
-  if (!foo_prog || !global_prog)
-    return hc_finish("symbol");
-  RUN(test_get_kernel_and_global);
-  RUN(test_get_symbol_errors);
-  RUN(test_symbol_info);
-  RUN(test_symbol_info_errors);
-  RUN(test_symbol_info_size);
-  RUN(test_symbols_per_program);
-  RUN(test_lookup_from_threads);
-  hc_name = "cleanup";
-  OK(olDestroyProgram(foo_prog));
-  OK(olDestroyProgram(global_prog));
+  while (hc_next_device()) {
+    foo_prog = hc_program("foo");
+    global_prog = hc_program("global");
+    if (foo_prog && global_prog) {
+      RUN(test_get_kernel_and_global);
+      RUN(test_get_symbol_errors);
+      RUN(test_symbol_info);
+      RUN(test_symbol_info_errors);
+      RUN(test_symbol_info_size);
+      RUN(test_symbols_per_program);
+      RUN(test_lookup_from_threads);
+    }
+    hc_name = "cleanup";
+    if (foo_prog)
+      OK(olDestroyProgram(foo_prog));
+    if (global_prog)
+      OK(olDestroyProgram(global_prog));
+  }
   return hc_finish("symbol");
 }

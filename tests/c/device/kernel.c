@@ -1,14 +1,20 @@
-/* olLaunchKernel on the host device: every test kernel, grids, group
+/* olLaunchKernel on the device under test: every test kernel, grids, group
  * memory, barriers, argument buffers, launch checks, concurrency.
  * SPDX-License-Identifier: Apache-2.0 */
 #include "hcheck.h"
 
 static ol_program_handle_t prog(const char *name) {
-  /* one program per image for the whole run, loaded on first use */
+  /* one program per image and device for the whole run, loaded on first
+   * use */
   static struct {
     const char *name;
     ol_program_handle_t p;
   } cache[32];
+  static ol_device_handle_t cached_for;
+  if (cached_for != hc_dev) {
+    memset(cache, 0, sizeof cache);
+    cached_for = hc_dev;
+  }
   for (int i = 0; i < 32; i++) {
     if (cache[i].name && strcmp(cache[i].name, name) == 0)
       return cache[i].p;
@@ -28,6 +34,15 @@ static ol_symbol_handle_t kern(const char *image, const char *name) {
 struct out_args {
   uint32_t *out;
 };
+
+/* A uint32_t of a program global or DEVICE allocation of hc_dev. */
+static uint32_t get32(const void *p) {
+  uint32_t v = 0;
+  hc_get(OL_ALLOC_TYPE_DEVICE, &v, p, sizeof v);
+  return v;
+}
+
+static void put32(void *p, uint32_t v) { hc_put(OL_ALLOC_TYPE_DEVICE, p, &v, sizeof v); }
 
 static void test_foo_queue(void) {
   ol_symbol_handle_t k = kern("foo", "foo");
@@ -52,11 +67,11 @@ static void test_foo_synchronous(void) {
   uint32_t *out = hc_alloc(OL_ALLOC_TYPE_DEVICE, N * sizeof(uint32_t));
   if (!k || !out)
     return;
-  memset(out, 0, N * sizeof(uint32_t));
+  hc_set(OL_ALLOC_TYPE_DEVICE, out, 0, N * sizeof(uint32_t));
   ol_kernel_launch_size_args_t l = hc_size1(N / 256, 256);
   struct out_args a = {out};
   OK(olLaunchKernel(NULL, hc_dev, k, &a, sizeof a, &l));
-  EQ_ARRAY(out, N, i);
+  EQ_DARRAY(uint32_t, out, N, i);
   OK(olMemFree(out));
 }
 
@@ -112,8 +127,14 @@ static void *foo_sync_fn(void *arg) {
     ol_kernel_launch_size_args_t l = hc_size1(2, 64);
     struct out_args a = {o};
     t->errors += olLaunchKernel(NULL, hc_dev, t->k, &a, sizeof a, &l) != NULL;
+    uint32_t got[128];
+    const uint32_t *chk = o;
+    if (!hc_on_host) { /* device memory: read back through the API */
+      t->errors += olMemcpy(NULL, got, hc_host, o, hc_dev, sizeof got) != NULL;
+      chk = got;
+    }
     for (uint32_t i = 0; i < 128; i++)
-      t->errors += o[i] != i;
+      t->errors += chk[i] != i;
   }
   return NULL;
 }
@@ -121,9 +142,12 @@ static void *foo_sync_fn(void *arg) {
 static void test_foo_threads_sync(void) {
   enum { T = 20 };
   ol_symbol_handle_t k = kern("foo", "foo");
-  static uint32_t out[T * 10 * 128];
-  if (!k)
+  static uint32_t host_out[T * 10 * 128];
+  /* plain host memory on the host device; DEVICE memory elsewhere */
+  uint32_t *out = hc_on_host ? host_out : hc_alloc(OL_ALLOC_TYPE_DEVICE, sizeof host_out);
+  if (!k || !out)
     return;
+  memset(host_out, 0, sizeof host_out);
   struct foo_thread ts[T];
   pthread_t th[T];
   for (int i = 0; i < T; i++) {
@@ -136,6 +160,8 @@ static void test_foo_threads_sync(void) {
     errors += ts[i].errors;
   }
   EQ(errors, 0);
+  if (out != host_out)
+    OK(olMemFree(out));
 }
 
 static void test_bar_other_program(void) {
@@ -143,12 +169,15 @@ static void test_bar_other_program(void) {
   uint32_t a[128], b[128];
   if (!foo || !bar)
     return;
+  uint32_t *da = hc_buf(a, sizeof a), *db = hc_buf(b, sizeof b);
   ol_queue_handle_t q = hc_queue();
   ol_kernel_launch_size_args_t l = hc_size1(2, 64);
-  struct out_args fa = {a}, ba = {b};
+  struct out_args fa = {da}, ba = {db};
   OK(olLaunchKernel(q, hc_dev, foo, &fa, sizeof fa, &l));
   OK(olLaunchKernel(q, hc_dev, bar, &ba, sizeof ba, &l));
   OK(olSyncQueue(q));
+  hc_unbuf(a, da, sizeof a);
+  hc_unbuf(b, db, sizeof b);
   EQ_ARRAY(a, 128, i);
   EQ_ARRAY(b, 128, i + 1000u);
   OK(olDestroyQueue(q));
@@ -159,18 +188,18 @@ static void test_noargs(void) {
   uint32_t *runs = NULL;
   if (!k || !hc_global(prog("noargs"), "noargs_runs", (void **)&runs, NULL))
     return;
-  *runs = 0;
+  put32(runs, 0);
   ol_kernel_launch_size_args_t l = hc_size1(3, 7);
   OK(olLaunchKernel(NULL, hc_dev, k, NULL, 0, &l));
-  EQ(*runs, 21);
+  EQ(get32(runs), 21);
   /* extra argument bytes are ignored */
   uint64_t junk = 0x1234;
   OK(olLaunchKernel(NULL, hc_dev, k, &junk, sizeof junk, &l));
-  EQ(*runs, 42);
+  EQ(get32(runs), 42);
   ol_queue_handle_t q = hc_queue();
   OK(olLaunchKernel(q, hc_dev, k, NULL, 0, &l));
   OK(olSyncQueue(q));
-  EQ(*runs, 63);
+  EQ(get32(runs), 63);
   OK(olDestroyQueue(q));
 }
 
@@ -193,9 +222,13 @@ static void test_multiargs(void) {
     return;
   memset(out, 0xff, sizeof out);
   memset(out2, 0xff, sizeof out2);
-  struct multiargs_args a = {200, -50, out, 3.0, (uint64_t)7 << 32, 0.5f, out2, 150};
+  uint32_t *dout = hc_buf(out, sizeof out);
+  int32_t *dout2 = hc_buf(out2, sizeof out2);
+  struct multiargs_args a = {200, -50, dout, 3.0, (uint64_t)7 << 32, 0.5f, dout2, 150};
   ol_kernel_launch_size_args_t l = hc_size1(4, 50);
   OK(olLaunchKernel(NULL, hc_dev, k, &a, sizeof a, &l));
+  hc_unbuf(out, dout, sizeof out);
+  hc_unbuf(out2, dout2, sizeof out2);
   /* 200 - 50 + 3 i + 7 + 2 */
   EQ_ARRAY(out, 150, 159u + 3u * i);
   EQ_ARRAY(out2, 150, (int32_t)(-50 * (int32_t)(i + 1)));
@@ -227,9 +260,11 @@ static void test_composite(void) {
   a.inner.weight = 42.9;
   a.inner.bytes[0] = 1, a.inner.bytes[1] = 2, a.inner.bytes[2] = 3;
   a.table[0] = 0, a.table[1] = 100000, a.table[2] = 200000, a.table[3] = 300000;
-  a.out = out;
+  memset(out, 0, sizeof out);
+  a.out = hc_buf(out, sizeof out);
   ol_kernel_launch_size_args_t l = hc_size1(2, 32);
   OK(olLaunchKernel(NULL, hc_dev, k, &a, sizeof a, &l));
+  hc_unbuf(out, a.out, sizeof out);
   EQ_ARRAY(out, 64, 10000u + 300u + 42u + 6u + 100000u * (i % 4) + i);
 }
 
@@ -244,9 +279,10 @@ static void test_byte(void) {
   if (!k)
     return;
   memset(out, 0, sizeof out);
-  struct byte_args a = {'A', out};
+  struct byte_args a = {'A', hc_buf(out, sizeof out)};
   ol_kernel_launch_size_args_t l = hc_size1(1, 26);
   OK(olLaunchKernel(NULL, hc_dev, k, &a, sizeof a, &l));
+  hc_unbuf(out, a.out, sizeof out);
   TRUE(memcmp(out, "ABCDEFGHIJKLMNOPQRSTUVWXYZ", 26) == 0);
   EQ(out[26], 0);
 }
@@ -264,14 +300,19 @@ static void test_localmem(void) {
   OK(olLaunchKernel(NULL, hc_dev, k, &a, sizeof a, &l));
   /* slots[t] = 2t + group; out = slots[t] + 1 */
   EQ_ARRAY(out, G * S, 2u * (i % S) + i / S + 1u);
-  /* the biggest dynamic memory the device allows: 1 MiB */
+  /* the biggest dynamic memory the host device allows: 1 MiB */
+  if (!hc_on_host) {
+    hc_skipped(__FILE__, __LINE__, "host device only: 1 MiB of dynamic group memory");
+    OK(olMemFree(out));
+    return;
+  }
   l = hc_size1(2, 1024);
   l.DynSharedMemory = 1 << 20;
   uint32_t *big = hc_alloc(OL_ALLOC_TYPE_DEVICE, 2048 * sizeof(uint32_t));
   if (big) {
     struct out_args b = {big};
     OK(olLaunchKernel(NULL, hc_dev, k, &b, sizeof b, &l));
-    EQ_ARRAY(big, 2048, 2u * (i % 1024) + i / 1024 + 1u);
+    EQ_DARRAY(uint32_t, big, 2048, 2u * (i % 1024) + i / 1024 + 1u);
     OK(olMemFree(big));
   }
   OK(olMemFree(out));
@@ -355,19 +396,19 @@ static void test_single_counter(void) {
   uint32_t *c = hc_alloc(OL_ALLOC_TYPE_DEVICE, sizeof(uint32_t));
   if (!k || !c)
     return;
-  *c = 0;
+  put32(c, 0);
   ol_kernel_launch_size_args_t l = hc_size1(1000, 100);
   struct {
     uint32_t *c;
   } a = {c};
   OK(olLaunchKernel(NULL, hc_dev, k, &a, sizeof a, &l));
-  EQ(*c, 100000);
+  EQ(get32(c), 100000);
   /* queued several times */
   ol_queue_handle_t q = hc_queue();
   for (int i = 0; i < 5; i++)
     OK(olLaunchKernel(q, hc_dev, k, &a, sizeof a, &l));
   OK(olSyncQueue(q));
-  EQ(*c, 600000);
+  EQ(get32(c), 600000);
   OK(olDestroyQueue(q));
   OK(olMemFree(c));
 }
@@ -379,7 +420,7 @@ static void test_global_write_read(void) {
   void *g = NULL;
   if (!w || !r || !hc_global(prog("global"), "global", &g, NULL))
     return;
-  memset(g, 0, 256);
+  hc_set(OL_ALLOC_TYPE_DEVICE, g, 0, 256);
   uint32_t *out = hc_alloc(OL_ALLOC_TYPE_MANAGED, 64 * sizeof(uint32_t));
   if (!out)
     return;
@@ -391,7 +432,7 @@ static void test_global_write_read(void) {
   OK(olLaunchKernel(q, hc_dev, w, &unused, sizeof unused, &l));
   OK(olLaunchKernel(q, hc_dev, r, &a, sizeof a, &l));
   OK(olSyncQueue(q));
-  EQ_ARRAY((uint32_t *)g, 64, 2u * i);
+  EQ_DARRAY(uint32_t, g, 64, 2u * i);
   EQ_ARRAY(out, 64, 2u * i);
   OK(olDestroyQueue(q));
   OK(olMemFree(out));
@@ -403,8 +444,9 @@ static void test_global_ctor_kernel(void) {
   if (!k)
     return;
   ol_kernel_launch_size_args_t l = hc_size1(1, 64);
-  struct out_args a = {out};
+  struct out_args a = {hc_buf(out, sizeof out)};
   OK(olLaunchKernel(NULL, hc_dev, k, &a, sizeof a, &l));
+  hc_unbuf(out, a.out, sizeof out);
   EQ_ARRAY(out, 64, i + 100u);
 }
 
@@ -418,7 +460,7 @@ static void test_global_dtor_kernel(void) {
   uint32_t unused = 0;
   ol_kernel_launch_size_args_t l = hc_size1(2, 8);
   OK(olLaunchKernel(NULL, hc_dev, k, &unused, sizeof unused, &l));
-  EQ(*runs, 16);
+  EQ(get32(runs), 16);
 }
 
 /* 1-, 2- and 3-D grids: every global id is visited exactly once, by a plain
@@ -492,17 +534,17 @@ static void test_large_grid(void) {
   uint32_t *out = hc_alloc(OL_ALLOC_TYPE_DEVICE, (size_t)N * sizeof(uint32_t));
   if (!k || !out)
     return;
-  memset(out, 0, (size_t)N * sizeof(uint32_t));
+  hc_set(OL_ALLOC_TYPE_DEVICE, out, 0, (size_t)N * sizeof(uint32_t));
   ol_kernel_launch_size_args_t l = hc_size1(N / 1024, 1024);
   struct out_args a = {out};
   OK(olLaunchKernel(NULL, hc_dev, k, &a, sizeof a, &l));
-  EQ_ARRAY(out, N, i);
+  EQ_DARRAY(uint32_t, out, N, i);
   /* one work-item per group, many groups */
-  memset(out, 0, (size_t)N * sizeof(uint32_t));
+  hc_set(OL_ALLOC_TYPE_DEVICE, out, 0, (size_t)N * sizeof(uint32_t));
   l = hc_size1(100000, 1);
   OK(olLaunchKernel(NULL, hc_dev, k, &a, sizeof a, &l));
-  EQ_ARRAY(out, 100000, i);
-  EQ(out[100000], 0);
+  EQ_DARRAY(uint32_t, out, 100000, i);
+  EQ(get32(out + 100000), 0);
   OK(olMemFree(out));
 }
 
@@ -516,12 +558,15 @@ static void test_arguments_copied(void) {
   hc_gate g;
   hc_gate_close(&g, q);
   ol_kernel_launch_size_args_t l = hc_size1(1, 64);
-  struct out_args a = {a1};
+  uint32_t *d1 = hc_buf(a1, sizeof a1), *d2 = hc_buf(a2, sizeof a2);
+  struct out_args a = {d1};
   OK(olLaunchKernel(q, hc_dev, k, &a, sizeof a, &l));
-  a.out = a2; /* too late for the queued launch */
+  a.out = d2; /* too late for the queued launch */
   l.NumGroups.x = 1000;
   hc_gate_open(&g);
   OK(olSyncQueue(q));
+  hc_unbuf(a1, d1, sizeof a1);
+  hc_unbuf(a2, d2, sizeof a2);
   EQ_ARRAY(a1, 64, i);
   EQ_ARRAY(a2, 64, 0u);
   OK(olDestroyQueue(q));
@@ -585,6 +630,13 @@ static void test_bad_sizes(void) {
     ERR(olLaunchKernel(q, hc_dev, k, &a, sizeof a, &l), OL_ERRC_INVALID_SIZE, want);
     ERR(olLaunchKernel(NULL, hc_dev, k, &a, sizeof a, &l), OL_ERRC_INVALID_SIZE, want);
   }
+  if (!hc_on_host) {
+    hc_skipped(__FILE__, __LINE__,
+               "host device only: its launch limits (1024 per group, 1024x1024x64, 1 MiB)");
+    OK(olSyncQueue(q));
+    OK(olDestroyQueue(q));
+    return;
+  }
   l = hc_size1(1, 1025);
   ERR(olLaunchKernel(q, hc_dev, k, &a, sizeof a, &l), OL_ERRC_INVALID_SIZE, "1025");
   l = hc_size1(1, 1);
@@ -629,12 +681,18 @@ static void test_bad_arguments(void) {
     return;
   struct out_args a = {out};
   ol_kernel_launch_size_args_t l = hc_size1(1, 1);
-  /* smaller than the kernel's argument struct */
-  ERR(olLaunchKernel(NULL, hc_dev, k, &a, sizeof a - 1, &l), OL_ERRC_INVALID_ARGUMENT, NULL);
-  ERR(olLaunchKernel(NULL, hc_dev, k, NULL, 0, &l), OL_ERRC_INVALID_ARGUMENT, NULL);
-  struct multiargs_args ma;
-  memset(&ma, 0, sizeof ma);
-  ERR(olLaunchKernel(NULL, hc_dev, m, &ma, 8, &l), OL_ERRC_INVALID_ARGUMENT, "8");
+  if (hc_on_host) {
+    /* smaller than the kernel's argument struct (the host image's kernel
+     * descriptor gives its size) */
+    ERR(olLaunchKernel(NULL, hc_dev, k, &a, sizeof a - 1, &l), OL_ERRC_INVALID_ARGUMENT, NULL);
+    ERR(olLaunchKernel(NULL, hc_dev, k, NULL, 0, &l), OL_ERRC_INVALID_ARGUMENT, NULL);
+    struct multiargs_args ma;
+    memset(&ma, 0, sizeof ma);
+    ERR(olLaunchKernel(NULL, hc_dev, m, &ma, 8, &l), OL_ERRC_INVALID_ARGUMENT, "8");
+  } else {
+    hc_skipped(__FILE__, __LINE__,
+               "host device only: argument buffers shorter than the kernel's struct");
+  }
   /* size without data */
   ERR(olLaunchKernel(NULL, hc_dev, k, NULL, sizeof a, &l), OL_ERRC_INVALID_ARGUMENT,
       "ArgumentsSize > 0 && ArgumentsData == NULL");
@@ -664,27 +722,29 @@ static void test_bad_arguments(void) {
 
 int main(int argc, char **argv) {
   hc_start(argc, argv);
-  RUN(test_foo_queue);
-  RUN(test_foo_synchronous);
-  RUN(test_foo_threads_one_queue);
-  RUN(test_foo_threads_sync);
-  RUN(test_bar_other_program);
-  RUN(test_noargs);
-  RUN(test_multiargs);
-  RUN(test_composite);
-  RUN(test_byte);
-  RUN(test_localmem);
-  RUN(test_localmem_reduction);
-  RUN(test_localmem_static);
-  RUN(test_single_counter);
-  RUN(test_global_write_read);
-  RUN(test_global_ctor_kernel);
-  RUN(test_global_dtor_kernel);
-  RUN(test_grids);
-  RUN(test_large_grid);
-  RUN(test_arguments_copied);
-  RUN(test_blocked_launch);
-  RUN(test_bad_sizes);
-  RUN(test_bad_arguments);
+  while (hc_next_device()) {
+    RUN(test_foo_queue);
+    RUN(test_foo_synchronous);
+    RUN(test_foo_threads_one_queue);
+    RUN(test_foo_threads_sync);
+    RUN(test_bar_other_program);
+    RUN(test_noargs);
+    RUN(test_multiargs);
+    RUN(test_composite);
+    RUN(test_byte);
+    RUN(test_localmem);
+    RUN(test_localmem_reduction);
+    RUN(test_localmem_static);
+    RUN(test_single_counter);
+    RUN(test_global_write_read);
+    RUN(test_global_ctor_kernel);
+    RUN(test_global_dtor_kernel);
+    RUN(test_grids);
+    RUN(test_large_grid);
+    RUN(test_arguments_copied);
+    RUN(test_blocked_launch);
+    RUN(test_bad_sizes);
+    RUN(test_bad_arguments);
+  }
   return hc_finish("kernel");
 }

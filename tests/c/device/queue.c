@@ -1,4 +1,4 @@
-/* Queues of the host device: olCreateQueue, olDestroyQueue, olSyncQueue,
+/* Queues of the device under test: olCreateQueue, olDestroyQueue, olSyncQueue,
  * olGetQueueInfo(Size), ordering, and destroying a queue with work pending.
  * SPDX-License-Identifier: Apache-2.0 */
 #include "hcheck.h"
@@ -17,7 +17,7 @@ static void test_create_destroy(void) {
     ol_queue_handle_t q = NULL;
     uint32_t v = 0, one = 1;
     bad += olCreateQueue(hc_dev, &q) != NULL;
-    bad += olMemcpy(q, &v, hc_dev, &one, hc_dev, sizeof v) != NULL;
+    bad += olMemcpy(q, &v, hc_host, &one, hc_host, sizeof v) != NULL;
     bad += olSyncQueue(q) != NULL;
     bad += v != 1;
     bad += olDestroyQueue(q) != NULL;
@@ -53,10 +53,11 @@ static void test_sync(void) {
   /* sync waits for everything submitted: 1000 small ops */
   enum { N = 1000 };
   static uint32_t dst[N];
+  memset(dst, 0, sizeof dst); /* a clean start for each device */
   uint32_t vals[N];
   for (int i = 0; i < N; i++) {
     vals[i] = (uint32_t)i * 3u + 1u;
-    OK(olMemcpy(q, &dst[i], hc_dev, &vals[i], hc_dev, sizeof(uint32_t)));
+    OK(olMemcpy(q, &dst[i], hc_host, &vals[i], hc_host, sizeof(uint32_t)));
   }
   OK(olSyncQueue(q));
   EQ_ARRAY(dst, N, (uint32_t)i * 3u + 1u);
@@ -146,7 +147,7 @@ static void test_empty_exact(void) {
   TRUE(empty);
   /* and it becomes true without a sync once the work has run */
   uint32_t a = 1, b = 0;
-  OK(olMemcpy(q, &b, hc_dev, &a, hc_dev, sizeof a));
+  OK(olMemcpy(q, &b, hc_host, &a, hc_host, sizeof a));
   double t0 = hc_now_ms();
   ol_result_t r;
   do
@@ -173,7 +174,7 @@ static void test_destroy_pending(void) {
   if (!hc_gate_close(&g, q))
     return;
   uint32_t src = 99, dst = 0;
-  OK(olMemcpy(q, &dst, hc_dev, &src, hc_dev, sizeof src));
+  OK(olMemcpy(q, &dst, hc_host, &src, hc_host, sizeof src));
   OK(olLaunchHostFunction(q, mark_fn, NULL));
   ol_event_handle_t ev = NULL;
   OK(olCreateEvent(q, &ev));
@@ -190,7 +191,7 @@ static void test_destroy_pending(void) {
   /* a new queue works while the old one is still blocked */
   ol_queue_handle_t q2 = hc_queue();
   uint32_t x = 0, y = 5;
-  OK(olMemcpy(q2, &x, hc_dev, &y, hc_dev, sizeof x));
+  OK(olMemcpy(q2, &x, hc_host, &y, hc_host, sizeof x));
   OK(olSyncQueue(q2));
   EQ(x, 5);
   hc_gate_open(&g);
@@ -213,8 +214,14 @@ static void *own_queue_worker(void *arg) {
     uint32_t v = (uint32_t)round;
     bad += olMemFill(q, out, sizeof v, &v, 256 * sizeof(uint32_t)) != NULL;
     bad += olSyncQueue(q) != NULL;
+    uint32_t got[256];
+    const uint32_t *chk = out;
+    if (!hc_on_host) { /* DEVICE memory: read back through the API */
+      bad += olMemcpy(NULL, got, hc_host, out, hc_dev, sizeof got) != NULL;
+      chk = got;
+    }
     for (int i = 0; i < 256; i++)
-      bad += out[i] != (uint32_t)round;
+      bad += chk[i] != (uint32_t)round;
     bad += olDestroyQueue(q) != NULL;
   }
   return (void *)(intptr_t)bad;
@@ -222,10 +229,14 @@ static void *own_queue_worker(void *arg) {
 
 static void test_threads_own_queues(void) {
   enum { T = 16 };
-  static uint32_t bufs[T][256];
+  static uint32_t host_bufs[T][256];
+  /* plain host memory on the host device, DEVICE memory elsewhere */
+  uint32_t *bufs = hc_on_host ? &host_bufs[0][0] : hc_alloc(OL_ALLOC_TYPE_DEVICE, sizeof host_bufs);
+  if (!bufs)
+    return;
   pthread_t t[T];
   for (int i = 0; i < T; i++)
-    pthread_create(&t[i], NULL, own_queue_worker, bufs[i]);
+    pthread_create(&t[i], NULL, own_queue_worker, bufs + i * 256);
   int bad = 0;
   for (int i = 0; i < T; i++) {
     void *r;
@@ -233,18 +244,22 @@ static void test_threads_own_queues(void) {
     bad += (int)(intptr_t)r;
   }
   EQ(bad, 0);
+  if (bufs != &host_bufs[0][0])
+    OK(olMemFree(bufs));
 }
 
 int main(int argc, char **argv) {
   hc_start(argc, argv);
-  RUN(test_create_destroy);
-  RUN(test_create_errors);
-  RUN(test_destroy_errors);
-  RUN(test_sync);
-  RUN(test_in_order);
-  RUN(test_info);
-  RUN(test_empty_exact);
-  RUN(test_destroy_pending);
-  RUN(test_threads_own_queues);
+  while (hc_next_device()) {
+    RUN(test_create_destroy);
+    RUN(test_create_errors);
+    RUN(test_destroy_errors);
+    RUN(test_sync);
+    RUN(test_in_order);
+    RUN(test_info);
+    RUN(test_empty_exact);
+    RUN(test_destroy_pending);
+    RUN(test_threads_own_queues);
+  }
   return hc_finish("queue");
 }

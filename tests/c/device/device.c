@@ -1,20 +1,39 @@
-/* The host device as the launch checks see it: the limits the other areas
- * rely on (group sizes, group-local memory, compute units).
+/* The device under test as the launch checks see it: its type and backend,
+ * and, on the host device, the limits the other areas rely on (group
+ * sizes, group-local memory, compute units).
  * SPDX-License-Identifier: Apache-2.0 */
 #include "hcheck.h"
 
-static void test_host_device_found(void) {
+static void test_device_found(void) {
   ol_device_type_t t = OL_DEVICE_TYPE_ALL;
   OK(olGetDeviceInfo(hc_dev, OL_DEVICE_INFO_TYPE, sizeof t, &t));
-  EQ(t, OL_DEVICE_TYPE_HOST);
+  EQ(t, hc_on_host ? OL_DEVICE_TYPE_HOST : OL_DEVICE_TYPE_GPU);
   ol_platform_handle_t p = NULL;
   OK(olGetDeviceInfo(hc_dev, OL_DEVICE_INFO_PLATFORM, sizeof p, &p));
   ol_platform_backend_t b = OL_PLATFORM_BACKEND_UNKNOWN;
   OK(olGetPlatformInfo(p, OL_PLATFORM_INFO_BACKEND, sizeof b, &b));
-  EQ(b, OL_PLATFORM_BACKEND_HOST);
+  EQ(b, hc_on_host ? OL_PLATFORM_BACKEND_HOST : hc_backend);
+  /* the host device is there beside any GPU */
+  t = OL_DEVICE_TYPE_ALL;
+  OK(olGetDeviceInfo(hc_host, OL_DEVICE_INFO_TYPE, sizeof t, &t));
+  EQ(t, OL_DEVICE_TYPE_HOST);
+}
+
+/* Limits every device must report sensibly. */
+static void test_limits_sane(void) {
+  uint32_t max = 0;
+  OK(olGetDeviceInfo(hc_dev, OL_DEVICE_INFO_MAX_WORK_GROUP_SIZE, sizeof max, &max));
+  TRUE(max >= 64 && max <= 4096);
+  uint32_t cu = 0;
+  OK(olGetDeviceInfo(hc_dev, OL_DEVICE_INFO_NUM_COMPUTE_UNITS, sizeof cu, &cu));
+  TRUE(cu > 0);
+  uint64_t mem = 0;
+  OK(olGetDeviceInfo(hc_dev, OL_DEVICE_INFO_GLOBAL_MEM_SIZE, sizeof mem, &mem));
+  TRUE(mem > 0);
 }
 
 static void test_launch_limits(void) {
+  HOST_ONLY("the host device's own limits (group sizes, 1 MiB local memory, CPU count)");
   uint32_t max = 0;
   OK(olGetDeviceInfo(hc_dev, OL_DEVICE_INFO_MAX_WORK_GROUP_SIZE, sizeof max, &max));
   EQ(max, 1024);
@@ -52,6 +71,10 @@ static void test_strings(void) {
     OK(olGetDeviceInfo(hc_dev, props[i], n, buf));
     EQ(strlen(buf) + 1, n);
   }
+  if (!hc_on_host) {
+    hc_skipped(__FILE__, __LINE__, "host device only: its UID is \"HOST\"");
+    return;
+  }
   char uid[8] = {0};
   OK(olGetDeviceInfo(hc_dev, OL_DEVICE_INFO_UID, sizeof uid, uid));
   TRUE(strcmp(uid, "HOST") == 0);
@@ -59,8 +82,11 @@ static void test_strings(void) {
 
 int main(int argc, char **argv) {
   hc_start(argc, argv);
-  RUN(test_host_device_found);
-  RUN(test_launch_limits);
-  RUN(test_strings);
+  while (hc_next_device()) {
+    RUN(test_device_found);
+    RUN(test_limits_sane);
+    RUN(test_launch_limits);
+    RUN(test_strings);
+  }
   return hc_finish("device");
 }

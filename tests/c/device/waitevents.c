@@ -1,4 +1,4 @@
-/* olWaitEvents on the host device: Fibonacci chains of `sequence` launches
+/* olWaitEvents on the device under test: Fibonacci chains of `sequence` launches
  * across queues, non-blocking waits, and the error cases.
  * SPDX-License-Identifier: Apache-2.0 */
 #include "hcheck.h"
@@ -87,7 +87,7 @@ static void test_wait_does_not_block_caller(void) {
   OK(olWaitEvents(b, &ea, 1));
   TRUE(hc_now_ms() - t0 < 200);
   uint32_t src = 17, dst = 0;
-  OK(olMemcpy(b, &dst, hc_dev, &src, hc_dev, sizeof src));
+  OK(olMemcpy(b, &dst, hc_host, &src, hc_host, sizeof src));
   ol_event_handle_t eb = NULL;
   OK(olCreateEvent(b, &eb));
   hc_sleep_ms(200);
@@ -125,7 +125,7 @@ static void test_wait_special_events(void) {
   OK(olDestroyQueue(c));
   OK(olWaitEvents(b, &ec, 1));
   uint32_t src = 4, dst = 0;
-  OK(olMemcpy(b, &dst, hc_dev, &src, hc_dev, sizeof src));
+  OK(olMemcpy(b, &dst, hc_host, &src, hc_host, sizeof src));
   hc_sleep_ms(50);
   EQ(dst, 0);
   hc_gate_open(&g);
@@ -164,16 +164,18 @@ static void test_errors(void) {
 
 int main(int argc, char **argv) {
   hc_start(argc, argv);
-  seq_prog = hc_program("sequence");
-  seq_kernel = hc_kernel(seq_prog, "sequence");
-  RUN(test_chain_across_queues);
-  RUN(test_chain_single_queue);
-  RUN(test_chain_wait_on_all);
-  RUN(test_wait_does_not_block_caller);
-  RUN(test_wait_special_events);
-  RUN(test_errors);
-  hc_name = "cleanup";
-  if (seq_prog)
-    OK(olDestroyProgram(seq_prog));
+  while (hc_next_device()) {
+    seq_prog = hc_program("sequence");
+    seq_kernel = hc_kernel(seq_prog, "sequence");
+    RUN(test_chain_across_queues);
+    RUN(test_chain_single_queue);
+    RUN(test_chain_wait_on_all);
+    RUN(test_wait_does_not_block_caller);
+    RUN(test_wait_special_events);
+    RUN(test_errors);
+    hc_name = "cleanup";
+    if (seq_prog)
+      OK(olDestroyProgram(seq_prog));
+  }
   return hc_finish("waitevents");
 }

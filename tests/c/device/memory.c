@@ -1,4 +1,4 @@
-/* Memory on the host device: olMemAlloc, olMemFree, olGetMemInfo(Size),
+/* Memory of the device under test: olMemAlloc, olMemFree, olGetMemInfo(Size),
  * olMemcpy, olMemFill, olMemRegister, olMemUnregister.
  * SPDX-License-Identifier: Apache-2.0 */
 #include "hcheck.h"
@@ -15,9 +15,12 @@ static void test_alloc_each_type(void) {
       continue;
     TRUE(p != NULL);
     EQ((uintptr_t)p % 64, 0);
-    /* host device memory is ordinary memory: every byte is usable */
-    memset(p, 0x5a, 1024);
-    EQ(((unsigned char *)p)[1023], 0x5a);
+    /* every byte is usable (on the host device it is ordinary memory;
+     * elsewhere DEVICE memory is reached through olMemcpy) */
+    hc_set(all_types[t], p, 0x5a, 1024);
+    unsigned char last = 0;
+    hc_get(all_types[t], &last, (unsigned char *)p + 1023, 1);
+    EQ(last, 0x5a);
     OK(olMemFree(p));
   }
 }
@@ -30,14 +33,17 @@ static void test_alloc_odd_sizes(void) {
     TRUE(ptrs[i] != NULL);
     if (ptrs[i]) {
       EQ((uintptr_t)ptrs[i] % 64, 0);
-      memset(ptrs[i], i, sizes[i]);
+      hc_set(OL_ALLOC_TYPE_DEVICE, ptrs[i], i, sizes[i]);
     }
   }
   /* the allocations do not overlap: each still holds its own byte */
   for (int i = 0; i < 7; i++)
     if (ptrs[i]) {
-      EQ(((unsigned char *)ptrs[i])[0], i);
-      EQ(((unsigned char *)ptrs[i])[sizes[i] - 1], i);
+      unsigned char first = 0, last = 0;
+      hc_get(OL_ALLOC_TYPE_DEVICE, &first, ptrs[i], 1);
+      hc_get(OL_ALLOC_TYPE_DEVICE, &last, (unsigned char *)ptrs[i] + sizes[i] - 1, 1);
+      EQ(first, i);
+      EQ(last, i);
       size_t got = 0;
       OK(olGetMemInfo(ptrs[i], OL_MEM_INFO_SIZE, sizeof got, &got));
       EQ(got, sizes[i]);
@@ -52,7 +58,8 @@ static void test_alloc_many(void) {
   for (int i = 0; i < N; i++)
     if (olMemAlloc(hc_dev, all_types[i % 3], 32 + (size_t)i, &p[i]) == NULL) {
       made++;
-      *(uint32_t *)p[i] = (uint32_t)i;
+      uint32_t v = (uint32_t)i;
+      hc_put(all_types[i % 3], p[i], &v, sizeof v);
     } else {
       p[i] = NULL;
     }
@@ -60,7 +67,9 @@ static void test_alloc_many(void) {
   int intact = 0;
   for (int i = 0; i < N; i++)
     if (p[i]) {
-      intact += *(uint32_t *)p[i] == (uint32_t)i;
+      uint32_t v = 0;
+      hc_get(all_types[i % 3], &v, p[i], sizeof v);
+      intact += v == (uint32_t)i;
       OK(olMemFree(p[i]));
     }
   EQ(intact, N);
@@ -191,10 +200,13 @@ static void test_mem_info_size(void) {
 /* -------------------------------------------------------------- olMemcpy */
 
 /* A place memory can live: malloc'd host memory, the three allocation
- * types, or a program global. */
+ * types, or a program global. `type` says how the CPU may reach it (a
+ * global is device memory); `dev` is the device olMemcpy is told. */
 typedef struct place {
   const char *name;
   uint8_t *p;
+  ol_alloc_type_t type;
+  ol_device_handle_t dev;
 } place;
 
 static void fill_seq(uint8_t *p, size_t n, unsigned seed) {
@@ -211,11 +223,11 @@ static void test_memcpy_every_pair(void) {
     return;
   EQ(gsize, N);
   place places[] = {
-      {"malloc", malloc(N)},
-      {"host", hc_alloc(OL_ALLOC_TYPE_HOST, N)},
-      {"device", hc_alloc(OL_ALLOC_TYPE_DEVICE, N)},
-      {"managed", hc_alloc(OL_ALLOC_TYPE_MANAGED, N)},
-      {"global", gaddr},
+      {"malloc", malloc(N), OL_ALLOC_TYPE_HOST, hc_host},
+      {"host", hc_alloc(OL_ALLOC_TYPE_HOST, N), OL_ALLOC_TYPE_HOST, hc_dev},
+      {"device", hc_alloc(OL_ALLOC_TYPE_DEVICE, N), OL_ALLOC_TYPE_DEVICE, hc_dev},
+      {"managed", hc_alloc(OL_ALLOC_TYPE_MANAGED, N), OL_ALLOC_TYPE_MANAGED, hc_dev},
+      {"global", gaddr, OL_ALLOC_TYPE_DEVICE, hc_dev},
   };
   enum { P = sizeof places / sizeof places[0] };
   ol_queue_handle_t q = hc_queue();
@@ -226,17 +238,21 @@ static void test_memcpy_every_pair(void) {
         if (s == d)
           continue;
         uint8_t *src = places[s].p, *dst = places[d].p;
-        fill_seq(src, N, seed);
-        memset(dst, 0, N);
+        uint8_t seq[N], got[N];
+        fill_seq(seq, N, seed);
+        hc_put(places[s].type, src, seq, N);
+        hc_set(places[d].type, dst, 0, N);
+        ol_device_handle_t dd = places[d].dev, sd = places[s].dev;
         bool ok;
         if (mode == 0) {
-          ok = OK(olMemcpy(NULL, dst, hc_dev, src, hc_dev, N));
+          ok = OK(olMemcpy(NULL, dst, dd, src, sd, N));
         } else {
-          ok = OK(olMemcpy(q, dst, hc_dev, src, hc_dev, N)) && OK(olSyncQueue(q));
+          ok = OK(olMemcpy(q, dst, dd, src, sd, N)) && OK(olSyncQueue(q));
         }
+        hc_get(places[d].type, got, dst, N);
         int bad = 0;
         for (size_t i = 0; i < N; i++)
-          bad += dst[i] != (uint8_t)(i * 7u + seed);
+          bad += got[i] != (uint8_t)(i * 7u + seed);
         if (ok && bad)
           hc_failed(__FILE__, __LINE__, "%s copy %s -> %s: %d bytes wrong",
                     mode ? "queued" : "synchronous", places[s].name, places[d].name, bad);
@@ -248,7 +264,7 @@ static void test_memcpy_every_pair(void) {
   uint32_t vals[64];
   for (int i = 0; i < 64; i++)
     vals[i] = 3000u + (uint32_t)i;
-  OK(olMemcpy(q, gaddr, hc_dev, vals, hc_dev, sizeof vals));
+  OK(olMemcpy(q, gaddr, hc_dev, vals, hc_host, sizeof vals));
   uint32_t *out = hc_alloc(OL_ALLOC_TYPE_MANAGED, sizeof vals);
   ol_symbol_handle_t rd = hc_kernel(prog, "read");
   if (out && rd) {
@@ -279,15 +295,15 @@ static void test_memcpy_queue_order(void) {
   if (!a || !b || !c)
     return;
   fill_seq(a, N, 9);
-  memset(b, 0, N), memset(c, 0, N), memset(d, 0, N);
+  hc_set(OL_ALLOC_TYPE_DEVICE, b, 0, N), memset(c, 0, N), memset(d, 0, N);
   OK(olMemcpy(q, b, hc_dev, a, hc_dev, N));
   OK(olMemcpy(q, c, hc_dev, b, hc_dev, N));
-  OK(olMemcpy(q, d, hc_dev, c, hc_dev, N));
+  OK(olMemcpy(q, d, hc_host, c, hc_dev, N));
   OK(olSyncQueue(q));
   TRUE(memcmp(a, d, N) == 0);
   /* a copy of 0 bytes is allowed, queued or not, and changes nothing */
-  OK(olMemcpy(q, d, hc_dev, a, hc_dev, 0));
-  OK(olMemcpy(NULL, d, hc_dev, a, hc_dev, 0));
+  OK(olMemcpy(q, d, hc_host, a, hc_dev, 0));
+  OK(olMemcpy(NULL, d, hc_host, a, hc_dev, 0));
   OK(olSyncQueue(q));
   TRUE(memcmp(a, d, N) == 0);
   /* overlapping ranges of one allocation behave like memmove */
@@ -313,13 +329,13 @@ static void test_memcpy_queued_is_async(void) {
   hc_gate g;
   if (!hc_gate_close(&g, q))
     return;
-  OK(olMemcpy(q, dst, hc_dev, src, hc_dev, sizeof src));
+  OK(olMemcpy(q, dst, hc_host, src, hc_host, sizeof src));
   hc_sleep_ms(50);
   EQ(dst[0], 0);
   /* the NULL-queue form does not wait for the blocked queue */
   uint32_t sync_dst[16] = {0};
   double t0 = hc_now_ms();
-  OK(olMemcpy(NULL, sync_dst, hc_dev, src, hc_dev, sizeof src));
+  OK(olMemcpy(NULL, sync_dst, hc_host, src, hc_host, sizeof src));
   TRUE(hc_now_ms() - t0 < 1000);
   EQ_ARRAY(sync_dst, 16, 77u + i);
   hc_gate_open(&g);
@@ -356,7 +372,7 @@ _Static_assert(sizeof(struct pat17) == 17, "17-byte pattern");
 /* Fills with `psize`-byte patterns and checks every element, for a NULL
  * queue and a queue, in several kinds of memory. */
 static void check_fill(size_t psize, size_t total) {
-  uint8_t pat[17];
+  uint8_t pat[64]; /* the longest pattern used below */
   for (size_t i = 0; i < psize; i++)
     pat[i] = (uint8_t)(0xa0 + i * 3);
   if (psize == 17) {
@@ -370,17 +386,26 @@ static void check_fill(size_t psize, size_t total) {
       uint8_t *mem = kind < 3 ? hc_alloc(all_types[kind], total + 128) : malloc(total + 128);
       if (!mem)
         continue;
-      memset(mem, 0x33, total + 128);
+      ol_alloc_type_t type = kind < 3 ? all_types[kind] : OL_ALLOC_TYPE_HOST;
+      hc_set(type, mem, 0x33, total + 128);
       bool ok;
       if (queued)
         ok = OK(olMemFill(q, mem + 64, psize, pat, total)) && OK(olSyncQueue(q));
       else
         ok = OK(olMemFill(NULL, mem + 64, psize, pat, total));
+      uint8_t *got = mem;
+      if (!hc_cpu_ok(type)) {
+        got = hc_fetch(mem, total + 128);
+        if (!got)
+          continue;
+      }
       size_t bad = 0, guard = 0;
       for (size_t i = 0; i < total; i++)
-        bad += mem[64 + i] != pat[i % psize];
+        bad += got[64 + i] != pat[i % psize];
       for (size_t i = 0; i < 64; i++)
-        guard += (mem[i] != 0x33) + (mem[64 + total + i] != 0x33);
+        guard += (got[i] != 0x33) + (got[64 + total + i] != 0x33);
+      if (got != mem)
+        free(got);
       if (ok && (bad || guard))
         hc_failed(__FILE__, __LINE__,
                   "fill with a %zu-byte pattern over %zu bytes (%s, %s): %zu wrong bytes, %zu "
@@ -421,12 +446,12 @@ static void test_fill_pattern_copied(void) {
   pat = 0xdeadbeef;
   hc_gate_open(&g);
   OK(olSyncQueue(q));
-  EQ_ARRAY(mem, 64, 0xcafef00du);
+  EQ_DARRAY(uint32_t, mem, 64, 0xcafef00du);
   /* FillSize 0 writes nothing */
   OK(olMemFill(q, mem, sizeof pat, &pat, 0));
   OK(olMemFill(NULL, mem, sizeof pat, &pat, 0));
   OK(olSyncQueue(q));
-  EQ_ARRAY(mem, 64, 0xcafef00du);
+  EQ_DARRAY(uint32_t, mem, 64, 0xcafef00du);
   OK(olMemFree(mem));
   OK(olDestroyQueue(q));
 }
@@ -462,7 +487,7 @@ static void test_register_basic(void) {
   for (int i = 0; i < 256; i++)
     src[i] = 5u * (uint32_t)i;
   ol_queue_handle_t q = hc_queue();
-  OK(olMemcpy(q, pinned, hc_dev, src, hc_dev, sizeof src));
+  OK(olMemcpy(q, pinned, hc_host, src, hc_host, sizeof src));
   OK(olSyncQueue(q));
   EQ_ARRAY(arr, 256, 5u * i);
   OK(olDestroyQueue(q));
@@ -591,27 +616,29 @@ static void test_register_threads(void) {
 
 int main(int argc, char **argv) {
   hc_start(argc, argv);
-  RUN(test_alloc_each_type);
-  RUN(test_alloc_odd_sizes);
-  RUN(test_alloc_many);
-  RUN(test_alloc_errors);
-  RUN(test_free_errors);
-  RUN(test_mem_info);
-  RUN(test_mem_info_errors);
-  RUN(test_mem_info_size);
-  RUN(test_memcpy_every_pair);
-  RUN(test_memcpy_queue_order);
-  RUN(test_memcpy_queued_is_async);
-  RUN(test_memcpy_errors);
-  RUN(test_fill_patterns);
-  RUN(test_fill_pattern_copied);
-  RUN(test_fill_errors);
-  RUN(test_register_basic);
-  RUN(test_register_twice);
-  RUN(test_register_contained);
-  RUN(test_register_overlap);
-  RUN(test_register_errors);
-  RUN(test_register_wrapping_range);
-  RUN(test_register_threads);
+  while (hc_next_device()) {
+    RUN(test_alloc_each_type);
+    RUN(test_alloc_odd_sizes);
+    RUN(test_alloc_many);
+    RUN(test_alloc_errors);
+    RUN(test_free_errors);
+    RUN(test_mem_info);
+    RUN(test_mem_info_errors);
+    RUN(test_mem_info_size);
+    RUN(test_memcpy_every_pair);
+    RUN(test_memcpy_queue_order);
+    RUN(test_memcpy_queued_is_async);
+    RUN(test_memcpy_errors);
+    RUN(test_fill_patterns);
+    RUN(test_fill_pattern_copied);
+    RUN(test_fill_errors);
+    RUN(test_register_basic);
+    RUN(test_register_twice);
+    RUN(test_register_contained);
+    RUN(test_register_overlap);
+    RUN(test_register_errors);
+    RUN(test_register_wrapping_range);
+    RUN(test_register_threads);
+  }
   return hc_finish("memory");
 }

@@ -1,4 +1,4 @@
-/* Events of the host device: olCreateEvent, olSyncEvent, olDestroyEvent,
+/* Events of the device under test: olCreateEvent, olSyncEvent, olDestroyEvent,
  * olGetEventInfo(Size).
  * SPDX-License-Identifier: Apache-2.0 */
 #include "hcheck.h"
@@ -11,7 +11,7 @@ static void test_create(void) {
   TRUE(e1 != NULL);
   /* after some work */
   uint32_t a = 3, b = 0;
-  OK(olMemcpy(q, &b, hc_dev, &a, hc_dev, sizeof a));
+  OK(olMemcpy(q, &b, hc_host, &a, hc_host, sizeof a));
   OK(olCreateEvent(q, &e2));
   TRUE(e2 != NULL && e2 != e1);
   OK(olSyncEvent(e2));
@@ -35,14 +35,19 @@ static void test_create_errors(void) {
 
 static void test_sync_repeat(void) {
   ol_queue_handle_t q = hc_queue();
-  static uint32_t dst[4096];
+  enum { N = 4096 };
+  /* memory a queue of any device may fill */
+  uint32_t *dst = hc_alloc(OL_ALLOC_TYPE_DEVICE, N * sizeof(uint32_t));
+  if (!dst)
+    return;
   uint32_t v = 42;
-  OK(olMemFill(q, dst, sizeof v, &v, sizeof dst));
+  OK(olMemFill(q, dst, sizeof v, &v, N * sizeof(uint32_t)));
   ol_event_handle_t e = NULL;
   OK(olCreateEvent(q, &e));
   for (int i = 0; i < 10; i++)
     OK(olSyncEvent(e));
-  EQ_ARRAY(dst, 4096, 42u);
+  EQ_DARRAY(uint32_t, dst, N, 42u);
+  OK(olMemFree(dst));
   OK(olDestroyEvent(e));
   OK(olDestroyQueue(q));
 }
@@ -74,7 +79,7 @@ static void test_destroy_errors(void) {
 static void test_event_covers_prior_work_only(void) {
   ol_queue_handle_t q = hc_queue();
   uint32_t a = 11, b = 0;
-  OK(olMemcpy(q, &b, hc_dev, &a, hc_dev, sizeof a));
+  OK(olMemcpy(q, &b, hc_host, &a, hc_host, sizeof a));
   ol_event_handle_t before = NULL, after = NULL;
   OK(olCreateEvent(q, &before));
   hc_gate g;
@@ -112,7 +117,7 @@ static void test_sync_blocks(void) {
   if (!hc_gate_close(&g, q))
     return;
   uint32_t a = 8, b = 0;
-  OK(olMemcpy(q, &b, hc_dev, &a, hc_dev, sizeof a));
+  OK(olMemcpy(q, &b, hc_host, &a, hc_host, sizeof a));
   ol_event_handle_t e = NULL;
   OK(olCreateEvent(q, &e));
   TRUE(hc_gate_wait_entered(&g));
@@ -177,7 +182,7 @@ static void test_info(void) {
 static void test_event_outlives_queue_reuse(void) {
   ol_queue_handle_t q1 = hc_queue();
   uint32_t a = 1, b = 0;
-  OK(olMemcpy(q1, &b, hc_dev, &a, hc_dev, sizeof a));
+  OK(olMemcpy(q1, &b, hc_host, &a, hc_host, sizeof a));
   ol_event_handle_t e = NULL;
   OK(olCreateEvent(q1, &e));
   OK(olSyncQueue(q1));
@@ -231,15 +236,17 @@ static void test_events_from_threads(void) {
 
 int main(int argc, char **argv) {
   hc_start(argc, argv);
-  RUN(test_create);
-  RUN(test_create_errors);
-  RUN(test_sync_repeat);
-  RUN(test_sync_errors);
-  RUN(test_destroy_errors);
-  RUN(test_event_covers_prior_work_only);
-  RUN(test_sync_blocks);
-  RUN(test_info);
-  RUN(test_event_outlives_queue_reuse);
-  RUN(test_events_from_threads);
+  while (hc_next_device()) {
+    RUN(test_create);
+    RUN(test_create_errors);
+    RUN(test_sync_repeat);
+    RUN(test_sync_errors);
+    RUN(test_destroy_errors);
+    RUN(test_event_covers_prior_work_only);
+    RUN(test_sync_blocks);
+    RUN(test_info);
+    RUN(test_event_outlives_queue_reuse);
+    RUN(test_events_from_threads);
+  }
   return hc_finish("event");
 }

@@ -1,4 +1,4 @@
-/* olLaunchHostFunction on the host device.
+/* olLaunchHostFunction on queues of the device under test.
  * SPDX-License-Identifier: Apache-2.0 */
 #include "hcheck.h"
 
@@ -222,14 +222,16 @@ static void test_errors(void) {
 
 int main(int argc, char **argv) {
   hc_start(argc, argv);
-  RUN(test_trivial);
-  RUN(test_runs_on_library_thread);
-  RUN(test_null_user_data);
-  RUN(test_fibonacci_chain);
-  RUN(test_many_in_order);
-  RUN(test_blocks_kernel);
-  RUN(test_callback_calls_api);
-  RUN(test_queues_run_concurrently);
-  RUN(test_errors);
+  while (hc_next_device()) {
+    RUN(test_trivial);
+    RUN(test_runs_on_library_thread);
+    RUN(test_null_user_data);
+    RUN(test_fibonacci_chain);
+    RUN(test_many_in_order);
+    RUN(test_blocks_kernel);
+    RUN(test_callback_calls_api);
+    RUN(test_queues_run_concurrently);
+    RUN(test_errors);
+  }
   return hc_finish("hostfunc");
 }

@@ -1,0 +1,618 @@
+"""Platforms, devices, memory, queues, events, programs, kernels, host
+functions."""
+
+import ctypes
+import itertools
+import os
+import threading
+
+from . import _api, _core
+from ._api import (AllocType, DeviceInfo, DeviceType, Errc, EventInfo,
+                   MemInfo, PlatformInfo, QueueInfo, SymbolInfo, SymbolKind)
+from ._core import OffloadError, call, get_info, info_properties
+
+
+def _wrap(kind, value):
+    """An object for a handle returned by an info query."""
+    if kind == "platform":
+        return Platform(value)
+    if kind == "device":
+        return Device(value)
+    for obj in _core.live_objects():
+        if getattr(obj, "_kind", None) == kind and obj.handle == value:
+            return obj
+    return value
+
+
+class _Handle:
+    """An object named by a library handle (an int)."""
+
+    _info_enum = None
+
+    def __init__(self, handle):
+        self.handle = handle
+
+    def __eq__(self, other):
+        return type(other) is type(self) and other.handle == self.handle
+
+    def __hash__(self):
+        return hash((type(self).__name__, self.handle))
+
+    def info(self, prop):
+        """One info property, decoded (enum, str, int, bool, object)."""
+        return get_info(self._info_enum, self.handle, prop, _wrap)
+
+
+class _Owned(_Handle):
+    """An object this package created and must release: a context manager,
+    released by close(), by the end of its `with`, or by the final
+    shutdown()."""
+
+    def __init__(self, handle):
+        super().__init__(handle)
+        self.closed = False
+        _core.register(self)
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        if not self.closed:
+            self.close()
+
+    def close(self):
+        """Release the object (again: an error from the library)."""
+        self._release()
+
+    def _release(self):
+        raise NotImplementedError
+
+
+# ---- platforms and devices ---------------------------------------------
+
+class Platform(_Handle):
+    """A platform (one backend). Info properties: name, vendor_name,
+    version, backend."""
+
+    _info_enum = PlatformInfo
+
+    @property
+    def devices(self):
+        return [d for d in devices() if d.platform == self]
+
+    def __repr__(self):
+        return "<Platform %#x>" % (self.handle or 0)
+
+
+info_properties(Platform, PlatformInfo)
+
+
+class Device(_Handle):
+    """A device. Every DeviceInfo value is a property (name, type,
+    platform, vendor, max_work_group_size, ...)."""
+
+    _info_enum = DeviceInfo
+
+    @property
+    def is_host(self):
+        return self.type == DeviceType.HOST
+
+    def alloc(self, size, type=AllocType.DEVICE):
+        """olMemAlloc: a Buffer of size bytes (a context manager)."""
+        return Buffer(self, size, type)
+
+    def queue(self):
+        """olCreateQueue: a Queue (a context manager)."""
+        return Queue(self)
+
+    def load_program(self, image):
+        """olCreateProgram from bytes-like image data or a file path."""
+        return Program(self, image)
+
+    def is_valid_binary(self, image):
+        """olIsValidBinary."""
+        data = _image_bytes(image)
+        valid = ctypes.c_bool(False)
+        call("olIsValidBinary", self.handle, data, len(data),
+             ctypes.byref(valid))
+        return valid.value
+
+    def __repr__(self):
+        return "<Device %#x>" % (self.handle or 0)
+
+
+info_properties(Device, DeviceInfo)
+
+
+def devices():
+    """olIterateDevices: every device, in the library's order."""
+    found = []
+
+    def visit(dev, _user):
+        found.append(dev)
+        return True
+
+    cb = _api.ol_device_iterate_cb_t(visit)  # alive for the call
+    call("olIterateDevices", cb, None)
+    return [Device(d) for d in found]
+
+
+def platforms():
+    """The platforms of the devices, each once, in device order."""
+    out = []
+    for d in devices():
+        p = d.platform
+        if p not in out:
+            out.append(p)
+    return out
+
+
+def host_device():
+    """The host CPU device."""
+    for d in devices():
+        if d.type == DeviceType.HOST:
+            return d
+    raise OffloadError(Errc.NOT_FOUND, "no host device", "olIterateDevices")
+
+
+# ---- memory ------------------------------------------------------------
+
+def _host_memory(obj, writable):
+    """(address, size, keep-alive) of a buffer-protocol object (bytes,
+    bytearray, array.array, memoryview, numpy arrays, ...)."""
+    try:
+        mv = memoryview(obj)
+    except TypeError:
+        raise TypeError("%s does not support the buffer protocol" %
+                        type(obj).__name__) from None
+    if not mv.c_contiguous:
+        raise ValueError("the buffer must be C-contiguous")
+    size = mv.nbytes
+    if size == 0:
+        return None, 0, mv
+    mv = mv.cast("B") if mv.ndim != 1 or mv.format != "B" else mv
+    if not mv.readonly:
+        arr = (ctypes.c_char * size).from_buffer(mv)
+        return ctypes.addressof(arr), size, arr
+    if writable:
+        raise TypeError("%s is read-only" % type(obj).__name__)
+    if type(obj) is bytes:
+        # the bytes object's own storage, without a copy
+        return ctypes.cast(ctypes.c_char_p(obj), ctypes.c_void_p).value, \
+            size, obj
+    arr = (ctypes.c_char * size).from_buffer_copy(mv)
+    return ctypes.addressof(arr), size, arr
+
+
+def _queue_handle(queue):
+    return None if queue is None else queue.handle
+
+
+class Buffer(_Owned):
+    """Memory from olMemAlloc. ptr is its address; close()/free() or the
+    end of its `with` frees it."""
+
+    _kind = "memory"
+    _info_enum = MemInfo
+
+    def __init__(self, device, size, type=AllocType.DEVICE):
+        out = ctypes.c_void_p()
+        call("olMemAlloc", device.handle, AllocType(type), size,
+             ctypes.byref(out))
+        self.device = device
+        self.size = size
+        self.type = AllocType(type)
+        self._ptr = out.value
+        super().__init__(out.value)
+
+    @property
+    def ptr(self):
+        if self.closed:
+            # the address may belong to a newer allocation by now
+            raise OffloadError(
+                Errc.INVALID_ARGUMENT,
+                "buffer at %#x (%d bytes) was already freed" %
+                (self._ptr, self.size), "olMemFree")
+        return self._ptr
+
+    def free(self):
+        """olMemFree."""
+        self.close()
+
+    def _release(self):
+        ptr = self.ptr
+        call("olMemFree", ptr)
+        self.closed = True
+        _core.unregister(self)
+
+    def info(self, prop):
+        return get_info(MemInfo, self.ptr, prop, _wrap)
+
+    def copy_from(self, src, offset=0, queue=None):
+        """Copy a host object (bytes, bytearray, array.array, memoryview,
+        numpy array...) into the buffer at offset. With a queue the copy is
+        queued (src is kept alive until the queue is synced)."""
+        addr, size, keep = _host_memory(src, writable=False)
+        call("olMemcpy", _queue_handle(queue), self.ptr + offset,
+             self.device.handle, addr, host_device().handle, size)
+        if queue is not None:
+            queue._keep(keep)
+        return self
+
+    def copy_to(self, dst=None, offset=0, queue=None):
+        """Copy the buffer (from offset) into a writable host object, or,
+        without dst, into a new bytearray of the rest of the buffer, which
+        is returned. With a queue the copy is queued: read dst after
+        queue.sync()."""
+        if dst is None:
+            dst = bytearray(self.size - offset)
+        addr, size, keep = _host_memory(dst, writable=True)
+        call("olMemcpy", _queue_handle(queue), addr, host_device().handle,
+             self.ptr + offset, self.device.handle, size)
+        if queue is not None:
+            queue._keep(keep)
+        return dst
+
+    def copy_from_buffer(self, src, size=None, queue=None):
+        """Device-to-device olMemcpy from another Buffer."""
+        size = src.size if size is None else size
+        call("olMemcpy", _queue_handle(queue), self.ptr, self.device.handle,
+             src.ptr, src.device.handle, size)
+        return self
+
+    def fill(self, pattern, size=None, offset=0, queue=None):
+        """olMemFill: repeat the bytes of pattern over size bytes (default:
+        the rest of the buffer)."""
+        addr, psize, keep = _host_memory(pattern, writable=False)
+        size = self.size - offset if size is None else size
+        call("olMemFill", _queue_handle(queue), self.ptr + offset, psize,
+             addr, size)
+        if queue is not None:
+            queue._keep(keep)
+        return self
+
+    @property
+    def _as_parameter_(self):
+        return ctypes.c_void_p(self.ptr)
+
+    def __int__(self):
+        return self.ptr
+
+    def __repr__(self):
+        state = " freed" if self.closed else ""
+        return "<Buffer %#x %d bytes %s%s>" % (self._ptr, self.size,
+                                              self.type.name, state)
+
+
+# ---- kernel arguments --------------------------------------------------
+
+_arg_structs = {}
+
+
+def pack_args(*values):
+    """The bytes of a C struct with one member per value, laid out as the C
+    compiler lays it out (alignment and trailing padding included):
+    ctypes scalars (c_float(2.0), c_uint32(n), ...), ctypes structures,
+    arrays and pointers, None (a NULL pointer), a Buffer (its address) or a
+    GlobalVariable (its address). A plain int or float is refused: its C
+    type would be a guess."""
+    types, inits = [], []
+    for i, v in enumerate(values):
+        if isinstance(v, Buffer):
+            t, v = ctypes.c_void_p, v.ptr
+        elif isinstance(v, GlobalVariable):
+            t, v = ctypes.c_void_p, v.address
+        elif v is None:
+            t = ctypes.c_void_p
+        elif isinstance(v, ctypes._SimpleCData):
+            t, v = type(v), v.value
+        elif isinstance(v, (ctypes.Structure, ctypes.Union, ctypes.Array,
+                            ctypes._Pointer)):
+            t = type(v)
+        else:
+            raise TypeError(
+                "kernel argument %d: %r has no C type; wrap it in a ctypes "
+                "type (ctypes.c_uint32(%r), ctypes.c_float(...))" %
+                (i, v, v))
+        types.append(t)
+        inits.append(v)
+    key = tuple(types)
+    cls = _arg_structs.get(key)
+    if cls is None:
+        cls = type("KernelArgs", (ctypes.Structure,),
+                   {"_fields_": [("a%d" % i, t) for i, t in enumerate(types)]})
+        _arg_structs[key] = cls
+    return bytes(cls(*inits))
+
+
+def _dims(value, what):
+    """(x, y, z) and the number of dimensions given of an int or a tuple."""
+    if isinstance(value, int):
+        value = (value,)
+    value = tuple(value)
+    if not 1 <= len(value) <= 3:
+        raise ValueError("%s: 1 to 3 dimensions, not %d" % (what, len(value)))
+    return value + (1,) * (3 - len(value)), len(value)
+
+
+# ---- host functions ----------------------------------------------------
+
+_host_calls = {}              # token -> (callable, args, kwargs, queue)
+_host_tokens = itertools.count(1)
+
+
+def _run_host_function(user_data):
+    entry = _host_calls.pop(user_data, None)
+    if entry is None:
+        return
+    fn, args, kwargs, queue = entry
+    _core._in_host_function.active = True
+    try:
+        fn(*args, **kwargs)
+    except BaseException as exc:  # reported by queue.sync()
+        queue._host_errors.append(exc)
+    finally:
+        _core._in_host_function.active = False
+
+
+# One C entry point for every host function, alive for the life of the
+# process; UserData names the queued call.
+_host_trampoline = _api.ol_host_function_cb_t(_run_host_function)
+
+
+def pending_host_functions():
+    """How many host functions are queued and have not run yet."""
+    return len(_host_calls)
+
+
+# ---- queues and events -------------------------------------------------
+
+class Queue(_Owned):
+    """An in-order queue (olCreateQueue). close() or the end of its `with`
+    syncs it and destroys it."""
+
+    _kind = "queue"
+    _info_enum = QueueInfo
+
+    def __init__(self, device):
+        out = ctypes.c_void_p()
+        call("olCreateQueue", device.handle, ctypes.byref(out))
+        self.device = device
+        self._pending = []
+        self._host_errors = []
+        self._lock = threading.Lock()
+        super().__init__(out.value)
+
+    def _keep(self, obj):
+        with self._lock:
+            self._pending.append(obj)
+
+    def _sync_quietly(self):
+        try:
+            call("olSyncQueue", self.handle)
+        finally:
+            with self._lock:
+                self._pending = []
+
+    def sync(self):
+        """olSyncQueue. Then re-raises the first exception a host function
+        of this queue raised since the last sync."""
+        self._sync_quietly()
+        with self._lock:
+            errors, self._host_errors = self._host_errors, []
+        if errors:
+            raise errors[0]
+
+    def _release(self):
+        if not self.closed:
+            try:
+                self._sync_quietly()
+            except OffloadError:
+                pass
+        call("olDestroyQueue", self.handle)
+        self.closed = True
+        _core.unregister(self)
+
+    def __exit__(self, exc_type, *exc):
+        # sync first so that host-function errors surface here
+        if self.closed:
+            return
+        try:
+            if exc_type is None:
+                self.sync()
+        finally:
+            self.close()
+
+    @property
+    def empty(self):
+        return self.info(QueueInfo.EMPTY)
+
+    def record_event(self):
+        """olCreateEvent: an Event that completes when the work queued so
+        far has."""
+        return Event(self)
+
+    def wait_events(self, *events):
+        """olWaitEvents: later work waits for the events."""
+        arr = (_api.ol_event_handle_t * len(events))(
+            *[e.handle for e in events])
+        call("olWaitEvents", self.handle, arr if events else None,
+             len(events))
+
+    def launch(self, kernel, num_groups, group_size, *args,
+               shared_memory=0):
+        """olLaunchKernel. num_groups and group_size are an int or a tuple of
+        up to 3; args are packed by pack_args, or are one bytes-like object
+        or ctypes structure holding the argument struct itself."""
+        ng, nd1 = _dims(num_groups, "num_groups")
+        gs, nd2 = _dims(group_size, "group_size")
+        ndim = max(nd1, nd2)
+        if len(args) == 1 and isinstance(args[0], (bytes, bytearray,
+                                                   memoryview)):
+            data = bytes(args[0])
+        elif len(args) == 1 and isinstance(args[0], ctypes.Structure):
+            data = bytes(args[0])
+        else:
+            data = pack_args(*args)
+        buf = ctypes.create_string_buffer(data, len(data)) if data else None
+        size = _api.KernelLaunchSizeArgs(ndim, _api.Dimensions(*ng),
+                                         _api.Dimensions(*gs), shared_memory)
+        call("olLaunchKernel", self.handle, kernel.program.device.handle,
+             kernel.handle, buf, len(data), ctypes.byref(size))
+        self._keep((buf, args))
+
+    def launch_host_function(self, fn, *args, **kwargs):
+        """olLaunchHostFunction: fn(*args, **kwargs) runs on a library
+        thread when the queue reaches it. fn is kept alive until it has
+        run; an exception it raises is re-raised by the next sync()."""
+        token = next(_host_tokens)
+        _host_calls[token] = (fn, args, kwargs, self)
+        try:
+            call("olLaunchHostFunction", self.handle, _host_trampoline,
+                 token)
+        except BaseException:
+            _host_calls.pop(token, None)
+            raise
+
+    def __repr__(self):
+        return "<Queue %#x%s>" % (self.handle or 0,
+                                  " closed" if self.closed else "")
+
+
+info_properties(Queue, QueueInfo, skip=("device",))
+
+
+class Event(_Owned):
+    """An event (olCreateEvent on a queue)."""
+
+    _kind = "event"
+    _info_enum = EventInfo
+
+    def __init__(self, queue):
+        out = ctypes.c_void_p()
+        call("olCreateEvent", queue.handle, ctypes.byref(out))
+        super().__init__(out.value)
+
+    def sync(self):
+        """olSyncEvent."""
+        call("olSyncEvent", self.handle)
+
+    def _release(self):
+        call("olDestroyEvent", self.handle)
+        self.closed = True
+        _core.unregister(self)
+
+    def __repr__(self):
+        return "<Event %#x>" % (self.handle or 0)
+
+
+info_properties(Event, EventInfo)
+
+
+# ---- programs and symbols ----------------------------------------------
+
+def _image_bytes(image):
+    if isinstance(image, (str, os.PathLike)):
+        with open(image, "rb") as f:
+            return f.read()
+    return bytes(memoryview(image))
+
+
+class Program(_Owned):
+    """A program (olCreateProgram) from image bytes or a file path."""
+
+    _kind = "program"
+
+    def __init__(self, device, image):
+        data = _image_bytes(image)
+        out = ctypes.c_void_p()
+        call("olCreateProgram", device.handle, data, len(data),
+             ctypes.byref(out))
+        self.device = device
+        super().__init__(out.value)
+
+    def symbol(self, name, kind):
+        """olGetSymbol."""
+        out = ctypes.c_void_p()
+        call("olGetSymbol", self.handle, name.encode(), SymbolKind(kind),
+             ctypes.byref(out))
+        cls = Kernel if SymbolKind(kind) == SymbolKind.KERNEL \
+            else GlobalVariable
+        return cls(self, name, out.value)
+
+    def kernel(self, name):
+        return self.symbol(name, SymbolKind.KERNEL)
+
+    def global_variable(self, name):
+        return self.symbol(name, SymbolKind.GLOBAL_VARIABLE)
+
+    def _release(self):
+        call("olDestroyProgram", self.handle)
+        self.closed = True
+        _core.unregister(self)
+
+    def __repr__(self):
+        return "<Program %#x>" % (self.handle or 0)
+
+
+class Symbol(_Handle):
+    """A kernel or global variable of a program (owned by the program)."""
+
+    _info_enum = SymbolInfo
+
+    def __init__(self, program, name, handle):
+        super().__init__(handle)
+        self.program = program
+        self.name = name
+
+    def __repr__(self):
+        return "<%s %s %#x>" % (type(self).__name__, self.name,
+                                self.handle or 0)
+
+
+info_properties(Symbol, SymbolInfo)
+
+
+class Kernel(Symbol):
+
+    def optimal_group_size(self, shared_memory=0):
+        """olCalculateOptimalOccupancy."""
+        out = ctypes.c_size_t()
+        call("olCalculateOptimalOccupancy", self.program.device.handle,
+             self.handle, shared_memory, ctypes.byref(out))
+        return out.value
+
+
+class GlobalVariable(Symbol):
+
+    @property
+    def address(self):
+        return self.info(SymbolInfo.GLOBAL_VARIABLE_ADDRESS)
+
+    @property
+    def size(self):
+        return self.info(SymbolInfo.GLOBAL_VARIABLE_SIZE)
+
+    def read(self, dst=None):
+        """Copy the variable into dst (writable, its size) or a new
+        bytearray (olMemcpy without a queue)."""
+        dev = self.program.device
+        if dst is None:
+            dst = bytearray(self.size)
+        addr, size, _keep = _host_memory(dst, writable=True)
+        call("olMemcpy", None, addr, host_device().handle, self.address,
+             dev.handle, size)
+        return dst
+
+    def write(self, src):
+        """Copy a host object into the variable (olMemcpy without a
+        queue)."""
+        dev = self.program.device
+        addr, size, _keep = _host_memory(src, writable=False)
+        call("olMemcpy", None, self.address, dev.handle, addr,
+             host_device().handle, size)
+
+
+def mem_info(ptr, prop):
+    """olGetMemInfo of any address inside an allocation."""
+    return get_info(MemInfo, ptr, prop, _wrap)

@@ -1,0 +1,62 @@
+#!/usr/bin/env bash
+# Packs the gpu-check bundle (make gpu-check): everything a machine with a
+# GPU, but without Go or a compiler, needs to run the device suite and the
+# lifecycle tests against a prebuilt library.
+#   gpu_check_pack.sh ROOT LIBDIR OUT
+# OUT/ gets:
+#   lib/               libLLVMOffload.so.22.1 and its links
+#   bin/device/        the device-suite test programs (run path $ORIGIN/../../lib),
+#                      list_devices, the suite's run.sh, tests.list
+#   bin/lifecycle/     the lifecycle tests (IMPL=ours), tests.list
+#   kernels/           <k>.so, <k>.ptx, <k>.<gfx>.hsaco and the host fixtures
+#   run.sh             runs it all (gpu_check_run.sh)
+# and OUT.tar.gz next to it. GPU images need clang-22: without it they are
+# missing from the bundle (a warning here; a failure when CI=true), and the
+# suite fails on a GPU for want of them.
+# SPDX-License-Identifier: Apache-2.0
+set -eu
+root=$1 libdir=$2 out=$3
+here=$(cd "$(dirname "$0")" && pwd)
+work=$out.build
+rm -rf "$out" "$work" "$out.tar.gz"
+mkdir -p "$out/lib" "$out/bin/device" "$out/bin/lifecycle" "$out/kernels" "$work"
+
+# the library and its links
+cp "$libdir/libLLVMOffload.so.22.1" "$out/lib/"
+ln -s libLLVMOffload.so.22.1 "$out/lib/libLLVMOffload.so"
+ln -s libLLVMOffload.so.22.1 "$out/lib/liboffload.so"
+
+# device suite: programs linked to find the library relative to themselves
+make -s --no-print-directory -C "$root/tests/c/device" all ROOT="$root" LIBDIR="$libdir" \
+  BUILD="$work/device" RPATH='$$ORIGIN/../../lib'
+if ! make -s --no-print-directory -C "$root/tests/c/device" gpu-compile ROOT="$root" \
+  LIBDIR="$libdir" BUILD="$work/device"; then
+  echo "gpu-check: building the GPU kernel images failed (see above)"
+  exit 1
+fi
+read -r _ gfail gskip <"$work/device/gpu-compile.result"
+if [ "${gskip:-0}" -gt 0 ]; then
+  echo "gpu-check: WARNING: the bundle has no GPU kernel images (.ptx, .hsaco): clang-22 is missing (apt-get install clang-22 lld-22); on a GPU the suite will fail for want of them"
+fi
+[ "${gfail:-0}" -eq 0 ]
+cp "$work/device"/test_* "$work/device/list_devices" "$out/bin/device/"
+cp "$here/run.sh" "$out/bin/device/run.sh"
+make -s --no-print-directory -C "$root/tests/c/device" tests-list ROOT="$root" \
+  LIBDIR="$libdir" >"$out/bin/device/tests.list"
+kout="$work/device/kernels"
+for f in "$kout"/*.so "$kout"/*.o "$kout"/*.ptx "$kout"/*.hsaco; do
+  [ -e "$f" ] && cp "$f" "$out/kernels/"
+done
+
+# lifecycle tests (IMPL=ours); the dlopen tests take the library's path
+make -s --no-print-directory -C "$root/tests/c/lifecycle" all IMPL=ours ROOT="$root" \
+  LIBDIR="$libdir" BUILD="$work/lifecycle" RPATH='$$ORIGIN/../../lib'
+lc_tests="dlopen_cycles dlclose_no_shutdown threads bad_handles fork_child rss_cycles"
+for t in $lc_tests; do cp "$work/lifecycle/$t" "$out/bin/lifecycle/"; done
+echo "$lc_tests" >"$out/bin/lifecycle/tests.list"
+
+cp "$here/gpu_check_run.sh" "$out/run.sh"
+chmod +x "$out/run.sh" "$out/bin/device/run.sh"
+rm -rf "$work"
+tar -C "$(dirname "$out")" -czf "$out.tar.gz" "$(basename "$out")"
+echo "gpu-check: packed $out (and $out.tar.gz): copy it to the GPU machine and run $(basename "$out")/run.sh"
