@@ -90,6 +90,7 @@ test-c: $(LIB)
 	$(MAKE) --no-print-directory -C tests/c/conformance check IMPL=llvm
 	$(MAKE) --no-print-directory -C tests/c/lifecycle check IMPL=ours
 	$(MAKE) --no-print-directory -C tests/c/device check
+	$(MAKE) --no-print-directory -C tests/c/device check-fake-cuda
 
 # The C suites once more against a build that checks every pointer passed
 # between Go and C (GOEXPERIMENT=cgocheck2): no Go pointer may end up in C memory.

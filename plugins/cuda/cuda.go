@@ -216,6 +216,10 @@ type Platform struct {
 	devices []*Device
 }
 
+// InCallback implements plugin.CallbackPlatform: whether the calling
+// thread runs a host function of a CUDA queue.
+func (p *Platform) InCallback() bool { return C.lgo_cu_running_queue() != 0 }
+
 // Deinit implements plugin.Platform: waits for every stream, destroys the
 // streams and events, and releases the primary contexts. Failures are
 // joined; every context is released anyway.
@@ -257,8 +261,10 @@ type Device struct {
 }
 
 var (
-	_ plugin.Device      = (*Device)(nil)
-	_ plugin.ImageDevice = (*Device)(nil)
+	_ plugin.Device           = (*Device)(nil)
+	_ plugin.ImageDevice      = (*Device)(nil)
+	_ plugin.PointerDevice    = (*Device)(nil)
+	_ plugin.CallbackPlatform = (*Platform)(nil)
 )
 
 // Info implements plugin.Device.

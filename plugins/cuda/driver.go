@@ -166,6 +166,7 @@ func (e *entryPoints) required() []vendorlib.Symbol {
 		{Name: "cuFuncGetAttribute", Addr: addr(&e.run.func_get_attribute)},
 		{Name: "cuFuncSetAttribute", Addr: addr(&e.run.func_set_attribute)},
 		{Name: "cuOccupancyMaxPotentialBlockSize", Addr: addr(&e.run.occupancy_max_block)},
+		{Name: "cuPointerGetAttribute", Addr: addr(&e.run.pointer_get_attribute)},
 	}
 }
 
@@ -176,6 +177,8 @@ func (e *entryPoints) optional() []vendorlib.Symbol {
 	return []vendorlib.Symbol{
 		{Name: "cuGetErrorName", Addr: &e.cuGetErrorName},
 		{Name: "cuGetErrorString", Addr: &e.cuGetErrorString},
+		// R550+: the exact size of a kernel's parameters
+		{Name: "cuFuncGetParamInfo", Addr: addr(&e.run.func_get_param_info)},
 	}
 }
 

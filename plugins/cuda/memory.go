@@ -76,3 +76,18 @@ func (d *Device) Unregister(p uintptr) error {
 	}
 	return d.call(fmt.Sprintf("cuMemHostUnregister at %#x", start), C.lgo_cu_unregister(d.drv.run, d.ctx, C.uintptr_t(start)))
 }
+
+// OwnsPointer implements plugin.PointerDevice: p is device memory of this
+// GPU as the driver knows it (a global of a module, memory allocated by
+// another library in this process).
+func (d *Device) OwnsPointer(p uintptr) bool {
+	var typ C.uint
+	var ordinal C.int
+	if C.lgo_cu_pointer_info(d.drv.run, d.ctx, C.uintptr_t(p), &typ, &ordinal) != cudaSuccess {
+		return false
+	}
+	return typ == memoryTypeDevice && int32(ordinal) == d.ordinal
+}
+
+// CU_MEMORYTYPE_DEVICE
+const memoryTypeDevice = 2

@@ -111,7 +111,9 @@ func (p *Program) Kernel(name string) (plugin.Kernel, error) {
 	if err := d.call("cuFuncGetAttribute(MAX_THREADS_PER_BLOCK)", C.lgo_cu_func_attribute(d.drv.run, d.ctx, &maxThreads, funcMaxThreadsPerBlock, fn)); err != nil {
 		return nil, err
 	}
-	return &Kernel{p: p, fn: fn, name: name, maxThreads: uint32(maxThreads)}, nil
+	k := &Kernel{p: p, fn: fn, name: name, maxThreads: uint32(maxThreads)}
+	k.paramBytes = uint64(C.lgo_cu_param_bytes(d.drv.run, d.ctx, fn))
+	return k, nil
 }
 
 // Global implements plugin.Program: the global's device address and size.
@@ -170,8 +172,16 @@ type Kernel struct {
 	fn         C.uintptr_t
 	name       string
 	maxThreads uint32
+	// paramBytes is the size of the kernel's parameters when the driver
+	// can say (cuFuncGetParamInfo, R550+), else 0
+	paramBytes uint64
 	dynShared  atomic.Uint64 // the dynamic shared memory the function is allowed
 }
+
+// maxParamBytes is the most parameter bytes a CUDA kernel can take: an
+// argument buffer is passed up to it when the driver cannot say the exact
+// size (longer buffers are the caller's own business, as on the host).
+const maxParamBytes = 32764
 
 // MaxGroupSize implements plugin.Kernel: the block size the driver's
 // occupancy calculator suggests.
@@ -241,6 +251,14 @@ func (q *Queue) Launch(pk plugin.Kernel, args []byte, s plugin.LaunchSize) error
 		p.streams[q.s] = true
 	}
 	p.mu.Unlock()
+	if k.paramBytes > 0 {
+		if uint64(len(args)) < k.paramBytes {
+			return ol.Errorf(ol.ErrcInvalidArgument, "kernel %q takes %d bytes of arguments, but ArgumentsSize is %d", k.name, k.paramBytes, len(args))
+		}
+		args = args[:k.paramBytes]
+	} else if len(args) > maxParamBytes {
+		args = args[:maxParamBytes]
+	}
 	var argp unsafe.Pointer
 	if len(args) > 0 {
 		argp = unsafe.Pointer(&args[0])

@@ -107,9 +107,22 @@ type Queue struct {
 	// placed by it, to tell a wait that could never end.
 	ops atomic.Uint64
 
-	mu  sync.Mutex
-	err error // the first failure of asynchronous work since the last Sync
+	mu    sync.Mutex
+	err   error      // the first failure of asynchronous work since the last Sync
+	waits []waitEdge // the latest waits for events of other queues (Wait)
 }
+
+// waitEdge records that the queue's work after operation at waits for
+// queue on to reach mark: what tells a wait that could never end.
+type waitEdge struct {
+	at   uint64
+	on   *Queue
+	mark uint64
+}
+
+// maxWaitEdges bounds the waits a queue remembers; older ones have long
+// completed in any program that is not stuck.
+const maxWaitEdges = 64
 
 var _ plugin.Queue = (*Queue)(nil)
 
@@ -294,11 +307,40 @@ func lgoCudaRelay(id C.uintptr_t) {
 	<-done
 }
 
-// wouldWaitForever reports whether the calling thread runs a host function
-// of q that was submitted before mark: waiting for mark would wait for
-// that host function itself.
+// wouldWaitForever reports whether waiting for q to reach mark would wait
+// for the host function the calling thread runs: one of q submitted before
+// mark, or one that q's work before mark waits for through events.
 func wouldWaitForever(q *Queue, mark uint64) bool {
-	return uintptr(C.lgo_cu_running_queue()) == q.id && uint64(C.lgo_cu_running_mark()) <= mark
+	running := uintptr(C.lgo_cu_running_queue())
+	if running == 0 {
+		return false
+	}
+	return dependsOn(q, mark, running, uint64(C.lgo_cu_running_mark()), 0)
+}
+
+func dependsOn(q *Queue, mark uint64, running uintptr, runMark uint64, depth int) bool {
+	if q.id == running && runMark <= mark {
+		return true
+	}
+	if depth > 32 {
+		return false
+	}
+	q.mu.Lock()
+	var edges [maxWaitEdges]waitEdge
+	n := 0
+	for _, e := range q.waits {
+		if e.at <= mark {
+			edges[n] = e
+			n++
+		}
+	}
+	q.mu.Unlock()
+	for _, e := range edges[:n] {
+		if dependsOn(e.on, e.mark, running, runMark, depth+1) {
+			return true
+		}
+	}
+	return false
 }
 
 // Record implements plugin.Queue.
@@ -330,7 +372,14 @@ func (q *Queue) Wait(e plugin.Event) error {
 	if !ok {
 		return plugin.Unsupported(backendName, "waiting for an event of another platform")
 	}
-	q.ops.Add(1)
+	at := q.ops.Add(1)
+	q.mu.Lock()
+	if len(q.waits) == maxWaitEdges {
+		copy(q.waits, q.waits[1:])
+		q.waits = q.waits[:maxWaitEdges-1]
+	}
+	q.waits = append(q.waits, waitEdge{at: at, on: ce.q, mark: ce.mark})
+	q.mu.Unlock()
 	return q.d.call("cuStreamWaitEvent", C.lgo_cu_stream_wait(q.d.drv.run, q.d.ctx, q.s, ce.ev))
 }
 
@@ -338,7 +387,7 @@ func (q *Queue) Wait(e plugin.Event) error {
 // failure since the last Sync.
 func (q *Queue) Sync() error {
 	if wouldWaitForever(q, q.ops.Load()) {
-		return ol.NewError(ol.ErrcInvalidArgument, "olSyncQueue called from a host function would wait forever: it waits for that host function's own queue")
+		return ol.NewError(ol.ErrcInvalidArgument, "olSyncQueue called from a host function would wait forever: the queue's work waits for that host function")
 	}
 	err := q.d.call("cuStreamSynchronize", q.d.handleOp(opStreamSync, q.s))
 	q.mu.Lock()
@@ -378,7 +427,7 @@ type Event struct {
 // Sync implements plugin.Event.
 func (e *Event) Sync() error {
 	if wouldWaitForever(e.q, e.mark) {
-		return ol.NewError(ol.ErrcInvalidArgument, "olSyncEvent called from a host function would wait forever: the event follows that host function on its queue")
+		return ol.NewError(ol.ErrcInvalidArgument, "olSyncEvent called from a host function would wait forever: the event's work waits for that host function")
 	}
 	return e.q.d.call("cuEventSynchronize", e.q.d.handleOp(opEventSync, e.ev))
 }

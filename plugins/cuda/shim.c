@@ -172,3 +172,21 @@ int lgo_cu_launch(const lgo_cu_fns *f, uintptr_t ctx, uintptr_t fn, uint32_t gx,
                    void **, void **))f->launch_kernel)(fn, gx, gy, gz, bx, by, bz,
                                                        shared, stream, NULL, args_size ? extra : NULL);
 }
+
+int lgo_cu_pointer_info(const lgo_cu_fns *f, uintptr_t ctx, uintptr_t p, unsigned *type, int *ordinal) {
+  BIND(f, ctx);
+  int r = ((int (*)(void *, int, uintptr_t))f->pointer_get_attribute)(type, 2, p);
+  if (r != 0) return r;
+  return ((int (*)(void *, int, uintptr_t))f->pointer_get_attribute)(ordinal, 9, p);
+}
+
+size_t lgo_cu_param_bytes(const lgo_cu_fns *f, uintptr_t ctx, uintptr_t fn) {
+  if (f->func_get_param_info == 0 || ((set_t)f->set_current)(ctx) != 0) return 0;
+  size_t end = 0;
+  for (size_t i = 0; i < 1024; i++) {
+    size_t off, size;
+    if (((int (*)(uintptr_t, size_t, size_t *, size_t *))f->func_get_param_info)(fn, i, &off, &size) != 0) break;
+    if (off + size > end) end = off + size;
+  }
+  return end;
+}

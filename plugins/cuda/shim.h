@@ -23,6 +23,8 @@ typedef struct {
   uintptr_t launch_host_func;
   uintptr_t module_load, module_unload, module_get_function, module_get_global;
   uintptr_t launch_kernel, func_get_attribute, func_set_attribute, occupancy_max_block;
+  uintptr_t pointer_get_attribute;
+  uintptr_t func_get_param_info; // optional (R550+): 0 when the driver lacks it
 } lgo_cu_fns;
 
 int lgo_cu_primary_ctx_retain(uintptr_t fn, uintptr_t *ctx, int dev);
@@ -66,6 +68,13 @@ int lgo_cu_occupancy(const lgo_cu_fns *f, uintptr_t ctx, int *min_grid, int *blo
 int lgo_cu_launch(const lgo_cu_fns *f, uintptr_t ctx, uintptr_t fn, uint32_t gx, uint32_t gy, uint32_t gz,
                   uint32_t bx, uint32_t by, uint32_t bz, uint32_t shared, uintptr_t stream, const void *args,
                   size_t args_size);
+
+// CU_POINTER_ATTRIBUTE_MEMORY_TYPE and _DEVICE_ORDINAL of p: 0 and both
+// set, or the driver's error (unknown memory).
+int lgo_cu_pointer_info(const lgo_cu_fns *f, uintptr_t ctx, uintptr_t p, unsigned *type, int *ordinal);
+// The bytes of fn's parameters (end of the last one), or 0 when the driver
+// cannot say.
+size_t lgo_cu_param_bytes(const lgo_cu_fns *f, uintptr_t ctx, uintptr_t fn);
 
 // The host-function state of a library thread running one (see queue.go).
 void lgo_cu_set_running(uintptr_t queue, uint64_t mark);

@@ -11,6 +11,8 @@
  *   FAKE_CUDA_INIT_RESULT=<code>   what cuInit returns (default 0, CUDA_SUCCESS)
  *   FAKE_CUDA_COUNT_RESULT=<code>  what cuDeviceGetCount returns (default 0)
  *   FAKE_CUDA_VERSION=<n>          cuDriverGetVersion's value (default 12040)
+ *   FAKE_CUDA_CC_MAJOR=<n>         every device's compute capability major
+ *   FAKE_CUDA_MODULE_RESULT=<code> what cuModuleLoadDataEx returns
  *
  * A missing symbol cannot be simulated at run time (the dynamic symbol table
  * is fixed when the library is linked); the tests hide symbols at link time
@@ -179,7 +181,7 @@ CUresult cuDeviceGetAttribute(int *value, int attr, CUdevice dev) {
   case 13: *value = 1530000; break;    /* CLOCK_RATE, kHz */
   case 16: *value = 80 + dev; break;   /* MULTIPROCESSOR_COUNT */
   case 36: *value = 877000; break;     /* MEMORY_CLOCK_RATE, kHz */
-  case 75: *value = dev % 2 ? 9 : 8; break; /* COMPUTE_CAPABILITY_MAJOR */
+  case 75: *value = env_int("FAKE_CUDA_CC_MAJOR", dev % 2 ? 9 : 8); break; /* COMPUTE_CAPABILITY_MAJOR */
   case 76: *value = 0; break;          /* COMPUTE_CAPABILITY_MINOR */
   case 97: *value = 98304; break;      /* MAX_SHARED_MEMORY_PER_BLOCK_OPTIN */
   default: return CUDA_ERROR_INVALID_VALUE;
@@ -965,7 +967,9 @@ CUresult cuModuleGetGlobal_v2(CUdeviceptr *ptr, size_t *bytes, CUmodule m, const
   void *p = ol_host_sym(m->handle, name);
   Dl_info info;
   const ElfW(Sym) *sym = NULL;
-  if (p == NULL || !dladdr1(p, &info, (void **)&sym, RTLD_DL_SYMENT) || sym == NULL) return 500;
+  if (p == NULL || !dladdr1(p, &info, (void **)&sym, RTLD_DL_SYMENT) || sym == NULL ||
+      (ELF64_ST_TYPE(sym->st_info) != STT_OBJECT && ELF64_ST_TYPE(sym->st_info) != STT_TLS))
+    return 500; /* only data is a global variable */
   if (ptr) *ptr = (uintptr_t)p;
   if (bytes) *bytes = sym->st_size;
   return CUDA_SUCCESS;
@@ -1037,4 +1041,36 @@ CUresult cuLaunchKernel(CUfunction f, unsigned gx, unsigned gy, unsigned gz, uns
   pthread_mutex_unlock(&mu);
   return push(s, (struct op){.kind = OP_LAUNCH, .func = f, .dst = copy, .grid = {gx, gy, gz},
                              .block = {bx, by, bz}, .shared = shared});
+}
+
+/* CU_POINTER_ATTRIBUTE_MEMORY_TYPE (2): CU_MEMORYTYPE_HOST (1) or DEVICE
+ * (2); CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL (9). Memory the driver does not
+ * know is CUDA_ERROR_INVALID_VALUE, as for pageable memory on the driver. */
+CUresult cuPointerGetAttribute(void *out, int attr, CUdeviceptr p) {
+  NEED_CTX();
+  if (out == NULL) return CUDA_ERROR_INVALID_VALUE;
+  int dev = -1, host = 0;
+  pthread_mutex_lock(&mu);
+  for (int d = 0; d < MAX_DEVICES; d++)
+    if (ctxs[d].addr && p >= (uintptr_t)ctxs[d].addr && p < (uintptr_t)ctxs[d].addr + ARENA)
+      dev = d;
+  for (struct host_alloc *h = host_allocs; h && dev < 0 && !host; h = h->next)
+    host = h->p == (void *)p;
+  pthread_mutex_unlock(&mu);
+  if (dev < 0 && !host) return CUDA_ERROR_INVALID_VALUE;
+  if (dev >= 0 && device_bytes(p, 1) == NULL) return CUDA_ERROR_INVALID_VALUE;
+  switch (attr) {
+  case 2: *(unsigned *)out = dev >= 0 ? 2 : 1; return CUDA_SUCCESS;
+  case 9: *(int *)out = dev >= 0 ? dev : 0; return CUDA_SUCCESS;
+  }
+  return CUDA_ERROR_INVALID_VALUE;
+}
+
+/* one parameter: the kernel's argument struct */
+CUresult cuFuncGetParamInfo(CUfunction f, size_t index, size_t *offset, size_t *size) {
+  NEED_CTX();
+  if (f == NULL || index > 0) return CUDA_ERROR_INVALID_VALUE;
+  if (offset) *offset = 0;
+  if (size) *size = f->desc->args_size;
+  return CUDA_SUCCESS;
 }
