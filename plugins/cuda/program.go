@@ -68,7 +68,7 @@ func (d *Device) LoadProgram(img []byte) (plugin.Program, error) {
 		}
 		return nil, ol.Errorf(code, "cuda: cuModuleLoadDataEx of %s for %s failed: %s%s", what, d.info.Name.V, d.drv.describe(r), log)
 	}
-	return &Program{d: d, mod: mod, streams: map[C.uintptr_t]bool{}}, nil
+	return &Program{d: d, mod: mod, queues: map[*Queue]bool{}}, nil
 }
 
 func cString(b []byte) string {
@@ -86,7 +86,7 @@ type Program struct {
 	mod C.uintptr_t
 
 	mu       sync.Mutex
-	streams  map[C.uintptr_t]bool
+	queues   map[*Queue]bool // that launched its kernels
 	unloaded bool
 }
 
@@ -142,10 +142,10 @@ func (p *Program) Unload() error {
 		return nil
 	}
 	p.unloaded = true
-	var busy []C.uintptr_t
-	for s := range p.streams {
-		if p.d.handleOp(opStreamQuery, s) != cudaSuccess {
-			busy = append(busy, s)
+	var busy []*Queue
+	for q := range p.queues {
+		if !q.Empty() {
+			busy = append(busy, q)
 		}
 	}
 	p.mu.Unlock()
@@ -158,8 +158,9 @@ func (p *Program) Unload() error {
 	p.d.unloads.Add(1)
 	go func() {
 		defer p.d.unloads.Done()
-		for _, s := range busy {
-			_ = p.d.handleOp(opStreamSync, s)
+		for _, q := range busy {
+			q.waitUnheld()
+			_ = p.d.handleOp(opStreamSync, q.s)
 		}
 		_ = unload()
 	}()
@@ -247,8 +248,8 @@ func (q *Queue) Launch(pk plugin.Kernel, args []byte, s plugin.LaunchSize) error
 		p.mu.Unlock()
 		return ol.Errorf(ol.ErrcInvalidArgument, "the program of kernel %q was destroyed", k.name)
 	}
-	if !p.streams[q.s] {
-		p.streams[q.s] = true
+	if !p.queues[q] {
+		p.queues[q] = true
 	}
 	p.mu.Unlock()
 	if k.paramBytes > 0 {
@@ -259,17 +260,28 @@ func (q *Queue) Launch(pk plugin.Kernel, args []byte, s plugin.LaunchSize) error
 	} else if len(args) > maxParamBytes {
 		args = args[:maxParamBytes]
 	}
+	q.ops.Add(1)
+	if q.isHeld() {
+		// held back: the argument bytes are the caller's only during this call
+		kept := append([]byte(nil), args...)
+		if q.hold(deferred{submit: func() error { return q.launchNow(k, kept, s) }}) {
+			return nil
+		}
+	}
+	return q.launchNow(k, args, s)
+}
+
+func (q *Queue) launchNow(k *Kernel, args []byte, s plugin.LaunchSize) error {
 	var argp unsafe.Pointer
 	if len(args) > 0 {
 		argp = unsafe.Pointer(&args[0])
 	}
-	q.ops.Add(1)
-	r := C.lgo_cu_launch(d.drv.run, d.ctx, k.fn,
+	r := C.lgo_cu_launch(q.d.drv.run, q.d.ctx, k.fn,
 		C.uint32_t(s.NumGroups.X), C.uint32_t(s.NumGroups.Y), C.uint32_t(s.NumGroups.Z),
 		C.uint32_t(s.GroupSize.X), C.uint32_t(s.GroupSize.Y), C.uint32_t(s.GroupSize.Z),
 		C.uint32_t(s.DynSharedMemory), q.s, argp, C.size_t(len(args)))
 	if r != cudaSuccess {
-		return d.call(fmt.Sprintf("cuLaunchKernel(%q)", k.name), r)
+		return q.d.call(fmt.Sprintf("cuLaunchKernel(%q)", k.name), r)
 	}
 	return nil
 }

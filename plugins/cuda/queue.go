@@ -39,7 +39,7 @@ const (
 type streams struct {
 	mu          sync.Mutex
 	idle        []C.uintptr_t
-	outstanding []C.uintptr_t
+	outstanding []*Queue      // released with work pending (on the stream or held back)
 	events      []C.uintptr_t // idle events
 }
 
@@ -52,11 +52,11 @@ func (d *Device) NewQueue() (plugin.Queue, error) {
 	d.streams.mu.Lock()
 	// reclaim outstanding streams whose work has ended
 	keep := d.streams.outstanding[:0]
-	for _, s := range d.streams.outstanding {
-		if d.handleOp(opStreamQuery, s) == cudaSuccess && len(d.streams.idle) < maxIdleStreams {
-			d.streams.idle = append(d.streams.idle, s)
+	for _, q := range d.streams.outstanding {
+		if !q.isHeld() && d.handleOp(opStreamQuery, q.s) == cudaSuccess && len(d.streams.idle) < maxIdleStreams {
+			d.streams.idle = append(d.streams.idle, q.s)
 		} else {
-			keep = append(keep, s)
+			keep = append(keep, q)
 		}
 	}
 	d.streams.outstanding = keep
@@ -71,14 +71,26 @@ func (d *Device) NewQueue() (plugin.Queue, error) {
 			return nil, err
 		}
 	}
-	return &Queue{d: d, s: s, id: queueIDs.Add(1)}, nil
+	q := &Queue{d: d, s: s, id: queueIDs.Add(1)}
+	q.cond.L = &q.mu
+	return q, nil
 }
 
 var queueIDs atomic.Uintptr
 
-// releaseStreams synchronises and destroys every stream and event the
+// releaseStreams waits for the work of released queues (held back work
+// included), then synchronises and destroys every stream and event the
 // device holds (Deinit).
 func (d *Device) releaseStreams() error {
+	d.streams.mu.Lock()
+	outstanding := d.streams.outstanding
+	d.streams.outstanding = nil
+	d.streams.mu.Unlock()
+	streams := make([]C.uintptr_t, 0, len(outstanding))
+	for _, q := range outstanding {
+		q.waitUnheld()
+		streams = append(streams, q.s)
+	}
 	d.streams.mu.Lock()
 	defer d.streams.mu.Unlock()
 	var first error
@@ -87,14 +99,14 @@ func (d *Device) releaseStreams() error {
 			first = err
 		}
 	}
-	for _, s := range append(d.streams.outstanding, d.streams.idle...) {
+	for _, s := range append(streams, d.streams.idle...) {
 		keep(d.call("cuStreamSynchronize", d.handleOp(opStreamSync, s)))
 		keep(d.call("cuStreamDestroy", d.handleOp(opStreamDestroy, s)))
 	}
 	for _, e := range d.streams.events {
 		keep(d.call("cuEventDestroy", d.handleOp(opEventDestroy, e)))
 	}
-	d.streams.idle, d.streams.outstanding, d.streams.events = nil, nil, nil
+	d.streams.idle, d.streams.events = nil, nil
 	return first
 }
 
@@ -108,8 +120,76 @@ type Queue struct {
 	ops atomic.Uint64
 
 	mu    sync.Mutex
+	cond  sync.Cond  // broadcast when held drops and when a held-back event is recorded
 	err   error      // the first failure of asynchronous work since the last Sync
 	waits []waitEdge // the latest waits for events of other queues (Wait)
+	// held: the queue's later work is held back in backlog, not yet on the
+	// stream, while a host function runs (or waits for its turn) or while
+	// the queue waits for an event that is itself held back. The driver's
+	// callback thread only starts a host function; it never waits for one.
+	held    bool
+	backlog []deferred
+}
+
+// deferred is held-back work: an operation to put on the stream, or a gate
+// (a host function, a wait for a held-back event) that holds the queue
+// again until it calls flush.
+type deferred struct {
+	submit func() error
+	gate   func()
+}
+
+// hold queues d if the queue is held and reports whether it did; the
+// caller submits the work itself otherwise. Callers check isHeld first, so
+// that the closure is made only when it is needed (the hot path allocates
+// nothing).
+func (q *Queue) hold(d deferred) bool {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	if !q.held {
+		return false
+	}
+	q.backlog = append(q.backlog, d)
+	return true
+}
+
+func (q *Queue) isHeld() bool {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	return q.held
+}
+
+// waitUnheld waits until the held-back work is on the stream.
+func (q *Queue) waitUnheld() {
+	q.mu.Lock()
+	for q.held {
+		q.cond.Wait()
+	}
+	q.mu.Unlock()
+}
+
+// flush puts held-back work on the stream in order, up to the next gate,
+// which takes the hold over; with nothing left the queue is no longer held.
+func (q *Queue) flush() {
+	q.mu.Lock()
+	for len(q.backlog) > 0 {
+		x := q.backlog[0]
+		q.backlog[0] = deferred{}
+		q.backlog = q.backlog[1:]
+		q.mu.Unlock()
+		if x.gate != nil {
+			x.gate()
+			return
+		}
+		if err := x.submit(); err != nil {
+			q.fail(err)
+		}
+		q.mu.Lock()
+	}
+	q.backlog = nil
+	q.held = false
+	q.cond.Broadcast()
+	q.mu.Unlock()
 }
 
 // waitEdge records that the queue's work after operation at waits for
@@ -139,6 +219,13 @@ func (q *Queue) copy(what string, dir C.int, dst, src uintptr, size uint64) erro
 		return nil
 	}
 	q.ops.Add(1)
+	if q.isHeld() && q.hold(deferred{submit: func() error { return q.copyNow(what, dir, dst, src, size) }}) {
+		return nil
+	}
+	return q.copyNow(what, dir, dst, src, size)
+}
+
+func (q *Queue) copyNow(what string, dir C.int, dst, src uintptr, size uint64) error {
 	r := C.lgo_cu_copy(q.d.drv.run, q.d.ctx, dir, C.uintptr_t(dst), C.uintptr_t(src), C.size_t(size), q.s)
 	return q.d.call(fmt.Sprintf("%s of %d bytes to %#x from %#x", what, size, dst, src), r)
 }
@@ -166,8 +253,14 @@ func (q *Queue) CopyDevice(dst uintptr, dstDev plugin.Device, src uintptr, srcDe
 		return q.copy("cuMemcpyDtoDAsync", 2, dst, src, size)
 	}
 	q.ops.Add(1)
-	r := C.lgo_cu_copy_peer(q.d.drv.run, q.d.ctx, C.uintptr_t(dst), dd.ctx, C.uintptr_t(src), sd.ctx, C.size_t(size), q.s)
-	return q.d.call(fmt.Sprintf("cuMemcpyPeerAsync of %d bytes to %#x (%s) from %#x (%s)", size, dst, dd.info.Name.V, src, sd.info.Name.V), r)
+	peer := func() error {
+		r := C.lgo_cu_copy_peer(q.d.drv.run, q.d.ctx, C.uintptr_t(dst), dd.ctx, C.uintptr_t(src), sd.ctx, C.size_t(size), q.s)
+		return q.d.call(fmt.Sprintf("cuMemcpyPeerAsync of %d bytes to %#x (%s) from %#x (%s)", size, dst, dd.info.Name.V, src, sd.info.Name.V), r)
+	}
+	if q.hold(deferred{submit: peer}) {
+		return nil
+	}
+	return peer()
 }
 
 // fillStage bounds the host buffer of a fill whose pattern the driver's
@@ -192,8 +285,10 @@ func (q *Queue) Fill(p uintptr, pattern unsafe.Pointer, patternSize, size uint64
 			v = *(*uint32)(pattern)
 		}
 		q.ops.Add(1)
-		r := C.lgo_cu_memset(q.d.drv.run, q.d.ctx, C.int(patternSize), C.uintptr_t(p), C.uint32_t(v), C.size_t(size/patternSize), q.s)
-		return q.d.call(fmt.Sprintf("cuMemsetD%dAsync of %d bytes at %#x", 8*patternSize, size, p), r)
+		if q.isHeld() && q.hold(deferred{submit: func() error { return q.memsetNow(p, patternSize, v, size) }}) {
+			return nil
+		}
+		return q.memsetNow(p, patternSize, v, size)
 	}
 	chunk := size
 	if chunk > fillStage {
@@ -218,12 +313,19 @@ func (q *Queue) Fill(p uintptr, pattern unsafe.Pointer, patternSize, size uint64
 	return q.HostCall(func() error { C.free(buf); return nil })
 }
 
-// HostFunc implements plugin.Queue: the driver's callback hands fn(user)
-// to a library thread and holds the stream until it returns, so fn may
-// call the API.
+func (q *Queue) memsetNow(p uintptr, width uint64, v uint32, size uint64) error {
+	r := C.lgo_cu_memset(q.d.drv.run, q.d.ctx, C.int(width), C.uintptr_t(p), C.uint32_t(v), C.size_t(size/width), q.s)
+	return q.d.call(fmt.Sprintf("cuMemsetD%dAsync of %d bytes at %#x", 8*width, size, p), r)
+}
+
+// HostFunc implements plugin.Queue. The driver's callback (cuLaunchHostFunc)
+// only starts fn(user) on a library thread, when the work before it is
+// done; the queue's later work is held back until fn returns. So fn may
+// call the API, and host functions of different queues may wait for each
+// other, although the driver runs its callbacks one at a time.
 func (q *Queue) HostFunc(fn, user unsafe.Pointer) error {
 	mark := q.ops.Add(1)
-	return q.relay(func() {
+	return q.gate(func() {
 		runtime.LockOSThread()
 		defer runtime.UnlockOSThread()
 		C.lgo_cu_set_running(C.uintptr_t(q.id), C.uint64_t(mark))
@@ -232,19 +334,46 @@ func (q *Queue) HostFunc(fn, user unsafe.Pointer) error {
 	})
 }
 
-// HostCall implements plugin.Queue.
+// HostCall implements plugin.Queue, as HostFunc.
 func (q *Queue) HostCall(fn func() error) error {
 	q.ops.Add(1)
-	return q.relay(func() {
+	return q.gate(func() {
 		if err := fn(); err != nil {
 			q.fail(err)
 		}
 	})
 }
 
-// relay queues run on the stream through cuLaunchHostFunc.
-func (q *Queue) relay(run func()) error {
-	id := relays.add(q, run)
+// gate holds the queue for run: at once when the queue is free, else after
+// the held-back work before it.
+func (q *Queue) gate(run func()) error {
+	q.mu.Lock()
+	if q.held {
+		q.backlog = append(q.backlog, deferred{gate: func() {
+			if err := q.trigger(run); err != nil {
+				q.fail(err)
+				q.flush()
+			}
+		}})
+		q.mu.Unlock()
+		return nil
+	}
+	q.held = true
+	q.mu.Unlock()
+	if err := q.trigger(run); err != nil {
+		q.flush()
+		return err
+	}
+	return nil
+}
+
+// trigger puts on the stream the callback that starts run on a library
+// thread; when run returns, the held-back work goes on the stream.
+func (q *Queue) trigger(run func()) error {
+	id := relays.add(q, func() {
+		defer q.flush()
+		run()
+	})
 	if err := q.d.call("cuLaunchHostFunc", C.lgo_cu_host_func(q.d.drv.run, q.d.ctx, q.s, C.uintptr_t(id))); err != nil {
 		relays.take(id)
 		return err
@@ -284,9 +413,9 @@ func (r *relayTable) take(id uintptr) (relayed, bool) {
 }
 
 // lgoCudaRelay runs on the driver's callback thread, where no driver call
-// is allowed: it runs the relayed work on another goroutine (a library
-// thread) and returns when that is done, which holds the stream meanwhile.
-// A panic there becomes the queue's error.
+// is allowed and which the driver may share between all its callbacks: it
+// starts the relayed work on a goroutine (a library thread) and returns at
+// once. A panic there becomes the queue's error.
 //
 //export lgoCudaRelay
 func lgoCudaRelay(id C.uintptr_t) {
@@ -294,17 +423,14 @@ func lgoCudaRelay(id C.uintptr_t) {
 	if !ok {
 		return
 	}
-	done := make(chan struct{})
 	go func() {
-		defer close(done)
 		defer func() {
 			if v := recover(); v != nil {
-				x.q.fail(ol.Errorf(ol.ErrcUnknown, "cuda: internal error in a host function relay: %v", v))
+				x.q.fail(ol.Errorf(ol.ErrcUnknown, "cuda: internal error in a host function: %v", v))
 			}
 		}()
 		x.run()
 	}()
-	<-done
 }
 
 // wouldWaitForever reports whether waiting for q to reach mark would wait
@@ -343,7 +469,8 @@ func dependsOn(q *Queue, mark uint64, running uintptr, runMark uint64, depth int
 	return false
 }
 
-// Record implements plugin.Queue.
+// Record implements plugin.Queue. On a held queue the event is recorded
+// when the work before it goes on the stream.
 func (q *Queue) Record() (plugin.Event, error) {
 	d := q.d
 	var ev C.uintptr_t
@@ -358,15 +485,19 @@ func (q *Queue) Record() (plugin.Event, error) {
 			return nil, err
 		}
 	}
-	mark := q.ops.Load()
-	if err := d.call("cuEventRecord", C.lgo_cu_event_record(d.drv.run, d.ctx, ev, q.s)); err != nil {
+	e := &Event{q: q, ev: ev, mark: q.ops.Load()}
+	if q.isHeld() && q.hold(deferred{submit: e.record}) {
+		return e, nil
+	}
+	if err := e.record(); err != nil {
 		d.releaseEvent(ev)
 		return nil, err
 	}
-	return &Event{q: q, ev: ev, mark: mark}, nil
+	return e, nil
 }
 
-// Wait implements plugin.Queue: later work on the stream waits for e.
+// Wait implements plugin.Queue: later work on the stream waits for e. An
+// event that is itself held back holds this queue until it is recorded.
 func (q *Queue) Wait(e plugin.Event) error {
 	ce, ok := e.(*Event)
 	if !ok {
@@ -380,15 +511,48 @@ func (q *Queue) Wait(e plugin.Event) error {
 	}
 	q.waits = append(q.waits, waitEdge{at: at, on: ce.q, mark: ce.mark})
 	q.mu.Unlock()
-	return q.d.call("cuStreamWaitEvent", C.lgo_cu_stream_wait(q.d.drv.run, q.d.ctx, q.s, ce.ev))
+	if ce.q == q {
+		return nil // in order anyway
+	}
+	wait := func() error {
+		return q.d.call("cuStreamWaitEvent", C.lgo_cu_stream_wait(q.d.drv.run, q.d.ctx, q.s, ce.ev))
+	}
+	if ce.isRecorded() {
+		if q.isHeld() && q.hold(deferred{submit: wait}) {
+			return nil
+		}
+		return wait()
+	}
+	// a gate: once the event is recorded, wait for it on the stream and
+	// let the work after it go
+	gate := func() {
+		go func() {
+			ce.waitRecorded()
+			if err := wait(); err != nil {
+				q.fail(err)
+			}
+			q.flush()
+		}()
+	}
+	q.mu.Lock()
+	if q.held {
+		q.backlog = append(q.backlog, deferred{gate: gate})
+		q.mu.Unlock()
+		return nil
+	}
+	q.held = true
+	q.mu.Unlock()
+	gate()
+	return nil
 }
 
-// Sync implements plugin.Queue: waits for the stream and reports the first
-// failure since the last Sync.
+// Sync implements plugin.Queue: waits for the held-back work and the
+// stream, and reports the first failure since the last Sync.
 func (q *Queue) Sync() error {
 	if wouldWaitForever(q, q.ops.Load()) {
 		return ol.NewError(ol.ErrcInvalidArgument, "olSyncQueue called from a host function would wait forever: the queue's work waits for that host function")
 	}
+	q.waitUnheld()
 	err := q.d.call("cuStreamSynchronize", q.d.handleOp(opStreamSync, q.s))
 	q.mu.Lock()
 	if err == nil {
@@ -400,28 +564,66 @@ func (q *Queue) Sync() error {
 }
 
 // Empty implements plugin.Queue.
-func (q *Queue) Empty() bool { return q.d.handleOp(opStreamQuery, q.s) == cudaSuccess }
+func (q *Queue) Empty() bool {
+	return !q.isHeld() && q.d.handleOp(opStreamQuery, q.s) == cudaSuccess
+}
 
 // Release implements plugin.Queue: the stream goes back to the device,
 // idle or outstanding; it is never synchronised here.
 func (q *Queue) Release() error {
 	d := q.d
-	idle := d.handleOp(opStreamQuery, q.s) == cudaSuccess
+	idle := q.Empty()
 	d.streams.mu.Lock()
 	defer d.streams.mu.Unlock()
 	if idle && len(d.streams.idle) < maxIdleStreams {
 		d.streams.idle = append(d.streams.idle, q.s)
 	} else {
-		d.streams.outstanding = append(d.streams.outstanding, q.s)
+		d.streams.outstanding = append(d.streams.outstanding, q)
 	}
 	return nil
 }
 
-// Event is a CUDA event recorded on a queue's stream.
+// Event is a CUDA event recorded on a queue's stream (or to be recorded,
+// when the queue's work before it is held back).
 type Event struct {
 	q    *Queue
 	ev   C.uintptr_t
 	mark uint64
+	// under q.mu:
+	recorded bool
+	released bool // released before it was recorded: record gives it back
+}
+
+// record puts the event on the stream (at once, or when flushed).
+func (e *Event) record() error {
+	q := e.q
+	q.mu.Lock()
+	released := e.released
+	q.mu.Unlock()
+	if released {
+		q.d.releaseEvent(e.ev)
+		return nil
+	}
+	err := q.d.call("cuEventRecord", C.lgo_cu_event_record(q.d.drv.run, q.d.ctx, e.ev, q.s))
+	q.mu.Lock()
+	e.recorded = true
+	q.cond.Broadcast()
+	q.mu.Unlock()
+	return err
+}
+
+func (e *Event) isRecorded() bool {
+	e.q.mu.Lock()
+	defer e.q.mu.Unlock()
+	return e.recorded
+}
+
+func (e *Event) waitRecorded() {
+	e.q.mu.Lock()
+	for !e.recorded {
+		e.q.cond.Wait()
+	}
+	e.q.mu.Unlock()
 }
 
 // Sync implements plugin.Event.
@@ -429,14 +631,25 @@ func (e *Event) Sync() error {
 	if wouldWaitForever(e.q, e.mark) {
 		return ol.NewError(ol.ErrcInvalidArgument, "olSyncEvent called from a host function would wait forever: the event's work waits for that host function")
 	}
+	e.waitRecorded()
 	return e.q.d.call("cuEventSynchronize", e.q.d.handleOp(opEventSync, e.ev))
 }
 
 // Done implements plugin.Event.
-func (e *Event) Done() bool { return e.q.d.handleOp(opEventQuery, e.ev) == cudaSuccess }
+func (e *Event) Done() bool {
+	return e.isRecorded() && e.q.d.handleOp(opEventQuery, e.ev) == cudaSuccess
+}
 
-// Release implements plugin.Event: the event goes back to the device.
+// Release implements plugin.Event: the event goes back to the device (once
+// recorded, if it is still held back).
 func (e *Event) Release() error {
+	e.q.mu.Lock()
+	if !e.recorded {
+		e.released = true
+		e.q.mu.Unlock()
+		return nil
+	}
+	e.q.mu.Unlock()
 	e.q.d.releaseEvent(e.ev)
 	return nil
 }

@@ -38,8 +38,9 @@
  *     without access: a CPU read or write faults); its bytes live elsewhere
  *     and only the driver's copies and fills reach them;
  *   - each stream runs its work in order on a thread of its own, so
- *     completion is asynchronous; host functions run on that thread, where
- *     every driver call fails with CUDA_ERROR_NOT_PERMITTED;
+ *     completion is asynchronous; host functions of all streams run one at
+ *     a time on one callback thread, where every driver call fails with
+ *     CUDA_ERROR_NOT_PERMITTED;
  *   - events capture a point of a stream when recorded; a wait captures it
  *     when submitted.
  * fake_cuda_live(kind) counts live objects ("ctxref", "alloc", "host",
@@ -537,6 +538,58 @@ struct fake_event {
   unsigned long mark;
 };
 
+/* Host functions of every stream run on one callback thread, one at a
+ * time, as the driver may run them: a stream waits until its callback has
+ * returned. A callback that waits for another stream's callback waits
+ * forever, here as there. */
+static pthread_mutex_t cb_mu = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t cb_cv = PTHREAD_COND_INITIALIZER;
+static CUhostFn cb_fn;
+static void *cb_user;
+static unsigned long cb_posted, cb_done;
+static int cb_started;
+
+static void *callback_main(void *arg) {
+  (void)arg;
+  in_callback = 1;
+  pthread_mutex_lock(&cb_mu);
+  for (;;) {
+    while (cb_done == cb_posted)
+      pthread_cond_wait(&cb_cv, &cb_mu);
+    CUhostFn fn = cb_fn;
+    void *user = cb_user;
+    pthread_mutex_unlock(&cb_mu);
+    fn(user);
+    pthread_mutex_lock(&cb_mu);
+    cb_done++;
+    pthread_cond_broadcast(&cb_cv);
+  }
+  return NULL;
+}
+
+static void run_callback(CUhostFn fn, void *user) {
+  pthread_mutex_lock(&cb_mu);
+  if (!cb_started) {
+    pthread_t t;
+    pthread_attr_t a;
+    pthread_attr_init(&a);
+    pthread_attr_setdetachstate(&a, PTHREAD_CREATE_DETACHED);
+    pthread_create(&t, &a, callback_main, NULL);
+    pthread_attr_destroy(&a);
+    cb_started = 1;
+  }
+  /* one callback at a time: wait for the thread to be free, post, wait */
+  while (cb_done != cb_posted)
+    pthread_cond_wait(&cb_cv, &cb_mu);
+  cb_fn = fn;
+  cb_user = user;
+  unsigned long mine = ++cb_posted;
+  pthread_cond_broadcast(&cb_cv);
+  while (cb_done < mine)
+    pthread_cond_wait(&cb_cv, &cb_mu);
+  pthread_mutex_unlock(&cb_mu);
+}
+
 static void run_op(CUstream s, struct op *o) {
   switch (o->kind) {
   case OP_LAUNCH:
@@ -553,9 +606,7 @@ static void run_op(CUstream s, struct op *o) {
     }
     break;
   case OP_HOST:
-    in_callback = 1;
-    o->fn(o->user);
-    in_callback = 0;
+    run_callback(o->fn, o->user);
     break;
   case OP_WAIT:
     pthread_mutex_lock(&o->wait_stream->mu);
