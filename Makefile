@@ -152,5 +152,7 @@ gpu-check: $(LIB)
 	bash $(GPUCHECK)/run.sh
 
 # ---- benchmarks (not tests) -------------------------------------------------
+# make bench BASELINE=<git revision> also compares this build with the
+# library built from that revision, in the same run.
 bench: $(LIB)
-	bash bench/run.sh
+	BASELINE='$(BASELINE)' bash bench/run.sh

@@ -13,6 +13,28 @@
 # default 600).
 # SPDX-License-Identifier: Apache-2.0
 set -u
+case "${1:-}" in
+-h | --help)
+  cat <<'USAGE'
+usage: run.sh
+Runs the liboffload-go device conformance suite on every device the
+library in lib/ finds, then the lifecycle tests, and prints passed, failed
+and skipped counts per suite and in total, and the devices tested.
+Exit status 0 when nothing failed.
+Environment:
+  OFFLOAD_TEST_DEVICES  devices to test: all (default), or a comma list of
+                        backend or backend:index (host, cuda:0, amdgpu:1)
+  TIMEOUT               seconds per device-suite program (default 300)
+  LC_TIMEOUT            seconds per lifecycle program (default 600)
+USAGE
+  exit 0
+  ;;
+"") ;;
+*)
+  echo "run.sh: unknown argument $1 (see run.sh --help)" >&2
+  exit 2
+  ;;
+esac
 here=$(cd "$(dirname "$0")" && pwd)
 lib="$here/lib/libLLVMOffload.so.22.1"
 timeout_s=${TIMEOUT:-300}

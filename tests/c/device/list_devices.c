@@ -5,7 +5,15 @@
  * SPDX-License-Identifier: Apache-2.0 */
 #include "hcheck.h"
 
-int main(void) {
+int main(int argc, char **argv) {
+  if (argc > 1) {
+    int help = !strcmp(argv[1], "-h") || !strcmp(argv[1], "--help");
+    fprintf(help ? stdout : stderr,
+            "usage: %s\nPrints every device liboffload-go finds, one a line:\n"
+            "<backend>:<index> <host|gpu|other> <name>, as OFFLOAD_TEST_DEVICES names them.\n",
+            argv[0]);
+    return help ? 0 : 2;
+  }
   ol_result_t r = olInit();
   if (r) {
     printf("olInit failed: %s\n", r->Details ? r->Details : "(no details)");
