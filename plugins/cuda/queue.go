@@ -60,11 +60,7 @@ func (d *Device) NewQueue() (plugin.Queue, error) {
 		}
 	}
 	d.streams.outstanding = keep
-	var s C.uintptr_t
-	if n := len(d.streams.idle); n > 0 {
-		s = d.streams.idle[n-1]
-		d.streams.idle = d.streams.idle[:n-1]
-	}
+	s := popLast(&d.streams.idle)
 	d.streams.mu.Unlock()
 	if s == 0 {
 		if err := d.call("cuStreamCreate", C.lgo_cu_stream_create(d.drv.run, d.ctx, &s)); err != nil {
@@ -77,6 +73,17 @@ func (d *Device) NewQueue() (plugin.Queue, error) {
 }
 
 var queueIDs atomic.Uintptr
+
+// popLast takes the last handle of a pool, 0 when it is empty.
+func popLast(pool *[]C.uintptr_t) C.uintptr_t {
+	n := len(*pool)
+	if n == 0 {
+		return 0
+	}
+	h := (*pool)[n-1]
+	*pool = (*pool)[:n-1]
+	return h
+}
 
 // releaseStreams waits for the work of released queues (held back work
 // included), then synchronises and destroys every stream and event the
@@ -473,12 +480,8 @@ func dependsOn(q *Queue, mark uint64, running uintptr, runMark uint64, depth int
 // when the work before it goes on the stream.
 func (q *Queue) Record() (plugin.Event, error) {
 	d := q.d
-	var ev C.uintptr_t
 	d.streams.mu.Lock()
-	if n := len(d.streams.events); n > 0 {
-		ev = d.streams.events[n-1]
-		d.streams.events = d.streams.events[:n-1]
-	}
+	ev := popLast(&d.streams.events)
 	d.streams.mu.Unlock()
 	if ev == 0 {
 		if err := d.call("cuEventCreate", C.lgo_cu_event_create(d.drv.run, d.ctx, &ev)); err != nil {
