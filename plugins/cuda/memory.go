@@ -36,8 +36,8 @@ func (d *Device) Alloc(kind ol.AllocType, size uint64) (uintptr, error) {
 	if r == cudaErrorOutOfMemory {
 		return 0, ol.Errorf(ol.ErrcOutOfResources, "cuda: cannot allocate %d bytes of %s memory on %s: %s", size, kind, d.info.Name.V, d.drv.describe(int32(r)))
 	}
-	if err := d.call(fmt.Sprintf("allocating %d bytes of %s memory", size, kind), r); err != nil {
-		return 0, err
+	if r != cudaSuccess {
+		return 0, d.call(fmt.Sprintf("allocating %d bytes of %s memory", size, kind), r)
 	}
 	return uintptr(p), nil
 }
@@ -48,7 +48,11 @@ func (d *Device) Free(p uintptr, kind ol.AllocType) error {
 	if kind == ol.AllocTypeHost {
 		host = 1
 	}
-	return d.call(fmt.Sprintf("freeing %s memory at %#x", kind, p), C.lgo_cu_free(d.drv.run, d.ctx, host, C.uintptr_t(p)))
+	r := C.lgo_cu_free(d.drv.run, d.ctx, host, C.uintptr_t(p))
+	if r == cudaSuccess {
+		return nil
+	}
+	return d.call(fmt.Sprintf("freeing %s memory at %#x", kind, p), r)
 }
 
 // Register implements plugin.Device: the first registration of a range

@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"strings"
 	"testing"
+	"unsafe"
 
 	"github.com/liboffload-go/liboffload-go/api/ol"
 	"github.com/liboffload-go/liboffload-go/plugins/internal/fakedriver"
@@ -175,4 +176,66 @@ func asOl(err error, oe **ol.Error) bool {
 	e, ok := err.(*ol.Error)
 	*oe = e
 	return ok
+}
+
+// The hot path makes no Go allocation: launch, asynchronous copies, a
+// fill, record, wait, release of the event and sync.
+func TestFakeHotPathAllocatesNothing(t *testing.T) {
+	d := newDouble(t, "libcuda-allocs.so")
+	g := d.dev[0]
+	prog, err := g.LoadProgram(fakedriver.FakeCubin(t, "noargs"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	k, err := prog.Kernel("noargs")
+	if err != nil {
+		t.Fatal(err)
+	}
+	dev := mustAlloc(t, g, ol.AllocTypeDevice, 4096)
+	host := mustAlloc(t, g, ol.AllocTypeHost, 4096)
+	q, q2 := mustQueue(t, g), mustQueue(t, g)
+	pat := []byte{1, 2, 3, 4}
+	size := launchSize(1, 1, 0)
+	round := func() {
+		if err := q.Launch(k, nil, size); err != nil {
+			t.Fatal(err)
+		}
+		if err := q.CopyToDevice(dev, g, host, 4096); err != nil {
+			t.Fatal(err)
+		}
+		if err := q.Fill(dev, unsafe.Pointer(&pat[0]), 4, 4096); err != nil {
+			t.Fatal(err)
+		}
+		if err := q.CopyFromDevice(host, dev, g, 4096); err != nil {
+			t.Fatal(err)
+		}
+		e, err := q.Record()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := q2.Wait(e); err != nil {
+			t.Fatal(err)
+		}
+		if err := e.Release(); err != nil {
+			t.Fatal(err)
+		}
+		if err := q2.Sync(); err != nil {
+			t.Fatal(err)
+		}
+		if err := q.Sync(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for i := 0; i < 100; i++ {
+		round() // warm: pools and the wait list reach their size
+	}
+	if n := testing.AllocsPerRun(200, round); n != 0 {
+		t.Errorf("%.1f Go allocations per round of launch, copies, fill, record, wait and sync, want 0", n)
+	}
+	_ = q.Release()
+	_ = q2.Release()
+	_ = prog.Unload()
+	_ = g.Free(dev, ol.AllocTypeDevice)
+	_ = g.Free(host, ol.AllocTypeHost)
+	d.deinit()
 }

@@ -41,6 +41,7 @@ type streams struct {
 	idle        []C.uintptr_t
 	outstanding []*Queue      // released with work pending (on the stream or held back)
 	events      []C.uintptr_t // idle events
+	eventObjs   []*Event      // released Event objects, reused by Record
 }
 
 func (d *Device) handleOp(op C.int, h C.uintptr_t) C.int {
@@ -234,6 +235,9 @@ func (q *Queue) copy(what string, dir C.int, dst, src uintptr, size uint64) erro
 
 func (q *Queue) copyNow(what string, dir C.int, dst, src uintptr, size uint64) error {
 	r := C.lgo_cu_copy(q.d.drv.run, q.d.ctx, dir, C.uintptr_t(dst), C.uintptr_t(src), C.size_t(size), q.s)
+	if r == cudaSuccess { // the message is made only for a failure
+		return nil
+	}
 	return q.d.call(fmt.Sprintf("%s of %d bytes to %#x from %#x", what, size, dst, src), r)
 }
 
@@ -262,6 +266,9 @@ func (q *Queue) CopyDevice(dst uintptr, dstDev plugin.Device, src uintptr, srcDe
 	q.ops.Add(1)
 	peer := func() error {
 		r := C.lgo_cu_copy_peer(q.d.drv.run, q.d.ctx, C.uintptr_t(dst), dd.ctx, C.uintptr_t(src), sd.ctx, C.size_t(size), q.s)
+		if r == cudaSuccess {
+			return nil
+		}
 		return q.d.call(fmt.Sprintf("cuMemcpyPeerAsync of %d bytes to %#x (%s) from %#x (%s)", size, dst, dd.info.Name.V, src, sd.info.Name.V), r)
 	}
 	if q.hold(deferred{submit: peer}) {
@@ -322,6 +329,9 @@ func (q *Queue) Fill(p uintptr, pattern unsafe.Pointer, patternSize, size uint64
 
 func (q *Queue) memsetNow(p uintptr, width uint64, v uint32, size uint64) error {
 	r := C.lgo_cu_memset(q.d.drv.run, q.d.ctx, C.int(width), C.uintptr_t(p), C.uint32_t(v), C.size_t(size/width), q.s)
+	if r == cudaSuccess {
+		return nil
+	}
 	return q.d.call(fmt.Sprintf("cuMemsetD%dAsync of %d bytes at %#x", 8*width, size, p), r)
 }
 
@@ -484,11 +494,25 @@ func (q *Queue) Record() (plugin.Event, error) {
 	ev := popLast(&d.streams.events)
 	d.streams.mu.Unlock()
 	if ev == 0 {
-		if err := d.call("cuEventCreate", C.lgo_cu_event_create(d.drv.run, d.ctx, &ev)); err != nil {
+		// (a variable of its own: one whose address goes to C lives on
+		// the heap, which the pooled path must not pay for)
+		var fresh C.uintptr_t
+		if err := d.call("cuEventCreate", C.lgo_cu_event_create(d.drv.run, d.ctx, &fresh)); err != nil {
 			return nil, err
 		}
+		ev = fresh
 	}
-	e := &Event{q: q, ev: ev, mark: q.ops.Load()}
+	d.streams.mu.Lock()
+	var e *Event
+	if n := len(d.streams.eventObjs); n > 0 {
+		e = d.streams.eventObjs[n-1]
+		d.streams.eventObjs = d.streams.eventObjs[:n-1]
+	}
+	d.streams.mu.Unlock()
+	if e == nil {
+		e = new(Event)
+	}
+	*e = Event{q: q, ev: ev, mark: q.ops.Load()}
 	if q.isHeld() && q.hold(deferred{submit: e.record}) {
 		return e, nil
 	}
@@ -517,15 +541,13 @@ func (q *Queue) Wait(e plugin.Event) error {
 	if ce.q == q {
 		return nil // in order anyway
 	}
-	wait := func() error {
-		return q.d.call("cuStreamWaitEvent", C.lgo_cu_stream_wait(q.d.drv.run, q.d.ctx, q.s, ce.ev))
-	}
 	if ce.isRecorded() {
-		if q.isHeld() && q.hold(deferred{submit: wait}) {
+		if q.isHeld() && q.hold(deferred{submit: func() error { return q.waitNow(ce) }}) {
 			return nil
 		}
-		return wait()
+		return q.waitNow(ce)
 	}
+	wait := func() error { return q.waitNow(ce) }
 	// a gate: once the event is recorded, wait for it on the stream and
 	// let the work after it go
 	gate := func() {
@@ -547,6 +569,10 @@ func (q *Queue) Wait(e plugin.Event) error {
 	q.mu.Unlock()
 	gate()
 	return nil
+}
+
+func (q *Queue) waitNow(e *Event) error {
+	return q.d.call("cuStreamWaitEvent", C.lgo_cu_stream_wait(q.d.drv.run, q.d.ctx, q.s, e.ev))
 }
 
 // Sync implements plugin.Queue: waits for the held-back work and the
@@ -653,7 +679,15 @@ func (e *Event) Release() error {
 		return nil
 	}
 	e.q.mu.Unlock()
-	e.q.d.releaseEvent(e.ev)
+	d := e.q.d
+	d.releaseEvent(e.ev)
+	// the runtime holds no reference after Release: the object is reused
+	*e = Event{}
+	d.streams.mu.Lock()
+	if len(d.streams.eventObjs) < maxIdleEvents {
+		d.streams.eventObjs = append(d.streams.eventObjs, e)
+	}
+	d.streams.mu.Unlock()
 	return nil
 }
 
