@@ -3,14 +3,19 @@ package cuda_test
 import (
 	"bytes"
 	"encoding/binary"
+	"strings"
 	"testing"
 	"unsafe"
 
 	"github.com/liboffload-go/liboffload-go/api/ol"
 	"github.com/liboffload-go/liboffload-go/impl"
+	"github.com/liboffload-go/liboffload-go/plugins/amdgpu"
 	"github.com/liboffload-go/liboffload-go/plugins/cuda"
+	"github.com/liboffload-go/liboffload-go/plugins/host"
 	"github.com/liboffload-go/liboffload-go/plugins/internal/fakedriver"
 	"github.com/liboffload-go/liboffload-go/plugins/internal/imagetest"
+	"github.com/liboffload-go/liboffload-go/plugins/plugin"
+	"github.com/liboffload-go/liboffload-go/tests/go/ccb"
 )
 
 // must fails the test on an API error.
@@ -108,5 +113,67 @@ func TestRuntimeOnFakeGPUs(t *testing.T) {
 	must(t, "olDestroyEvent", impl.OlDestroyEvent(ev, nil))
 	for _, p := range []unsafe.Pointer{src, dst, a, b, out} {
 		must(t, "olMemFree", impl.OlMemFree(p, nil))
+	}
+}
+
+// brokenPlugin is a backend whose platform fails to shut down.
+type brokenPlugin struct{}
+
+func (brokenPlugin) Name() string { return "broken" }
+func (brokenPlugin) Init(plugin.Env) (plugin.Platform, error) {
+	return brokenPlatform{}, nil
+}
+
+type brokenPlatform struct{}
+
+func (brokenPlatform) Name() string                { return "Broken" }
+func (brokenPlatform) Vendor() string              { return "test" }
+func (brokenPlatform) Version() string             { return "0" }
+func (brokenPlatform) Backend() ol.PlatformBackend { return ol.PlatformBackendUnknown }
+func (brokenPlatform) Devices() []plugin.Device    { return []plugin.Device{brokenDevice{}} }
+func (brokenPlatform) Deinit() error {
+	return ol.NewError(ol.ErrcBackendFailure, "the broken platform failed to shut down")
+}
+
+type brokenDevice struct{ plugin.Device }
+
+func (brokenDevice) Info() *plugin.DeviceInfo {
+	return &plugin.DeviceInfo{Type: plugin.Some(ol.DeviceTypeGpu)}
+}
+
+// Injected driver failures give the right error, never a crash or a leak:
+// an allocation the driver refuses is OUT_OF_RESOURCES; a failing context
+// release at shutdown comes back from olShutDown joined with another
+// platform's failure, and the library is shut down anyway.
+func TestRuntimeFaultInjection(t *testing.T) {
+	lib := (&fakedriver.Driver{Source: "fake_cuda.c"}).Build(t, "libcuda-faults.so")
+	t.Setenv(cuda.EnvLibrary, lib)
+	t.Setenv("FAKE_CUDA_DEVICES", "1")
+	impl.UsePlugins(cuda.New(), brokenPlugin{}, host.New())
+	t.Cleanup(func() { impl.UsePlugins(amdgpu.New(), cuda.New(), host.New()) })
+	must(t, "olInit", impl.OlInit(nil))
+	it := ccb.NewIter(0)
+	defer it.Free()
+	must(t, "olIterateDevices", impl.OlIterateDevices(it.Callback(), it.User(), nil))
+	gpu := it.Device(0)
+	t.Setenv("FAKE_CUDA_ALLOC_RESULT", "2")
+	var p unsafe.Pointer
+	r := impl.OlMemAlloc(gpu, uint32(ol.AllocTypeDevice), 1<<20, unsafe.Pointer(&p), nil)
+	if impl.ResultCode(r) != ol.ErrcOutOfResources || !strings.Contains(impl.ResultDetails(r), "CUDA_ERROR_OUT_OF_MEMORY") {
+		t.Errorf("olMemAlloc with the driver out of memory: %s %q", impl.ResultCode(r), impl.ResultDetails(r))
+	}
+	t.Setenv("FAKE_CUDA_ALLOC_RESULT", "")
+	t.Setenv("FAKE_CUDA_RELEASE_RESULT", "999")
+	r = impl.OlShutDown(nil)
+	details := impl.ResultDetails(r)
+	if r == 0 || !strings.Contains(details, "cuDevicePrimaryCtxRelease(0) failed: 999 CUDA_ERROR_UNKNOWN") ||
+		!strings.Contains(details, "the broken platform failed to shut down") {
+		t.Errorf("olShutDown: %s %q, want both failures", impl.ResultCode(r), details)
+	}
+	// shut down anyway: a new initialisation works
+	t.Setenv("FAKE_CUDA_RELEASE_RESULT", "")
+	must(t, "olInit after a failed shutdown", impl.OlInit(nil))
+	if r := impl.OlShutDown(nil); r == 0 || strings.Contains(impl.ResultDetails(r), "CUDA") {
+		t.Errorf("second shutdown: %q (want only the broken platform's failure)", impl.ResultDetails(r))
 	}
 }

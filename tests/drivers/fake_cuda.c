@@ -13,6 +13,8 @@
  *   FAKE_CUDA_VERSION=<n>          cuDriverGetVersion's value (default 12040)
  *   FAKE_CUDA_CC_MAJOR=<n>         every device's compute capability major
  *   FAKE_CUDA_MODULE_RESULT=<code> what cuModuleLoadDataEx returns
+ *   FAKE_CUDA_ALLOC_RESULT=<code>  what cuMemAlloc returns (2: out of memory)
+ *   FAKE_CUDA_RELEASE_RESULT=<code> what cuDevicePrimaryCtxRelease returns
  *
  * A missing symbol cannot be simulated at run time (the dynamic symbol table
  * is fixed when the library is linked); the tests hide symbols at link time
@@ -332,7 +334,8 @@ CUresult cuDevicePrimaryCtxRelease_v2(CUdevice dev) {
   pthread_mutex_lock(&mu);
   CUresult r = ctxs[dev].refs > 0 ? (ctxs[dev].refs--, CUDA_SUCCESS) : CUDA_ERROR_INVALID_CONTEXT;
   pthread_mutex_unlock(&mu);
-  return r;
+  /* an injected failure still drops the reference (nothing leaks) */
+  return r == CUDA_SUCCESS ? env_int("FAKE_CUDA_RELEASE_RESULT", CUDA_SUCCESS) : r;
 }
 
 CUresult cuCtxSetCurrent(CUcontext ctx) {
@@ -383,6 +386,8 @@ static int is_device_address(uintptr_t p) {
 CUresult cuMemAlloc_v2(CUdeviceptr *out, size_t size) {
   NEED_CTX();
   if (out == NULL || size == 0) return CUDA_ERROR_INVALID_VALUE;
+  CUresult forced = env_int("FAKE_CUDA_ALLOC_RESULT", CUDA_SUCCESS);
+  if (forced != CUDA_SUCCESS) return forced;
   size_t rounded = (size + 255) & ~(size_t)255;
   pthread_mutex_lock(&mu);
   struct fake_ctx *c = current;
