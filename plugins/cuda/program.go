@@ -68,7 +68,7 @@ func (d *Device) LoadProgram(img []byte) (plugin.Program, error) {
 		}
 		return nil, ol.Errorf(code, "cuda: cuModuleLoadDataEx of %s for %s failed: %s%s", what, d.info.Name.V, d.drv.describe(r), log)
 	}
-	return &Program{d: d, mod: mod, queues: map[*Queue]bool{}}, nil
+	return &Program{d: d, mod: mod, queues: map[C.uintptr_t]*Queue{}}, nil
 }
 
 func cString(b []byte) string {
@@ -85,8 +85,10 @@ type Program struct {
 	d   *Device
 	mod C.uintptr_t
 
-	mu       sync.Mutex
-	queues   map[*Queue]bool // that launched its kernels
+	mu sync.Mutex
+	// queues: the latest queue that launched its kernels on each stream
+	// (bounded by the device's streams, however many queues come and go)
+	queues   map[C.uintptr_t]*Queue
 	unloaded bool
 }
 
@@ -143,7 +145,7 @@ func (p *Program) Unload() error {
 	}
 	p.unloaded = true
 	var busy []*Queue
-	for q := range p.queues {
+	for _, q := range p.queues {
 		if !q.Empty() {
 			busy = append(busy, q)
 		}
@@ -248,8 +250,8 @@ func (q *Queue) Launch(pk plugin.Kernel, args []byte, s plugin.LaunchSize) error
 		p.mu.Unlock()
 		return ol.Errorf(ol.ErrcInvalidArgument, "the program of kernel %q was destroyed", k.name)
 	}
-	if !p.queues[q] {
-		p.queues[q] = true
+	if p.queues[q.s] != q {
+		p.queues[q.s] = q
 	}
 	p.mu.Unlock()
 	if k.paramBytes > 0 {

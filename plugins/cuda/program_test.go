@@ -2,6 +2,8 @@ package cuda
 
 import (
 	"encoding/binary"
+	"fmt"
+	"os"
 	"strings"
 	"testing"
 	"unsafe"
@@ -238,4 +240,71 @@ func TestFakeHotPathAllocatesNothing(t *testing.T) {
 	_ = g.Free(dev, ol.AllocTypeDevice)
 	_ = g.Free(host, ol.AllocTypeHost)
 	d.deinit()
+}
+
+// Queues are pooled: create, launch and release (unsynchronised) cycles
+// keep the driver's streams and events bounded and the process's memory
+// flat.
+func TestFakeQueueChurnIsFlat(t *testing.T) {
+	if raceDetector {
+		t.Skip("memory growth is measured without the race detector (make test runs this test so too)")
+	}
+	d := newDouble(t, "libcuda-churn.so")
+	g := d.dev[0]
+	prog, err := g.LoadProgram(fakedriver.FakeCubin(t, "noargs"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	k, err := prog.Kernel("noargs")
+	if err != nil {
+		t.Fatal(err)
+	}
+	size := launchSize(1, 1, 0)
+	cycle := func() {
+		q, err := g.NewQueue()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := q.Launch(k, nil, size); err != nil {
+			t.Fatal(err)
+		}
+		if err := q.Release(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	const warm, cycles = 20000, 100000
+	for i := 0; i < warm; i++ {
+		cycle()
+	}
+	rss0 := vmRSS(t)
+	for i := 0; i < cycles; i++ {
+		cycle()
+	}
+	rss1 := vmRSS(t)
+	if n := d.live("stream"); n > 2*maxIdleStreams {
+		t.Errorf("%d streams after %d cycles", n, warm+cycles)
+	}
+	t.Logf("VmRSS %d KiB after %d warm-up cycles, %d KiB after %d more", rss0, warm, rss1, cycles)
+	if growth := rss1 - rss0; growth > 4096 {
+		t.Errorf("VmRSS grew by %d KiB over %d cycles", growth, cycles)
+	}
+	_ = prog.Unload()
+	d.deinit()
+}
+
+func vmRSS(t *testing.T) int64 {
+	t.Helper()
+	b, err := os.ReadFile("/proc/self/status")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if strings.HasPrefix(line, "VmRSS:") {
+			var kib int64
+			fmt.Sscanf(strings.TrimSpace(strings.TrimPrefix(line, "VmRSS:")), "%d", &kib)
+			return kib
+		}
+	}
+	t.Fatal("no VmRSS")
+	return 0
 }
