@@ -85,6 +85,13 @@ func newContext(gens generations, plugins []plugin.Plugin) (*Context, error) {
 			continue
 		}
 		if pl == nil || len(pl.Devices()) == 0 {
+			if c.trace != nil {
+				reason := "it found no device"
+				if r, ok := p.(plugin.AbsentReporter); ok && r.AbsentReason() != "" {
+					reason = r.AbsentReason()
+				}
+				c.trace.note(fmt.Sprintf("liboffload-go: platform %s is absent: %s\n", p.Name(), reason))
+			}
 			continue
 		}
 		if err := c.addPlatform(pl); err != nil {

@@ -19,6 +19,7 @@ import "C"
 import (
 	"os"
 	"strconv"
+	"strings"
 	"sync"
 	"unsafe"
 
@@ -33,22 +34,37 @@ type tracer struct {
 	out  *os.File
 	file bool      // out is our own file, closed at shutdown
 	bufs sync.Pool // *traceBuf
+	// notes: OFFLOAD_TRACE=all also prints lines of the library's own
+	// (why a platform is absent); any other value keeps LLVM's format
+	notes bool
 }
 
 func newTracer(env cEnv) (*tracer, error) {
 	path, hasFile := env.Lookup(EnvTraceFile)
-	_, hasTrace := env.Lookup(EnvTrace)
+	level, hasTrace := env.Lookup(EnvTrace)
+	notes := strings.EqualFold(strings.TrimSpace(level), "all")
 	if hasFile && path != "" {
 		f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o644)
 		if err != nil {
 			return nil, ol.Errorf(ol.ErrcHostIo, "%s=%q: cannot open the trace file: %v", EnvTraceFile, path, err)
 		}
-		return &tracer{out: f, file: true}, nil
+		return &tracer{out: f, file: true, notes: notes}, nil
 	}
 	if hasTrace {
-		return &tracer{out: os.Stderr}, nil
+		return &tracer{out: os.Stderr, notes: notes}, nil
 	}
 	return nil, nil
+}
+
+// note writes a line of the library's own (not a call), e.g. why a
+// platform is absent; it starts with "liboffload-go: ".
+func (t *tracer) note(line string) {
+	if !t.notes {
+		return
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	_, _ = t.out.WriteString(line)
 }
 
 func (t *tracer) close() {

@@ -47,7 +47,9 @@ func New() *Plugin {
 // an error. A runtime failure after hsa_init succeeded is an error.
 func (pl *Plugin) Init(env plugin.Env) (plugin.Platform, error) {
 	d := drivers.Load(pl.LibraryNames(env))
+	pl.SetAbsent("")
 	if unusable, err := d.Unusable(); unusable {
+		pl.SetAbsent(d.Absent)
 		return nil, err
 	}
 	agents, err := d.agents()

@@ -51,7 +51,9 @@ func New() *Plugin {
 // driver failure is an error.
 func (pl *Plugin) Init(env plugin.Env) (plugin.Platform, error) {
 	d := drivers.Load(pl.LibraryNames(env))
+	pl.SetAbsent("")
 	if unusable, err := d.Unusable(); unusable {
+		pl.SetAbsent(d.Absent)
 		return nil, err
 	}
 	n, err := d.deviceCount()
@@ -59,6 +61,7 @@ func (pl *Plugin) Init(env plugin.Env) (plugin.Platform, error) {
 		return nil, err
 	}
 	if n == 0 {
+		pl.SetAbsent("the CUDA driver reports no device")
 		return nil, nil
 	}
 	p := &Platform{Platform: pl.NewPlatform(d.versionString())}

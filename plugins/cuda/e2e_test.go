@@ -3,6 +3,7 @@ package cuda_test
 import (
 	"bytes"
 	"encoding/binary"
+	"os"
 	"strings"
 	"testing"
 	"unsafe"
@@ -175,5 +176,22 @@ func TestRuntimeFaultInjection(t *testing.T) {
 	must(t, "olInit after a failed shutdown", impl.OlInit(nil))
 	if r := impl.OlShutDown(nil); r == 0 || strings.Contains(impl.ResultDetails(r), "CUDA") {
 		t.Errorf("second shutdown: %q (want only the broken platform's failure)", impl.ResultDetails(r))
+	}
+}
+
+// With OFFLOAD_TRACE=all, an absent platform says why in one line (any
+// other value keeps LLVM's trace format exactly).
+func TestTraceSaysWhyAbsent(t *testing.T) {
+	lib := (&fakedriver.Driver{Source: "fake_cuda.c"}).Build(t, "libcuda-absent.so")
+	trace := t.TempDir() + "/trace"
+	t.Setenv("FAKE_CUDA_INIT_RESULT", "100")
+	imagetest.Init(t, "cuda", map[string]string{cuda.EnvLibrary: lib, impl.EnvTraceFile: trace, impl.EnvTrace: "all"})
+	b, err := os.ReadFile(trace)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := "liboffload-go: platform cuda is absent: cuInit: 100 CUDA_ERROR_NO_DEVICE"
+	if !strings.Contains(string(b), want) {
+		t.Errorf("trace lacks %q:\n%s", want, b)
 	}
 }

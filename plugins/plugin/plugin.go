@@ -54,6 +54,13 @@ type Plugin interface {
 	Init(env Env) (Platform, error)
 }
 
+// AbsentReporter is implemented by plugins that can say why their last
+// Init left the platform out (no library, no device); with OFFLOAD_TRACE
+// the runtime prints it.
+type AbsentReporter interface {
+	AbsentReason() string
+}
+
 // Env gives a plugin the configuration read at olInit.
 type Env interface {
 	// Lookup reads an environment variable as the C library sees it now.

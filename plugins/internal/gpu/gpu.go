@@ -4,6 +4,8 @@
 package gpu
 
 import (
+	"sync/atomic"
+
 	"github.com/liboffload-go/liboffload-go/api/ol"
 	"github.com/liboffload-go/liboffload-go/plugins/image"
 	"github.com/liboffload-go/liboffload-go/plugins/internal/vendorlib"
@@ -51,6 +53,19 @@ type Backend struct {
 	Sonames []string
 	// Platform describes the plugin's platform.
 	Platform PlatformKind
+
+	absent atomic.Pointer[string] // why the last Init found no platform
+}
+
+// SetAbsent records why Init leaves the platform out ("" when it did not).
+func (b *Backend) SetAbsent(reason string) { b.absent.Store(&reason) }
+
+// AbsentReason implements plugin.AbsentReporter.
+func (b *Backend) AbsentReason() string {
+	if r := b.absent.Load(); r != nil {
+		return *r
+	}
+	return ""
 }
 
 // Name implements plugin.Plugin.
