@@ -1,0 +1,195 @@
+// CUDA backend benchmark: the same operations through the CUDA driver API
+// directly ("raw") and through liboffload-go ("ours"), on whatever the
+// driver library is: the real libcuda on a GPU machine, or the driver
+// double of the tests (tests/drivers/fake_cuda.c), where the numbers are
+// the library's overhead per call.
+//
+// usage: cuda raw  DRIVER.so IMAGE [ITERATIONS] [COPY_MIB]
+//        cuda ours -         IMAGE [ITERATIONS] [COPY_MIB]
+// (ours is linked with liboffload-go; OFFLOAD_CUDA_LIBRARY picks its driver)
+// IMAGE holds a kernel "empty" without arguments (PTX on a GPU, the
+// double's dressed cubin on the double); for ours, OFFLOAD_CUDA_LIBRARY
+// picks the driver. Prints "key value" lines:
+//   launch_sync_ns   median of one empty launch + stream sync
+//   launch_batch_ns  per launch when ITERATIONS are queued before one sync
+//   h2d_gbs, d2h_gbs pinned host <-> device copies of COPY_MIB MiB
+#define BENCH_OFFLOAD
+#include "common.h"
+
+#include <dlfcn.h>
+
+typedef int (*fn_t)();
+static void *lib;
+static fn_t sym(const char *name) {
+  fn_t f = (fn_t)dlsym(lib, name);
+  if (!f) {
+    fprintf(stderr, "cuda bench: the driver lacks %s\n", name);
+    exit(1);
+  }
+  return f;
+}
+#define CU(call)                                                               \
+  do {                                                                         \
+    int r_ = (call);                                                           \
+    if (r_) {                                                                  \
+      fprintf(stderr, "%s:%d: %s -> %d\n", __FILE__, __LINE__, #call, r_);    \
+      exit(1);                                                                 \
+    }                                                                          \
+  } while (0)
+
+static void *read_all(const char *path, size_t *size) {
+  FILE *f = fopen(path, "rb");
+  if (!f) {
+    perror(path);
+    exit(1);
+  }
+  fseek(f, 0, SEEK_END);
+  long n = ftell(f);
+  fseek(f, 0, SEEK_SET);
+  char *b = malloc((size_t)n + 1);
+  if (fread(b, 1, (size_t)n, f) != (size_t)n) exit(1);
+  b[n] = 0;
+  fclose(f);
+  *size = (size_t)n;
+  return b;
+}
+
+static void report(double *one, int iters, double batch_ns, double h2d_ns, double d2h_ns, size_t bytes) {
+  printf("launch_sync_ns %.0f\n", quantile(one, (size_t)iters, 0.5));
+  printf("launch_batch_ns %.0f\n", batch_ns / iters);
+  printf("h2d_gbs %.2f\n", bytes / h2d_ns);
+  printf("d2h_gbs %.2f\n", bytes / d2h_ns);
+}
+
+static void raw(const char *image, int iters, size_t bytes) {
+  size_t isize;
+  void *img = read_all(image, &isize);
+  void *ctx, *stream, *mod, *fn, *host;
+  uintptr_t dev;
+  int d;
+  CU(sym("cuInit")(0));
+  CU(sym("cuDeviceGet")(&d, 0));
+  CU(sym("cuDevicePrimaryCtxRetain")(&ctx, d));
+  CU(sym("cuCtxSetCurrent")(ctx));
+  CU(sym("cuStreamCreate")(&stream, 1u));
+  CU(sym("cuModuleLoadDataEx")(&mod, img, 0u, NULL, NULL));
+  CU(sym("cuModuleGetFunction")(&fn, mod, "empty"));
+  fn_t launch = sym("cuLaunchKernel"), sync = sym("cuStreamSynchronize");
+  double *one = malloc(sizeof(double) * (size_t)iters);
+  for (int i = 0; i < iters / 10; i++) { // warm-up
+    CU(launch(fn, 1u, 1u, 1u, 1u, 1u, 1u, 0u, stream, NULL, NULL));
+    CU(sync(stream));
+  }
+  for (int i = 0; i < iters; i++) {
+    double t = now_ns();
+    CU(launch(fn, 1u, 1u, 1u, 1u, 1u, 1u, 0u, stream, NULL, NULL));
+    CU(sync(stream));
+    one[i] = now_ns() - t;
+  }
+  double t = now_ns();
+  for (int i = 0; i < iters; i++)
+    CU(launch(fn, 1u, 1u, 1u, 1u, 1u, 1u, 0u, stream, NULL, NULL));
+  CU(sync(stream));
+  double batch = now_ns() - t;
+  CU(sym("cuMemAllocHost_v2")(&host, bytes));
+  CU(sym("cuMemAlloc_v2")(&dev, bytes));
+  memset(host, 1, bytes);
+  t = now_ns();
+  CU(sym("cuMemcpyHtoDAsync_v2")(dev, host, bytes, stream));
+  CU(sync(stream));
+  double h2d = now_ns() - t;
+  t = now_ns();
+  CU(sym("cuMemcpyDtoHAsync_v2")(host, dev, bytes, stream));
+  CU(sync(stream));
+  double d2h = now_ns() - t;
+  report(one, iters, batch, h2d, d2h, bytes);
+  CU(sym("cuMemFree_v2")(dev));
+  CU(sym("cuMemFreeHost")(host));
+  CU(sym("cuModuleUnload")(mod));
+  CU(sym("cuStreamDestroy_v2")(stream));
+  CU(sym("cuDevicePrimaryCtxRelease_v2")(d));
+}
+
+static bool find_cuda(ol_device_handle_t d, void *user) {
+  ol_platform_handle_t p;
+  ol_platform_backend_t b;
+  if (olGetDeviceInfo(d, OL_DEVICE_INFO_PLATFORM, sizeof p, &p) == OL_SUCCESS &&
+      olGetPlatformInfo(p, OL_PLATFORM_INFO_BACKEND, sizeof b, &b) == OL_SUCCESS && b == OL_PLATFORM_BACKEND_CUDA) {
+    *(ol_device_handle_t *)user = d;
+    return false;
+  }
+  return true;
+}
+
+static void ours(const char *image, int iters, size_t bytes) {
+  size_t isize;
+  void *img = read_all(image, &isize);
+  CK(olInit());
+  ol_device_handle_t dev = NULL;
+  CK(olIterateDevices(find_cuda, &dev));
+  if (!dev) {
+    fprintf(stderr, "cuda bench: no CUDA device through liboffload-go\n");
+    exit(1);
+  }
+  ol_program_handle_t prog;
+  ol_symbol_handle_t k;
+  ol_queue_handle_t q;
+  CK(olCreateProgram(dev, img, isize, &prog));
+  CK(olGetSymbol(prog, "empty", OL_SYMBOL_KIND_KERNEL, &k));
+  CK(olCreateQueue(dev, &q));
+  ol_kernel_launch_size_args_t ls = {1, {1, 1, 1}, {1, 1, 1}, 0};
+  double *one = malloc(sizeof(double) * (size_t)iters);
+  for (int i = 0; i < iters / 10; i++) {
+    CK(olLaunchKernel(q, dev, k, NULL, 0, &ls));
+    CK(olSyncQueue(q));
+  }
+  for (int i = 0; i < iters; i++) {
+    double t = now_ns();
+    CK(olLaunchKernel(q, dev, k, NULL, 0, &ls));
+    CK(olSyncQueue(q));
+    one[i] = now_ns() - t;
+  }
+  double t = now_ns();
+  for (int i = 0; i < iters; i++)
+    CK(olLaunchKernel(q, dev, k, NULL, 0, &ls));
+  CK(olSyncQueue(q));
+  double batch = now_ns() - t;
+  void *host, *dmem;
+  CK(olMemAlloc(dev, OL_ALLOC_TYPE_HOST, bytes, &host));
+  CK(olMemAlloc(dev, OL_ALLOC_TYPE_DEVICE, bytes, &dmem));
+  memset(host, 1, bytes);
+  t = now_ns();
+  CK(olMemcpy(q, dmem, dev, host, dev, bytes));
+  CK(olSyncQueue(q));
+  double h2d = now_ns() - t;
+  t = now_ns();
+  CK(olMemcpy(q, host, dev, dmem, dev, bytes));
+  CK(olSyncQueue(q));
+  double d2h = now_ns() - t;
+  report(one, iters, batch, h2d, d2h, bytes);
+  CK(olMemFree(dmem));
+  CK(olMemFree(host));
+  CK(olDestroyQueue(q));
+  CK(olDestroyProgram(prog));
+  CK(olShutDown());
+}
+
+int main(int argc, char **argv) {
+  if (argc < 4 || (strcmp(argv[1], "raw") && strcmp(argv[1], "ours"))) {
+    fprintf(stderr, "usage: cuda raw|ours LIBRARY IMAGE [ITERATIONS] [COPY_MIB]\n");
+    return 2;
+  }
+  int iters = argc > 4 ? atoi(argv[4]) : 10000;
+  size_t bytes = (size_t)(argc > 5 ? atoi(argv[5]) : 64) << 20;
+  if (!strcmp(argv[1], "raw")) {
+    lib = dlopen(argv[2], RTLD_NOW | RTLD_LOCAL);
+    if (!lib) {
+      fprintf(stderr, "cuda bench: %s\n", dlerror());
+      return 1;
+    }
+    raw(argv[3], iters, bytes);
+  } else {
+    ours(argv[3], iters, bytes);
+  }
+  return 0;
+}
