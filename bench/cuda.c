@@ -4,10 +4,10 @@
 // double of the tests (tests/drivers/fake_cuda.c), where the numbers are
 // the library's overhead per call.
 //
-// usage: cuda raw  DRIVER.so IMAGE [ITERATIONS] [COPY_MIB]
-//        cuda ours -         IMAGE [ITERATIONS] [COPY_MIB]
+// usage: cuda raw  DRIVER.so IMAGE [ITERATIONS] [COPY_MIB] [KERNEL]
+//        cuda ours -         IMAGE [ITERATIONS] [COPY_MIB] [KERNEL]
 // (ours is linked with liboffload-go; OFFLOAD_CUDA_LIBRARY picks its driver)
-// IMAGE holds a kernel "empty" without arguments (PTX on a GPU, the
+// IMAGE holds a kernel without arguments, KERNEL (default "empty") (PTX on a GPU, the
 // double's dressed cubin on the double); for ours, OFFLOAD_CUDA_LIBRARY
 // picks the driver. Prints "key value" lines:
 //   launch_sync_ns   median of one empty launch + stream sync
@@ -61,6 +61,8 @@ static void report(double *one, int iters, double batch_ns, double h2d_ns, doubl
   printf("d2h_gbs %.2f\n", bytes / d2h_ns);
 }
 
+static const char *kernel_name = "empty";
+
 static void raw(const char *image, int iters, size_t bytes) {
   size_t isize;
   void *img = read_all(image, &isize);
@@ -73,7 +75,7 @@ static void raw(const char *image, int iters, size_t bytes) {
   CU(sym("cuCtxSetCurrent")(ctx));
   CU(sym("cuStreamCreate")(&stream, 1u));
   CU(sym("cuModuleLoadDataEx")(&mod, img, 0u, NULL, NULL));
-  CU(sym("cuModuleGetFunction")(&fn, mod, "empty"));
+  CU(sym("cuModuleGetFunction")(&fn, mod, kernel_name));
   fn_t launch = sym("cuLaunchKernel"), sync = sym("cuStreamSynchronize");
   double *one = malloc(sizeof(double) * (size_t)iters);
   for (int i = 0; i < iters / 10; i++) { // warm-up
@@ -135,7 +137,7 @@ static void ours(const char *image, int iters, size_t bytes) {
   ol_symbol_handle_t k;
   ol_queue_handle_t q;
   CK(olCreateProgram(dev, img, isize, &prog));
-  CK(olGetSymbol(prog, "empty", OL_SYMBOL_KIND_KERNEL, &k));
+  CK(olGetSymbol(prog, kernel_name, OL_SYMBOL_KIND_KERNEL, &k));
   CK(olCreateQueue(dev, &q));
   ol_kernel_launch_size_args_t ls = {1, {1, 1, 1}, {1, 1, 1}, 0};
   double *one = malloc(sizeof(double) * (size_t)iters);
@@ -176,11 +178,12 @@ static void ours(const char *image, int iters, size_t bytes) {
 
 int main(int argc, char **argv) {
   if (argc < 4 || (strcmp(argv[1], "raw") && strcmp(argv[1], "ours"))) {
-    fprintf(stderr, "usage: cuda raw|ours LIBRARY IMAGE [ITERATIONS] [COPY_MIB]\n");
+    fprintf(stderr, "usage: cuda raw|ours LIBRARY IMAGE [ITERATIONS] [COPY_MIB] [KERNEL]\n");
     return 2;
   }
   int iters = argc > 4 ? atoi(argv[4]) : 10000;
   size_t bytes = (size_t)(argc > 5 ? atoi(argv[5]) : 64) << 20;
+  if (argc > 6) kernel_name = argv[6];
   if (!strcmp(argv[1], "raw")) {
     lib = dlopen(argv[2], RTLD_NOW | RTLD_LOCAL);
     if (!lib) {

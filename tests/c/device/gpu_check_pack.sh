@@ -9,6 +9,8 @@
 #                      list_devices, the suite's run.sh, tests.list
 #   bin/lifecycle/     the lifecycle tests (IMPL=ours), tests.list
 #   kernels/           <k>.so, <k>.ptx, <k>.<gfx>.hsaco and the host fixtures
+#   bin/bench/         bench/cuda.c and its kernel as PTX (raw driver against
+#                      liboffload-go, run when a CUDA GPU is found)
 #   run.sh             runs it all (gpu_check_run.sh)
 # and OUT.tar.gz next to it. GPU images need clang-22: without it they are
 # missing from the bundle (a warning here; a failure when CI=true), and the
@@ -54,6 +56,16 @@ make -s --no-print-directory -C "$root/tests/c/lifecycle" all IMPL=ours ROOT="$r
 lc_tests="dlopen_cycles dlclose_no_shutdown threads bad_handles fork_child rss_cycles"
 for t in $lc_tests; do cp "$work/lifecycle/$t" "$out/bin/lifecycle/"; done
 echo "$lc_tests" >"$out/bin/lifecycle/tests.list"
+
+# the CUDA benchmark (bench/cuda.c) and an empty kernel as PTX: run.sh
+# measures the raw driver against liboffload-go when a CUDA GPU is there
+mkdir -p "$out/bin/bench"
+gcc -std=gnu17 -O2 -Wall -Werror -I"$root/include" -I"$root/include/offload" "$root/bench/cuda.c" \
+  -o "$out/bin/bench/cuda" -L"$libdir" -l:libLLVMOffload.so.22.1 -Wl,-rpath,'$ORIGIN/../../lib' -ldl
+if command -v clang-22 >/dev/null 2>&1; then
+  clang-22 --target=nvptx64-nvidia-cuda -march=sm_80 -Xclang -target-feature -Xclang +ptx78 -nogpulib \
+    -ffreestanding -O2 -I"$root/include" -S "$root/tests/c/kernels/noargs.c" -o "$out/bin/bench/noargs.ptx"
+fi
 
 cp "$here/gpu_check_run.sh" "$out/run.sh"
 chmod +x "$out/run.sh" "$out/bin/device/run.sh"

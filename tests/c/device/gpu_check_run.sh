@@ -125,6 +125,17 @@ done
 tp=$((tp + lp)) tf=$((tf + lf))
 summary+=("lifecycle: $lp passed, $lf failed, 0 skipped")
 
+# ---- the CUDA benchmark (not a test: numbers only) ----
+if echo "$devs" | grep -q '^cuda:' && [ -x "$here/bin/bench/cuda" ] && [ -f "$here/bin/bench/noargs.ptx" ]; then
+  echo
+  echo "=== CUDA: raw driver against liboffload-go (bench/cuda, 10,000 launches, 256 MiB copies)"
+  for mode in raw ours; do
+    echo "-- $mode"
+    OFFLOAD_PLUGINS=cuda timeout 300 "$here/bin/bench/cuda" "$mode" libcuda.so.1 \
+      "$here/bin/bench/noargs.ptx" 10000 256 noargs || echo "bench/cuda $mode failed (exit $?)"
+  done
+fi
+
 echo
 echo "=== gpu-check summary"
 for l in "${summary[@]}"; do echo "$l"; done
