@@ -94,7 +94,28 @@ func (pl *Plugin) Init(env plugin.Env) (plugin.Platform, error) {
 		p.AddDevice(dev)
 		p.devices = append(p.devices, dev)
 	}
+	p.enablePeers()
 	return p, nil
+}
+
+// enablePeers lets every GPU reach every other one's memory directly where
+// the hardware allows (peer copies and kernels then skip the driver's
+// staging); a pair that cannot, or whose enabling fails, keeps the staged
+// path. What this initialisation enabled, Deinit disables.
+func (p *Platform) enablePeers() {
+	for _, a := range p.devices {
+		for _, b := range p.devices {
+			if a == b {
+				continue
+			}
+			var done C.int
+			d := a.drv
+			if C.lgo_cu_peer(d.run, C.uintptr_t(d.fn.cuDeviceCanAccessPeer), C.uintptr_t(d.fn.cuCtxEnablePeerAccess),
+				a.ctx, C.int(a.ordinal), b.ctx, C.int(b.ordinal), 1, &done) == cudaSuccess && done != 0 {
+				p.peers = append(p.peers, [2]*Device{a, b})
+			}
+		}
+	}
 }
 
 // deviceInfo reads the properties of the device with the given ordinal.
@@ -217,6 +238,7 @@ func clampU32(v uint64) uint32 {
 type Platform struct {
 	gpu.Platform
 	devices []*Device
+	peers   [][2]*Device // peer access this initialisation enabled (from, to)
 }
 
 // InCallback implements plugin.CallbackPlatform: whether the calling
@@ -228,6 +250,15 @@ func (p *Platform) InCallback() bool { return C.lgo_cu_running_queue() != 0 }
 // joined; every context is released anyway.
 func (p *Platform) Deinit() error {
 	var first error
+	for _, pr := range p.peers {
+		a, b := pr[0], pr[1]
+		var done C.int
+		if r := int32(C.lgo_cu_peer(a.drv.run, 0, C.uintptr_t(a.drv.fn.cuCtxDisablePeerAccess), a.ctx, C.int(a.ordinal),
+			b.ctx, C.int(b.ordinal), 0, &done)); r != cudaSuccess && first == nil {
+			first = a.drv.failure(fmt.Sprintf("cuCtxDisablePeerAccess(%d → %d)", a.ordinal, b.ordinal), r)
+		}
+	}
+	p.peers = nil
 	for _, d := range p.devices {
 		d.unloads.Wait()
 		if err := d.releaseStreams(); err != nil && first == nil {

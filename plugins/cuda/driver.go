@@ -110,6 +110,9 @@ type entryPoints struct {
 	// Contexts, memory, streams, events, copies, fills, host functions.
 	cuDevicePrimaryCtxRetain  uintptr
 	cuDevicePrimaryCtxRelease uintptr // _v2
+	cuDeviceCanAccessPeer     uintptr
+	cuCtxEnablePeerAccess     uintptr
+	cuCtxDisablePeerAccess    uintptr
 	run                       C.lgo_cu_fns
 
 	// Optional: only used to name error codes in messages.
@@ -132,6 +135,9 @@ func (e *entryPoints) required() []vendorlib.Symbol {
 		{Name: "cuDeviceGetUuid", Addr: &e.cuDeviceGetUuid},
 		{Name: "cuDevicePrimaryCtxRetain", Addr: &e.cuDevicePrimaryCtxRetain},
 		{Name: "cuDevicePrimaryCtxRelease_v2", Addr: &e.cuDevicePrimaryCtxRelease},
+		{Name: "cuDeviceCanAccessPeer", Addr: &e.cuDeviceCanAccessPeer},
+		{Name: "cuCtxEnablePeerAccess", Addr: &e.cuCtxEnablePeerAccess},
+		{Name: "cuCtxDisablePeerAccess", Addr: &e.cuCtxDisablePeerAccess},
 		{Name: "cuCtxSetCurrent", Addr: addr(&e.run.set_current)},
 		{Name: "cuMemAlloc_v2", Addr: addr(&e.run.mem_alloc)},
 		{Name: "cuMemFree_v2", Addr: addr(&e.run.mem_free)},

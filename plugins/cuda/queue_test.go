@@ -81,7 +81,7 @@ func (d *double) deinit() {
 	if err := d.pl.Deinit(); err != nil {
 		d.t.Fatal(err)
 	}
-	for _, k := range []string{"ctxref", "stream", "event", "alloc", "host", "register"} {
+	for _, k := range []string{"ctxref", "stream", "event", "alloc", "host", "register", "peer"} {
 		if n := d.live(k); n != 0 {
 			d.t.Errorf("after Deinit the driver still holds %d %s", n, k)
 		}
@@ -124,6 +124,9 @@ func seq(n int, seed byte) []byte {
 func TestFakeMemoryCopiesFills(t *testing.T) {
 	d := newDouble(t, "libcuda-mem.so")
 	g0, g1 := d.dev[0], d.dev[1]
+	if n := d.live("peer"); n != 2 {
+		t.Errorf("%d peer links enabled between 2 GPUs, want 2 (each way)", n)
+	}
 	const n = 5000
 	a := mustAlloc(t, g0, ol.AllocTypeDevice, n)
 	b := mustAlloc(t, g0, ol.AllocTypeDevice, n)
@@ -407,5 +410,32 @@ func TestFakeRegister(t *testing.T) {
 		t.Errorf("unregistering again: %v", err)
 	}
 	_ = d.dev[1].Free(buf, ol.AllocTypeHost)
+	d.deinit()
+}
+
+// GPUs that cannot reach each other get no peer access; peer copies still
+// work (the driver stages them).
+func TestFakeNoPeerAccess(t *testing.T) {
+	t.Setenv("FAKE_CUDA_NO_PEER", "1")
+	d := newDouble(t, "libcuda-nopeer.so")
+	if n := d.live("peer"); n != 0 {
+		t.Errorf("%d peer links enabled, want 0", n)
+	}
+	g0, g1 := d.dev[0], d.dev[1]
+	a, b := mustAlloc(t, g0, ol.AllocTypeDevice, 64), mustAlloc(t, g1, ol.AllocTypeDevice, 64)
+	d.poke(a, seq(64, 5))
+	q := mustQueue(t, g0)
+	if err := q.CopyDevice(b, g1, a, g0, 64); err != nil {
+		t.Fatal(err)
+	}
+	if err := q.Sync(); err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(d.peek(b, 64), seq(64, 5)) {
+		t.Error("peer copy without peer access: wrong bytes")
+	}
+	_ = q.Release()
+	_ = g0.Free(a, ol.AllocTypeDevice)
+	_ = g1.Free(b, ol.AllocTypeDevice)
 	d.deinit()
 }

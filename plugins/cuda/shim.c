@@ -190,3 +190,18 @@ size_t lgo_cu_param_bytes(const lgo_cu_fns *f, uintptr_t ctx, uintptr_t fn) {
   }
   return end;
 }
+
+int lgo_cu_peer(const lgo_cu_fns *f, uintptr_t can_access, uintptr_t change, uintptr_t ctx, int dev,
+                uintptr_t peer_ctx, int peer_dev, int enable, int *done) {
+  *done = 0;
+  if (enable) {
+    int can = 0;
+    int r = ((int (*)(int *, int, int))can_access)(&can, dev, peer_dev);
+    if (r != 0 || !can) return r;
+  }
+  BIND(f, ctx);
+  int r = enable ? ((int (*)(uintptr_t, unsigned))change)(peer_ctx, 0) : ((int (*)(uintptr_t))change)(peer_ctx);
+  if (r == 704 || r == 705) return 0; /* PEER_ACCESS_ALREADY_ENABLED / _NOT_ENABLED */
+  *done = r == 0;
+  return r;
+}

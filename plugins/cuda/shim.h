@@ -29,6 +29,11 @@ typedef struct {
 
 int lgo_cu_primary_ctx_retain(uintptr_t fn, uintptr_t *ctx, int dev);
 int lgo_cu_primary_ctx_release(uintptr_t fn, int dev);
+// Enables (enable != 0) or disables access from ctx to peer's memory:
+// cuDeviceCanAccessPeer first when enabling; *done says whether this call
+// changed it (not: already so, or the GPUs cannot reach each other).
+int lgo_cu_peer(const lgo_cu_fns *f, uintptr_t can_access, uintptr_t change, uintptr_t ctx, int dev,
+                uintptr_t peer_ctx, int peer_dev, int enable, int *done);
 
 int lgo_cu_alloc(const lgo_cu_fns *f, uintptr_t ctx, int kind, uintptr_t *out, size_t size);
 int lgo_cu_free(const lgo_cu_fns *f, uintptr_t ctx, int host, uintptr_t p);

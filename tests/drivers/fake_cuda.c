@@ -15,6 +15,7 @@
  *   FAKE_CUDA_MODULE_RESULT=<code> what cuModuleLoadDataEx returns
  *   FAKE_CUDA_ALLOC_RESULT=<code>  what cuMemAlloc returns (2: out of memory)
  *   FAKE_CUDA_RELEASE_RESULT=<code> what cuDevicePrimaryCtxRelease returns
+ *   FAKE_CUDA_NO_PEER=1            no pair of GPUs can reach each other
  *
  * A missing symbol cannot be simulated at run time (the dynamic symbol table
  * is fixed when the library is linked); the tests hide symbols at link time
@@ -271,6 +272,7 @@ static __thread CUcontext current;
 static __thread int in_callback;
 static long live_allocs, live_host, live_streams, live_events, live_registered, live_modules;
 
+static int peer_enabled[8][8];
 long fake_cuda_live(const char *kind) {
   long n = -1;
   pthread_mutex_lock(&mu);
@@ -284,6 +286,12 @@ long fake_cuda_live(const char *kind) {
   else if (!strcmp(kind, "event")) n = live_events;
   else if (!strcmp(kind, "register")) n = live_registered;
   else if (!strcmp(kind, "module")) n = live_modules;
+  else if (!strcmp(kind, "peer")) {
+    n = 0;
+    for (int i = 0; i < MAX_DEVICES; i++)
+      for (int j = 0; j < MAX_DEVICES; j++)
+        n += peer_enabled[i][j];
+  }
   pthread_mutex_unlock(&mu);
   return n;
 }
@@ -1129,4 +1137,40 @@ CUresult cuFuncGetParamInfo(CUfunction f, size_t index, size_t *offset, size_t *
   if (offset) *offset = 0;
   if (size) *size = f->desc->args_size;
   return CUDA_SUCCESS;
+}
+
+/* Peer access: every pair of fake GPUs can reach each other. Enabling is
+ * per (current context, peer) pair, as on the driver; enabling twice is
+ * CUDA_ERROR_PEER_ACCESS_ALREADY_ENABLED (704), disabling what is not
+ * enabled CUDA_ERROR_PEER_ACCESS_NOT_ENABLED (705). */
+
+CUresult cuDeviceCanAccessPeer(int *can, CUdevice dev, CUdevice peer) {
+  if (in_callback) return CUDA_ERROR_NOT_PERMITTED;
+  if (can == NULL) return CUDA_ERROR_INVALID_VALUE;
+  if (!valid_device(dev) || !valid_device(peer) || dev >= MAX_DEVICES || peer >= MAX_DEVICES)
+    return CUDA_ERROR_INVALID_DEVICE;
+  *can = dev != peer && env_int("FAKE_CUDA_NO_PEER", 0) == 0;
+  return CUDA_SUCCESS;
+}
+
+CUresult cuCtxEnablePeerAccess(CUcontext peer, unsigned int flags) {
+  NEED_CTX();
+  if (peer == NULL || flags != 0 || peer == current) return CUDA_ERROR_INVALID_VALUE;
+  pthread_mutex_lock(&mu);
+  int *e = &peer_enabled[current->dev][peer->dev];
+  CUresult r = *e ? 704 : CUDA_SUCCESS;
+  *e = 1;
+  pthread_mutex_unlock(&mu);
+  return r;
+}
+
+CUresult cuCtxDisablePeerAccess(CUcontext peer) {
+  NEED_CTX();
+  if (peer == NULL) return CUDA_ERROR_INVALID_VALUE;
+  pthread_mutex_lock(&mu);
+  int *e = &peer_enabled[current->dev][peer->dev];
+  CUresult r = *e ? CUDA_SUCCESS : 705;
+  *e = 0;
+  pthread_mutex_unlock(&mu);
+  return r;
 }
