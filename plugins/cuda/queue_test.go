@@ -439,3 +439,31 @@ func TestFakeNoPeerAccess(t *testing.T) {
 	_ = g1.Free(b, ol.AllocTypeDevice)
 	d.deinit()
 }
+
+// Streams that never report idle are never handed out again while busy:
+// each queue gets a stream of its own, and shutdown still waits for them
+// and destroys every one.
+func TestFakeStreamStaysBusy(t *testing.T) {
+	d := newDouble(t, "libcuda-busy.so")
+	t.Setenv("FAKE_CUDA_STREAM_BUSY", "1")
+	g := d.dev[0]
+	before := d.live("stream")
+	p := mustAlloc(t, g, ol.AllocTypeDevice, 64)
+	for i := 0; i < 20; i++ {
+		q := mustQueue(t, g)
+		if err := q.CopyDevice(p, g, p, g, 64); err != nil {
+			t.Fatal(err)
+		}
+		if q.Empty() {
+			t.Fatal("a queue reports empty while its stream says it is busy")
+		}
+		if err := q.Release(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if n := d.live("stream") - before; n != 20 {
+		t.Errorf("%d new streams for 20 queues on busy streams, want 20 (none reused)", n)
+	}
+	_ = g.Free(p, ol.AllocTypeDevice)
+	d.deinit()
+}

@@ -16,6 +16,7 @@
  *   FAKE_CUDA_ALLOC_RESULT=<code>  what cuMemAlloc returns (2: out of memory)
  *   FAKE_CUDA_RELEASE_RESULT=<code> what cuDevicePrimaryCtxRelease returns
  *   FAKE_CUDA_NO_PEER=1            no pair of GPUs can reach each other
+ *   FAKE_CUDA_STREAM_BUSY=1        cuStreamQuery always answers NOT_READY
  *
  * A missing symbol cannot be simulated at run time (the dynamic symbol table
  * is fixed when the library is linked); the tests hide symbols at link time
@@ -702,6 +703,7 @@ CUresult cuStreamSynchronize(CUstream s) {
 CUresult cuStreamQuery(CUstream s) {
   NEED_CTX();
   if (s == NULL) return CUDA_ERROR_INVALID_HANDLE;
+  if (env_int("FAKE_CUDA_STREAM_BUSY", 0)) return CUDA_ERROR_NOT_READY; /* a stream that never says it is idle */
   pthread_mutex_lock(&s->mu);
   CUresult r = s->completed < s->submitted ? CUDA_ERROR_NOT_READY : CUDA_SUCCESS;
   pthread_mutex_unlock(&s->mu);
