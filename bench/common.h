@@ -40,12 +40,16 @@ static inline double quantile(double *v, size_t n, double q) {
     }                                                                          \
   } while (0)
 
+// BENCH_BACKEND=cuda picks the first CUDA device instead (the churn
+// benchmark on the CUDA backend).
 static bool bench_pick_host(ol_device_handle_t d, void *u) {
   ol_platform_handle_t p;
   ol_platform_backend_t b;
+  const char *want = getenv("BENCH_BACKEND");
+  ol_platform_backend_t wanted = want && !strcmp(want, "cuda") ? OL_PLATFORM_BACKEND_CUDA : OL_PLATFORM_BACKEND_HOST;
   if (olGetDeviceInfo(d, OL_DEVICE_INFO_PLATFORM, sizeof p, &p)) return true;
   if (olGetPlatformInfo(p, OL_PLATFORM_INFO_BACKEND, sizeof b, &b)) return true;
-  if (b == OL_PLATFORM_BACKEND_HOST) {
+  if (b == wanted) {
     *(ol_device_handle_t *)u = d;
     return false;
   }
@@ -57,7 +61,7 @@ static inline ol_device_handle_t bench_host_device(void) {
   CK(olInit());
   ol_device_handle_t d = NULL;
   CK(olIterateDevices(bench_pick_host, &d));
-  if (!d) { fprintf(stderr, "no host device\n"); exit(1); }
+  if (!d) { fprintf(stderr, "no %s device\n", getenv("BENCH_BACKEND") ? getenv("BENCH_BACKEND") : "host"); exit(1); }
   return d;
 }
 

@@ -87,6 +87,13 @@ for r in 1 2 3; do
   done
 done
 cuv() { val "$1" < "$bin/cuda.out" | med; }
+# queue churn on the CUDA backend (the double's GPU): 1,000,000 cycles
+cc_out=$(BENCH_BACKEND=cuda FAKE_CUDA_DEVICES=1 FAKE_CUDA_CC_MAJOR=8 OFFLOAD_PLUGINS=cuda \
+  OFFLOAD_CUDA_LIBRARY="$bin/fake_libcuda.so" "$bin/churn" "$bin/bench_kernels.fakecubin" 1000000 100)
+ccv() { echo "$cc_out" | val "$1"; }
+cgrowth=$(ccv churn_rss_growth_kib); cncyc=$(ccv churn_cycles)
+ok_cuda_rss=$(awk -v g="$cgrowth" -v n="$cncyc" 'BEGIN { print (g != -1 && g <= 1024 && n >= 1000000) ? 1 : 0 }')
+[ "$ok_cuda_rss" = 1 ] || missed+=("CUDA queue churn: RSS growth ${cgrowth} KiB over $cncyc cycles (target ≤ 1024 KiB over 1,000,000)")
 cdiff() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%+.0f ns", a - b }'; }
 cuda_md="
 ## CUDA backend on the driver double
@@ -105,6 +112,11 @@ and \`cuda ours - k.ptx\`).
 | per launch, 5,000 queued before one sync | $(us "$(cuv ours_launch_batch_ns)") | $(us "$(cuv raw_launch_batch_ns)") | $(cdiff "$(cuv ours_launch_batch_ns)" "$(cuv raw_launch_batch_ns)") |
 | 64 MiB pinned host → device copy, GB/s | $(cuv ours_h2d_gbs) | $(cuv raw_h2d_gbs) | – |
 | 64 MiB device → pinned host copy, GB/s | $(cuv ours_d2h_gbs) | $(cuv raw_d2h_gbs) | – |
+
+| queue churn on the CUDA backend (\`bench/churn\` with \`BENCH_BACKEND=cuda\`: \`olCreateQueue\`, launch an empty kernel, \`olDestroyQueue\` unsynced) | value | target | status |
+|---|---|---|---|
+| VmRSS growth from cycle 100,000 to cycle $cncyc | $cgrowth KiB | ≤ 1024 KiB | $(status "$ok_cuda_rss") |
+| cycles/s ($cncyc cycles in $(ccv churn_seconds) s) | $(ccv churn_rate) | – | – |
 
 Reading: on the double a launch costs tens of µs (its kernels run on
 another thread, with device memory opened and closed around each), and
