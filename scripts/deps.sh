@@ -4,7 +4,7 @@
 #                            the exact apt-get line to run and fail
 #   scripts/deps.sh --check  only report; exit 1 when something is missing
 set -euo pipefail
-packages=(gcc g++ make binutils python3 python3-pip lld-22 clang-22 liboffload-22-dev cmake pkg-config)
+packages=(gcc g++ make binutils python3 python3-pip python3-numpy lld-22 clang-22 liboffload-22-dev cmake pkg-config)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")

@@ -206,13 +206,18 @@ func (f *Driver) CheckCycles(t *testing.T, name string, check func(*testing.T, p
 }
 
 // CheckRealDriver loads the installed vendor library by its SONAMEs and
-// initialises the plugin with it; it skips the test if none is installed.
+// initialises the plugin with it; it skips the test if none is installed
+// (fails with CI=true, where .ci/run installs them).
 // Without a platform, noPlatform checks the driver's state; with one, every
 // device's info must be plausible, and the driver must stay the one loaded.
 func (f *Driver) CheckRealDriver(t *testing.T, sonames []string, noPlatform func(*testing.T, State), plausible func(*plugin.DeviceInfo) bool) {
 	t.Helper()
 	s := f.Load(sonames)
 	if s.Handle == 0 {
+		if os.Getenv("CI") == "true" {
+			// CI installs them (.ci/run): a missing one is a failure there
+			t.Fatalf("no real %s installed (%s): .ci/run installs it with tests/drivers/install-real-drivers.sh", f.Kind, s.Absent)
+		}
 		t.Skipf("no real %s installed (%s); run tests/drivers/install-real-drivers.sh", f.Kind, s.Absent)
 	}
 	p, err := f.New().Init(Env{})
