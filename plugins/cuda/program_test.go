@@ -13,6 +13,21 @@ import (
 	"github.com/liboffload-go/liboffload-go/plugins/plugin"
 )
 
+// loadKernel loads kernel source (tests/c/kernels) as a fake cubin on g
+// and finds kernel name in it.
+func loadKernel(t *testing.T, g *Device, source, name string) (plugin.Program, plugin.Kernel) {
+	t.Helper()
+	prog, err := g.LoadProgram(fakedriver.FakeCubin(t, source))
+	if err != nil {
+		t.Fatal(err)
+	}
+	k, err := prog.Kernel(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return prog, k
+}
+
 func argBytes(words ...uint64) []byte {
 	b := make([]byte, 8*len(words))
 	for i, w := range words {
@@ -33,14 +48,7 @@ func launchSize(groups, size uint32, dyn uint64) plugin.LaunchSize {
 func TestFakeProgramsAndLaunches(t *testing.T) {
 	d := newDouble(t, "libcuda-programs.so")
 	g := d.dev[0]
-	prog, err := g.LoadProgram(fakedriver.FakeCubin(t, "localmem_reduction"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	k, err := prog.Kernel("localmem_reduction")
-	if err != nil {
-		t.Fatal(err)
-	}
+	prog, k := loadKernel(t, g, "localmem_reduction", "localmem_reduction")
 	if _, err := prog.Kernel("nope"); err == nil || !strings.Contains(err.Error(), `no kernel named "nope"`) {
 		t.Errorf("unknown kernel: %v", err)
 	}
@@ -185,14 +193,7 @@ func asOl(err error, oe **ol.Error) bool {
 func TestFakeHotPathAllocatesNothing(t *testing.T) {
 	d := newDouble(t, "libcuda-allocs.so")
 	g := d.dev[0]
-	prog, err := g.LoadProgram(fakedriver.FakeCubin(t, "noargs"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	k, err := prog.Kernel("noargs")
-	if err != nil {
-		t.Fatal(err)
-	}
+	prog, k := loadKernel(t, g, "noargs", "noargs")
 	dev := mustAlloc(t, g, ol.AllocTypeDevice, 4096)
 	host := mustAlloc(t, g, ol.AllocTypeHost, 4096)
 	q, q2 := mustQueue(t, g), mustQueue(t, g)
@@ -251,14 +252,7 @@ func TestFakeQueueChurnIsFlat(t *testing.T) {
 	}
 	d := newDouble(t, "libcuda-churn.so")
 	g := d.dev[0]
-	prog, err := g.LoadProgram(fakedriver.FakeCubin(t, "noargs"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	k, err := prog.Kernel("noargs")
-	if err != nil {
-		t.Fatal(err)
-	}
+	prog, k := loadKernel(t, g, "noargs", "noargs")
 	size := launchSize(1, 1, 0)
 	cycle := func() {
 		q, err := g.NewQueue()

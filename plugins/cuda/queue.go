@@ -75,15 +75,14 @@ func (d *Device) NewQueue() (plugin.Queue, error) {
 
 var queueIDs atomic.Uintptr
 
-// popLast takes the last handle of a pool, 0 when it is empty.
-func popLast(pool *[]C.uintptr_t) C.uintptr_t {
-	n := len(*pool)
-	if n == 0 {
-		return 0
+// popLast takes the last entry of a pool, the zero value when it is empty.
+func popLast[T any](pool *[]T) T {
+	var last T
+	if n := len(*pool); n > 0 {
+		last = (*pool)[n-1]
+		*pool = (*pool)[:n-1]
 	}
-	h := (*pool)[n-1]
-	*pool = (*pool)[:n-1]
-	return h
+	return last
 }
 
 // releaseStreams waits for the work of released queues (held back work
@@ -503,11 +502,7 @@ func (q *Queue) Record() (plugin.Event, error) {
 		ev = fresh
 	}
 	d.streams.mu.Lock()
-	var e *Event
-	if n := len(d.streams.eventObjs); n > 0 {
-		e = d.streams.eventObjs[n-1]
-		d.streams.eventObjs = d.streams.eventObjs[:n-1]
-	}
+	e := popLast(&d.streams.eventObjs)
 	d.streams.mu.Unlock()
 	if e == nil {
 		e = new(Event)
