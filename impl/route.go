@@ -14,7 +14,6 @@ import "C"
 import (
 	"fmt"
 	"strings"
-	"sync/atomic"
 	"unsafe"
 
 	"github.com/liboffload-go/liboffload-go/api/ol"
@@ -240,16 +239,12 @@ func (c *Context) olMemFill(q *Queue, ptr unsafe.Pointer, patternSize uint64, pa
 			return ol.Errorf(ol.ErrcOutOfResources, "olMemFill: cannot copy the %d-byte pattern: out of memory", patternSize)
 		}
 		C.memcpy(pat, pattern, C.size_t(patternSize))
-		freed := new(atomic.Bool)
+		// the call runs exactly once if HostCall takes it, never if not
 		err := q.q.HostCall(func() error {
-			defer func() {
-				if freed.CompareAndSwap(false, true) {
-					C.free(pat)
-				}
-			}()
+			defer C.free(pat)
 			return onTempQueue(owner, func(tq plugin.Queue) error { return tq.Fill(p, pat, patternSize, fillSize) })
 		})
-		if err != nil && freed.CompareAndSwap(false, true) {
+		if err != nil {
 			C.free(pat)
 		}
 		return err
