@@ -367,8 +367,10 @@ func (q *Queue) gate(run func()) error {
 	if q.held {
 		q.backlog = append(q.backlog, deferred{gate: func() {
 			if err := q.trigger(run); err != nil {
+				// too late to refuse: run it in order without the
+				// driver's callback (it is taken, so it runs once)
 				q.fail(err)
-				q.flush()
+				go q.runAfterStream(run)
 			}
 		}})
 		q.mu.Unlock()
@@ -381,6 +383,15 @@ func (q *Queue) gate(run func()) error {
 		return err
 	}
 	return nil
+}
+
+// runAfterStream runs run once the work already on the stream is done,
+// then lets the held-back work go: the fallback when the driver refuses
+// the callback of a host function it had already been given.
+func (q *Queue) runAfterStream(run func()) {
+	defer q.flush()
+	_ = q.d.handleOp(opStreamSync, q.s)
+	run()
 }
 
 // trigger puts on the stream the callback that starts run on a library

@@ -197,7 +197,9 @@ type Queue interface {
 	// platform, copies and fills that involve another platform's memory.
 	// fn may block and may call any plugin method except Sync of this
 	// queue (and waits for events recorded on it after fn). An error it
-	// returns is the queue's error, reported by the next Sync.
+	// returns is the queue's error, reported by the next Sync. When HostCall
+	// returns nil, fn runs exactly once (the runtime frees what it gave fn
+	// there); when it returns an error, fn never runs.
 	HostCall(fn func() error) error
 	// Record returns an event that completes with the work submitted so far.
 	Record() (Event, error)
