@@ -6,6 +6,7 @@ import (
 	"runtime"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 	"unsafe"
@@ -466,4 +467,74 @@ func TestFakeStreamStaysBusy(t *testing.T) {
 	}
 	_ = g.Free(p, ol.AllocTypeDevice)
 	d.deinit()
+}
+
+// Pageable host memory (neither pinned, managed nor registered): the double
+// stages it as the driver may (a host-to-device copy reads the source when
+// it is submitted, after the stream's earlier work; a device-to-host copy
+// returns when the data has arrived). Work queued behind a host function
+// is held back and submitted after it, so a copy from memory the host
+// function writes still reads what it wrote, and a copy into memory it
+// reads has arrived before it runs.
+func TestFakePageableHostMemoryKeepsQueueOrder(t *testing.T) {
+	d := newDouble(t, "libcuda-pageable.so")
+	g := d.dev[0]
+	q := mustQueue(t, g)
+	dev := mustAlloc(t, g, ol.AllocTypeDevice, 4096)
+	in, out := pageable(t, 4096), pageable(t, 4096)
+	src, dst := unsafe.Pointer(&in[0]), unsafe.Pointer(&out[0])
+	copy(in, seq(4096, 1))
+	d.poke(dev, seq(4096, 9))
+	// device -> pageable, then a host call that reads it and refills the
+	// source, then pageable -> device: each step sees the one before.
+	if err := q.CopyFromDevice(uintptr(dst), dev, g, 4096); err != nil {
+		t.Fatal(err)
+	}
+	var seen []byte
+	if err := q.HostCall(func() error {
+		time.Sleep(20 * time.Millisecond) // later work must wait, not race
+		seen = append([]byte(nil), out...)
+		copy(in, seq(4096, 7))
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if err := q.CopyToDevice(dev, g, uintptr(src), 4096); err != nil {
+		t.Fatal(err)
+	}
+	if err := q.Sync(); err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(seen, seq(4096, 9)) {
+		t.Error("the host call did not see the device-to-host copy queued before it")
+	}
+	if !bytes.Equal(d.peek(dev, 4096), seq(4096, 7)) {
+		t.Error("the host-to-device copy queued after the host call did not read what it wrote")
+	}
+	// pinned memory is read when the copy runs, not when it is submitted
+	pin := mustAlloc(t, g, ol.AllocTypeHost, 4096)
+	copy(hostBytes(pin, 4096), seq(4096, 3))
+	if err := q.CopyToDevice(dev, g, pin, 4096); err != nil {
+		t.Fatal(err)
+	}
+	if err := q.Sync(); err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(d.peek(dev, 4096), seq(4096, 3)) {
+		t.Error("pinned host-to-device copy: wrong bytes")
+	}
+	_ = q.Release()
+	_ = g.Free(pin, ol.AllocTypeHost)
+	_ = g.Free(dev, ol.AllocTypeDevice)
+	d.deinit()
+}
+
+// pageable maps n bytes of ordinary (not page-locked) memory outside Go's heap.
+func pageable(t *testing.T, n int) []byte {
+	b, err := syscall.Mmap(-1, 0, n, syscall.PROT_READ|syscall.PROT_WRITE, syscall.MAP_ANON|syscall.MAP_PRIVATE)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = syscall.Munmap(b) })
+	return b
 }

@@ -47,6 +47,11 @@
  *     CUDA_ERROR_NOT_PERMITTED;
  *   - events capture a point of a stream when recorded; a wait captures it
  *     when submitted.
+ *   - pageable host memory (not pinned, managed or registered) is staged:
+ *     a host-to-device copy waits for the stream's earlier work and reads
+ *     the source before it returns; a device-to-host copy returns when the
+ *     data has arrived. Page-locked memory is read and written when the
+ *     copy's turn on the stream comes.
  * fake_cuda_live(kind) counts live objects ("ctxref", "alloc", "host",
  * "stream", "event", "register") for leak checks.
  */
@@ -89,6 +94,7 @@ enum {
   CUDA_ERROR_INVALID_CONTEXT = 201,
   CUDA_ERROR_INVALID_HANDLE = 400,
   CUDA_ERROR_NOT_READY = 600,
+  CUDA_ERROR_HOST_MEMORY_NOT_REGISTERED = 713,
   CUDA_ERROR_NOT_PERMITTED = 800,
   CUDA_ERROR_UNKNOWN = 999,
 };
@@ -444,6 +450,7 @@ CUresult cuMemFree_v2(CUdeviceptr p) {
  * in the double, as on the driver) */
 struct host_alloc {
   void *p;
+  size_t size;
   int managed;
   struct host_alloc *next;
 };
@@ -457,6 +464,7 @@ static CUresult host_alloc(void **out, size_t size, int managed) {
     return CUDA_ERROR_OUT_OF_MEMORY;
   }
   h->managed = managed;
+  h->size = size;
   pthread_mutex_lock(&mu);
   h->next = host_allocs;
   host_allocs = h;
@@ -498,11 +506,25 @@ CUresult cuMemAllocManaged(CUdeviceptr *out, size_t size, unsigned int flags) {
   return host_alloc((void **)out, size, 1);
 }
 
+/* registered (page-locked) ranges */
+struct reg_range {
+  char *p;
+  size_t size;
+  struct reg_range *next;
+};
+static struct reg_range *registered;
+
 CUresult cuMemHostRegister_v2(void *p, size_t size, unsigned int flags) {
   NEED_CTX();
   (void)flags;
   if (p == NULL || size == 0 || is_device_address((uintptr_t)p)) return CUDA_ERROR_INVALID_VALUE;
+  struct reg_range *r = malloc(sizeof *r);
+  if (r == NULL) return CUDA_ERROR_OUT_OF_MEMORY;
+  r->p = p;
+  r->size = size;
   pthread_mutex_lock(&mu);
+  r->next = registered;
+  registered = r;
   live_registered++;
   pthread_mutex_unlock(&mu);
   return CUDA_SUCCESS;
@@ -510,11 +532,33 @@ CUresult cuMemHostRegister_v2(void *p, size_t size, unsigned int flags) {
 
 CUresult cuMemHostUnregister(void *p) {
   NEED_CTX();
-  (void)p;
   pthread_mutex_lock(&mu);
-  live_registered--;
+  for (struct reg_range **r = &registered; *r; r = &(*r)->next)
+    if ((*r)->p == p) {
+      struct reg_range *dead = *r;
+      *r = dead->next;
+      live_registered--;
+      pthread_mutex_unlock(&mu);
+      free(dead);
+      return CUDA_SUCCESS;
+    }
   pthread_mutex_unlock(&mu);
-  return CUDA_SUCCESS;
+  return CUDA_ERROR_HOST_MEMORY_NOT_REGISTERED;
+}
+
+/* Whether [p, p+n) lies in page-locked memory the driver can reach without
+ * staging: pinned and managed allocations and registered ranges. Anything
+ * else is pageable. */
+static int page_locked(const void *p, size_t n) {
+  uintptr_t a = (uintptr_t)p;
+  int found = 0;
+  pthread_mutex_lock(&mu);
+  for (struct host_alloc *h = host_allocs; h && !found; h = h->next)
+    found = a >= (uintptr_t)h->p && a - (uintptr_t)h->p <= h->size && n <= h->size - (a - (uintptr_t)h->p);
+  for (struct reg_range *r = registered; r && !found; r = r->next)
+    found = a >= (uintptr_t)r->p && a - (uintptr_t)r->p <= r->size && n <= r->size - (a - (uintptr_t)r->p);
+  pthread_mutex_unlock(&mu);
+  return found;
 }
 
 /* ---- streams: a thread each, running ops in order ---- */
@@ -533,6 +577,7 @@ struct op {
   unsigned long wait_mark;
   struct fake_function *func;
   uint32_t grid[3], block[3], shared;
+  void *owned; /* a staging buffer the op frees when it has run */
   struct op *next;
 };
 static void run_launch(CUstream s, struct op *o);
@@ -642,6 +687,7 @@ static void *stream_main(void *arg) {
     struct op *o = s->head;
     pthread_mutex_unlock(&s->mu);
     run_op(s, o);
+    free(o->owned);
     pthread_mutex_lock(&s->mu);
     s->head = o->next;
     if (s->head == NULL)
@@ -655,7 +701,9 @@ static void *stream_main(void *arg) {
   return NULL;
 }
 
-static CUresult push(CUstream s, struct op o) {
+/* push_mark puts an op on the stream and gives its place (the count of
+ * completed ops once it has run). */
+static CUresult push_mark(CUstream s, struct op o, unsigned long *mark) {
   if (s == NULL) return CUDA_ERROR_INVALID_HANDLE; /* the double has no legacy stream */
   struct op *p = malloc(sizeof *p);
   if (p == NULL) return CUDA_ERROR_OUT_OF_MEMORY;
@@ -665,10 +713,23 @@ static CUresult push(CUstream s, struct op o) {
   if (s->tail) s->tail->next = p;
   else s->head = p;
   s->tail = p;
-  s->submitted++;
+  *mark = ++s->submitted;
   pthread_cond_broadcast(&s->cv);
   pthread_mutex_unlock(&s->mu);
   return CUDA_SUCCESS;
+}
+
+static CUresult push(CUstream s, struct op o) {
+  unsigned long mark;
+  return push_mark(s, o, &mark);
+}
+
+/* wait_mark blocks until the stream has run its ops up to mark. */
+static void wait_mark(CUstream s, unsigned long mark) {
+  pthread_mutex_lock(&s->mu);
+  while (s->completed < mark)
+    pthread_cond_wait(&s->cv, &s->mu);
+  pthread_mutex_unlock(&s->mu);
 }
 
 CUresult cuStreamCreate(CUstream *out, unsigned int flags) {
@@ -737,18 +798,41 @@ static char *any_bytes(uintptr_t p, size_t n) {
   return (char *)p;
 }
 
+/* Pageable host memory is what the driver must stage, and it does so as
+ * the real driver may: a host-to-device copy waits for the stream's earlier
+ * work, then reads the source into a staging buffer before it returns (the
+ * caller may reuse the source at once; the device side of the copy still
+ * runs in stream order); a device-to-host copy returns only when the data
+ * is in the destination. Page-locked memory is read and written by the
+ * stream when the copy's turn comes, as the real driver's DMA does. */
 CUresult cuMemcpyHtoDAsync_v2(CUdeviceptr dst, const void *src, size_t n, CUstream s) {
   NEED_CTX();
   char *d = any_bytes(dst, n);
   if (d == NULL || dst == 0 || src == NULL || is_device_address((uintptr_t)src)) return CUDA_ERROR_INVALID_VALUE;
-  return copy(s, d, src, n);
+  if (s == NULL) return CUDA_ERROR_INVALID_HANDLE;
+  if (page_locked(src, n)) return copy(s, d, src, n);
+  pthread_mutex_lock(&s->mu);
+  unsigned long before = s->submitted;
+  pthread_mutex_unlock(&s->mu);
+  wait_mark(s, before);
+  char *stage = malloc(n);
+  if (stage == NULL) return CUDA_ERROR_OUT_OF_MEMORY;
+  memcpy(stage, src, n);
+  CUresult r = push(s, (struct op){.kind = OP_COPY, .dst = d, .src = stage, .n = n, .owned = stage});
+  if (r != CUDA_SUCCESS) free(stage);
+  return r;
 }
 
 CUresult cuMemcpyDtoHAsync_v2(void *dst, CUdeviceptr src, size_t n, CUstream s) {
   NEED_CTX();
   const char *sp = any_bytes(src, n);
   if (sp == NULL || dst == NULL || is_device_address((uintptr_t)dst)) return CUDA_ERROR_INVALID_VALUE;
-  return copy(s, dst, sp, n);
+  if (s == NULL) return CUDA_ERROR_INVALID_HANDLE;
+  if (page_locked(dst, n)) return copy(s, dst, sp, n);
+  unsigned long mark;
+  CUresult r = push_mark(s, (struct op){.kind = OP_COPY, .dst = dst, .src = sp, .n = n}, &mark);
+  if (r == CUDA_SUCCESS) wait_mark(s, mark);
+  return r;
 }
 
 CUresult cuMemcpyDtoDAsync_v2(CUdeviceptr dst, CUdeviceptr src, size_t n, CUstream s) {
