@@ -2,8 +2,6 @@ package cuda
 
 import (
 	"encoding/binary"
-	"fmt"
-	"os"
 	"strings"
 	"testing"
 	"unsafe"
@@ -270,11 +268,11 @@ func TestFakeQueueChurnIsFlat(t *testing.T) {
 	for i := 0; i < warm; i++ {
 		cycle()
 	}
-	rss0 := vmRSS(t)
+	rss0 := fakedriver.VmRSS(t)
 	for i := 0; i < cycles; i++ {
 		cycle()
 	}
-	rss1 := vmRSS(t)
+	rss1 := fakedriver.VmRSS(t)
 	if n := d.live("stream"); n > 2*maxIdleStreams {
 		t.Errorf("%d streams after %d cycles", n, warm+cycles)
 	}
@@ -284,21 +282,4 @@ func TestFakeQueueChurnIsFlat(t *testing.T) {
 	}
 	_ = prog.Unload()
 	d.deinit()
-}
-
-func vmRSS(t *testing.T) int64 {
-	t.Helper()
-	b, err := os.ReadFile("/proc/self/status")
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, line := range strings.Split(string(b), "\n") {
-		if strings.HasPrefix(line, "VmRSS:") {
-			var kib int64
-			fmt.Sscanf(strings.TrimSpace(strings.TrimPrefix(line, "VmRSS:")), "%d", &kib)
-			return kib
-		}
-	}
-	t.Fatal("no VmRSS")
-	return 0
 }

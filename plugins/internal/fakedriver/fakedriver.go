@@ -12,6 +12,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -227,6 +228,22 @@ func (f *Driver) CheckRealDriver(t *testing.T, sonames []string, noPlatform func
 	t.Logf("%s: %s = %d (%#x), absent = %q", s.Name, f.InitFunc, s.Init, s.Init, s.Absent)
 	if p == nil {
 		noPlatform(t, s)
+		// 100 more initialisations: each finds no platform, and memory
+		// stays flat (the driver is loaded once; what it says is kept).
+		const warm, cycles = 10, 100
+		var rss0 int64
+		for i := 0; i < warm+cycles; i++ {
+			if i == warm {
+				rss0 = VmRSS(t)
+			}
+			q, err := f.New().Init(Env{})
+			if err != nil || q != nil {
+				t.Fatalf("cycle %d: Init = %v, %v; want no platform and no error", i, q, err)
+			}
+		}
+		if growth := VmRSS(t) - rss0; growth > 1024 {
+			t.Errorf("VmRSS grew by %d KiB over %d initialisations without a platform", growth, cycles)
+		}
 		return
 	}
 	defer p.Deinit()
@@ -243,6 +260,26 @@ func (f *Driver) CheckRealDriver(t *testing.T, sonames []string, noPlatform func
 	if again := f.Load(sonames); again.Driver != s.Driver {
 		t.Error("the driver was loaded twice")
 	}
+}
+
+// VmRSS is the process's resident memory in KiB.
+func VmRSS(t *testing.T) int64 {
+	t.Helper()
+	b, err := os.ReadFile("/proc/self/status")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if v, ok := strings.CutPrefix(line, "VmRSS:"); ok {
+			kib, err := strconv.ParseInt(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(v), "kB")), 10, 64)
+			if err != nil {
+				t.Fatalf("VmRSS: %v", err)
+			}
+			return kib
+		}
+	}
+	t.Fatal("no VmRSS in /proc/self/status")
+	return 0
 }
 
 // CheckLibraryNames checks a plugin's choice of libraries: the SONAMEs
