@@ -42,10 +42,14 @@ type Macro struct {
 }
 
 // Handle is an opaque object type: a pointer to an incomplete struct in C.
+// Fixed marks a kind whose objects exist from olInit to the final
+// olShutDown and whose info never changes in between: the library answers
+// their info queries from a snapshot taken at initialisation, in C.
 type Handle struct {
 	Name   string `json:"name"`
 	Struct string `json:"struct"`
 	Kind   string `json:"kind"`
+	Fixed  bool   `json:"fixed,omitempty"`
 	Desc   string `json:"desc"`
 }
 

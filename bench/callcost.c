@@ -1,18 +1,45 @@
-// callcost: per-call cost of olGetDeviceInfo(host, TYPE) and of a full
-// olInit/olShutDown cycle for the library given on the command line.
-// Prints "info_ns <median>" and "cycle_ns <median>" (medians of 7 runs).
+// callcost: per-call cost of the cheapest calls, and of a full
+// olInit/olShutDown cycle, for the library given on the command line.
+// usage: callcost LIBRARY [KERNELS.so]
+// Prints "<key> <ns>" lines, each the median of 7 runs:
+//   info_ns, info_size_ns, plat_info_ns, plat_info_size_ns: olGetDeviceInfo
+//     (host, TYPE), olGetDeviceInfoSize(host, NAME), olGetPlatformInfo(host
+//     platform, NAME) and olGetPlatformInfoSize(host platform, NAME)
+//   iterate_ns: olIterateDevices with a callback that keeps the handle
+//   memcpy4k_ns: olMemcpy of 4 KiB between two host buffers, NULL queue;
+//     memcpy4k_raw_ns: memcpy of the same buffers
+//   cycle_ns: olInit + olShutDown (refcount 0->1->0)
+// With KERNELS.so (bench/kernels.c; our kernel ABI, so our library only;
+// LLVM's library, whose only device without a GPU is its Virtual Host
+// Device, cannot create a queue on it):
+//   event_ns: olCreateEvent on a queue with no work (destroyed untimed)
+//   sync_ns: olSyncQueue of a queue with no work
+//   launch_ns: olLaunchKernel of the empty kernel (1x1), 1,000 per olSyncQueue
+//     (the sync untimed)
+//   probe_ns: olGetDeviceInfoSize(host, TYPE, NULL), which enters Go and
+//     fails validation at once: the cost of crossing from C into Go and back
+//   memcpy4k_share, event_share, sync_share, launch_share: probe_ns over
+//     that call's cost, in percent (from this process's medians)
 #define _POSIX_C_SOURCE 200809L
 #include <dlfcn.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <time.h>
 
 typedef const void *res_t;
 typedef res_t (*init_fn)(void);
 typedef res_t (*iter_fn)(bool (*)(void *, void *), void *);
 typedef res_t (*info_fn)(void *, uint32_t, size_t, void *);
+typedef res_t (*size_fn)(void *, uint32_t, size_t *);
+typedef res_t (*memcpy_fn)(void *, void *, void *, const void *, void *, size_t);
+typedef res_t (*create_fn)(void *, void **);
+typedef res_t (*handle_fn)(void *);
+typedef res_t (*program_fn)(void *, const void *, size_t, void **);
+typedef res_t (*symbol_fn)(void *, const char *, uint32_t, void **);
+typedef res_t (*launch_fn)(void *, void *, void *, const void *, size_t, const void *);
 
 static double now_ns(void) {
   struct timespec ts;
@@ -20,46 +47,139 @@ static double now_ns(void) {
   return ts.tv_sec * 1e9 + ts.tv_nsec;
 }
 
-static bool last_device(void *d, void *u) { *(void **)u = d; return true; }
+static void *host_dev;
+static bool last_device(void *d, void *u) { (void)u; host_dev = d; return true; }
 
 static int cmp(const void *a, const void *b) {
   double x = *(const double *)a, y = *(const double *)b;
   return (x > y) - (x < y);
 }
 
+enum { RUNS = 7, CALLS = 1000000, CYCLES = 2000, BATCH = 1000 };
+
+static void *h;
+static void *sym(const char *name) {
+  void *f = dlsym(h, name);
+  if (!f) { fprintf(stderr, "callcost: %s missing\n", name); exit(1); }
+  return f;
+}
+
+#define CK(x)                                                                  \
+  do {                                                                         \
+    if ((x) != NULL) { fprintf(stderr, "callcost: %s failed\n", #x); exit(1); } \
+  } while (0)
+
+// TIME(key, calls, body) runs body (which does `calls` operations) RUNS
+// times after one warm-up and prints the median cost per operation.
+#define TIME(key, calls, body)                                                 \
+  do {                                                                         \
+    double v_[RUNS];                                                           \
+    { double t0_ = 0; (void)t0_; body; }                                       \
+    for (int r_ = 0; r_ < RUNS; r_++) {                                        \
+      double t0_ = now_ns();                                                   \
+      body;                                                                    \
+      v_[r_] = (now_ns() - t0_) / (calls);                                     \
+    }                                                                          \
+    qsort(v_, RUNS, sizeof v_[0], cmp);                                        \
+    last = v_[RUNS / 2];                                                       \
+    printf("%s %.1f\n", key, last);                                            \
+  } while (0)
+
+static double last; // the median TIME printed last
+
 int main(int argc, char **argv) {
-  if (argc < 2) { fprintf(stderr, "usage: callcost LIBRARY\n"); return 2; }
-  void *h = dlopen(argv[1], RTLD_NOW | RTLD_LOCAL);
+  if (argc < 2) { fprintf(stderr, "usage: callcost LIBRARY [KERNELS.so]\n"); return 2; }
+  h = dlopen(argv[1], RTLD_NOW | RTLD_LOCAL);
   if (!h) { fprintf(stderr, "%s\n", dlerror()); return 1; }
-  init_fn olInit = (init_fn)dlsym(h, "olInit"), olShutDown = (init_fn)dlsym(h, "olShutDown");
-  iter_fn olIterateDevices = (iter_fn)dlsym(h, "olIterateDevices");
-  info_fn olGetDeviceInfo = (info_fn)dlsym(h, "olGetDeviceInfo");
-  enum { RUNS = 7, CALLS = 1000000, CYCLES = 2000 };
-  double info[RUNS], cycle[RUNS];
+  init_fn olInit = (init_fn)sym("olInit"), olShutDown = (init_fn)sym("olShutDown");
+  iter_fn olIterateDevices = (iter_fn)sym("olIterateDevices");
+  info_fn olGetDeviceInfo = (info_fn)sym("olGetDeviceInfo");
+  size_fn olGetDeviceInfoSize = (size_fn)sym("olGetDeviceInfoSize");
+  info_fn olGetPlatformInfo = (info_fn)sym("olGetPlatformInfo");
+  size_fn olGetPlatformInfoSize = (size_fn)sym("olGetPlatformInfoSize");
+  memcpy_fn olMemcpy = (memcpy_fn)sym("olMemcpy");
+  create_fn olCreateQueue = (create_fn)sym("olCreateQueue");
+  create_fn olCreateEvent = (create_fn)sym("olCreateEvent");
+  handle_fn olDestroyEvent = (handle_fn)sym("olDestroyEvent");
+  handle_fn olDestroyQueue = (handle_fn)sym("olDestroyQueue");
+  handle_fn olSyncQueue = (handle_fn)sym("olSyncQueue");
 
-  if (olInit()) return 1;
-  void *dev = NULL;
-  olIterateDevices(last_device, &dev);
+  CK(olInit());
+  olIterateDevices(last_device, NULL);
+  void *dev = host_dev, *plat = NULL;
+  CK(olGetDeviceInfo(dev, 1 /* PLATFORM */, sizeof plat, &plat));
   uint32_t type = 0;
-  for (int i = 0; i < CALLS / 10; i++) olGetDeviceInfo(dev, 0, 4, &type); // warm up
-  for (int r = 0; r < RUNS; r++) {
-    double t0 = now_ns();
-    for (int i = 0; i < CALLS; i++)
-      if (olGetDeviceInfo(dev, 0, 4, &type)) return 1;
-    info[r] = (now_ns() - t0) / CALLS;
-  }
-  if (olShutDown()) return 1;
+  size_t n = 0;
+  char name[256];
+  TIME("info_ns", CALLS, for (int i = 0; i < CALLS; i++) CK(olGetDeviceInfo(dev, 0, 4, &type)));
+  TIME("info_size_ns", CALLS, for (int i = 0; i < CALLS; i++) CK(olGetDeviceInfoSize(dev, 2, &n)));
+  TIME("plat_info_ns", CALLS, for (int i = 0; i < CALLS; i++) CK(olGetPlatformInfo(plat, 0, sizeof name, name)));
+  TIME("plat_info_size_ns", CALLS, for (int i = 0; i < CALLS; i++) CK(olGetPlatformInfoSize(plat, 0, &n)));
+  TIME("iterate_ns", CALLS, for (int i = 0; i < CALLS; i++) CK(olIterateDevices(last_device, NULL)));
 
-  for (int r = 0; r < RUNS; r++) {
-    double t0 = now_ns();
-    for (int i = 0; i < CYCLES; i++) {
-      if (olInit()) return 1;
-      if (olShutDown()) return 1;
-    }
-    cycle[r] = (now_ns() - t0) / CYCLES;
+  static char src[4096], dst[4096];
+  memset(src, 7, sizeof src);
+  enum { COPIES = CALLS / 10 };
+  TIME("memcpy4k_ns", COPIES, for (int i = 0; i < COPIES; i++) CK(olMemcpy(NULL, dst, dev, src, dev, sizeof src)));
+  double memcpy4k = last;
+  TIME("memcpy4k_raw_ns", COPIES, for (int i = 0; i < COPIES; i++) {
+    memcpy(dst, src, sizeof src);
+    __asm__ volatile("" ::"r"(dst) : "memory");
+  });
+
+  if (argc > 2) {
+    void *q = NULL;
+    CK(olCreateQueue(dev, &q));
+    static void *ev[BATCH];
+    enum { EVENTS = 100 * BATCH };
+    // only the creations are timed: each batch's destruction is subtracted
+    TIME("event_ns", EVENTS, for (int b = 0; b < EVENTS / BATCH; b++) {
+      for (int i = 0; i < BATCH; i++) CK(olCreateEvent(q, &ev[i]));
+      double t_ = now_ns();
+      for (int i = 0; i < BATCH; i++) CK(olDestroyEvent(ev[i]));
+      t0_ += now_ns() - t_;
+    });
+    double event = last;
+    TIME("sync_ns", CALLS, for (int i = 0; i < CALLS; i++) CK(olSyncQueue(q)));
+    double sync = last;
+
+    program_fn olCreateProgram = (program_fn)sym("olCreateProgram");
+    symbol_fn olGetSymbol = (symbol_fn)sym("olGetSymbol");
+    launch_fn olLaunchKernel = (launch_fn)sym("olLaunchKernel");
+    handle_fn olDestroyProgram = (handle_fn)sym("olDestroyProgram");
+    FILE *f = fopen(argv[2], "rb");
+    if (!f) { perror(argv[2]); return 1; }
+    fseek(f, 0, SEEK_END);
+    long len = ftell(f);
+    rewind(f);
+    char *img = malloc((size_t)len);
+    if (fread(img, 1, (size_t)len, f) != (size_t)len) { perror(argv[2]); return 1; }
+    fclose(f);
+    void *prog = NULL, *k = NULL;
+    CK(olCreateProgram(dev, img, (size_t)len, &prog));
+    free(img);
+    CK(olGetSymbol(prog, "empty", 0 /* KERNEL */, &k));
+    // ol_kernel_launch_size_args_t
+    struct { size_t dims; uint32_t groups[3], items[3]; size_t shared; } ls = {1, {1, 1, 1}, {1, 1, 1}, 0};
+    enum { LAUNCHES = 100 * BATCH };
+    TIME("launch_ns", LAUNCHES, for (int b = 0; b < LAUNCHES / BATCH; b++) {
+      for (int i = 0; i < BATCH; i++) CK(olLaunchKernel(q, dev, k, NULL, 0, &ls));
+      double t_ = now_ns();
+      CK(olSyncQueue(q));
+      t0_ += now_ns() - t_;
+    });
+    double launch = last;
+    CK(olDestroyProgram(prog));
+    TIME("probe_ns", CALLS, for (int i = 0; i < CALLS; i++) olGetDeviceInfoSize(dev, 0, NULL));
+    printf("memcpy4k_share %.0f\nevent_share %.0f\nsync_share %.0f\nlaunch_share %.0f\n",
+           100 * last / memcpy4k, 100 * last / event, 100 * last / sync, 100 * last / launch);
+    CK(olDestroyQueue(q));
   }
-  qsort(info, RUNS, sizeof info[0], cmp);
-  qsort(cycle, RUNS, sizeof cycle[0], cmp);
-  printf("info_ns %.1f\ncycle_ns %.1f\n", info[RUNS / 2], cycle[RUNS / 2]);
+  CK(olShutDown());
+
+  TIME("cycle_ns", CYCLES, for (int i = 0; i < CYCLES; i++) {
+    CK(olInit());
+    CK(olShutDown());
+  });
   return 0;
 }

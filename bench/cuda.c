@@ -13,6 +13,14 @@
 //   launch_sync_ns   median of one empty launch + stream sync
 //   launch_batch_ns  per launch when ITERATIONS are queued before one sync
 //   h2d_gbs, d2h_gbs pinned host <-> device copies of COPY_MIB MiB
+//   copy4k_ns        per 4 KiB pinned host -> device copy, 1,000 queued
+//                    before one (untimed) sync
+//   event_ns         per event recorded on the stream: cuEventCreate +
+//                    cuEventRecord / olCreateEvent (destruction untimed)
+//   sync_ns          per sync of a stream / queue with no work
+//   probe_ns (ours)  olGetDeviceInfoSize(device, TYPE, NULL): enters Go and
+//                    fails validation at once, the cost of the C -> Go crossing
+// (the last four are medians of 7 runs of 1,000 operations or more)
 #define BENCH_OFFLOAD
 #include "common.h"
 
@@ -63,6 +71,24 @@ static void report(double *one, int iters, double batch_ns, double h2d_ns, doubl
 
 static const char *kernel_name = "empty";
 
+enum { RUNS = 7, BATCH = 1000 };
+
+// MEDIAN(key, ops, body): runs body (ops operations; it may add time to
+// leave out to skip_) RUNS times after a warm-up and prints the median ns
+// per operation.
+#define MEDIAN(key, ops, body)                                                 \
+  do {                                                                         \
+    double v_[RUNS], skip_ = 0;                                                \
+    body;                                                                      \
+    for (int r_ = 0; r_ < RUNS; r_++) {                                        \
+      skip_ = 0;                                                               \
+      double t_ = now_ns();                                                    \
+      body;                                                                    \
+      v_[r_] = (now_ns() - t_ - skip_) / (ops);                                \
+    }                                                                          \
+    printf("%s %.1f\n", key, quantile(v_, RUNS, 0.5));                         \
+  } while (0)
+
 static void raw(const char *image, int iters, size_t bytes) {
   size_t isize;
   void *img = read_all(image, &isize);
@@ -105,6 +131,25 @@ static void raw(const char *image, int iters, size_t bytes) {
   CU(sync(stream));
   double d2h = now_ns() - t;
   report(one, iters, batch, h2d, d2h, bytes);
+  fn_t h2d_async = sym("cuMemcpyHtoDAsync_v2");
+  MEDIAN("copy4k_ns", BATCH, {
+    for (int i = 0; i < BATCH; i++) CU(h2d_async(dev, host, (size_t)4096, stream));
+    double s_ = now_ns();
+    CU(sync(stream));
+    skip_ += now_ns() - s_;
+  });
+  fn_t ev_create = sym("cuEventCreate"), ev_record = sym("cuEventRecord"), ev_destroy = sym("cuEventDestroy_v2");
+  static void *evs[BATCH];
+  MEDIAN("event_ns", BATCH, {
+    for (int i = 0; i < BATCH; i++) {
+      CU(ev_create(&evs[i], 2u /* CU_EVENT_DISABLE_TIMING */));
+      CU(ev_record(evs[i], stream));
+    }
+    double s_ = now_ns();
+    for (int i = 0; i < BATCH; i++) CU(ev_destroy(evs[i]));
+    skip_ += now_ns() - s_;
+  });
+  MEDIAN("sync_ns", 10 * BATCH, for (int i = 0; i < 10 * BATCH; i++) CU(sync(stream)));
   CU(sym("cuMemFree_v2")(dev));
   CU(sym("cuMemFreeHost")(host));
   CU(sym("cuModuleUnload")(mod));
@@ -169,6 +214,21 @@ static void ours(const char *image, int iters, size_t bytes) {
   CK(olSyncQueue(q));
   double d2h = now_ns() - t;
   report(one, iters, batch, h2d, d2h, bytes);
+  MEDIAN("copy4k_ns", BATCH, {
+    for (int i = 0; i < BATCH; i++) CK(olMemcpy(q, dmem, dev, host, dev, 4096));
+    double s_ = now_ns();
+    CK(olSyncQueue(q));
+    skip_ += now_ns() - s_;
+  });
+  static ol_event_handle_t evs[BATCH];
+  MEDIAN("event_ns", BATCH, {
+    for (int i = 0; i < BATCH; i++) CK(olCreateEvent(q, &evs[i]));
+    double s_ = now_ns();
+    for (int i = 0; i < BATCH; i++) CK(olDestroyEvent(evs[i]));
+    skip_ += now_ns() - s_;
+  });
+  MEDIAN("sync_ns", 10 * BATCH, for (int i = 0; i < 10 * BATCH; i++) CK(olSyncQueue(q)));
+  MEDIAN("probe_ns", 10 * BATCH, for (int i = 0; i < 10 * BATCH; i++) olGetDeviceInfoSize(dev, OL_DEVICE_INFO_TYPE, NULL));
   CK(olMemFree(dmem));
   CK(olMemFree(host));
   CK(olDestroyQueue(q));

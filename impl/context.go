@@ -31,6 +31,7 @@ type Context struct {
 	mem          *allocMap
 	globals      *allocMap     // globals of loaded programs, by address (olGetSymbol)
 	queueIDs     atomic.Uint64 // ids that tell queues apart after their handles are gone
+	snap         atomic.Uint32 // the info snapshot's state: snapPending, snapPublished, snapGone
 }
 
 // Platform is a backend that found devices.

@@ -101,6 +101,7 @@ func OlShutDown(loc unsafe.Pointer) uintptr {
 		c.traceLifecycle("olShutDown", 0, loc)
 		return 0
 	}
+	c.unpublishSnapshot()
 	life.ctx.Store(nil)
 	err := c.teardown()
 	life.gens = c.nextGenerations()

@@ -386,6 +386,7 @@ func OlGetDeviceInfo(device uintptr, propName uint32, propSize uint64, propValue
 	if c == nil {
 		return uninitialized()
 	}
+	c.snapshotOnce()
 	var res uintptr
 	if c.validate {
 		res = checkOlGetDeviceInfo(device, propName, propSize, propValue)
@@ -447,6 +448,7 @@ func OlGetDeviceInfoSize(device uintptr, propName uint32, propSizeRet unsafe.Poi
 	if c == nil {
 		return uninitialized()
 	}
+	c.snapshotOnce()
 	var res uintptr
 	if c.validate {
 		res = checkOlGetDeviceInfoSize(device, propName, propSizeRet)
@@ -738,6 +740,7 @@ func OlGetPlatformInfo(platform uintptr, propName uint32, propSize uint64, propV
 	if c == nil {
 		return uninitialized()
 	}
+	c.snapshotOnce()
 	var res uintptr
 	if c.validate {
 		res = checkOlGetPlatformInfo(platform, propName, propSize, propValue)
@@ -799,6 +802,7 @@ func OlGetPlatformInfoSize(platform uintptr, propName uint32, propSizeRet unsafe
 	if c == nil {
 		return uninitialized()
 	}
+	c.snapshotOnce()
 	var res uintptr
 	if c.validate {
 		res = checkOlGetPlatformInfoSize(platform, propName, propSizeRet)
@@ -1215,6 +1219,7 @@ func OlIterateDevices(callback unsafe.Pointer, userData unsafe.Pointer, loc unsa
 	if c == nil {
 		return uninitialized()
 	}
+	c.snapshotOnce()
 	var res uintptr
 	if c.validate {
 		res = checkOlIterateDevices(callback, userData)

@@ -74,7 +74,13 @@ func genEntry(s *api.Spec) string {
 		}
 		w("// %s is the entry point of %s: %s\n", ex, f.Name, f.Desc)
 		w("func %s(%s) uintptr {\n", ex, strings.Join(append(append([]string{}, params...), "loc unsafe.Pointer"), ", "))
-		w("\tc := current()\n\tif c == nil {\n\t\treturn uninitialized()\n\t}\n\tvar res uintptr\n")
+		w("\tc := current()\n\tif c == nil {\n\t\treturn uninitialized()\n\t}\n")
+		if snapFast(s, f) != "" {
+			// the C entry point found no snapshot to answer from: publish
+			// this initialisation's at its first such query
+			w("\tc.snapshotOnce()\n")
+		}
+		w("\tvar res uintptr\n")
 		if len(f.Checks) > 0 {
 			w("\tif c.validate {\n\t\tres = check%s(%s)\n\t}\n", ex, strings.Join(args, ", "))
 		}

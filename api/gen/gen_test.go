@@ -185,3 +185,46 @@ func TestDeviceInfoPlumbing(t *testing.T) {
 		t.Error("an info query still calls a hand-written olGet*Info")
 	}
 }
+
+// The shims that answer from the info snapshot are exactly the info
+// queries of platforms and devices and the device iteration, and they test
+// the fork guard first.
+func TestSnapshotShims(t *testing.T) {
+	s := spec(t)
+	want := map[string]bool{}
+	for _, n := range []string{"olGetDeviceInfo", "olGetDeviceInfoSize", "olGetPlatformInfo", "olGetPlatformInfoSize", "olIterateDevices"} {
+		want[n], want[n+"WithCodeLoc"] = true, true
+	}
+	re := regexp.MustCompile(`(?s)ol_result_t (\w+)\([^)]*\) \{\n(.*?)\n\}\n`)
+	got := 0
+	for _, m := range re.FindAllStringSubmatch(genShims(s), -1) {
+		name, body := m[1], m[2]
+		fast := strings.Contains(body, "ol_snap_")
+		if fast != want[name] {
+			t.Errorf("%s: snapshot fast path %v, want %v", name, fast, want[name])
+		}
+		if fast {
+			got++
+			if g, f := strings.Index(body, "OL_FORK_GUARD"), strings.Index(body, "ol_snap_"); g < 0 || g > f {
+				t.Errorf("%s: the fast path comes before the fork guard", name)
+			}
+		}
+	}
+	if got != len(want) {
+		t.Errorf("%d shims with the fast path, want %d", got, len(want))
+	}
+	// a fixed kind needs an info pair to snapshot
+	bad := *s
+	bad.Handles = append([]api.Handle(nil), s.Handles...)
+	for i := range bad.Handles {
+		if bad.Handles[i].Kind == "context" {
+			bad.Handles[i].Fixed = true
+		}
+	}
+	defer func() {
+		if recover() == nil {
+			t.Error("a fixed context kind (no olGetContextInfo) was accepted")
+		}
+	}()
+	snapKinds(&bad)
+}

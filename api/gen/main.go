@@ -28,6 +28,7 @@ func outputs(s *api.Spec) map[string]string {
 		"api/ol/zenums.go":               genEnums(s),
 		"impl/zentry.go":                 genEntry(s),
 		"impl/zdeviceinfo.go":            genImplDeviceInfo(s),
+		"impl/zsnapshot.go":              genSnapshot(s),
 		"plugins/plugin/zdeviceinfo.go":  genPluginDeviceInfo(s),
 		"tests/c/abi/zabi_layout.c":      genABILayout(s),
 		"tests/c/abi/zabi_functions.txt": genABIFunctionList(s),

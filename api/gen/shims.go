@@ -8,7 +8,9 @@ import (
 )
 
 // genShims writes the exported C entry points. Each has the exact public
-// prototype, refuses to run in a forked child, and forwards to a Go export.
+// prototype, refuses to run in a forked child, and forwards to a Go export;
+// the info queries of the fixed kinds first try the snapshot
+// (impl/snapshot.h), which answers only successes.
 func genShims(s *api.Spec) string {
 	var b strings.Builder
 	w := func(format string, a ...any) { fmt.Fprintf(&b, format, a...) }
@@ -37,6 +39,7 @@ func genShims(s *api.Spec) string {
 			all := strings.Join(append(append([]string{}, args...), locArg), ", ")
 			w("ol_result_t %s(%s) {\n", name, cParamList(s, f, loc))
 			w("  OL_FORK_GUARD();\n")
+			w("%s", snapFast(s, f))
 			w("  return (ol_result_t)go%s(%s);\n}\n\n", strings.ToUpper(f.Name[:1])+f.Name[1:], all)
 		}
 	}

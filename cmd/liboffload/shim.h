@@ -8,6 +8,16 @@
 #include "offload.h"
 #include "_cgo_export.h"
 
+// The info snapshot (impl/snapshot.h): the info shims of platforms and
+// devices, and olIterateDevices, try it first; it answers successes only
+// (1, or the number of handles listed), else 0 (-1) and the shim calls Go.
+int ol_snap_info(unsigned kind, uint64_t h, uint32_t prop, size_t propSize,
+                 void *value) __attribute__((visibility("hidden")));
+int ol_snap_size(unsigned kind, uint64_t h, uint32_t prop, size_t *sizeRet)
+    __attribute__((visibility("hidden")));
+int ol_snap_list(unsigned kind, uint64_t *out, int cap)
+    __attribute__((visibility("hidden")));
+
 // Set in the child of a fork(): the Go runtime's threads did not survive it,
 // so entering Go could hang. Calls return ol_fork_result instead.
 extern volatile int ol_forked_child;

@@ -74,21 +74,29 @@ ol_result_t olDestroyQueueWithCodeLoc(ol_queue_handle_t Queue, ol_code_location_
 
 ol_result_t olGetDeviceInfo(ol_device_handle_t Device, ol_device_info_t PropName, size_t PropSize, void *PropValue) {
   OL_FORK_GUARD();
+  if (ol_snap_info(0, (uint64_t)(uintptr_t)Device, (uint32_t)PropName, PropSize, PropValue))
+    return OL_SUCCESS;
   return (ol_result_t)goOlGetDeviceInfo((GoUintptr)Device, PropName, PropSize, (void *)PropValue, NULL);
 }
 
 ol_result_t olGetDeviceInfoWithCodeLoc(ol_device_handle_t Device, ol_device_info_t PropName, size_t PropSize, void *PropValue, ol_code_location_t *CodeLocation) {
   OL_FORK_GUARD();
+  if (ol_snap_info(0, (uint64_t)(uintptr_t)Device, (uint32_t)PropName, PropSize, PropValue))
+    return OL_SUCCESS;
   return (ol_result_t)goOlGetDeviceInfo((GoUintptr)Device, PropName, PropSize, (void *)PropValue, CodeLocation);
 }
 
 ol_result_t olGetDeviceInfoSize(ol_device_handle_t Device, ol_device_info_t PropName, size_t *PropSizeRet) {
   OL_FORK_GUARD();
+  if (ol_snap_size(0, (uint64_t)(uintptr_t)Device, (uint32_t)PropName, PropSizeRet))
+    return OL_SUCCESS;
   return (ol_result_t)goOlGetDeviceInfoSize((GoUintptr)Device, PropName, (void *)PropSizeRet, NULL);
 }
 
 ol_result_t olGetDeviceInfoSizeWithCodeLoc(ol_device_handle_t Device, ol_device_info_t PropName, size_t *PropSizeRet, ol_code_location_t *CodeLocation) {
   OL_FORK_GUARD();
+  if (ol_snap_size(0, (uint64_t)(uintptr_t)Device, (uint32_t)PropName, PropSizeRet))
+    return OL_SUCCESS;
   return (ol_result_t)goOlGetDeviceInfoSize((GoUintptr)Device, PropName, (void *)PropSizeRet, CodeLocation);
 }
 
@@ -134,21 +142,29 @@ ol_result_t olGetMemInfoSizeWithCodeLoc(const void *Ptr, ol_mem_info_t PropName,
 
 ol_result_t olGetPlatformInfo(ol_platform_handle_t Platform, ol_platform_info_t PropName, size_t PropSize, void *PropValue) {
   OL_FORK_GUARD();
+  if (ol_snap_info(1, (uint64_t)(uintptr_t)Platform, (uint32_t)PropName, PropSize, PropValue))
+    return OL_SUCCESS;
   return (ol_result_t)goOlGetPlatformInfo((GoUintptr)Platform, PropName, PropSize, (void *)PropValue, NULL);
 }
 
 ol_result_t olGetPlatformInfoWithCodeLoc(ol_platform_handle_t Platform, ol_platform_info_t PropName, size_t PropSize, void *PropValue, ol_code_location_t *CodeLocation) {
   OL_FORK_GUARD();
+  if (ol_snap_info(1, (uint64_t)(uintptr_t)Platform, (uint32_t)PropName, PropSize, PropValue))
+    return OL_SUCCESS;
   return (ol_result_t)goOlGetPlatformInfo((GoUintptr)Platform, PropName, PropSize, (void *)PropValue, CodeLocation);
 }
 
 ol_result_t olGetPlatformInfoSize(ol_platform_handle_t Platform, ol_platform_info_t PropName, size_t *PropSizeRet) {
   OL_FORK_GUARD();
+  if (ol_snap_size(1, (uint64_t)(uintptr_t)Platform, (uint32_t)PropName, PropSizeRet))
+    return OL_SUCCESS;
   return (ol_result_t)goOlGetPlatformInfoSize((GoUintptr)Platform, PropName, (void *)PropSizeRet, NULL);
 }
 
 ol_result_t olGetPlatformInfoSizeWithCodeLoc(ol_platform_handle_t Platform, ol_platform_info_t PropName, size_t *PropSizeRet, ol_code_location_t *CodeLocation) {
   OL_FORK_GUARD();
+  if (ol_snap_size(1, (uint64_t)(uintptr_t)Platform, (uint32_t)PropName, PropSizeRet))
+    return OL_SUCCESS;
   return (ol_result_t)goOlGetPlatformInfoSize((GoUintptr)Platform, PropName, (void *)PropSizeRet, CodeLocation);
 }
 
@@ -224,11 +240,31 @@ ol_result_t olIsValidBinaryWithCodeLoc(ol_device_handle_t Device, const void *Pr
 
 ol_result_t olIterateDevices(ol_device_iterate_cb_t Callback, void *UserData) {
   OL_FORK_GUARD();
+  if (Callback != NULL) {
+    uint64_t snap_[64];
+    int n_ = ol_snap_list(0, snap_, 64);
+    if (n_ >= 0) {
+      for (int i_ = 0; i_ < n_; i_++)
+        if (!Callback((ol_device_handle_t)(uintptr_t)snap_[i_], UserData))
+          break;
+      return OL_SUCCESS;
+    }
+  }
   return (ol_result_t)goOlIterateDevices((void *)Callback, (void *)UserData, NULL);
 }
 
 ol_result_t olIterateDevicesWithCodeLoc(ol_device_iterate_cb_t Callback, void *UserData, ol_code_location_t *CodeLocation) {
   OL_FORK_GUARD();
+  if (Callback != NULL) {
+    uint64_t snap_[64];
+    int n_ = ol_snap_list(0, snap_, 64);
+    if (n_ >= 0) {
+      for (int i_ = 0; i_ < n_; i_++)
+        if (!Callback((ol_device_handle_t)(uintptr_t)snap_[i_], UserData))
+          break;
+      return OL_SUCCESS;
+    }
+  }
   return (ol_result_t)goOlIterateDevices((void *)Callback, (void *)UserData, CodeLocation);
 }
 

@@ -53,7 +53,7 @@ done
 # lifecycle tests (IMPL=ours); the dlopen tests take the library's path
 make -s --no-print-directory -C "$root/tests/c/lifecycle" all IMPL=ours ROOT="$root" \
   LIBDIR="$libdir" BUILD="$work/lifecycle" RPATH='$$ORIGIN/../../lib'
-lc_tests="dlopen_cycles dlclose_no_shutdown threads bad_handles fork_child rss_cycles"
+lc_tests="dlopen_cycles dlclose_no_shutdown threads bad_handles fork_child rss_cycles info_paths info_race"
 for t in $lc_tests; do cp "$work/lifecycle/$t" "$out/bin/lifecycle/"; done
 echo "$lc_tests" >"$out/bin/lifecycle/tests.list"
 
