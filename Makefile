@@ -157,6 +157,8 @@ gpu-check: $(LIB)
 
 # ---- benchmarks (not tests) -------------------------------------------------
 # make bench BASELINE=<git revision> also compares this build with the
-# library built from that revision, in the same run.
+# library built from that revision, in the same run. Its baselines' Debian
+# packages (PoCL) are installed by scripts/deps.sh --bench when run as root;
+# a missing one is named in the output (and fails the run with CI=true).
 bench: $(LIB)
 	BASELINE='$(BASELINE)' bash bench/run.sh

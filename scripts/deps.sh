@@ -3,8 +3,15 @@
 #   scripts/deps.sh          install what is missing (needs root), or print
 #                            the exact apt-get line to run and fail
 #   scripts/deps.sh --check  only report; exit 1 when something is missing
+#   scripts/deps.sh --bench [--check]
+#                            the same for make bench's baselines (PoCL)
 set -euo pipefail
 packages=(gcc g++ make binutils python3 python3-pip python3-numpy lld-22 clang-22 liboffload-22-dev cmake pkg-config)
+if [ "${1:-}" = --bench ]; then
+  shift
+  # PoCL's CPU device, the OpenCL ICD loader and headers (bench/pocl.c)
+  packages=(pocl-opencl-icd ocl-icd-opencl-dev opencl-c-headers)
+fi
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")

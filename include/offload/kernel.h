@@ -20,6 +20,24 @@
 // every work-item on its own small stack so that barriers work. Calling
 // ol_barrier() in a plain OL_KERNEL is a compile error on the host.
 //
+// A group kernel whose barriers are all reached by the whole group together
+// (outside per-item branches) runs much faster on the host written in phases:
+//
+//   OL_PHASED_KERNEL(k, struct k_args, a) {
+//     OL_GROUP_LOCAL(float, tile[256]);
+//     OL_PRIVATE(float, acc);               // one per work-item, kept across barriers
+//     OL_FOR_ITEMS { ol_private(acc) = 0; tile[ol_thread_id(0)] = ...; }
+//     ol_barrier();
+//     OL_FOR_ITEMS { ol_private(acc) += tile[...]; }
+//   }
+//
+// Code outside OL_FOR_ITEMS is the group's: it runs once per group on the
+// host and in every work-item on a GPU, so it may only compute values that
+// are the same for the whole group (from arguments, group ids and sizes).
+// Each OL_FOR_ITEMS block is a loop over the group's work-items on the host
+// and the work-item's own code on a GPU; ol_barrier() goes between blocks.
+// docs/kernels.md has the rules.
+//
 // Index functions (dimension d is 0, 1 or 2):
 //   ol_thread_id(d)   work-item index within its group
 //   ol_group_id(d)    group index within the grid
@@ -49,6 +67,12 @@
 #define OL_GROUP_KERNEL(name, type, arg) __gpu_kernel void name(type arg)
 #define OL_KERNEL_NOARGS(name) __gpu_kernel void name(void)
 #define OL_GROUP_KERNEL_NOARGS(name) __gpu_kernel void name(void)
+#define OL_PHASED_KERNEL(name, type, arg) __gpu_kernel void name(type arg)
+#define OL_PHASED_KERNEL_NOARGS(name) __gpu_kernel void name(void)
+// A one-pass loop: break and continue end the work-item's block, as on the host.
+#define OL_FOR_ITEMS for (int __ol_once = 1; __ol_once; __ol_once = 0)
+#define OL_PRIVATE(type, name) type name[1]
+#define ol_private(name) ((name)[0])
 #define OL_GLOBAL __attribute__((visibility("protected")))
 #define OL_GROUP_LOCAL(type, decl)                                             \
   static __gpu_local __attribute__((loader_uninitialized)) type decl
@@ -98,6 +122,35 @@ typedef struct ol_host_sync_item {
   void (*barrier)(struct ol_host_sync_item *self);
   void *scheduler;
 } ol_host_sync_item;
+
+// A phased kernel (OL_PHASED_KERNEL) is an OL_HOST_KERNEL_LOOP kernel to
+// the runtime; these two types are private to this header. Outside
+// OL_FOR_ITEMS the kernel sees the group (no work-item ids; a barrier does
+// nothing there: the blocks before it have run for every work-item)...
+typedef struct ol_host_phase_group {
+  uint32_t group[3];
+  uint32_t size[3];
+  const ol_host_launch *launch;
+} ol_host_phase_group;
+
+// ...and inside it one work-item (ol_barrier() there does not compile).
+// lin is the item's linear index in the group.
+typedef struct ol_host_phase_item {
+  uint32_t local[3];
+  uint32_t group[3];
+  uint32_t global[3];
+  uint32_t size[3];
+  size_t lin;
+  const ol_host_launch *launch;
+} ol_host_phase_item;
+
+typedef struct ol__items_scope {
+  int done;
+} ol__items_scope;
+
+// The most work-items a group can have on the host device (OL_PRIVATE
+// reserves this many copies).
+#define OL_HOST_MAX_GROUP 1024
 
 enum { OL_HOST_KERNEL_LOOP = 0, OL_HOST_KERNEL_GROUP = 1 };
 
@@ -187,6 +240,83 @@ typedef struct ol_host_kernel_desc {
   static void name##__ol_body(                                                 \
       type arg, __attribute__((unused)) ol_host_sync_item *__ol_wi)
 
+// Runs groups [group_begin, group_end) of a phased kernel: the body runs
+// once per group, its OL_FOR_ITEMS blocks loop over the work-items.
+static inline ol_host_phase_item ol__phase_first(const ol_host_phase_group *g) {
+  ol_host_phase_item it;
+  for (int d = 0; d < 3; d++) {
+    it.local[d] = 0;
+    it.group[d] = g->group[d];
+    it.global[d] = g->group[d] * g->size[d];
+    it.size[d] = g->size[d];
+  }
+  it.lin = 0;
+  it.launch = g->launch;
+  return it;
+}
+#define OL__PHASED(name, type, arg, copy, argsize)                             \
+  static inline __attribute__((always_inline)) void name##__ol_body(           \
+      type arg, const ol_host_phase_group *__ol_wi,                            \
+      const ol_host_phase_group *__ol_grp);                                    \
+  static void name##__ol_loop(const void *__ol_args,                           \
+                              const ol_host_launch *__ol_l) {                  \
+    type __ol_a;                                                               \
+    copy;                                                                      \
+    ol_host_phase_group __ol_g;                                                \
+    __ol_g.launch = __ol_l;                                                    \
+    for (int __ol_d = 0; __ol_d < 3; __ol_d++)                                 \
+      __ol_g.size[__ol_d] = __ol_l->group_size[__ol_d];                        \
+    const uint32_t __ol_nx = __ol_l->num_groups[0];                            \
+    const uint32_t __ol_ny = __ol_l->num_groups[1];                            \
+    for (uint64_t __ol_n = __ol_l->group_begin; __ol_n < __ol_l->group_end;    \
+         __ol_n++) {                                                           \
+      __ol_g.group[0] = (uint32_t)(__ol_n % __ol_nx);                          \
+      __ol_g.group[1] = (uint32_t)((__ol_n / __ol_nx) % __ol_ny);              \
+      __ol_g.group[2] = (uint32_t)(__ol_n / ((uint64_t)__ol_nx * __ol_ny));    \
+      name##__ol_body(__ol_a, &__ol_g, &__ol_g);                               \
+    }                                                                          \
+  }                                                                            \
+  OL_EXPORT void name(const void *__ol_args, const ol_host_launch *__ol_l) {   \
+    name##__ol_loop(__ol_args, __ol_l);                                        \
+  }                                                                            \
+  OL_EXPORT const ol_host_kernel_desc __ol_kernel_##name = {                   \
+      OL_HOST_KERNEL_MAGIC, OL_HOST_ABI, OL_HOST_KERNEL_LOOP, argsize,         \
+      name##__ol_loop, 0};                                                     \
+  static inline __attribute__((always_inline)) void name##__ol_body(           \
+      type arg, __attribute__((unused)) const ol_host_phase_group *__ol_wi,    \
+      __attribute__((unused)) const ol_host_phase_group *__ol_grp)
+
+// The work-items of the group in order (x fastest), the global x id as the
+// induction variable so that the block vectorises. The innermost two
+// one-pass loops make break/continue end only this work-item's block, and
+// shadow __ol_grp with a struct so that a nested OL_FOR_ITEMS does not compile.
+#define OL_FOR_ITEMS                                                           \
+  for (ol_host_phase_item __ol_it = ol__phase_first(__ol_grp);                 \
+       __ol_it.local[2] < __ol_it.size[2];                                     \
+       __ol_it.local[2]++, __ol_it.global[2]++)                                \
+    for (__ol_it.local[1] = 0,                                                 \
+        __ol_it.global[1] = __ol_it.group[1] * __ol_it.size[1];                \
+         __ol_it.local[1] < __ol_it.size[1];                                   \
+         __ol_it.local[1]++, __ol_it.global[1]++)                              \
+      for (uint32_t __ol_gx = __ol_it.group[0] * __ol_it.size[0], __ol_lx = 0; \
+           __ol_gx < __ol_it.group[0] * __ol_it.size[0] + __ol_it.size[0];     \
+           __ol_gx++, __ol_lx++)                                               \
+        for (const ol_host_phase_item *__ol_wi =                               \
+                 (__ol_it.global[0] = __ol_gx, __ol_it.local[0] = __ol_lx,     \
+                  __ol_it.lin = ((size_t)__ol_it.local[2] * __ol_it.size[1] +  \
+                                 __ol_it.local[1]) * __ol_it.size[0] +         \
+                                (size_t)__ol_lx,                               \
+                  &__ol_it);                                                   \
+             __ol_wi; __ol_wi = 0)                                             \
+          for (ol__items_scope __ol_grp = {0}; !__ol_grp.done;                 \
+               __ol_grp.done = 1)
+
+// One value per work-item that lives across barriers (a work-item's other
+// variables end with its OL_FOR_ITEMS block).
+#define OL_PRIVATE(type, name)                                                 \
+  type name[OL_HOST_MAX_GROUP] __attribute__((aligned(64)))
+#define ol_private(name) ((name)[__ol_wi->lin])
+
 #define OL_KERNEL(name, type, arg)                                             \
   OL__LOOP(name, type, arg, memcpy(&__ol_a, __ol_args, sizeof __ol_a),         \
            sizeof(type))
@@ -199,6 +329,12 @@ typedef struct ol_host_kernel_desc {
 #define OL_GROUP_KERNEL_NOARGS(name)                                           \
   OL__GROUP(name, int, __ol_unused __attribute__((unused)),                    \
             (void)__ol_args; __ol_a = 0, 0)
+#define OL_PHASED_KERNEL(name, type, arg)                                      \
+  OL__PHASED(name, type, arg, memcpy(&__ol_a, __ol_args, sizeof __ol_a),       \
+             sizeof(type))
+#define OL_PHASED_KERNEL_NOARGS(name)                                          \
+  OL__PHASED(name, int, __ol_unused __attribute__((unused)),                   \
+             (void)__ol_args; __ol_a = 0, 0)
 
 // Protected: the module's own code always uses its own copy, even if the
 // host program defines a variable of the same name. (C++ does not mangle
@@ -213,8 +349,22 @@ typedef struct ol_host_kernel_desc {
 #define ol_group_size(d) (__ol_wi->launch->group_size[(d)])
 #define ol_num_groups(d) (__ol_wi->launch->num_groups[(d)])
 #define ol_dyn_shared() (__ol_wi->launch->dyn_shared)
-// Only group kernels have a barrier member: a plain kernel fails to compile.
-#define ol_barrier() (__ol_wi->barrier(__ol_wi))
+// A group kernel's work-item waits at the barrier; between the blocks of a
+// phased kernel it does nothing. Anywhere else (a plain kernel, inside
+// OL_FOR_ITEMS) it does not compile.
+static inline void ol__sync_barrier(ol_host_sync_item *it) { it->barrier(it); }
+static inline void ol__phase_barrier(const ol_host_phase_group *g) { (void)g; }
+#ifdef __cplusplus
+extern "C++" {
+static inline void ol__barrier(ol_host_sync_item *it) { ol__sync_barrier(it); }
+static inline void ol__barrier(const ol_host_phase_group *g) { ol__phase_barrier(g); }
+}
+#define ol_barrier() ol__barrier(__ol_wi)
+#else
+#define ol_barrier()                                                           \
+  _Generic(__ol_wi, ol_host_sync_item *: ol__sync_barrier,                     \
+           const ol_host_phase_group *: ol__phase_barrier)(__ol_wi)
+#endif
 
 #ifdef __cplusplus
 }

@@ -32,22 +32,26 @@ typedef struct ol_fiber {
 struct ol_fiber_pool {
   ol_fiber *fibers;
   size_t count;
+  size_t n;       // work-items of the group being run
+  size_t live;    // of those, how many have not finished
   void *sched_sp; // the scheduler's stack pointer while a fiber runs
   const ol_host_kernel_desc *desc;
   const void *args;
 };
 
 #if defined(__x86_64__)
-// ol_switch(save, to): saves callee-saved registers on the current stack,
-// stores the stack pointer in *save and resumes the stack `to`.
+// ol_switch(save, to): saves the callee-saved registers on the current
+// stack, stores the stack pointer in *save and resumes the stack `to`.
+// MXCSR and the x87 control word are not switched: all fibers of a group
+// share the thread's floating-point environment (kernels do not change it,
+// docs/kernels.md), and run_group_fibers restores the worker's around the
+// group. Saving them cost half of each switch (stmxcsr/ldmxcsr are slow).
 __asm__(".text\n"
         ".p2align 4\n"
         "ol_switch:\n"
         "  pushq %rbp\n  pushq %rbx\n  pushq %r12\n  pushq %r13\n  pushq %r14\n  pushq %r15\n"
-        "  subq $8, %rsp\n  stmxcsr (%rsp)\n  fnstcw 4(%rsp)\n"
         "  movq %rsp, (%rdi)\n"
         "  movq %rsi, %rsp\n"
-        "  ldmxcsr (%rsp)\n  fldcw 4(%rsp)\n  addq $8, %rsp\n"
         "  popq %r15\n  popq %r14\n  popq %r13\n  popq %r12\n  popq %rbx\n  popq %rbp\n"
         "  ret\n"
         "ol_fiber_entry:\n"
@@ -68,11 +72,15 @@ static void *fiber_init_stack(void *top, void (*fn)(ol_fiber *), ol_fiber *arg) 
   *--sp = (uint64_t)arg;             // r13
   *--sp = 0;                         // r14
   *--sp = 0;                         // r15
-  uint32_t ctl[2];
-  __asm__ volatile("stmxcsr %0\n fnstcw %1" : "=m"(ctl[0]), "=m"(ctl[1]));
-  sp -= 1;
-  memcpy(sp, ctl, 8);                // mxcsr and x87 control word
   return sp;
+}
+
+typedef struct { uint32_t mxcsr, x87cw; } fp_env;
+static inline void fp_env_save(fp_env *e) {
+  __asm__ volatile("stmxcsr %0\n fnstcw %1" : "=m"(e->mxcsr), "=m"(e->x87cw));
+}
+static inline void fp_env_restore(const fp_env *e) {
+  __asm__ volatile("ldmxcsr %0\n fldcw %1" : : "m"(e->mxcsr), "m"(e->x87cw));
 }
 #elif defined(__aarch64__)
 __asm__(".text\n"
@@ -105,14 +113,28 @@ static void *fiber_init_stack(void *top, void (*fn)(ol_fiber *), ol_fiber *arg) 
   sp[11] = (uint64_t)ol_fiber_entry; // x30 (return address)
   return sp;
 }
+
+typedef struct { uint64_t fpcr; } fp_env;
+static inline void fp_env_save(fp_env *e) { __asm__ volatile("mrs %0, fpcr" : "=r"(e->fpcr)); }
+static inline void fp_env_restore(const fp_env *e) { __asm__ volatile("msr fpcr, %0" : : "r"(e->fpcr)); }
 #else
 #error "liboffload-go host fibers: add a context switch for this architecture"
 #endif
 
+// Where a fiber that stops (at a barrier or at its end) goes: straight to
+// the next work-item of the pass that has not finished, or back to the
+// scheduler after the last one. One stack switch per work-item and barrier.
+static void *next_sp(ol_fiber *f) {
+  ol_fiber_pool *p = f->pool;
+  for (ol_fiber *g = f + 1; g < p->fibers + p->n; g++)
+    if (g->state != FIBER_DONE) return g->sp;
+  return p->sched_sp;
+}
+
 static void fiber_barrier(ol_host_sync_item *it) {
   ol_fiber *f = (ol_fiber *)it;
   f->state = FIBER_BARRIER;
-  ol_switch(&f->sp, f->pool->sched_sp);
+  ol_switch(&f->sp, next_sp(f));
 }
 
 // Body of every fiber: run the work-item it was given, report, wait for the
@@ -122,7 +144,8 @@ static void fiber_main(ol_fiber *f) {
     ol_fiber_pool *p = f->pool;
     p->desc->item(p->args, &f->item);
     f->state = FIBER_DONE;
-    ol_switch(&f->sp, p->sched_sp);
+    p->live--;
+    ol_switch(&f->sp, next_sp(f));
   }
 }
 
@@ -136,8 +159,9 @@ void ol_fiber_pool_free(ol_fiber_pool *pool) {
   free(pool);
 }
 
-// The most work-items a group can have (the host device's limit).
-#define OL_MAX_GROUP 1024
+// The most work-items a group can have (the host device's limit, also the
+// number of copies kernel.h's OL_PRIVATE reserves).
+#define OL_MAX_GROUP OL_HOST_MAX_GROUP
 
 static int pool_grow(ol_fiber_pool *p, size_t n) {
   if (n <= p->count) return 0;
@@ -159,7 +183,10 @@ static int pool_grow(ol_fiber_pool *p, size_t n) {
     f->pool = p;
     f->item.barrier = fiber_barrier;
     f->item.scheduler = p;
-    f->sp = fiber_init_stack((char *)m + page + OL_FIBER_STACK, fiber_main, f);
+    // Stack tops staggered by 5 cache lines (mod 4 KiB): the hot frames of
+    // a group's fibers would otherwise all map to the same cache sets.
+    size_t stagger = (i * 5 % 64) * 64;
+    f->sp = fiber_init_stack((char *)m + page + OL_FIBER_STACK - stagger, fiber_main, f);
     p->count = i + 1;
   }
   return 0;
@@ -182,18 +209,20 @@ static const char *run_group_fibers(ol_fiber_pool *p, const ol_host_launch *l, c
         f->item.launch = l;
         f->state = FIBER_READY;
       }
-  // Round robin: each pass runs every live work-item up to its next barrier
-  // (or its end); after a pass, all live work-items wait at the barrier, so
-  // the next pass releases them.
-  size_t live = n;
-  while (live > 0) {
-    for (size_t k = 0; k < n; k++) {
-      ol_fiber *f = &p->fibers[k];
-      if (f->state == FIBER_DONE) continue;
-      ol_switch(&p->sched_sp, f->sp);
-      if (f->state == FIBER_DONE) live--;
-    }
+  // Round robin: each pass runs every live work-item, in order, up to its
+  // next barrier (or its end), each switching straight to the next; after a
+  // pass, all live work-items wait at the barrier, so the next pass
+  // releases them.
+  p->n = n;
+  p->live = n;
+  fp_env env;
+  fp_env_save(&env);
+  while (p->live > 0) {
+    size_t k = 0;
+    while (p->fibers[k].state == FIBER_DONE) k++;
+    ol_switch(&p->sched_sp, p->fibers[k].sp);
   }
+  fp_env_restore(&env);
   return 0;
 }
 

@@ -37,6 +37,11 @@ func (k *kernel) MaxGroupSize(dynShared uint64) (uint64, error) {
 	return 256, nil
 }
 
+// A phased kernel keeps OL_PRIVATE values in arrays of OL_HOST_MAX_GROUP
+// (kernel.h): the device's group limit must not exceed it (this does not
+// compile when the two differ).
+const _ = uint(MaxGroupSize-C.OL_HOST_MAX_GROUP) + uint(C.OL_HOST_MAX_GROUP-MaxGroupSize)
+
 // checkLaunch enforces the limits the device reports.
 func (d *Device) checkLaunch(k *kernel, args []byte, s plugin.LaunchSize) error {
 	ng, gs := s.NumGroups, s.GroupSize

@@ -131,7 +131,7 @@ func (p *program) Kernel(name string) (plugin.Kernel, error) {
 	addr := p.sym(descName)
 	if addr == nil {
 		if p.sym(name) != nil {
-			return nil, ol.Errorf(ol.ErrcNotFound, "%q is not a kernel: it was not declared with OL_KERNEL or OL_GROUP_KERNEL of <offload/kernel.h>", name)
+			return nil, ol.Errorf(ol.ErrcNotFound, "%q is not a kernel: it was not declared with OL_KERNEL, OL_PHASED_KERNEL or OL_GROUP_KERNEL of <offload/kernel.h>", name)
 		}
 		return nil, ol.Errorf(ol.ErrcNotFound, "the program has no kernel named %q", name)
 	}

@@ -367,6 +367,110 @@ struct static_args {
   uint32_t *sums;
 };
 
+/* The phased form (OL_PHASED_KERNEL): a tree sum in dynamic group memory
+ * for several group sizes, against sums computed here. */
+static void test_phased_reduction(void) {
+  ol_symbol_handle_t k = kern("phased", "phased_reduction");
+  if (!k)
+    return;
+  static const uint32_t sizes[] = {1, 32, 64, 256, 1024};
+  enum { G = 8 };
+  uint32_t *in = hc_alloc(OL_ALLOC_TYPE_MANAGED, G * 1024 * sizeof(uint32_t));
+  uint32_t *out = hc_alloc(OL_ALLOC_TYPE_MANAGED, G * sizeof(uint32_t));
+  if (!in || !out)
+    return;
+  for (uint32_t i = 0; i < G * 1024; i++)
+    in[i] = (i * 2246822519u) >> 19; /* pseudo-random, < 8192 */
+  for (int s = 0; s < 5; s++) {
+    uint32_t n = sizes[s];
+    memset(out, 0, G * sizeof(uint32_t));
+    ol_kernel_launch_size_args_t l = hc_size1(G, n);
+    l.DynSharedMemory = n * sizeof(uint32_t);
+    struct {
+      const uint32_t *in;
+      uint32_t *out;
+    } a = {in, out};
+    OK(olLaunchKernel(NULL, hc_dev, k, &a, sizeof a, &l));
+    uint32_t want[G];
+    for (uint32_t g = 0; g < G; g++) {
+      want[g] = 0;
+      for (uint32_t t = 0; t < n; t++)
+        want[g] += in[g * n + t];
+    }
+    printf("    group size %u\n", n);
+    EQ_ARRAY(out, G, want[i]);
+  }
+  OK(olMemFree(in));
+  OK(olMemFree(out));
+}
+
+/* The phased form on 1-, 2- and 3-D grids: values kept across barriers per
+ * work-item, static group memory, `continue` in a block and a loop with
+ * barriers, against a step-by-step model of the group computed here. */
+static void test_phased_shuffle(void) {
+  ol_symbol_handle_t k = kern("phased", "phased_shuffle");
+  if (!k)
+    return;
+  static const struct {
+    uint32_t dims, ng[3], gs[3], rounds;
+  } grids[] = {
+      {1, {3, 1, 1}, {64, 1, 1}, 4},  {1, {2, 1, 1}, {1024, 1, 1}, 3}, {2, {2, 3, 1}, {16, 16, 1}, 5},
+      {3, {2, 1, 2}, {5, 6, 7}, 2},   {3, {1, 2, 1}, {4, 4, 4}, 0},     {1, {5, 1, 1}, {1, 1, 1}, 2},
+      {2, {1, 1, 1}, {3, 100, 1}, 7},
+  };
+  enum { MAXN = 1 << 13 };
+  uint32_t *in = hc_alloc(OL_ALLOC_TYPE_MANAGED, MAXN * sizeof(uint32_t));
+  uint32_t *out = hc_alloc(OL_ALLOC_TYPE_MANAGED, MAXN * sizeof(uint32_t));
+  uint32_t *want = malloc(MAXN * sizeof(uint32_t));
+  uint32_t v[1024], start[1024];
+  if (!in || !out || !want)
+    return;
+  for (uint32_t i = 0; i < MAXN; i++)
+    in[i] = (i * 2654435761u) >> 12;
+  for (size_t gi = 0; gi < sizeof grids / sizeof grids[0]; gi++) {
+    const uint32_t *ng = grids[gi].ng, *gs = grids[gi].gs;
+    ol_kernel_launch_size_args_t l;
+    memset(&l, 0, sizeof l);
+    l.Dimensions = grids[gi].dims;
+    l.NumGroups.x = ng[0], l.NumGroups.y = ng[1], l.NumGroups.z = ng[2];
+    l.GroupSize.x = gs[0], l.GroupSize.y = gs[1], l.GroupSize.z = gs[2];
+    const uint32_t n = gs[0] * gs[1] * gs[2], sx = ng[0] * gs[0], sy = ng[1] * gs[1];
+    const uint32_t total = n * ng[0] * ng[1] * ng[2];
+    /* the model: each group on its own, round by round */
+    for (uint32_t gz = 0; gz < ng[2]; gz++)
+      for (uint32_t gy = 0; gy < ng[1]; gy++)
+        for (uint32_t gx = 0; gx < ng[0]; gx++) {
+          uint32_t gl[1024];
+          for (uint32_t w = 0; w < n; w++) {
+            uint32_t tx = w % gs[0], ty = w / gs[0] % gs[1], tz = w / (gs[0] * gs[1]);
+            gl[w] = ((gz * gs[2] + tz) * sy + gy * gs[1] + ty) * sx + gx * gs[0] + tx;
+            v[w] = in[gl[w]];
+          }
+          for (uint32_t r = 0; r < grids[gi].rounds; r++) {
+            memcpy(start, v, n * sizeof v[0]);
+            for (uint32_t w = 0; w < n; w++)
+              if (w % 3 != 0)
+                v[w] += start[(w + r + 1) % n];
+          }
+          for (uint32_t w = 0; w < n; w++)
+            want[gl[w]] = v[w] * 2u + (gz * ng[1] + gy) * ng[0] + gx;
+        }
+    memset(out, 0xff, total * sizeof(uint32_t));
+    struct {
+      const uint32_t *in;
+      uint32_t *out;
+      uint32_t rounds;
+    } a = {in, out, grids[gi].rounds};
+    printf("    %ux%ux%u groups of %ux%ux%u, %u rounds\n", ng[0], ng[1], ng[2], gs[0], gs[1], gs[2],
+           grids[gi].rounds);
+    OK(olLaunchKernel(NULL, hc_dev, k, &a, sizeof a, &l));
+    EQ_ARRAY(out, total, want[i]);
+  }
+  free(want);
+  OK(olMemFree(in));
+  OK(olMemFree(out));
+}
+
 static void test_localmem_static(void) {
   ol_symbol_handle_t k = kern("localmem_static", "localmem_static");
   enum { G = 16, S = 128 };
@@ -734,6 +838,8 @@ int main(int argc, char **argv) {
     RUN(test_byte);
     RUN(test_localmem);
     RUN(test_localmem_reduction);
+    RUN(test_phased_reduction);
+    RUN(test_phased_shuffle);
     RUN(test_localmem_static);
     RUN(test_single_counter);
     RUN(test_global_write_read);
