@@ -39,7 +39,8 @@ demo: deps-check $(LIB)
 	$(CC) -std=c17 -O2 -Wall -Wextra -Werror -I include/offload examples/demo.c -o $(BUILD)/bin/demo -L$(LIBDIR) -l:libLLVMOffload.so.22.1 -Wl,-rpath,'$$ORIGIN/../lib'
 	$(CC) -std=gnu17 -O3 -fPIC -shared -Wall -Werror -I include examples/saxpy_kernel.c -o $(BUILD)/bin/saxpy_kernel.so
 	clang-22 --target=nvptx64-nvidia-cuda -march=sm_80 -Xclang -target-feature -Xclang +ptx78 -nogpulib -ffreestanding -O2 -I include -S examples/saxpy_kernel.c -o $(BUILD)/bin/saxpy_kernel.ptx
-	$(BUILD)/bin/demo $(BUILD)/bin/saxpy_kernel.so $(BUILD)/bin/saxpy_kernel.ptx
+	for gfx in gfx90a gfx942; do clang-22 --target=amdgcn-amd-amdhsa -mcpu=$$gfx -nogpulib -ffreestanding -O2 -I include examples/saxpy_kernel.c -o $(BUILD)/bin/saxpy_kernel.$$gfx.hsaco || exit 1; done
+	$(BUILD)/bin/demo $(BUILD)/bin/saxpy_kernel.so $(BUILD)/bin/saxpy_kernel.ptx $(BUILD)/bin/saxpy_kernel.gfx90a.hsaco $(BUILD)/bin/saxpy_kernel.gfx942.hsaco
 
 # ---- tests ---------------------------------------------------------------
 test: deps-check $(LIB)
@@ -94,6 +95,7 @@ test-c: $(LIB)
 	$(MAKE) --no-print-directory -C tests/c/lifecycle check IMPL=ours
 	$(MAKE) --no-print-directory -C tests/c/device check
 	$(MAKE) --no-print-directory -C tests/c/device check-fake-cuda
+	$(MAKE) --no-print-directory -C tests/c/device check-fake-amdgpu
 
 # The C suites once more against a build that checks every pointer passed
 # between Go and C (GOEXPERIMENT=cgocheck2): no Go pointer may end up in C memory.

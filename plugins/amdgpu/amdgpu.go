@@ -1,23 +1,34 @@
 // Package amdgpu is the backend for AMD GPUs through ROCr, the HSA runtime
-// (libhsa-runtime64). At this stage it only probes: it loads the runtime,
-// initialises it and describes each GPU agent; memory, queues and programs
-// are not supported yet, but olIsValidBinary already answers from the
-// agent's gfx processor.
+// (libhsa-runtime64): it loads the runtime, initialises it, describes each
+// GPU agent, and runs memory, queues (HSA queues with AQL packets), events
+// (signals), host functions, programs (code objects in executables) and
+// kernels on it.
 //
 // The runtime is loaded with purego.Dlopen by SONAME
 // (libhsa-runtime64.so.1, then libhsa-runtime64.so), or from the path in
-// OFFLOAD_HSA_LIBRARY, once per process, and is never shut down or
-// unloaded (see drivers in driver.go). Runtime functions are called through
-// cgo trampolines (shim.c) on their dlsym'd addresses; the iteration
-// callbacks are a cgo export (collect.go).
+// OFFLOAD_HSA_LIBRARY, once per process, and is never unloaded (see drivers
+// in driver.go); each Init calls hsa_init and each Deinit hsa_shut_down.
+// Runtime functions are called through cgo trampolines (shim.c) on their
+// dlsym'd addresses; the iteration callbacks, the signal handler and the
+// queue error callback are cgo exports.
 package amdgpu
 
+/*
+#include <stdlib.h>
+#include "shim.h"
+*/
+import "C"
+
 import (
+	"errors"
+	"fmt"
+	"sync"
 	"unsafe"
 
 	"github.com/liboffload-go/liboffload-go/api/ol"
 	"github.com/liboffload-go/liboffload-go/plugins/image"
 	"github.com/liboffload-go/liboffload-go/plugins/internal/gpu"
+	"github.com/liboffload-go/liboffload-go/plugins/internal/pinned"
 	"github.com/liboffload-go/liboffload-go/plugins/plugin"
 )
 
@@ -42,9 +53,11 @@ func New() *Plugin {
 	}}
 }
 
-// Init implements plugin.Plugin. A missing library or symbol, any hsa_init
-// failure, and a runtime without GPU agents leave the platform out without
-// an error. A runtime failure after hsa_init succeeded is an error.
+// Init implements plugin.Plugin: hsa_init (every time: the runtime counts
+// its initialisations), then the agents. A missing library or symbol, any
+// hsa_init failure, and a runtime without GPU agents leave the platform out
+// without an error. A runtime failure after hsa_init succeeded is an error
+// (and the runtime is shut down again).
 func (pl *Plugin) Init(env plugin.Env) (plugin.Platform, error) {
 	d := drivers.Load(pl.LibraryNames(env))
 	pl.SetAbsent("")
@@ -52,36 +65,156 @@ func (pl *Plugin) Init(env plugin.Env) (plugin.Platform, error) {
 		pl.SetAbsent(d.Absent)
 		return nil, err
 	}
+	if why := d.init(); why != "" {
+		pl.SetAbsent(why)
+		return nil, nil
+	}
+	p, err := pl.newPlatform(d)
+	if err != nil || p == nil {
+		if serr := d.shutDown(); err == nil && serr != nil {
+			err = serr
+		}
+		if err == nil {
+			pl.SetAbsent("the HSA runtime reports no GPU agent")
+		}
+		return nil, err
+	}
+	return p, nil
+}
+
+// newPlatform describes the agents of an initialised runtime; nil without
+// a GPU agent.
+func (pl *Plugin) newPlatform(d *driver) (*Platform, error) {
+	version, err := d.version()
+	if err != nil {
+		return nil, err
+	}
 	agents, err := d.agents()
 	if err != nil {
 		return nil, err
 	}
-	p := &Platform{pl.NewPlatform(d.version)}
+	p := &Platform{Platform: pl.NewPlatform(version), drv: d, run: d.run, freq: d.timestampFrequency()}
+	var cpus []uint64
 	for _, a := range agents {
 		var kind uint32 // hsa_device_type_t
 		if err := d.agentInfo(a, agentInfoDevice, unsafe.Pointer(&kind)); err != nil {
 			return nil, err
 		}
-		if kind != deviceTypeGPU {
-			continue
+		switch kind {
+		case deviceTypeGPU:
+			p.gpus = append(p.gpus, a)
+		case deviceTypeCPU:
+			cpus = append(cpus, a)
 		}
-		info, err := d.deviceInfo(a)
+	}
+	if len(p.gpus) == 0 {
+		return nil, nil
+	}
+	// Host memory and kernel arguments come from the CPU agents'
+	// fine-grained pools (the GPUs' own fine-grained pools if the runtime
+	// has none there).
+	for _, a := range append(cpus, p.gpus...) {
+		pools, err := d.describePools(a)
 		if err != nil {
 			return nil, err
 		}
-		p.AddDevice(&Device{
-			Unsupported: pl.Unsupported(), Images: gpu.Images{Target: image.AMDGPUTarget(info.Name.V)}, agent: a, info: info,
-		})
+		for _, pd := range pools {
+			if pd.segment != segmentGlobal || pd.flags&globalFlagFineGrained == 0 {
+				continue
+			}
+			if p.hostPool == 0 {
+				p.hostPool = pd.handle
+			}
+			if p.kernargPool == 0 && pd.flags&globalFlagKernargInit != 0 {
+				p.kernargPool = pd.handle
+			}
+		}
 	}
-	if len(p.Devices()) == 0 {
-		return nil, nil
+	if p.kernargPool == 0 {
+		p.kernargPool = p.hostPool
+	}
+	// every GPU agent, in C memory for hsa_amd_agents_allow_access and
+	// hsa_amd_memory_lock
+	p.agentsC = (*C.uint64_t)(C.malloc(C.size_t(8 * len(p.gpus))))
+	if p.agentsC == nil {
+		return nil, ol.NewError(ol.ErrcOutOfResources, "amdgpu: out of host memory")
+	}
+	copy(unsafe.Slice((*uint64)(unsafe.Pointer(p.agentsC)), len(p.gpus)), p.gpus)
+	p.signals.p = p
+	p.kernargs.p = p
+	p.workers.init()
+	for i, a := range p.gpus {
+		dev, err := p.newDevice(pl, a, i)
+		if err != nil {
+			_ = p.release()
+			return nil, err
+		}
+		p.AddDevice(dev)
+		p.devices = append(p.devices, dev)
 	}
 	return p, nil
 }
 
-// deviceInfo reads the properties of a GPU agent.
-func (d *driver) deviceInfo(agent uint64) (*plugin.DeviceInfo, error) {
-	info := gpu.NewDeviceInfo(VendorID, d.version)
+func (p *Platform) newDevice(pl *Plugin, agent uint64, ordinal int) (*Device, error) {
+	d := p.drv
+	info, err := d.deviceInfo(agent, p.Version())
+	if err != nil {
+		return nil, err
+	}
+	pools, err := d.describePools(agent)
+	if err != nil {
+		return nil, err
+	}
+	global, group, devPool := memorySizes(pools)
+	info.GlobalMemSize, info.MaxMemAllocSize, info.WorkGroupLocalMemSize = plugin.Some(global), plugin.Some(global), plugin.Some(group)
+	isas, err := d.isaNames(agent)
+	if err != nil {
+		return nil, err
+	}
+	dev := &Device{
+		Unsupported: pl.Unsupported(), Images: gpu.Images{Target: image.AMDGPUTarget(info.Name.V)},
+		p: p, agent: agent, ordinal: ordinal, info: info, devPool: devPool, isas: isas,
+	}
+	var wg [3]uint16
+	if err := d.agentInfo(agent, agentInfoWorkgroupMaxDim, unsafe.Pointer(&wg[0])); err != nil {
+		return nil, err
+	}
+	var grid [3]uint32
+	if err := d.agentInfo(agent, agentInfoGridMaxDim, unsafe.Pointer(&grid[0])); err != nil {
+		return nil, err
+	}
+	for i := range wg {
+		dev.groupMax[i], dev.gridMax[i] = uint32(wg[i]), grid[i]
+	}
+	dev.maxGroup = info.MaxWorkGroupSize.V
+	dev.queueSize = defaultQueueSize
+	var qmax uint32
+	if err := d.agentInfo(agent, agentInfoQueueMaxSize, unsafe.Pointer(&qmax)); err == nil && qmax != 0 && qmax < dev.queueSize {
+		dev.queueSize = qmax
+	}
+	var profile uint32 = 1 // HSA_PROFILE_FULL unless the agent says
+	if err := d.agentInfo(agent, agentInfoProfile, unsafe.Pointer(&profile)); err != nil {
+		profile = 1
+	}
+	dev.profile = profile
+	// the other GPUs that must be allowed to reach this one's memory
+	for _, other := range p.gpus {
+		if other == agent || devPool == 0 {
+			continue
+		}
+		var access C.uint32_t
+		if C.lgo_hsa_agent_pool_access(p.run, C.uint64_t(other), C.uint64_t(devPool), &access) == hsaStatusSuccess &&
+			access == poolAccessDisallowedByDefault {
+			dev.peers = append(dev.peers, other)
+		}
+	}
+	return dev, nil
+}
+
+// deviceInfo reads the properties of a GPU agent (its memory sizes come
+// from its pools, see newDevice).
+func (d *driver) deviceInfo(agent uint64, version string) (*plugin.DeviceInfo, error) {
+	info := gpu.NewDeviceInfo(VendorID, version)
 	strs := []struct {
 		attr uint32
 		dst  *plugin.Opt[string]
@@ -125,38 +258,115 @@ func (d *driver) deviceInfo(agent uint64) (*plugin.DeviceInfo, error) {
 		return nil, err
 	}
 	info.MaxWorkSizePerDimension = plugin.Some(ol.Dimensions{X: grid[0], Y: grid[1], Z: grid[2]})
-
-	global, group, err := d.memorySizes(agent)
-	if err != nil {
-		return nil, err
-	}
-	info.GlobalMemSize, info.MaxMemAllocSize, info.WorkGroupLocalMemSize = plugin.Some(global), plugin.Some(global), plugin.Some(group)
 	return info, nil
 }
 
 // Platform is the AMDGPU platform: the GPU agents of the runtime. Its
-// version is the HSA version of the runtime, e.g. "1.1". It holds no
-// runtime resources yet and starts no goroutine; the runtime itself stays
-// loaded and initialised for the process (see drivers in driver.go).
-type Platform struct{ gpu.Platform }
+// version is the HSA version of the runtime, e.g. "1.1". For one
+// initialisation of the runtime it holds the devices' HSA queues, the
+// signals, the kernel-argument buffers and the library threads that run
+// host functions; Deinit releases them all and shuts the runtime down.
+type Platform struct {
+	gpu.Platform
+	drv     *driver
+	run     *C.lgo_hsa_fns
+	devices []*Device
+	gpus    []uint64    // every GPU agent
+	agentsC *C.uint64_t // gpus, in C memory
+	// hostPool serves HOST and MANAGED memory (fine-grained system
+	// memory); kernargPool kernel arguments.
+	hostPool, kernargPool uint64
+	freq                  uint64 // timestamp frequency: the unit of wait timeouts
 
-// Device is one AMD GPU agent. The operations it does not support yet come
-// from gpu.Unsupported; which images it loads (code objects for its gfx
-// processor, the agent's name) from gpu.Images.
-type Device struct {
-	gpu.Unsupported
-	gpu.Images
-	agent uint64 // hsa_agent_t handle
-	info  *plugin.DeviceInfo
+	signals  signalPool
+	kernargs kernargPool
+	workers  workers
+	unloads  sync.WaitGroup // programs unloading once their launches are done
+	tlocks   tempLocks
+
+	deinitOnce sync.Once
+	deinitErr  error
 }
 
 var (
-	_ plugin.Device      = (*Device)(nil)
-	_ plugin.ImageDevice = (*Device)(nil)
+	_ plugin.Device           = (*Device)(nil)
+	_ plugin.ImageDevice      = (*Device)(nil)
+	_ plugin.PointerDevice    = (*Device)(nil)
+	_ plugin.CallbackPlatform = (*Platform)(nil)
 )
+
+// InCallback implements plugin.CallbackPlatform: whether the calling
+// thread runs a host function of an AMDGPU queue.
+func (p *Platform) InCallback() bool { return C.lgo_hsa_running_queue() != 0 }
+
+// Deinit implements plugin.Platform: waits for the queues' work (bounded,
+// see drainTimeout), releases queues, signals and buffers, stops the host
+// function threads and shuts the runtime down. Failures are joined; the
+// runtime is shut down anyway.
+func (p *Platform) Deinit() error {
+	p.deinitOnce.Do(func() {
+		err := p.release()
+		if serr := p.drv.shutDown(); serr != nil {
+			err = errors.Join(err, serr)
+		}
+		p.deinitErr = err
+	})
+	return p.deinitErr
+}
+
+// release gives back everything the platform holds, except the runtime's
+// initialisation.
+func (p *Platform) release() error {
+	var errs []error
+	p.unloads.Wait()
+	for _, d := range p.devices {
+		errs = append(errs, d.releaseQueues())
+	}
+	p.workers.stop()
+	for _, d := range p.devices {
+		errs = append(errs, d.unlockAll())
+	}
+	errs = append(errs, p.tlocks.releaseAll(p), p.kernargs.release(), p.signals.release())
+	if p.agentsC != nil {
+		C.free(unsafe.Pointer(p.agentsC))
+		p.agentsC = nil
+	}
+	return errors.Join(errs...)
+}
+
+// Device is one AMD GPU agent. Which images it loads (code objects for its
+// gfx processor, the agent's name) comes from gpu.Images.
+type Device struct {
+	gpu.Unsupported
+	gpu.Images
+	p       *Platform
+	agent   uint64 // hsa_agent_t handle
+	ordinal int
+	info    *plugin.DeviceInfo
+	isas    []string // the ISA names the agent supports
+	profile uint32   // hsa_profile_t of the agent
+
+	devPool uint64   // coarse-grained device memory
+	peers   []uint64 // GPU agents to allow to reach this one's memory
+
+	pinned pinned.Ranges
+	locks  lockTable // the agent addresses of registered ranges
+
+	queues    hwQueues
+	queueSize uint32
+
+	groupMax, gridMax [3]uint32
+	maxGroup          uint32
+}
 
 // Info implements plugin.Device.
 func (d *Device) Info() *plugin.DeviceInfo { return d.info }
 
 // IsHost implements plugin.Device.
 func (*Device) IsHost() bool { return false }
+
+// name is how messages name the device: "gfx90a (device 0)".
+func (d *Device) name() string { return fmt.Sprintf("%s (device %d)", d.info.Name.V, d.ordinal) }
+
+// call turns a status into an error naming the call.
+func (d *Device) call(what string, st C.uint32_t) error { return d.p.drv.check(what, st) }

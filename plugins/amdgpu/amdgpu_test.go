@@ -4,6 +4,9 @@ import (
 	"os"
 	"strings"
 	"testing"
+	"unsafe"
+
+	"github.com/ebitengine/purego"
 
 	"go.uber.org/goleak"
 
@@ -24,7 +27,7 @@ var fake = fakedriver.Driver{
 	New:         func() plugin.Plugin { return New() },
 	Load: func(names []string) fakedriver.State {
 		d := drivers.Load(names)
-		return fakedriver.State{Driver: d, Library: d.Library, Init: d.initStatus}
+		return fakedriver.State{Driver: d, Library: d.Library, Init: d.initStatus.Load()}
 	},
 }
 
@@ -45,20 +48,28 @@ func TestLibraryMissingIsAbsent(t *testing.T) {
 func TestFakeMissingSymbolIsAbsent(t *testing.T) {
 	t.Setenv("FAKE_HSA_GPUS", "2")
 	fake.CheckMissingSymbol(t, "libhsa-nopools.so", "hsa_amd_agent_iterate_memory_pools")
+	// one of each group of entry points the backend needs
+	for _, sym := range []string{"hsa_shut_down", "hsa_amd_memory_async_copy", "hsa_amd_signal_async_handler", "hsa_queue_create", "hsa_executable_freeze"} {
+		fake.CheckMissingSymbol(t, "libhsa-no-"+sym+".so", sym)
+	}
 }
 
-func TestFakeInitFailureIsAbsentAndCached(t *testing.T) {
+// hsa_init runs at every Init (the runtime counts its initialisations), so
+// a failing one is tried again each time; each leaves the platform out.
+func TestFakeInitFailureIsAbsentEveryTime(t *testing.T) {
 	lib := fake.Build(t, "libhsa-init1008.so")
 	t.Setenv("FAKE_HSA_INIT_RESULT", "0x1008")
 	t.Setenv("FAKE_HSA_GPUS", "2")
+	pl := New()
 	for i := 0; i < 3; i++ {
-		fake.WantAbsent(t, lib)
+		if p, err := pl.Init(fakedriver.Env{EnvLibrary: lib}); p != nil || err != nil {
+			t.Fatalf("Init = (%v, %v), want (nil, nil)", p, err)
+		}
+		if why := pl.AbsentReason(); !strings.HasPrefix(why, "hsa_init: 0x1008 HSA_STATUS_ERROR_OUT_OF_RESOURCES") {
+			t.Errorf("absent = %q", why)
+		}
 	}
-	d := drivers.Load([]string{lib})
-	if !strings.HasPrefix(d.Absent, "hsa_init: 0x1008 HSA_STATUS_ERROR_OUT_OF_RESOURCES") {
-		t.Errorf("absent = %q", d.Absent)
-	}
-	fake.WantInitCalls(t, lib, 1, "over 3 Inits")
+	fake.WantInitCalls(t, lib, 3, "over 3 Inits")
 }
 
 func TestFakeCPUOnlyIsAbsent(t *testing.T) {
@@ -73,9 +84,43 @@ func TestFakeIterateFailureIsAnError(t *testing.T) {
 	fake.WantFailure(t, lib, "hsa_iterate_agents failed: 0x1000 HSA_STATUS_ERROR")
 }
 
+// Every Init calls hsa_init and every Deinit hsa_shut_down: olInit and
+// olShutDown cycles re-initialise the runtime.
 func TestFakeTwoGPUs(t *testing.T) {
 	t.Setenv("FAKE_HSA_GPUS", "2")
-	fake.CheckCycles(t, "libhsa-two.so", checkTwoGPUs)
+	lib := fake.Build(t, "libhsa-two.so")
+	for round := 0; round < 3; round++ {
+		p, err := fake.Init(t, lib)
+		if err != nil || p == nil {
+			t.Fatalf("round %d: Init = (%v, %v), want a platform", round, p, err)
+		}
+		checkTwoGPUs(t, p)
+		if err := p.Deinit(); err != nil {
+			t.Fatalf("Deinit: %v", err)
+		}
+		// after the final hsa_shut_down the runtime is down again: a call
+		// is refused
+		var major uint16
+		if st := callInit(t, lib, "hsa_system_get_info", 0, uintptr(unsafe.Pointer(&major))); st != 0x100B {
+			t.Errorf("round %d: after Deinit hsa_system_get_info returned %#x, want 0x100b (not initialised)", round, st)
+		}
+	}
+	fake.WantInitCalls(t, lib, 3, "over 3 Inits")
+}
+
+// callInit calls an entry point of a loaded double.
+func callInit(t *testing.T, lib, name string, args ...uintptr) uintptr {
+	t.Helper()
+	h, err := purego.Dlopen(lib, purego.RTLD_NOW|purego.RTLD_LOCAL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fn, err := purego.Dlsym(h, name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, _, _ := purego.SyscallN(fn, args...)
+	return r
 }
 
 func checkTwoGPUs(t *testing.T, p plugin.Platform) {
@@ -106,7 +151,12 @@ func checkTwoGPUs(t *testing.T, p plugin.Platform) {
 		if got != want {
 			t.Errorf("device %d info:\n got  %+v\n want %+v", i, got, want)
 		}
-		fakedriver.CheckUnsupported(t, d, "amdgpu")
+		if d.IsHost() {
+			t.Error("IsHost() = true")
+		}
+		if isas := d.(*Device).isas; len(isas) != 1 || isas[0] != "amdgcn-amd-amdhsa--gfx90a" {
+			t.Errorf("device %d ISAs %q", i, isas)
+		}
 	}
 }
 
@@ -115,8 +165,11 @@ func checkTwoGPUs(t *testing.T, p plugin.Platform) {
 // /dev/kfd hsa_init fails (0x1008) and the platform must be absent.
 func TestRealDriver(t *testing.T) {
 	fake.CheckRealDriver(t, sonames, func(t *testing.T, d fakedriver.State) {
-		if _, statErr := os.Stat("/dev/kfd"); statErr != nil && d.Init == 0 {
-			t.Errorf("no /dev/kfd but hsa_init succeeded")
+		// hsa_init runs at Init, after d was read: its latest status
+		st := d.Driver.(*driver).initStatus.Load()
+		t.Logf("hsa_init returned %#x", st)
+		if _, statErr := os.Stat("/dev/kfd"); statErr != nil && (st == 0 || st == -1) {
+			t.Errorf("no /dev/kfd but hsa_init returned %d", st)
 		}
 	}, func(info *plugin.DeviceInfo) bool {
 		return info.Name.V != "" && info.GlobalMemSize.V != 0 && info.MaxWorkGroupSize.V != 0

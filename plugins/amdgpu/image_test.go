@@ -2,6 +2,9 @@ package amdgpu_test
 
 import (
 	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -13,9 +16,9 @@ import (
 
 // TestProgramImages drives olIsValidBinary and olCreateProgram on a gfx90a
 // GPU of the driver double with every kind of image: only code objects for
-// gfx90a are valid (and olCreateProgram reaches the plugin, which does not
-// load programs yet); for the others olCreateProgram says what the image
-// is and what the device needs.
+// gfx90a are valid (and olCreateProgram loads them into an executable);
+// for the others olCreateProgram says what the image is and what the
+// device needs.
 func TestProgramImages(t *testing.T) {
 	lib := (&fakedriver.Driver{Source: "fake_hsa.c"}).Build(t, "libhsa-images.so")
 	im := imagetest.Images(t)
@@ -47,8 +50,8 @@ func TestProgramImages(t *testing.T) {
 			}
 			code, details := imagetest.Create(t, dev, tc.img)
 			if tc.is == "" {
-				if code != ol.ErrcUnsupported || !strings.Contains(details, "loading a program") {
-					t.Errorf("olCreateProgram = %s %q, want UNSUPPORTED (loading a program)", code, details)
+				if code != ol.ErrcSuccess {
+					t.Errorf("olCreateProgram = %s %q, want success", code, details)
 				}
 				return
 			}
@@ -62,5 +65,55 @@ func TestProgramImages(t *testing.T) {
 	code, details := imagetest.Create(t, devs[1], im["gfx90a"])
 	if code != ol.ErrcInvalidBinary || !strings.Contains(details, "the image is an AMDGPU code object for gfx90a; device") {
 		t.Errorf("host device, code object: %s %q", code, details)
+	}
+}
+
+// Code objects clang-22 builds from the kernel sources for gfx90a and
+// gfx942 are each valid on an agent of their processor and refused, with
+// the reason, on the other; on their own agent they load.
+func TestClangCodeObjectsPerTarget(t *testing.T) {
+	if _, err := exec.LookPath("clang-22"); err != nil {
+		if os.Getenv("CI") == "true" {
+			t.Fatal("clang-22 is needed (CI installs it)")
+		}
+		t.Skip("no clang-22")
+	}
+	root := fakedriver.ModuleRoot(t)
+	dir := t.TempDir()
+	img := map[string][]byte{}
+	for _, gfx := range []string{"gfx90a", "gfx942"} {
+		out := filepath.Join(dir, "foo."+gfx+".hsaco")
+		cmd := exec.Command("clang-22", "--target=amdgcn-amd-amdhsa", "-mcpu="+gfx, "-nogpulib", "-ffreestanding", "-O2",
+			"-I", filepath.Join(root, "include"), filepath.Join(root, "tests", "c", "kernels", "foo.c"), "-o", out)
+		if b, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("%v: %v\n%s", cmd, err, b)
+		}
+		b, err := os.ReadFile(out)
+		if err != nil {
+			t.Fatal(err)
+		}
+		img[gfx] = b
+	}
+	lib := (&fakedriver.Driver{Source: "fake_hsa.c"}).Build(t, "libhsa-targets.so")
+	devs := imagetest.Init(t, "amdgpu", map[string]string{amdgpu.EnvLibrary: lib, "FAKE_HSA_GPUS": "2", "FAKE_HSA_GFX": "gfx90a,gfx942"})
+	if len(devs) != 3 {
+		t.Fatalf("%d devices, want 2 GPUs and the host", len(devs))
+	}
+	gfx := []string{"gfx90a", "gfx942"}
+	for i, dev := range devs[:2] {
+		for j, g := range gfx {
+			valid := imagetest.IsValid(t, dev, img[g])
+			code, details := imagetest.Create(t, dev, img[g])
+			if i == j {
+				if !valid || code != ol.ErrcSuccess {
+					t.Errorf("%s on its own agent: olIsValidBinary %v, olCreateProgram %s %q", g, valid, code, details)
+				}
+				continue
+			}
+			want := fmt.Sprintf("olCreateProgram: the image is an AMDGPU code object for %s; device %#x (Fake AMD GPU %d, %s) needs an AMDGPU code object for %s", g, dev, i, gfx[i], gfx[i])
+			if valid || code != ol.ErrcInvalidBinary || details != want {
+				t.Errorf("%s on %s: olIsValidBinary %v, olCreateProgram %s %q, want INVALID_BINARY %q", g, gfx[i], valid, code, details, want)
+			}
+		}
 	}
 }

@@ -1,6 +1,9 @@
 // C side of the HSA trampolines declared in shim.h.
 #include "shim.h"
 
+#include <sched.h>
+#include <string.h>
+
 #include "_cgo_export.h"
 
 typedef struct {
@@ -13,14 +16,12 @@ typedef uint32_t (*lgo_hsa_system_get_info_t)(uint32_t, void *);
 typedef uint32_t (*lgo_hsa_handle_get_info_t)(lgo_hsa_handle_t, uint32_t, void *);
 typedef uint32_t (*lgo_hsa_handle_cb_t)(lgo_hsa_handle_t, void *);
 typedef uint32_t (*lgo_hsa_iterate_agents_t)(lgo_hsa_handle_cb_t, void *);
-typedef uint32_t (*lgo_hsa_iterate_pools_t)(lgo_hsa_handle_t, lgo_hsa_handle_cb_t, void *);
+typedef uint32_t (*lgo_hsa_iterate_handle_t)(lgo_hsa_handle_t, lgo_hsa_handle_cb_t, void *);
 
 // collect is the C callback handed to the driver: it forwards each handle to
 // Go. It is a cgo export, not a purego callback (those are limited in number
 // and never freed).
-static uint32_t collect(lgo_hsa_handle_t h, void *data) {
-  return lgoHsaCollect(h.handle, (uintptr_t)data);
-}
+static uint32_t collect(lgo_hsa_handle_t h, void *data) { return lgoHsaCollect(h.handle, (uintptr_t)data); }
 
 uint32_t lgo_hsa_init(uintptr_t fn) { return ((lgo_hsa_init_t)fn)(); }
 
@@ -49,5 +50,337 @@ uint32_t lgo_hsa_iterate_agents(uintptr_t fn, uintptr_t data) {
 
 uint32_t lgo_hsa_amd_agent_iterate_memory_pools(uintptr_t fn, uint64_t agent, uintptr_t data) {
   lgo_hsa_handle_t a = {agent};
-  return ((lgo_hsa_iterate_pools_t)fn)(a, collect, (void *)data);
+  return ((lgo_hsa_iterate_handle_t)fn)(a, collect, (void *)data);
 }
+
+uint32_t lgo_hsa_agent_iterate_isas(uintptr_t fn, uint64_t agent, uintptr_t data) {
+  lgo_hsa_handle_t a = {agent};
+  return ((lgo_hsa_iterate_handle_t)fn)(a, collect, (void *)data);
+}
+
+uint32_t lgo_hsa_shut_down(const lgo_hsa_fns *f) { return ((lgo_hsa_init_t)f->shut_down)(); }
+
+uint32_t lgo_hsa_isa_name(const lgo_hsa_fns *f, uint64_t isa, char *name, size_t size) {
+  lgo_hsa_handle_t i = {isa};
+  uint32_t len = 0;
+  /* HSA_ISA_INFO_NAME_LENGTH (0), then HSA_ISA_INFO_NAME (1) into a buffer of that size */
+  uint32_t st = ((lgo_hsa_handle_get_info_t)f->isa_get_info_alt)(i, 0, &len);
+  if (st != 0) return st;
+  if (len >= size) return 0x1001; /* HSA_STATUS_ERROR_INVALID_ARGUMENT */
+  memset(name, 0, size);
+  return ((lgo_hsa_handle_get_info_t)f->isa_get_info_alt)(i, 1, name);
+}
+
+uint32_t lgo_hsa_agent_pool_access(const lgo_hsa_fns *f, uint64_t agent, uint64_t pool, uint32_t *access) {
+  lgo_hsa_handle_t a = {agent}, p = {pool};
+  *access = 0;
+  /* HSA_AMD_AGENT_MEMORY_POOL_INFO_ACCESS */
+  return ((uint32_t(*)(lgo_hsa_handle_t, lgo_hsa_handle_t, uint32_t, void *))f->agent_memory_pool_get_info)(
+      a, p, 0, access);
+}
+
+lgo_hsa_r lgo_hsa_pool_allocate(const lgo_hsa_fns *f, uint64_t pool, size_t size) {
+  lgo_hsa_handle_t p = {pool};
+  void *ptr = NULL;
+  lgo_hsa_r r;
+  r.st = ((uint32_t(*)(lgo_hsa_handle_t, size_t, uint32_t, void **))f->pool_allocate)(p, size, 0, &ptr);
+  r.v = (uint64_t)(uintptr_t)ptr;
+  return r;
+}
+
+uint32_t lgo_hsa_pool_free(const lgo_hsa_fns *f, uintptr_t p) {
+  return ((uint32_t(*)(void *))f->pool_free)((void *)p);
+}
+
+uint32_t lgo_hsa_allow_access(const lgo_hsa_fns *f, const uint64_t *agents, uint32_t n, uintptr_t p) {
+  return ((uint32_t(*)(uint32_t, const lgo_hsa_handle_t *, const uint32_t *, const void *))f->allow_access)(
+      n, (const lgo_hsa_handle_t *)agents, NULL, (const void *)p);
+}
+
+lgo_hsa_r lgo_hsa_lock(const lgo_hsa_fns *f, uintptr_t p, size_t size, const uint64_t *agents, uint32_t n) {
+  void *agent_ptr = NULL;
+  lgo_hsa_r r;
+  r.st = ((uint32_t(*)(void *, size_t, lgo_hsa_handle_t *, int, void **))f->lock)(
+      (void *)p, size, (lgo_hsa_handle_t *)agents, (int)n, &agent_ptr);
+  r.v = (uint64_t)(uintptr_t)agent_ptr;
+  return r;
+}
+
+uint32_t lgo_hsa_unlock(const lgo_hsa_fns *f, uintptr_t p) { return ((uint32_t(*)(void *))f->unlock)((void *)p); }
+
+/* hsa_amd_pointer_info_t up to agentOwner; its size field tells the
+ * runtime how much of it the caller knows. */
+typedef struct {
+  uint32_t size;
+  uint32_t type;
+  void *agent_base;
+  void *host_base;
+  size_t size_bytes;
+  void *user_data;
+  lgo_hsa_handle_t owner;
+} lgo_hsa_pointer_info_t;
+
+lgo_hsa_r lgo_hsa_pointer_owner(const lgo_hsa_fns *f, uintptr_t p) {
+  lgo_hsa_pointer_info_t info;
+  lgo_hsa_r r = {0, 0};
+  memset(&info, 0, sizeof info);
+  info.size = sizeof info;
+  if (((uint32_t(*)(const void *, lgo_hsa_pointer_info_t *, void *(*)(size_t), uint32_t *, void *))f->pointer_info)(
+          (const void *)p, &info, NULL, NULL, NULL) != 0)
+    return r;
+  r.st = info.type;
+  r.v = info.owner.handle;
+  return r;
+}
+
+lgo_hsa_r lgo_hsa_agent_addr(const lgo_hsa_fns *f, uintptr_t p) {
+  lgo_hsa_pointer_info_t info;
+  lgo_hsa_r r = {0, (uint64_t)p};
+  memset(&info, 0, sizeof info);
+  info.size = sizeof info;
+  if (((uint32_t(*)(const void *, lgo_hsa_pointer_info_t *, void *(*)(size_t), uint32_t *, void *))f->pointer_info)(
+          (const void *)p, &info, NULL, NULL, NULL) != 0)
+    return r;
+  r.st = info.type;
+  if (info.type == 2 /* HSA_EXT_POINTER_TYPE_LOCKED */ && info.agent_base != NULL && info.host_base != NULL)
+    r.v = (uint64_t)(uintptr_t)info.agent_base + ((uint64_t)p - (uint64_t)(uintptr_t)info.host_base);
+  return r;
+}
+
+uint32_t lgo_hsa_copy(const lgo_hsa_fns *f, uintptr_t dst, uint64_t dst_agent, uintptr_t src, uint64_t src_agent,
+                      size_t size, uint64_t dep, uint64_t done) {
+  lgo_hsa_handle_t da = {dst_agent}, sa = {src_agent}, d = {dep}, c = {done};
+  return ((uint32_t(*)(void *, lgo_hsa_handle_t, const void *, lgo_hsa_handle_t, size_t, uint32_t,
+                       const lgo_hsa_handle_t *, lgo_hsa_handle_t))f->async_copy)(
+      (void *)dst, da, (const void *)src, sa, size, dep ? 1 : 0, dep ? &d : NULL, c);
+}
+
+uint32_t lgo_hsa_fill(const lgo_hsa_fns *f, uintptr_t p, uint32_t value, size_t count) {
+  return ((uint32_t(*)(void *, uint32_t, size_t))f->fill)((void *)p, value, count);
+}
+
+lgo_hsa_r lgo_hsa_signal_create(const lgo_hsa_fns *f, int64_t value) {
+  lgo_hsa_handle_t s = {0};
+  lgo_hsa_r r;
+  r.st = ((uint32_t(*)(int64_t, uint32_t, const lgo_hsa_handle_t *, lgo_hsa_handle_t *))f->signal_create)(
+      value, 0, NULL, &s);
+  r.v = s.handle;
+  return r;
+}
+
+uint32_t lgo_hsa_signal_destroy(const lgo_hsa_fns *f, uint64_t s) {
+  lgo_hsa_handle_t h = {s};
+  return ((uint32_t(*)(lgo_hsa_handle_t))f->signal_destroy)(h);
+}
+
+int64_t lgo_hsa_signal_load(const lgo_hsa_fns *f, uint64_t s) {
+  lgo_hsa_handle_t h = {s};
+  return ((int64_t(*)(lgo_hsa_handle_t))f->signal_load)(h);
+}
+
+void lgo_hsa_signal_store(const lgo_hsa_fns *f, uint64_t s, int64_t value) {
+  lgo_hsa_handle_t h = {s};
+  ((void (*)(lgo_hsa_handle_t, int64_t))f->signal_store_screlease)(h, value);
+}
+
+int64_t lgo_hsa_signal_wait(const lgo_hsa_fns *f, uint64_t s, uint64_t timeout_hint) {
+  lgo_hsa_handle_t h = {s};
+  /* HSA_SIGNAL_CONDITION_LT 1, HSA_WAIT_STATE_BLOCKED */
+  return ((int64_t(*)(lgo_hsa_handle_t, uint32_t, int64_t, uint64_t, uint32_t))f->signal_wait)(h, 2, 1,
+                                                                                              timeout_hint, 0);
+}
+
+/* Runs on the runtime's signal handler thread: hands over to Go, which
+ * starts the work on a library thread, and unregisters itself. */
+static bool on_ready(int64_t value, void *arg) {
+  (void)value;
+  lgoHsaSignalReady((uintptr_t)arg);
+  return false;
+}
+
+uint32_t lgo_hsa_on_ready(const lgo_hsa_fns *f, uint64_t s, uintptr_t id) {
+  lgo_hsa_handle_t h = {s};
+  return ((uint32_t(*)(lgo_hsa_handle_t, uint32_t, int64_t, bool (*)(int64_t, void *), void *))f->async_handler)(
+      h, 2 /* LT */, 1, on_ready, (void *)id);
+}
+
+static void on_queue_error(uint32_t status, void *source, void *data) {
+  (void)source;
+  lgoHsaQueueError(status, (uintptr_t)data);
+}
+
+lgo_hsa_r lgo_hsa_queue_create(const lgo_hsa_fns *f, uint64_t agent, uint32_t size, uintptr_t id) {
+  lgo_hsa_handle_t a = {agent};
+  void *q = NULL;
+  lgo_hsa_r r;
+  /* HSA_QUEUE_TYPE_MULTI; private and group segment sizes left to the runtime (UINT32_MAX) */
+  r.st = ((uint32_t(*)(lgo_hsa_handle_t, uint32_t, uint32_t, void (*)(uint32_t, void *, void *), void *, uint32_t,
+                       uint32_t, void **))f->queue_create)(a, size, 0, on_queue_error, (void *)id, UINT32_MAX,
+                                                           UINT32_MAX, &q);
+  r.v = (uint64_t)(uintptr_t)q;
+  return r;
+}
+
+uint32_t lgo_hsa_queue_destroy(const lgo_hsa_fns *f, uintptr_t q) {
+  return ((uint32_t(*)(void *))f->queue_destroy)((void *)q);
+}
+
+/* hsa_queue_t */
+typedef struct {
+  uint32_t type;
+  uint32_t features;
+  uint64_t base_address;
+  lgo_hsa_handle_t doorbell_signal;
+  uint32_t size;
+  uint32_t reserved1;
+  uint64_t id;
+} lgo_hsa_queue_t;
+
+/* hsa_kernel_dispatch_packet_t */
+typedef struct {
+  uint16_t header;
+  uint16_t setup;
+  uint16_t workgroup_size[3];
+  uint16_t reserved0;
+  uint32_t grid_size[3];
+  uint32_t private_segment_size;
+  uint32_t group_segment_size;
+  uint64_t kernel_object;
+  uint64_t kernarg_address;
+  uint64_t reserved2;
+  uint64_t completion_signal;
+} lgo_hsa_dispatch_packet_t;
+
+/* hsa_barrier_and_packet_t */
+typedef struct {
+  uint16_t header;
+  uint16_t reserved0;
+  uint32_t reserved1;
+  uint64_t dep_signal[5];
+  uint64_t reserved2;
+  uint64_t completion_signal;
+} lgo_hsa_barrier_packet_t;
+
+_Static_assert(sizeof(lgo_hsa_dispatch_packet_t) == 64, "AQL packets are 64 bytes");
+_Static_assert(sizeof(lgo_hsa_barrier_packet_t) == 64, "AQL packets are 64 bytes");
+
+/* Packet header: type in bits 0-7, barrier bit 8, acquire fence scope bits
+ * 9-10, release fence scope bits 11-12 (HSA_FENCE_SCOPE_SYSTEM = 2). */
+static uint16_t header(uint16_t type) { return (uint16_t)(type | 1u << 8 | 2u << 9 | 2u << 11); }
+
+/* Reserves the next packet slot of q, waiting while the ring is full. */
+static void *reserve(const lgo_hsa_fns *f, lgo_hsa_queue_t *q, uint64_t *index) {
+  uint64_t idx = ((uint64_t(*)(const void *, uint64_t))f->queue_add_write_index)(q, 1);
+  while (idx - ((uint64_t(*)(const void *))f->queue_load_read_index)(q) >= q->size) sched_yield();
+  *index = idx;
+  return (char *)(uintptr_t)q->base_address + (idx & (q->size - 1)) * 64;
+}
+
+/* Publishes a packet whose body is written: the header last, with release
+ * ordering so the packet processor never sees a valid header before the
+ * body, then the doorbell. */
+static void publish(const lgo_hsa_fns *f, lgo_hsa_queue_t *q, uint16_t *hdr, uint16_t value, uint64_t index) {
+  __atomic_store_n(hdr, value, __ATOMIC_RELEASE);
+  ((void (*)(lgo_hsa_handle_t, int64_t))f->signal_store_screlease)(q->doorbell_signal, (int64_t)index);
+}
+
+void lgo_hsa_dispatch(const lgo_hsa_fns *f, uintptr_t queue, uint16_t dims, uint16_t wx, uint16_t wy, uint16_t wz,
+                      uint32_t gx, uint32_t gy, uint32_t gz, uint32_t private_size, uint32_t group_size,
+                      uint64_t kernel_object, uintptr_t kernarg, uint64_t done) {
+  lgo_hsa_queue_t *q = (lgo_hsa_queue_t *)queue;
+  uint64_t idx;
+  lgo_hsa_dispatch_packet_t *p = reserve(f, q, &idx);
+  p->setup = dims;
+  p->workgroup_size[0] = wx;
+  p->workgroup_size[1] = wy;
+  p->workgroup_size[2] = wz;
+  p->reserved0 = 0;
+  p->grid_size[0] = gx;
+  p->grid_size[1] = gy;
+  p->grid_size[2] = gz;
+  p->private_segment_size = private_size;
+  p->group_segment_size = group_size;
+  p->kernel_object = kernel_object;
+  p->kernarg_address = (uint64_t)kernarg;
+  p->reserved2 = 0;
+  p->completion_signal = done;
+  publish(f, q, &p->header, header(2 /* KERNEL_DISPATCH */), idx);
+}
+
+void lgo_hsa_barrier(const lgo_hsa_fns *f, uintptr_t queue, uint64_t dep0, uint64_t dep1, uint64_t done) {
+  lgo_hsa_queue_t *q = (lgo_hsa_queue_t *)queue;
+  uint64_t idx;
+  lgo_hsa_barrier_packet_t *p = reserve(f, q, &idx);
+  p->reserved0 = 0;
+  p->reserved1 = 0;
+  p->dep_signal[0] = dep0;
+  p->dep_signal[1] = dep1;
+  p->dep_signal[2] = p->dep_signal[3] = p->dep_signal[4] = 0;
+  p->reserved2 = 0;
+  p->completion_signal = done;
+  publish(f, q, &p->header, header(3 /* BARRIER_AND */), idx);
+}
+
+lgo_hsa_r lgo_hsa_reader_create(const lgo_hsa_fns *f, const void *image, size_t size) {
+  lgo_hsa_handle_t h = {0};
+  lgo_hsa_r r;
+  r.st = ((uint32_t(*)(const void *, size_t, lgo_hsa_handle_t *))f->reader_create)(image, size, &h);
+  r.v = h.handle;
+  return r;
+}
+
+uint32_t lgo_hsa_reader_destroy(const lgo_hsa_fns *f, uint64_t reader) {
+  lgo_hsa_handle_t h = {reader};
+  return ((uint32_t(*)(lgo_hsa_handle_t))f->reader_destroy)(h);
+}
+
+lgo_hsa_r lgo_hsa_executable_create(const lgo_hsa_fns *f, uint32_t profile) {
+  lgo_hsa_handle_t h = {0};
+  lgo_hsa_r r;
+  /* HSA_DEFAULT_FLOAT_ROUNDING_MODE_DEFAULT, no options */
+  r.st = ((uint32_t(*)(uint32_t, uint32_t, const char *, lgo_hsa_handle_t *))f->executable_create)(profile, 0, "",
+                                                                                                  &h);
+  r.v = h.handle;
+  return r;
+}
+
+uint32_t lgo_hsa_executable_load(const lgo_hsa_fns *f, uint64_t exe, uint64_t agent, uint64_t reader) {
+  lgo_hsa_handle_t e = {exe}, a = {agent}, r = {reader};
+  return ((uint32_t(*)(lgo_hsa_handle_t, lgo_hsa_handle_t, lgo_hsa_handle_t, const char *, void *))
+              f->executable_load)(e, a, r, NULL, NULL);
+}
+
+uint32_t lgo_hsa_executable_freeze(const lgo_hsa_fns *f, uint64_t exe) {
+  lgo_hsa_handle_t e = {exe};
+  return ((uint32_t(*)(lgo_hsa_handle_t, const char *))f->executable_freeze)(e, NULL);
+}
+
+uint32_t lgo_hsa_executable_destroy(const lgo_hsa_fns *f, uint64_t exe) {
+  lgo_hsa_handle_t e = {exe};
+  return ((uint32_t(*)(lgo_hsa_handle_t))f->executable_destroy)(e);
+}
+
+lgo_hsa_r lgo_hsa_symbol(const lgo_hsa_fns *f, uint64_t exe, const char *name, uint64_t agent) {
+  lgo_hsa_handle_t e = {exe}, a = {agent}, s = {0};
+  lgo_hsa_r r;
+  r.st = ((uint32_t(*)(lgo_hsa_handle_t, const char *, const lgo_hsa_handle_t *, lgo_hsa_handle_t *))
+              f->executable_symbol_by_name)(e, name, &a, &s);
+  r.v = s.handle;
+  return r;
+}
+
+uint32_t lgo_hsa_symbol_info(const lgo_hsa_fns *f, uint64_t sym, uint32_t attr, void *value) {
+  lgo_hsa_handle_t s = {sym};
+  return ((lgo_hsa_handle_get_info_t)f->symbol_get_info)(s, attr, value);
+}
+
+static __thread uintptr_t running_queue;
+static __thread uint64_t running_mark;
+void lgo_hsa_set_running(uintptr_t queue, uint64_t mark) {
+  running_queue = queue;
+  running_mark = mark;
+}
+uintptr_t lgo_hsa_running_queue(void) { return running_queue; }
+uint64_t lgo_hsa_running_mark(void) { return running_mark; }
+
+void lgo_hsa_call(uintptr_t fn, uintptr_t user) { ((void (*)(void *))fn)((void *)user); }

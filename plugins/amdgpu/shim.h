@@ -1,10 +1,16 @@
 // Trampolines from Go to ROCr (libhsa-runtime64) entry points resolved with
-// dlsym. Each takes the entry point's address first. hsa_status_t and the
-// info enums are int-sized; hsa_agent_t and hsa_amd_memory_pool_t are
+// dlsym. The probing calls take the entry point's address first; the rest
+// take the table of entry points (lgo_hsa_fns, in C memory). hsa_status_t
+// and the info enums are int-sized; hsa_agent_t, hsa_signal_t,
+// hsa_amd_memory_pool_t, hsa_executable_t and the other handle types are
 // structs holding one uint64_t handle, passed here as that handle.
+//
+// The functions on the hot path (signals, copies, fills, packets) take and
+// return scalars only, so that Go passes no pointer to its own memory.
 #ifndef LGO_AMDGPU_SHIM_H
 #define LGO_AMDGPU_SHIM_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -16,9 +22,90 @@ LGO_HIDDEN uint32_t lgo_hsa_system_get_info(uintptr_t fn, uint32_t attr, void *v
 LGO_HIDDEN uint32_t lgo_hsa_agent_get_info(uintptr_t fn, uint64_t agent, uint32_t attr, void *value);
 LGO_HIDDEN uint32_t lgo_hsa_amd_memory_pool_get_info(uintptr_t fn, uint64_t pool, uint32_t attr, void *value);
 
-// The two iterators call the Go function lgoHsaCollect (an //export in
-// collect.go) for each agent or pool, passing data through unchanged.
+// The iterators call the Go function lgoHsaCollect (an //export in
+// collect.go) for each agent, memory pool or ISA, passing data through
+// unchanged.
 LGO_HIDDEN uint32_t lgo_hsa_iterate_agents(uintptr_t fn, uintptr_t data);
 LGO_HIDDEN uint32_t lgo_hsa_amd_agent_iterate_memory_pools(uintptr_t fn, uint64_t agent, uintptr_t data);
+LGO_HIDDEN uint32_t lgo_hsa_agent_iterate_isas(uintptr_t fn, uint64_t agent, uintptr_t data);
+
+// Entry points used after hsa_init, in one table per runtime.
+typedef struct {
+  uintptr_t shut_down, isa_get_info_alt, agent_memory_pool_get_info;
+  uintptr_t pool_allocate, pool_free, allow_access, async_copy, fill, lock, unlock, pointer_info;
+  uintptr_t signal_create, signal_destroy, signal_load, signal_store_screlease, signal_store_relaxed,
+      signal_wait, async_handler;
+  uintptr_t queue_create, queue_destroy, queue_load_read_index, queue_add_write_index,
+      queue_load_write_index;
+  uintptr_t reader_create, reader_destroy, executable_create, executable_load, executable_freeze,
+      executable_symbol_by_name, symbol_get_info, executable_destroy;
+} lgo_hsa_fns;
+
+// A status and a value.
+typedef struct {
+  uint32_t st;
+  uint64_t v;
+} lgo_hsa_r;
+
+LGO_HIDDEN uint32_t lgo_hsa_shut_down(const lgo_hsa_fns *f);
+LGO_HIDDEN uint32_t lgo_hsa_isa_name(const lgo_hsa_fns *f, uint64_t isa, char *name, size_t size);
+LGO_HIDDEN uint32_t lgo_hsa_agent_pool_access(const lgo_hsa_fns *f, uint64_t agent, uint64_t pool, uint32_t *access);
+
+LGO_HIDDEN lgo_hsa_r lgo_hsa_pool_allocate(const lgo_hsa_fns *f, uint64_t pool, size_t size);
+LGO_HIDDEN uint32_t lgo_hsa_pool_free(const lgo_hsa_fns *f, uintptr_t p);
+LGO_HIDDEN uint32_t lgo_hsa_allow_access(const lgo_hsa_fns *f, const uint64_t *agents, uint32_t n, uintptr_t p);
+LGO_HIDDEN lgo_hsa_r lgo_hsa_lock(const lgo_hsa_fns *f, uintptr_t p, size_t size, const uint64_t *agents, uint32_t n);
+LGO_HIDDEN uint32_t lgo_hsa_unlock(const lgo_hsa_fns *f, uintptr_t p);
+// The type (hsa_amd_pointer_type_t, in st) and owning agent (v) of p;
+// type 0 when the runtime does not know it or the query fails.
+LGO_HIDDEN lgo_hsa_r lgo_hsa_pointer_owner(const lgo_hsa_fns *f, uintptr_t p);
+// The type of p (st) and the address a GPU uses for it (v): p itself for
+// runtime allocations, the agent address of locked host memory.
+LGO_HIDDEN lgo_hsa_r lgo_hsa_agent_addr(const lgo_hsa_fns *f, uintptr_t p);
+
+// Copies size bytes after dep (0: none) completes, then decrements done.
+LGO_HIDDEN uint32_t lgo_hsa_copy(const lgo_hsa_fns *f, uintptr_t dst, uint64_t dst_agent, uintptr_t src,
+                                 uint64_t src_agent, size_t size, uint64_t dep, uint64_t done);
+LGO_HIDDEN uint32_t lgo_hsa_fill(const lgo_hsa_fns *f, uintptr_t p, uint32_t value, size_t count);
+
+LGO_HIDDEN lgo_hsa_r lgo_hsa_signal_create(const lgo_hsa_fns *f, int64_t value);
+LGO_HIDDEN uint32_t lgo_hsa_signal_destroy(const lgo_hsa_fns *f, uint64_t s);
+LGO_HIDDEN int64_t lgo_hsa_signal_load(const lgo_hsa_fns *f, uint64_t s);
+LGO_HIDDEN void lgo_hsa_signal_store(const lgo_hsa_fns *f, uint64_t s, int64_t value);
+// Waits (blocked) until s is below 1 or about timeout_hint has passed;
+// returns the value last seen.
+LGO_HIDDEN int64_t lgo_hsa_signal_wait(const lgo_hsa_fns *f, uint64_t s, uint64_t timeout_hint);
+// Has lgoHsaSignalReady(id) called on the runtime's handler thread once s
+// is below 1.
+LGO_HIDDEN uint32_t lgo_hsa_on_ready(const lgo_hsa_fns *f, uint64_t s, uintptr_t id);
+
+// Creates an HSA queue whose errors go to lgoHsaQueueError(status, id).
+LGO_HIDDEN lgo_hsa_r lgo_hsa_queue_create(const lgo_hsa_fns *f, uint64_t agent, uint32_t size, uintptr_t id);
+LGO_HIDDEN uint32_t lgo_hsa_queue_destroy(const lgo_hsa_fns *f, uintptr_t q);
+
+// Writes an AQL kernel dispatch packet (barrier bit set, system-scope
+// fences) to q and rings its doorbell: the body first, then the 16-bit
+// header with release ordering. dims is the number of grid dimensions.
+LGO_HIDDEN void lgo_hsa_dispatch(const lgo_hsa_fns *f, uintptr_t q, uint16_t dims, uint16_t wx, uint16_t wy,
+                                 uint16_t wz, uint32_t gx, uint32_t gy, uint32_t gz, uint32_t private_size,
+                                 uint32_t group_size, uint64_t kernel_object, uintptr_t kernarg, uint64_t done);
+// Writes an AQL barrier-AND packet waiting for dep0 and dep1 (0: none),
+// then decrementing done (0: none), and rings the doorbell.
+LGO_HIDDEN void lgo_hsa_barrier(const lgo_hsa_fns *f, uintptr_t q, uint64_t dep0, uint64_t dep1, uint64_t done);
+
+LGO_HIDDEN lgo_hsa_r lgo_hsa_reader_create(const lgo_hsa_fns *f, const void *image, size_t size);
+LGO_HIDDEN uint32_t lgo_hsa_reader_destroy(const lgo_hsa_fns *f, uint64_t reader);
+LGO_HIDDEN lgo_hsa_r lgo_hsa_executable_create(const lgo_hsa_fns *f, uint32_t profile);
+LGO_HIDDEN uint32_t lgo_hsa_executable_load(const lgo_hsa_fns *f, uint64_t exe, uint64_t agent, uint64_t reader);
+LGO_HIDDEN uint32_t lgo_hsa_executable_freeze(const lgo_hsa_fns *f, uint64_t exe);
+LGO_HIDDEN uint32_t lgo_hsa_executable_destroy(const lgo_hsa_fns *f, uint64_t exe);
+LGO_HIDDEN lgo_hsa_r lgo_hsa_symbol(const lgo_hsa_fns *f, uint64_t exe, const char *name, uint64_t agent);
+LGO_HIDDEN uint32_t lgo_hsa_symbol_info(const lgo_hsa_fns *f, uint64_t sym, uint32_t attr, void *value);
+
+// The host-function state of a library thread running one (see hostop.go).
+LGO_HIDDEN void lgo_hsa_set_running(uintptr_t queue, uint64_t mark);
+LGO_HIDDEN uintptr_t lgo_hsa_running_queue(void);
+LGO_HIDDEN uint64_t lgo_hsa_running_mark(void);
+LGO_HIDDEN void lgo_hsa_call(uintptr_t fn, uintptr_t user);
 
 #endif

@@ -407,3 +407,44 @@ func FakeCubin(t *testing.T, kernel string) []byte {
 	binary.LittleEndian.PutUint32(img[48:], 80)  // e_flags: sm_80
 	return img
 }
+
+// AMDGPUFlags is the e_flags clang-22 writes for a code object of gfx with
+// xnack and sramecc left to the processor ("any"): EF_AMDGPU_MACH, plus
+// the "any" settings of both features (0x100, 0x400) on the gfx9
+// processors that have them.
+func AMDGPUFlags(gfx string) (uint32, bool) {
+	mach := map[string]uint32{"gfx90a": 0x3f, "gfx942": 0x4c, "gfx1100": 0x41}
+	m, ok := mach[gfx]
+	if ok && strings.HasPrefix(gfx, "gfx9") {
+		m |= 0x100 | 0x400
+	}
+	return m, ok
+}
+
+// FakeHsaco builds a kernel source of tests/c/kernels as a host shared
+// object and dresses it as an AMDGPU code object (code object v5) for gfx
+// ("gfx90a", "gfx942" or "gfx1100"): ELFOSABI_AMDGPU_HSA, ABI version 3,
+// EM_AMDGPU and the processor's e_flags. The HSA runtime double loads and
+// runs it.
+func FakeHsaco(t *testing.T, kernel, gfx string) []byte {
+	t.Helper()
+	flags, ok := AMDGPUFlags(gfx)
+	if !ok {
+		t.Fatalf("FakeHsaco: no e_flags known for %s", gfx)
+	}
+	root := ModuleRoot(t)
+	out := filepath.Join(t.TempDir(), kernel+".so")
+	cmd := exec.Command("cc", "-O2", "-fPIC", "-shared", "-I", filepath.Join(root, "include"),
+		filepath.Join(root, "tests", "c", "kernels", kernel+".c"), "-o", out)
+	if b, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("%v\n%s", err, b)
+	}
+	img, err := os.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	img[7], img[8] = 64, 3                         // EI_OSABI: ELFOSABI_AMDGPU_HSA; EI_ABIVERSION: code object v5
+	binary.LittleEndian.PutUint16(img[18:], 224)   // e_machine: EM_AMDGPU
+	binary.LittleEndian.PutUint32(img[48:], flags) // e_flags
+	return img
+}

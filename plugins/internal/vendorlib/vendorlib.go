@@ -36,9 +36,11 @@ func LibraryNames(env plugin.Env, envLibrary string, sonames []string) []string 
 // (threads, device file descriptors, kernel-side contexts) that does not
 // survive an unload, and some of them crash or leak when they are loaded
 // again (each plugin's drivers variable says how its driver does). So a
-// library is opened at most once per process, its init result is cached
-// (failure included) and it stays mapped until exit; olShutDown/olInit
-// cycles reuse it. Nothing here ever calls dlclose.
+// library is opened at most once per process and stays mapped until exit;
+// olShutDown/olInit cycles reuse it. Whether its initialisation is cached
+// too is the plugin's choice (CUDA caches cuInit's result; ROCr counts
+// hsa_init and hsa_shut_down, so the AMDGPU plugin calls them at every
+// olInit and final olShutDown). Nothing here ever calls dlclose.
 //
 // The key is the list of names tried (the SONAME list, or the override
 // path), so that a test process can still load several distinct driver

@@ -31,7 +31,10 @@
  * from the directory given as argv[1]: <name>.so for the host device,
  * <name>.ptx for CUDA devices, <name>.<gfx>.hsaco for AMDGPU devices (gfx
  * from OL_DEVICE_INFO_NAME). A missing image is a failure that names the
- * file: it is a missing prerequisite of the suite.
+ * file: it is a missing prerequisite of the suite. Against the driver
+ * doubles, OFFLOAD_TEST_CUDA_IMAGE=fakecubin and
+ * OFFLOAD_TEST_AMDGPU_IMAGE=fakehsaco replace the ptx and hsaco extensions
+ * (host code dressed as GPU images, which the doubles run).
  *
  * To run the suite on a GPU machine without Go or compilers: `make
  * gpu-check` at the top level packs build/gpu-check/ (library, these
@@ -477,9 +480,12 @@ static inline bool hc_image_path(const char *name, char *path, size_t size) {
     return true;
   }
   case OL_PLATFORM_BACKEND_AMDGPU: {
-    /* "gfx90a" or "gfx90a:sramecc+:xnack-": the processor is before any ':' */
+    /* "gfx90a" or "gfx90a:sramecc+:xnack-": the processor is before any ':';
+     * OFFLOAD_TEST_AMDGPU_IMAGE=fakehsaco: the HSA runtime double's images
+     * (host code dressed as code objects, which it runs) */
+    const char *ext = getenv("OFFLOAD_TEST_AMDGPU_IMAGE");
     size_t n = strcspn(hc_dev_name, ":");
-    snprintf(path, size, "%s/%s.%.*s.hsaco", hc_kernel_dir, name, (int)n, hc_dev_name);
+    snprintf(path, size, "%s/%s.%.*s.%s", hc_kernel_dir, name, (int)n, hc_dev_name, ext && *ext ? ext : "hsaco");
     return true;
   }
   default:

@@ -1,0 +1,240 @@
+package amdgpu
+
+/*
+#include "shim.h"
+*/
+import "C"
+
+import (
+	"errors"
+	"fmt"
+	"sync"
+
+	"github.com/liboffload-go/liboffload-go/api/ol"
+)
+
+// hsa_amd_pointer_type_t values
+const (
+	pointerUnknown  = 0
+	pointerHSA      = 1
+	pointerLocked   = 2
+	pointerGraphics = 3
+	pointerIPC      = 4
+)
+
+// Alloc implements plugin.Device: DEVICE memory comes from the agent's
+// coarse-grained pool (made reachable by the other GPUs where the runtime
+// needs to be told); HOST and MANAGED memory from fine-grained system
+// memory made accessible to every GPU agent.
+func (d *Device) Alloc(kind ol.AllocType, size uint64) (uintptr, error) {
+	p := d.p
+	pool, agents := p.hostPool, p.gpus
+	if kind == ol.AllocTypeDevice {
+		pool, agents = d.devPool, d.peers
+	}
+	if pool == 0 {
+		return 0, ol.Errorf(ol.ErrcUnsupported, "amdgpu: %s has no memory pool for %s memory", d.name(), kind)
+	}
+	r := C.lgo_hsa_pool_allocate(p.run, C.uint64_t(pool), C.size_t(size))
+	if r.st != hsaStatusSuccess {
+		code := errcOf(uint32(r.st))
+		if r.st == 0x1003 { // HSA_STATUS_ERROR_INVALID_ALLOCATION: larger than the pool allows
+			code = ol.ErrcOutOfResources
+		}
+		return 0, ol.Errorf(code, "hsa_amd_memory_pool_allocate of %d bytes of %s memory on %s failed: %s", size, kind, d.name(), p.drv.describe(uint32(r.st)))
+	}
+	ptr := uintptr(r.v)
+	if len(agents) > 0 {
+		if err := p.allowAccess(agents, ptr); err != nil {
+			_ = C.lgo_hsa_pool_free(p.run, C.uintptr_t(ptr))
+			return 0, fmt.Errorf("%w (%s memory on %s)", err, kind, d.name())
+		}
+	}
+	return ptr, nil
+}
+
+// allowAccess lets the given agents reach the allocation at ptr.
+func (p *Platform) allowAccess(agents []uint64, ptr uintptr) error {
+	var st C.uint32_t
+	if len(agents) == len(p.gpus) {
+		st = C.lgo_hsa_allow_access(p.run, p.agentsC, C.uint32_t(len(agents)), C.uintptr_t(ptr))
+	} else {
+		for _, a := range agents {
+			one := C.uint64_t(a)
+			if st = C.lgo_hsa_allow_access(p.run, &one, 1, C.uintptr_t(ptr)); st != hsaStatusSuccess {
+				break
+			}
+		}
+	}
+	return p.drv.check(fmt.Sprintf("hsa_amd_agents_allow_access for %#x", ptr), st)
+}
+
+// Free implements plugin.Device.
+func (d *Device) Free(ptr uintptr, kind ol.AllocType) error {
+	return d.call(fmt.Sprintf("hsa_amd_memory_pool_free of %s memory at %#x", kind, ptr), C.lgo_hsa_pool_free(d.p.run, C.uintptr_t(ptr)))
+}
+
+// lockTable remembers the agent address of each range a device
+// registered (hsa_amd_memory_lock may map host memory at another address
+// for GPUs) and whether the device locked it.
+type lockTable struct {
+	mu sync.Mutex
+	m  map[uintptr]lockedRange // by start
+}
+
+type lockedRange struct {
+	end, agent uintptr
+	locked     bool
+}
+
+// Register implements plugin.Device: the first registration of a range
+// locks it for every GPU agent (hsa_amd_memory_lock), unless the runtime
+// already knows the memory (its own allocations, memory locked already);
+// the result is the address the GPUs use for ptr.
+func (d *Device) Register(ptr uintptr, size uint64) (uintptr, error) {
+	first, err := d.pinned.Add(ptr, size)
+	if err != nil {
+		return 0, err
+	}
+	p := d.p
+	if first {
+		l := lockedRange{end: ptr + uintptr(size)}
+		if r := C.lgo_hsa_agent_addr(p.run, C.uintptr_t(ptr)); r.st != pointerUnknown {
+			l.agent = uintptr(r.v)
+		} else {
+			r := C.lgo_hsa_lock(p.run, C.uintptr_t(ptr), C.size_t(size), p.agentsC, C.uint32_t(len(p.gpus)))
+			if r.st != hsaStatusSuccess {
+				d.pinned.Drop(ptr)
+				return 0, p.drv.failure(fmt.Sprintf("hsa_amd_memory_lock of %d bytes at %#x", size, ptr), uint32(r.st))
+			}
+			l.agent, l.locked = uintptr(r.v), true
+		}
+		d.locks.mu.Lock()
+		if d.locks.m == nil {
+			d.locks.m = map[uintptr]lockedRange{}
+		}
+		d.locks.m[ptr] = l
+		d.locks.mu.Unlock()
+		return l.agent, nil
+	}
+	d.locks.mu.Lock()
+	defer d.locks.mu.Unlock()
+	for start, l := range d.locks.m {
+		if start <= ptr && ptr < l.end {
+			return l.agent + (ptr - start), nil
+		}
+	}
+	return ptr, nil
+}
+
+// Unregister implements plugin.Device: the last user of a range unlocks it
+// (if this device locked it).
+func (d *Device) Unregister(ptr uintptr) error {
+	last, start, err := d.pinned.Remove(ptr)
+	if err != nil || !last {
+		return err
+	}
+	d.locks.mu.Lock()
+	l := d.locks.m[start]
+	delete(d.locks.m, start)
+	d.locks.mu.Unlock()
+	if !l.locked {
+		return nil
+	}
+	return d.call(fmt.Sprintf("hsa_amd_memory_unlock at %#x", start), C.lgo_hsa_unlock(d.p.run, C.uintptr_t(start)))
+}
+
+// unlockAll unlocks the ranges still registered (Deinit).
+func (d *Device) unlockAll() error {
+	d.locks.mu.Lock()
+	defer d.locks.mu.Unlock()
+	var errs []error
+	for start, l := range d.locks.m {
+		if !l.locked {
+			continue
+		}
+		errs = append(errs, d.call(fmt.Sprintf("hsa_amd_memory_unlock at %#x", start), C.lgo_hsa_unlock(d.p.run, C.uintptr_t(start))))
+	}
+	d.locks.m = nil
+	d.pinned.Reset()
+	return errors.Join(errs...)
+}
+
+// OwnsPointer implements plugin.PointerDevice: p is memory of this GPU
+// agent as the runtime knows it (a global of an executable, memory
+// allocated by another library in this process).
+func (d *Device) OwnsPointer(p uintptr) bool {
+	r := C.lgo_hsa_pointer_owner(d.p.run, C.uintptr_t(p))
+	return r.st == pointerHSA && uint64(r.v) == d.agent
+}
+
+// tempLocks are host ranges the plugin locked itself for the copies that
+// use them (host memory the runtime did not allocate or lock), shared by
+// copies within the same range and unlocked when the last one has
+// completed.
+type tempLocks struct {
+	mu   sync.Mutex
+	list []*tempLock
+}
+
+type tempLock struct {
+	start, end, agent uintptr
+	users             int
+}
+
+// hostAddr returns the address the GPUs use for size bytes of host memory
+// at h, and the temporary lock taken for it (nil when none was needed:
+// memory of the runtime's pools or locked memory).
+func (p *Platform) hostAddr(h uintptr, size uint64) (uintptr, *tempLock, error) {
+	r := C.lgo_hsa_agent_addr(p.run, C.uintptr_t(h))
+	if r.st != pointerUnknown {
+		return uintptr(r.v), nil, nil
+	}
+	end := h + uintptr(size)
+	p.tlocks.mu.Lock()
+	defer p.tlocks.mu.Unlock()
+	for _, l := range p.tlocks.list {
+		if l.start <= h && end <= l.end {
+			l.users++
+			return l.agent + (h - l.start), l, nil
+		}
+	}
+	lr := C.lgo_hsa_lock(p.run, C.uintptr_t(h), C.size_t(size), p.agentsC, C.uint32_t(len(p.gpus)))
+	if lr.st != hsaStatusSuccess {
+		return 0, nil, p.drv.failure(fmt.Sprintf("hsa_amd_memory_lock of %d bytes of host memory at %#x for a copy", size, h), uint32(lr.st))
+	}
+	l := &tempLock{start: h, end: end, agent: uintptr(lr.v), users: 1}
+	p.tlocks.list = append(p.tlocks.list, l)
+	return l.agent, l, nil
+}
+
+// unlockTemp drops one user of a temporary lock.
+func (p *Platform) unlockTemp(l *tempLock) {
+	p.tlocks.mu.Lock()
+	l.users--
+	last := l.users == 0
+	if last {
+		for i, v := range p.tlocks.list {
+			if v == l {
+				p.tlocks.list = append(p.tlocks.list[:i], p.tlocks.list[i+1:]...)
+				break
+			}
+		}
+	}
+	p.tlocks.mu.Unlock()
+	if last {
+		_ = C.lgo_hsa_unlock(p.run, C.uintptr_t(l.start))
+	}
+}
+
+// releaseAll unlocks what copies that never completed left locked.
+func (t *tempLocks) releaseAll(p *Platform) error {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	var errs []error
+	for _, l := range t.list {
+		errs = append(errs, p.drv.check(fmt.Sprintf("hsa_amd_memory_unlock at %#x", l.start), C.lgo_hsa_unlock(p.run, C.uintptr_t(l.start))))
+	}
+	t.list = nil
+	return errors.Join(errs...)
+}

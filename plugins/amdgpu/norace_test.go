@@ -1,0 +1,5 @@
+//go:build !race
+
+package amdgpu
+
+const raceDetector = false

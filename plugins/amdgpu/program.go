@@ -1,0 +1,330 @@
+package amdgpu
+
+/*
+#include <stdlib.h>
+#include <string.h>
+#include "shim.h"
+*/
+import "C"
+
+import (
+	"fmt"
+	"math"
+	"sync"
+	"unsafe"
+
+	"github.com/liboffload-go/liboffload-go/api/ol"
+	"github.com/liboffload-go/liboffload-go/plugins/image"
+	"github.com/liboffload-go/liboffload-go/plugins/plugin"
+)
+
+// hsa_executable_symbol_info_t values and symbol kinds
+const (
+	symInfoType               = 0  // hsa_symbol_kind_t
+	symInfoVariableSize       = 9  // uint32_t
+	symInfoKernargSize        = 11 // uint32_t
+	symInfoKernargAlignment   = 12 // uint32_t
+	symInfoGroupSegmentSize   = 13 // uint32_t
+	symInfoPrivateSegmentSize = 14 // uint32_t
+	symInfoVariableAddress    = 21 // uint64_t
+	symInfoKernelObject       = 22 // uint64_t
+
+	symbolVariable = 0
+	symbolKernel   = 1
+
+	statusInvalidSymbolName = 0x1013
+)
+
+// LoadProgram implements plugin.Device: the code object goes through a
+// code-object reader into an executable of its own, loaded for the agent
+// and frozen.
+func (d *Device) LoadProgram(img []byte) (plugin.Program, error) {
+	if len(img) == 0 {
+		return nil, ol.NewError(ol.ErrcInvalidBinary, "amdgpu: the image is empty")
+	}
+	p := d.p
+	buf := C.malloc(C.size_t(len(img)))
+	if buf == nil {
+		return nil, ol.Errorf(ol.ErrcOutOfResources, "amdgpu: no host memory to stage a %d-byte image", len(img))
+	}
+	defer C.free(buf)
+	copy(unsafe.Slice((*byte)(buf), len(img)), img)
+	what := image.Classify(img).Phrase()
+	fail := func(call string, st C.uint32_t) error {
+		return ol.Errorf(errcOf(uint32(st)), "amdgpu: %s of %s for %s failed: %s", call, what, d.name(), p.drv.describe(uint32(st)))
+	}
+	r := C.lgo_hsa_reader_create(p.run, buf, C.size_t(len(img)))
+	if r.st != hsaStatusSuccess {
+		return nil, fail("hsa_code_object_reader_create_from_memory", r.st)
+	}
+	reader := r.v
+	defer C.lgo_hsa_reader_destroy(p.run, reader)
+	r = C.lgo_hsa_executable_create(p.run, C.uint32_t(d.profile))
+	if r.st != hsaStatusSuccess {
+		return nil, fail("hsa_executable_create_alt", r.st)
+	}
+	exe := r.v
+	if st := C.lgo_hsa_executable_load(p.run, exe, C.uint64_t(d.agent), reader); st != hsaStatusSuccess {
+		_ = C.lgo_hsa_executable_destroy(p.run, exe)
+		return nil, fail("hsa_executable_load_agent_code_object", st)
+	}
+	if st := C.lgo_hsa_executable_freeze(p.run, exe); st != hsaStatusSuccess {
+		_ = C.lgo_hsa_executable_destroy(p.run, exe)
+		return nil, fail("hsa_executable_freeze", st)
+	}
+	return &Program{d: d, exe: uint64(exe), queues: map[*hwQueue]bool{}, meta: parseKernelMeta(img)}, nil
+}
+
+// Program is an executable holding one code object. It remembers the HSA
+// queues its kernels were launched on, so that unloading waits for them
+// instead of pulling the code from under a queued launch.
+type Program struct {
+	d   *Device
+	exe uint64
+
+	// meta is the code object's kernel metadata, by kernel name (nil
+	// when it has none the plugin can read)
+	meta map[string]kernelMeta
+
+	mu       sync.Mutex
+	queues   map[*hwQueue]bool // bounded by the device's HSA queues
+	unloaded bool
+}
+
+// symbol finds a symbol of the executable and checks its kind.
+func (p *Program) symbol(name string, kind uint32, what string) (uint64, error) {
+	d := p.d
+	cs := C.CString(name)
+	defer C.free(unsafe.Pointer(cs))
+	r := C.lgo_hsa_symbol(d.p.run, C.uint64_t(p.exe), cs, C.uint64_t(d.agent))
+	if r.st == statusInvalidSymbolName {
+		return 0, ol.Errorf(ol.ErrcNotFound, "the program has no %s named %q", what, trimKD(name))
+	}
+	if r.st != hsaStatusSuccess {
+		return 0, d.p.drv.failure(fmt.Sprintf("hsa_executable_get_symbol_by_name(%q)", name), uint32(r.st))
+	}
+	var k uint32
+	if err := p.info(uint64(r.v), symInfoType, unsafe.Pointer(&k)); err != nil {
+		return 0, err
+	}
+	if k != kind {
+		return 0, ol.Errorf(ol.ErrcSymbolKind, "symbol %q of the program is not a %s", trimKD(name), what)
+	}
+	return uint64(r.v), nil
+}
+
+func trimKD(name string) string {
+	if len(name) > 3 && name[len(name)-3:] == ".kd" {
+		return name[:len(name)-3]
+	}
+	return name
+}
+
+func (p *Program) info(sym uint64, attr uint32, v unsafe.Pointer) error {
+	return p.d.call(fmt.Sprintf("hsa_executable_symbol_get_info(%d)", attr), C.lgo_hsa_symbol_info(p.d.p.run, C.uint64_t(sym), C.uint32_t(attr), v))
+}
+
+// Kernel implements plugin.Program: the kernel descriptor symbol
+// "<name>.kd" and what the dispatch needs of it.
+func (p *Program) Kernel(name string) (plugin.Kernel, error) {
+	sym, err := p.symbol(name+".kd", symbolKernel, "kernel")
+	if err != nil {
+		return nil, err
+	}
+	var object uint64
+	var kernargSize, kernargAlign, group, private uint32
+	for _, f := range []struct {
+		attr uint32
+		v    unsafe.Pointer
+	}{
+		{symInfoKernelObject, unsafe.Pointer(&object)},
+		{symInfoKernargSize, unsafe.Pointer(&kernargSize)},
+		{symInfoKernargAlignment, unsafe.Pointer(&kernargAlign)},
+		{symInfoGroupSegmentSize, unsafe.Pointer(&group)},
+		{symInfoPrivateSegmentSize, unsafe.Pointer(&private)},
+	} {
+		if err := p.info(sym, f.attr, f.v); err != nil {
+			return nil, err
+		}
+	}
+	k := &Kernel{p: p, name: name, object: object, kernargSize: kernargSize, kernargAlign: kernargAlign,
+		groupSize: group, privateSize: private, implicitOff: implicitOffset(uint64(kernargSize)), maxGroup: p.d.maxGroup}
+	if m, ok := p.meta[name]; ok {
+		// the metadata says where the implicit arguments are, if any
+		k.implicitOff = m.implicitBase
+		if k.implicitOff > int64(kernargSize) {
+			k.implicitOff = -1
+		}
+		if m.maxFlatGroupSize > 0 {
+			k.maxGroup = min(k.maxGroup, m.maxFlatGroupSize)
+		}
+	}
+	return k, nil
+}
+
+// Global implements plugin.Program: the variable's address and size.
+func (p *Program) Global(name string) (uintptr, uint64, error) {
+	sym, err := p.symbol(name, symbolVariable, "global variable")
+	if err != nil {
+		return 0, 0, err
+	}
+	var addr uint64
+	var size uint32
+	if err := p.info(sym, symInfoVariableAddress, unsafe.Pointer(&addr)); err != nil {
+		return 0, 0, err
+	}
+	if err := p.info(sym, symInfoVariableSize, unsafe.Pointer(&size)); err != nil {
+		return 0, 0, err
+	}
+	return uintptr(addr), uint64(size), nil
+}
+
+// Unload implements plugin.Program: hsa_executable_destroy at once when no
+// queue that launched its kernels has work left, else once that work is
+// done (Deinit waits).
+func (p *Program) Unload() error {
+	p.mu.Lock()
+	if p.unloaded {
+		p.mu.Unlock()
+		return nil
+	}
+	p.unloaded = true
+	type pending struct {
+		h *hwQueue
+		s *signal
+	}
+	var busy []pending
+	for h := range p.queues {
+		h.mu.Lock()
+		h.reclaim()
+		if s := h.last; s != nil {
+			s.refs.Add(1)
+			busy = append(busy, pending{h, s})
+		}
+		h.mu.Unlock()
+	}
+	p.queues = nil
+	p.mu.Unlock()
+	d := p.d
+	destroy := func() error {
+		return d.call("hsa_executable_destroy", C.lgo_hsa_executable_destroy(d.p.run, C.uint64_t(p.exe)))
+	}
+	if len(busy) == 0 {
+		return destroy()
+	}
+	d.p.unloads.Add(1)
+	go func() {
+		defer d.p.unloads.Done()
+		for _, b := range busy {
+			_ = b.h.wait(b.s, drainTimeout)
+			b.s.release()
+		}
+		_ = destroy()
+	}()
+	return nil
+}
+
+// Kernel is a kernel of a loaded executable.
+type Kernel struct {
+	p                         *Program
+	name                      string
+	object                    uint64
+	kernargSize, kernargAlign uint32
+	groupSize, privateSize    uint32
+	// implicitOff is where the implicit arguments start in the kernarg
+	// segment (-1: none); maxGroup the largest work-group it can run.
+	implicitOff int64
+	maxGroup    uint32
+}
+
+// MaxGroupSize implements plugin.Kernel: the largest work-group the
+// kernel was compiled for (its metadata's .max_flat_workgroup_size) and
+// the agent allows, once the kernel's group memory and the dynamic group
+// memory fit in the agent's.
+func (k *Kernel) MaxGroupSize(dynShared uint64) (uint64, error) {
+	d := k.p.d
+	if err := d.checkGroupMemory(k, dynShared); err != nil {
+		return 0, err
+	}
+	return uint64(k.maxGroup), nil
+}
+
+func (d *Device) checkGroupMemory(k *Kernel, dyn uint64) error {
+	limit := d.info.WorkGroupLocalMemSize.V
+	if total := uint64(k.groupSize) + dyn; total > limit || total > math.MaxUint32 {
+		return ol.Errorf(ol.ErrcInvalidSize, "DynSharedMemory %d and the %d bytes of group memory of kernel %q exceed the %d bytes of group memory a work-group of %s can have",
+			dyn, k.groupSize, k.name, limit, d.name())
+	}
+	return nil
+}
+
+// checkLaunch refuses a grid the device cannot run, with the value named.
+func (d *Device) checkLaunch(k *Kernel, s plugin.LaunchSize) error {
+	g, b := [3]uint32{s.NumGroups.X, s.NumGroups.Y, s.NumGroups.Z}, [3]uint32{s.GroupSize.X, s.GroupSize.Y, s.GroupSize.Z}
+	threads := uint64(1)
+	for i, axis := range "xyz" {
+		if g[i] == 0 || b[i] == 0 {
+			return ol.Errorf(ol.ErrcInvalidSize, "NumGroups.%c is %d and GroupSize.%c is %d: every dimension needs at least one", axis, g[i], axis, b[i])
+		}
+		if b[i] > d.groupMax[i] {
+			return ol.Errorf(ol.ErrcInvalidSize, "GroupSize.%c %d exceeds the maximum %d of %s", axis, b[i], d.groupMax[i], d.name())
+		}
+		if items := uint64(g[i]) * uint64(b[i]); items > uint64(d.gridMax[i]) {
+			return ol.Errorf(ol.ErrcInvalidSize, "NumGroups.%c %d × GroupSize.%c %d is %d work-items, more than the maximum %d of %s", axis, g[i], axis, b[i], items, d.gridMax[i], d.name())
+		}
+		threads *= uint64(b[i])
+	}
+	if threads > uint64(k.maxGroup) {
+		return ol.Errorf(ol.ErrcInvalidSize, "GroupSize %dx%dx%d is %d work-items, more than kernel %q can have on %s (%d)", b[0], b[1], b[2], threads, k.name, d.name(), k.maxGroup)
+	}
+	return d.checkGroupMemory(k, s.DynSharedMemory)
+}
+
+// Launch implements plugin.Queue: a kernel dispatch packet whose kernarg
+// segment holds the argument bytes and the implicit arguments (see
+// writeKernarg), behind a barrier-AND packet when the work before it was
+// not on the HSA queue.
+func (q *Queue) Launch(pk plugin.Kernel, args []byte, s plugin.LaunchSize) error {
+	k, ok := pk.(*Kernel)
+	if !ok || k.p.d != q.d {
+		return ol.NewError(ol.ErrcInvalidDevice, "amdgpu: the kernel is not of the queue's device")
+	}
+	d := q.d
+	if err := d.checkLaunch(k, s); err != nil {
+		return err
+	}
+	h := q.hw
+	prog := k.p
+	prog.mu.Lock()
+	if prog.unloaded {
+		prog.mu.Unlock()
+		return ol.Errorf(ol.ErrcInvalidArgument, "the program of kernel %q was destroyed", k.name)
+	}
+	if !prog.queues[h] {
+		prog.queues[h] = true
+	}
+	prog.mu.Unlock()
+	seg := uint64(k.kernargSize)
+	karg, class, err := d.p.kernargs.get(max(seg, 16))
+	if err != nil {
+		return err
+	}
+	writeKernarg(bytesAt(karg, max(seg, 16)), seg, k.implicitOff, args, s)
+	sig, err := h.begin()
+	if err != nil {
+		d.p.kernargs.put(karg, class)
+		return err
+	}
+	run := d.p.run
+	if h.last != nil && !h.lastInRing {
+		C.lgo_hsa_barrier(run, C.uintptr_t(h.q), h.dep(), 0, 0)
+	}
+	C.lgo_hsa_dispatch(run, C.uintptr_t(h.q), C.uint16_t(gridDims(s)),
+		C.uint16_t(s.GroupSize.X), C.uint16_t(s.GroupSize.Y), C.uint16_t(s.GroupSize.Z),
+		C.uint32_t(s.NumGroups.X*s.GroupSize.X), C.uint32_t(s.NumGroups.Y*s.GroupSize.Y), C.uint32_t(s.NumGroups.Z*s.GroupSize.Z),
+		C.uint32_t(k.privateSize), C.uint32_t(uint64(k.groupSize)+s.DynSharedMemory),
+		C.uint64_t(k.object), C.uintptr_t(karg), C.uint64_t(sig.h))
+	q.ops.Add(1)
+	h.commit(entry{sig: sig, karg: karg, kclass: class}, true)
+	return nil
+}

@@ -1,0 +1,459 @@
+package amdgpu
+
+import (
+	"bytes"
+	"encoding/binary"
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"unsafe"
+
+	"github.com/liboffload-go/liboffload-go/api/ol"
+	"github.com/liboffload-go/liboffload-go/plugins/internal/fakedriver"
+	"github.com/liboffload-go/liboffload-go/plugins/plugin"
+)
+
+// loadKernel loads kernel source (tests/c/kernels) as a fake gfx90a code
+// object on g and finds kernel name in it.
+func loadKernel(t *testing.T, g *Device, source, name string) (plugin.Program, plugin.Kernel) {
+	t.Helper()
+	prog, err := g.LoadProgram(fakedriver.FakeHsaco(t, source, "gfx90a"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	k, err := prog.Kernel(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return prog, k
+}
+
+func argBytes(words ...uint64) []byte {
+	b := make([]byte, 8*len(words))
+	for i, w := range words {
+		binary.LittleEndian.PutUint64(b[8*i:], w)
+	}
+	return b
+}
+
+func launchSize(groups, size uint32, dyn uint64) plugin.LaunchSize {
+	return plugin.LaunchSize{
+		NumGroups: ol.Dimensions{X: groups, Y: 1, Z: 1}, GroupSize: ol.Dimensions{X: size, Y: 1, Z: 1}, DynSharedMemory: dyn,
+	}
+}
+
+// The kernarg segment: explicit arguments first, the code object v5
+// implicit arguments in the last 256 bytes (offsets of the AMDGPU code
+// object v5 metadata: block counts u32 at 0, group sizes u16 at 12,
+// remainders u16 at 18, global offsets u64 at 40, grid dimensions u16 at
+// 64), everything else zero.
+func TestKernargLayout(t *testing.T) {
+	args := []byte{1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22, 23, 24}
+	seg := uint64(24 + 256)
+	buf := make([]byte, seg+8)
+	for i := range buf {
+		buf[i] = 0xcd
+	}
+	s := plugin.LaunchSize{NumGroups: ol.Dimensions{X: 7, Y: 3, Z: 1}, GroupSize: ol.Dimensions{X: 64, Y: 2, Z: 1}}
+	writeKernarg(buf, seg, implicitOffset(seg), args, s)
+	want := make([]byte, seg)
+	copy(want, args)
+	h := want[24:]
+	h[0], h[4], h[8] = 7, 3, 1 // hidden_block_count_x/y/z
+	h[12], h[14], h[16] = 64, 2, 1
+	h[64] = 2 // hidden_grid_dims: x and y
+	if string(buf[:seg]) != string(want) {
+		t.Errorf("kernarg segment\n got  % x\n want % x", buf[:seg], want)
+	}
+	if buf[seg] != 0xcd {
+		t.Error("written past the segment")
+	}
+	// a kernel without implicit arguments: the segment is the arguments only
+	buf2 := make([]byte, 24)
+	writeKernarg(buf2, 24, implicitOffset(24), args, s)
+	if string(buf2) != string(args) {
+		t.Errorf("without implicit arguments: % x", buf2)
+	}
+	for _, tc := range []struct {
+		s    plugin.LaunchSize
+		dims uint16
+	}{
+		{launchSize(1, 1, 0), 1},
+		{plugin.LaunchSize{NumGroups: ol.Dimensions{X: 1, Y: 1, Z: 2}, GroupSize: ol.Dimensions{X: 1, Y: 1, Z: 1}}, 3},
+		{plugin.LaunchSize{NumGroups: ol.Dimensions{X: 1, Y: 1, Z: 1}, GroupSize: ol.Dimensions{X: 1, Y: 4, Z: 1}}, 2},
+	} {
+		if d := gridDims(tc.s); d != tc.dims {
+			t.Errorf("gridDims(%+v) = %d, want %d", tc.s, d, tc.dims)
+		}
+	}
+}
+
+// Status codes map to API error codes, with the runtime's text and the
+// failing call.
+func TestErrorMapping(t *testing.T) {
+	for st, want := range map[uint32]ol.Errc{
+		0x1000: ol.ErrcBackendFailure, 0x1001: ol.ErrcInvalidArgument, 0x1004: ol.ErrcInvalidDevice,
+		0x1008: ol.ErrcOutOfResources, 0x100F: ol.ErrcInvalidBinary, 0x1010: ol.ErrcInvalidBinary,
+		0x1013: ol.ErrcNotFound, 0x100B: ol.ErrcUninitialized, 0x1016: ol.ErrcBackendFailure,
+	} {
+		if got := errcOf(st); got != want {
+			t.Errorf("errcOf(%#x) = %s, want %s", st, got, want)
+		}
+	}
+	d := &driver{} // no hsa_status_string: the names from hsa.h
+	err := d.failure("hsa_queue_create", 0x1002)
+	var oe *ol.Error
+	if !errors.As(err, &oe) || oe.Code != ol.ErrcOutOfResources ||
+		oe.Details != "hsa_queue_create failed: 0x1002 HSA_STATUS_ERROR_INVALID_QUEUE_CREATION" {
+		t.Errorf("%v", err)
+	}
+}
+
+// Kernels run over the whole grid with the argument buffer and the
+// implicit arguments, with barriers and dynamic group memory; globals
+// have device addresses that copies reach; unloading waits for queued
+// launches.
+func TestFakeProgramsAndLaunches(t *testing.T) {
+	d := newDouble(t, "libhsa-programs.so")
+	g := d.dev[0]
+	prog, k := loadKernel(t, g, "localmem_reduction", "localmem_reduction")
+	if _, err := prog.Kernel("nope"); err == nil || !strings.Contains(err.Error(), `no kernel named "nope"`) {
+		t.Errorf("unknown kernel: %v", err)
+	}
+	if n, err := k.MaxGroupSize(0); err != nil || n != 1024 {
+		t.Errorf("MaxGroupSize = %d, %v", n, err)
+	}
+	if _, err := k.MaxGroupSize(1 << 20); err == nil || !strings.Contains(err.Error(), "exceed the 65536 bytes of group memory") {
+		t.Errorf("MaxGroupSize(1 MiB): %v", err)
+	}
+	const groups, size = 8, 128
+	in := mustAlloc(t, g, ol.AllocTypeDevice, 4*groups*size)
+	out := mustAlloc(t, g, ol.AllocTypeDevice, 4*groups)
+	vals := make([]byte, 4*groups*size)
+	want := make([]uint32, groups)
+	for i := 0; i < groups*size; i++ {
+		v := uint32(i*i%1000 + 1)
+		binary.LittleEndian.PutUint32(vals[4*i:], v)
+		want[i/size] += v
+	}
+	q := mustQueue(t, g)
+	// a copy first: the launch waits for it behind a barrier packet
+	host := mustAlloc(t, g, ol.AllocTypeHost, 4*groups*size)
+	copy(hostBytes(host, len(vals)), vals)
+	if err := q.CopyToDevice(in, g, host, uint64(len(vals))); err != nil {
+		t.Fatal(err)
+	}
+	if err := q.Launch(k, argBytes(uint64(in), uint64(out)), launchSize(groups, size, 4*size)); err != nil {
+		t.Fatal(err)
+	}
+	if err := q.Sync(); err != nil {
+		t.Fatalf("%v (runtime: %s)", err, d.lastError())
+	}
+	got := d.peek(out, 4*groups)
+	for i := range want {
+		if v := binary.LittleEndian.Uint32(got[4*i:]); v != want[i] {
+			t.Errorf("group %d: sum %d, want %d", i, v, want[i])
+		}
+	}
+
+	for _, tc := range []struct {
+		size plugin.LaunchSize
+		want string
+	}{
+		{launchSize(1, 2048, 0), "GroupSize.x 2048 exceeds the maximum 1024"},
+		{launchSize(0, 1, 0), "NumGroups.x is 0"},
+		{launchSize(1, 64, 200<<10), "DynSharedMemory 204800 and the 0 bytes of group memory"},
+	} {
+		if err := q.Launch(k, argBytes(uint64(in), uint64(out)), tc.size); err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("launch %+v: %v, want %q", tc.size, err, tc.want)
+		}
+	}
+
+	// a global: written by a kernel, read back at its device address
+	gp, err := g.LoadProgram(fakedriver.FakeHsaco(t, "global", "gfx90a"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	write, err := gp.Kernel("write")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr, gsize, err := gp.Global("global")
+	if err != nil || gsize != 256 {
+		t.Fatalf("Global: %#x %d %v", addr, gsize, err)
+	}
+	if !g.OwnsPointer(addr) {
+		t.Error("a global is not the device's memory")
+	}
+	if _, _, err := gp.Global("nope"); err == nil || !strings.Contains(err.Error(), `no global variable named "nope"`) {
+		t.Errorf("unknown global: %v", err)
+	}
+	if _, _, err := gp.Global("write.kd"); err == nil || !strings.Contains(err.Error(), "is not a global variable") {
+		t.Errorf("a kernel as a global: %v", err)
+	}
+	if err := q.Launch(write, argBytes(0), launchSize(1, 64, 0)); err != nil {
+		t.Fatal(err)
+	}
+	if err := q.CopyFromDevice(host, addr, g, 256); err != nil {
+		t.Fatal(err)
+	}
+	if err := q.Sync(); err != nil {
+		t.Fatal(err)
+	}
+	hb := hostBytes(host, 256)
+	for i := 0; i < 64; i++ {
+		if v := binary.LittleEndian.Uint32(hb[4*i:]); v != uint32(2*i) {
+			t.Fatalf("global[%d] = %d, want %d", i, v, 2*i)
+		}
+	}
+
+	// unloading while a launch is queued waits for it
+	gate := make(chan struct{})
+	if err := q.HostCall(func() error { <-gate; return nil }); err != nil {
+		t.Fatal(err)
+	}
+	if err := q.Launch(write, argBytes(0), launchSize(1, 64, 0)); err != nil {
+		t.Fatal(err)
+	}
+	if err := gp.Unload(); err != nil {
+		t.Fatal(err)
+	}
+	if n := d.live("executable"); n != 2 {
+		t.Errorf("%d executables loaded while a launch of one is queued, want 2", n)
+	}
+	if err := q.Launch(write, argBytes(0), launchSize(1, 64, 0)); err == nil || !strings.Contains(err.Error(), "was destroyed") {
+		t.Errorf("launch after Unload: %v", err)
+	}
+	close(gate)
+	if err := prog.Unload(); err != nil {
+		t.Fatal(err)
+	}
+	if err := q.Sync(); err != nil {
+		t.Fatal(err)
+	}
+	_ = q.Release()
+	for _, p := range []uintptr{in, out} {
+		_ = g.Free(p, ol.AllocTypeDevice)
+	}
+	_ = g.Free(host, ol.AllocTypeHost)
+	d.deinit()
+	if n := d.live("executable"); n != 0 {
+		t.Errorf("%d executables left after Deinit", n)
+	}
+	if n := d.call("fake_hsa_dispatches"); n != 3 {
+		t.Errorf("the runtime ran %d kernels, want 3", n)
+	}
+}
+
+// A code object for another processor, or bytes that are none, are
+// refused with the runtime's reason.
+func TestFakeLoadFailures(t *testing.T) {
+	t.Setenv("FAKE_HSA_GFX", "gfx90a,gfx942")
+	d := newDouble(t, "libhsa-loadfail.so")
+	if n := d.dev[1].info.Name.V; n != "gfx942" {
+		t.Fatalf("device 1 is %s", n)
+	}
+	_, err := d.dev[1].LoadProgram(fakedriver.FakeHsaco(t, "foo", "gfx90a"))
+	var oe *ol.Error
+	if !errors.As(err, &oe) || oe.Code != ol.ErrcInvalidBinary ||
+		!strings.Contains(oe.Details, "hsa_executable_load_agent_code_object of an AMDGPU code object for gfx90a for gfx942 (device 1) failed: 0x100f HSA_STATUS_ERROR_INVALID_ISA") {
+		t.Errorf("gfx90a on gfx942: %v", err)
+	}
+	good, err := d.dev[0].LoadProgram(fakedriver.FakeHsaco(t, "foo", "gfx90a"))
+	if err != nil {
+		t.Fatalf("gfx90a on gfx90a: %v", err)
+	}
+	t.Setenv("FAKE_HSA_LOAD_RESULT", "0x1010")
+	if _, err := d.dev[0].LoadProgram(fakedriver.FakeHsaco(t, "foo", "gfx90a")); !errors.As(err, &oe) || oe.Code != ol.ErrcInvalidBinary ||
+		!strings.Contains(oe.Details, "0x1010 HSA_STATUS_ERROR_INVALID_CODE_OBJECT") {
+		t.Errorf("injected load failure: %v", err)
+	}
+	if n := d.live("executable"); n != 1 {
+		t.Errorf("%d executables, want 1 (failed loads destroy theirs)", n)
+	}
+	if n := d.live("reader"); n != 0 {
+		t.Errorf("%d code object readers left", n)
+	}
+	if err := good.Unload(); err != nil {
+		t.Fatal(err)
+	}
+	d.deinit()
+}
+
+// The hot path makes no Go allocation: launch, asynchronous copies, a
+// fill, record, wait, release of the event and sync.
+func TestFakeHotPathAllocatesNothing(t *testing.T) {
+	d := newDouble(t, "libhsa-allocs.so")
+	g := d.dev[0]
+	prog, k := loadKernel(t, g, "noargs", "noargs")
+	dev := mustAlloc(t, g, ol.AllocTypeDevice, 4096)
+	host := mustAlloc(t, g, ol.AllocTypeHost, 4096)
+	q, q2 := mustQueue(t, g), mustQueue(t, g)
+	pat := []byte{1, 2, 3, 4}
+	size := launchSize(1, 1, 0)
+	round := func() {
+		if err := q.Launch(k, nil, size); err != nil {
+			t.Fatal(err)
+		}
+		if err := q.CopyToDevice(dev, g, host, 4096); err != nil {
+			t.Fatal(err)
+		}
+		if err := q.Fill(dev, unsafe.Pointer(&pat[0]), 4, 4096); err != nil {
+			t.Fatal(err)
+		}
+		if err := q.CopyFromDevice(host, dev, g, 4096); err != nil {
+			t.Fatal(err)
+		}
+		e, err := q.Record()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := q2.Wait(e); err != nil {
+			t.Fatal(err)
+		}
+		if err := e.Release(); err != nil {
+			t.Fatal(err)
+		}
+		if err := q2.Sync(); err != nil {
+			t.Fatal(err)
+		}
+		if err := q.Sync(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for i := 0; i < 100; i++ {
+		round() // warm: pools and the wait list reach their size
+	}
+	if n := testing.AllocsPerRun(200, round); n != 0 {
+		t.Errorf("%.1f Go allocations per round of launch, copies, fill, record, wait and sync, want 0", n)
+	}
+	_ = q.Release()
+	_ = q2.Release()
+	_ = prog.Unload()
+	_ = g.Free(dev, ol.AllocTypeDevice)
+	_ = g.Free(host, ol.AllocTypeHost)
+	d.deinit()
+}
+
+// Queues are pooled: create, launch and release (unsynchronised) cycles
+// keep the runtime's queues and signals bounded and the process's memory
+// flat. 1,000,000 cycles without the race detector (OFFLOAD_CHURN_CYCLES
+// changes it), 20,000 with it.
+func TestFakeQueueChurnIsFlat(t *testing.T) {
+	d := newDouble(t, "libhsa-churn.so")
+	g := d.dev[0]
+	prog, k := loadKernel(t, g, "noargs", "noargs")
+	size := launchSize(1, 1, 0)
+	cycle := func() {
+		q, err := g.NewQueue()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := q.Launch(k, nil, size); err != nil {
+			t.Fatal(err)
+		}
+		if err := q.Release(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	warm, cycles := 100000, 1000000
+	if raceDetector {
+		warm, cycles = 2000, 20000
+	}
+	if s := os.Getenv("OFFLOAD_CHURN_CYCLES"); s != "" {
+		if n, err := strconv.Atoi(s); err == nil && n > 0 {
+			cycles = n
+		}
+	}
+	for i := 0; i < warm; i++ {
+		cycle()
+	}
+	rss0 := fakedriver.VmRSS(t)
+	for i := 0; i < cycles; i++ {
+		cycle()
+	}
+	rss1 := fakedriver.VmRSS(t)
+	if n := d.live("queue"); n > maxHWQueues {
+		t.Errorf("%d HSA queues after %d cycles", n, warm+cycles)
+	}
+	t.Logf("VmRSS %d KiB after %d warm-up cycles, %d KiB after %d more; %d HSA queues, %d signals", rss0, warm, rss1, cycles, d.live("queue"), d.live("signal"))
+	if growth := rss1 - rss0; !raceDetector && growth > 4096 {
+		t.Errorf("VmRSS grew by %d KiB over %d cycles", growth, cycles)
+	}
+	_ = prog.Unload()
+	d.deinit()
+}
+
+// The kernel metadata of code objects clang-22 builds: where the implicit
+// arguments start (after the 56 bytes of multiargs' argument struct; 8
+// for a kernel with one pointer) and the largest work-group (clang's
+// default 1024).
+func TestClangKernelMetadata(t *testing.T) {
+	if _, err := exec.LookPath("clang-22"); err != nil {
+		if os.Getenv("CI") == "true" {
+			t.Fatal("clang-22 is needed (CI installs it)")
+		}
+		t.Skip("no clang-22")
+	}
+	root := fakedriver.ModuleRoot(t)
+	for _, tc := range []struct {
+		source, kernel string
+		base           int64
+	}{{"multiargs", "multiargs", 56}, {"global", "read", 8}} {
+		out := filepath.Join(t.TempDir(), tc.source+".hsaco")
+		cmd := exec.Command("clang-22", "--target=amdgcn-amd-amdhsa", "-mcpu=gfx90a", "-nogpulib", "-ffreestanding", "-O2",
+			"-I", filepath.Join(root, "include"), filepath.Join(root, "tests", "c", "kernels", tc.source+".c"), "-o", out)
+		if b, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("%v: %v\n%s", cmd, err, b)
+		}
+		img, err := os.ReadFile(out)
+		if err != nil {
+			t.Fatal(err)
+		}
+		meta := parseKernelMeta(img)
+		m, ok := meta[tc.kernel]
+		if !ok {
+			t.Fatalf("%s: no metadata for kernel %q: %v", tc.source, tc.kernel, meta)
+		}
+		if m.implicitBase != tc.base || m.maxFlatGroupSize != 1024 {
+			t.Errorf("%s: %+v, want implicit arguments at %d and work-groups up to 1024", tc.kernel, m, tc.base)
+		}
+	}
+	// host objects (the double's code objects) have no such note
+	if meta := parseKernelMeta(fakedriver.FakeHsaco(t, "noargs", "gfx90a")); len(meta) != 0 {
+		t.Errorf("metadata in a host object: %v", meta)
+	}
+}
+
+// Damaged metadata never panics: every prefix and byte flip of a real
+// note decodes or fails, and deep nesting is refused.
+func TestMsgpackDamaged(t *testing.T) {
+	good := []byte{0x81, 0xae} // {"amdhsa.kernels": [{".name": "k", ".max_flat_workgroup_size": 256}]}
+	good = append(good, "amdhsa.kernels"...)
+	good = append(good, 0x91, 0x82, 0xa5)
+	good = append(good, ".name"...)
+	good = append(good, 0xa1, 'k', 0xb8)
+	good = append(good, ".max_flat_workgroup_size"...)
+	good = append(good, 0xcd, 0x01, 0x00)
+	v, n, err := msgpackDecode(good, 0)
+	if err != nil || n != len(good) {
+		t.Fatalf("decode: %v %d", err, n)
+	}
+	if m := kernelsOf(v); m["k"].maxFlatGroupSize != 256 || m["k"].implicitBase != -1 {
+		t.Errorf("kernels: %+v", m)
+	}
+	for i := range good {
+		_, _, _ = msgpackDecode(good[:i], 0)
+		b := append([]byte(nil), good...)
+		b[i] ^= 0xff
+		_, _, _ = msgpackDecode(b, 0)
+	}
+	deep := bytes.Repeat([]byte{0x91}, 100000)
+	if _, _, err := msgpackDecode(deep, 0); err == nil {
+		t.Error("100000 nested arrays decoded")
+	}
+}

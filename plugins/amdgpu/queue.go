@@ -1,0 +1,881 @@
+package amdgpu
+
+/*
+#include "shim.h"
+*/
+import "C"
+
+import (
+	"encoding/binary"
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"time"
+	"unsafe"
+
+	"github.com/liboffload-go/liboffload-go/api/ol"
+	"github.com/liboffload-go/liboffload-go/plugins/plugin"
+)
+
+const (
+	// defaultQueueSize is the packets of an HSA queue (a power of two;
+	// smaller when the agent's maximum is).
+	defaultQueueSize = 1024
+	// maxIdleQueues bounds the idle HSA queues a device keeps for reuse.
+	maxIdleQueues = 32
+	// maxHWQueues bounds the HSA queues of a device that released queues
+	// keep: beyond it NewQueue waits for the work of the queue released
+	// first and reuses its HSA queue (queues in use are never shared).
+	maxHWQueues   = 32
+	maxIdleEvents = 256
+)
+
+// reuseWait bounds how long NewQueue waits for a released queue's work
+// before it makes a new HSA queue instead.
+const reuseWait = time.Second
+
+// drainTimeout bounds how long Deinit waits for the work of a queue (a
+// queue the runtime never drains must not hang olShutDown).
+var drainTimeout = 30 * time.Second
+
+// How it works. A Queue is an HSA queue (hwQueue, pooled per device) and a
+// chain of signals: every operation gets a completion signal and starts
+// only after the previous operation's signal (the queue's "last") is done.
+// Kernels go on the HSA queue as dispatch packets with the barrier bit
+// (in order after the packets before them) and, after work done outside
+// the HSA queue (a copy, a host function), behind a barrier-AND packet on
+// that work's signal. Copies are hsa_amd_memory_async_copy with the last
+// signal as their dependency. Host functions, host calls and fills
+// (hsa_amd_memory_fill is synchronous) run on library threads once the
+// last signal is done (hsa_amd_signal_async_handler hands them over) and
+// complete their signal when they return, which holds back the work after
+// them. Events are references to a signal; waiting for an event of another
+// queue is a barrier-AND packet on its signal.
+//
+// Each operation is an entry of its hwQueue's ring until its signal is
+// done: then its references (the previous signal, a waited signal), its
+// kernel-argument buffer, staging buffer or temporary lock are given back
+// (reclaim, at the next operation or Sync).
+
+// entry is an operation whose completion the queue has not seen yet.
+type entry struct {
+	sig, prev, extra *signal
+	karg             uintptr
+	kclass           int8
+	stage            uintptr // host staging buffer of a fill
+	tlock            *tempLock
+}
+
+type entryRing struct {
+	buf     []entry
+	head, n int
+}
+
+func (r *entryRing) push(e entry) {
+	if r.n == len(r.buf) {
+		nb := make([]entry, max(16, 2*len(r.buf)))
+		for i := 0; i < r.n; i++ {
+			nb[i] = r.buf[(r.head+i)&(len(r.buf)-1)]
+		}
+		r.buf, r.head = nb, 0
+	}
+	r.buf[(r.head+r.n)&(len(r.buf)-1)] = e
+	r.n++
+}
+
+func (r *entryRing) front() *entry { return &r.buf[r.head] }
+
+func (r *entryRing) pop() {
+	r.buf[r.head] = entry{}
+	r.head = (r.head + 1) & (len(r.buf) - 1)
+	r.n--
+}
+
+// hwQueue is an HSA queue and the chain of work submitted to it.
+type hwQueue struct {
+	d  *Device
+	q  uintptr // hsa_queue_t *
+	id uintptr // how the runtime's error callback names it
+
+	mu         sync.Mutex
+	last       *signal // the latest operation (the queue's reference)
+	lastInRing bool    // last is a packet of this HSA queue
+	ring       entryRing
+	// err is the first failure of asynchronous work since the last Sync,
+	// under errMu (a host operation records its failure without waiting
+	// for a submitter that holds mu while the ring is full)
+	errMu sync.Mutex
+	err   error
+	fault atomic.Pointer[ol.Error]
+}
+
+// hwByID finds an HSA queue from the runtime's error callback.
+var (
+	hwByID  sync.Map // uintptr → *hwQueue
+	hwIDs   atomic.Uintptr
+	queueID atomic.Uintptr
+)
+
+// lgoHsaQueueError is the runtime's callback for an error of an HSA queue
+// (on a runtime thread): the queue is broken; its waits and Sync report it.
+//
+//export lgoHsaQueueError
+func lgoHsaQueueError(st C.uint32_t, id C.uintptr_t) {
+	v, ok := hwByID.Load(uintptr(id))
+	if !ok {
+		return
+	}
+	h := v.(*hwQueue)
+	// an asynchronous failure of the queue's work: the runtime's, whatever
+	// the status says
+	e := ol.Errorf(ol.ErrcBackendFailure, "amdgpu: the HSA queue of %s failed: %s", h.d.name(), h.d.p.drv.describe(uint32(st)))
+	h.fault.CompareAndSwap(nil, e)
+}
+
+func (h *hwQueue) fail(err error) {
+	h.errMu.Lock()
+	if h.err == nil {
+		h.err = err
+	}
+	h.errMu.Unlock()
+}
+
+// takeErr returns the recorded failure and forgets it.
+func (h *hwQueue) takeErr() error {
+	h.errMu.Lock()
+	defer h.errMu.Unlock()
+	err := h.err
+	h.err = nil
+	return err
+}
+
+// reclaim gives back what completed operations held (h.mu held).
+func (h *hwQueue) reclaim() {
+	for h.ring.n > 0 {
+		e := h.ring.front()
+		v := e.sig.value()
+		if v > 0 {
+			return
+		}
+		if v < 0 {
+			h.fail(ol.Errorf(ol.ErrcBackendFailure, "amdgpu: an asynchronous operation on %s failed (the runtime set its completion signal to %d)", h.d.name(), v))
+		}
+		h.finish(e)
+		h.ring.pop()
+	}
+	if h.last != nil {
+		h.last.release()
+		h.last, h.lastInRing = nil, false
+	}
+}
+
+func (h *hwQueue) finish(e *entry) {
+	p := h.d.p
+	e.prev.release()
+	e.extra.release()
+	if e.karg != 0 {
+		p.kernargs.put(e.karg, e.kclass)
+	}
+	if e.stage != 0 {
+		_ = C.lgo_hsa_pool_free(p.run, C.uintptr_t(e.stage))
+	}
+	if e.tlock != nil {
+		p.unlockTemp(e.tlock)
+	}
+	e.sig.release()
+}
+
+// begin locks the queue for a new operation and returns its signal.
+func (h *hwQueue) begin() (*signal, error) {
+	if f := h.fault.Load(); f != nil {
+		return nil, f
+	}
+	h.mu.Lock()
+	h.reclaim()
+	s, err := h.d.p.signals.get()
+	if err != nil {
+		h.mu.Unlock()
+		return nil, err
+	}
+	return s, nil
+}
+
+// dep is the signal new work waits for (0: none).
+func (h *hwQueue) dep() C.uint64_t {
+	if h.last == nil {
+		return 0
+	}
+	return C.uint64_t(h.last.h)
+}
+
+// commit records the operation begun with e.sig as the queue's latest and
+// unlocks the queue.
+func (h *hwQueue) commit(e entry, inRing bool) {
+	e.prev = h.last // the queue's reference moves to the entry
+	e.sig.refs.Add(1)
+	h.last, h.lastInRing = e.sig, inRing
+	h.ring.push(e)
+	h.mu.Unlock()
+}
+
+// abort gives back the signal of an operation that was not submitted.
+func (h *hwQueue) abort(s *signal) {
+	s.release()
+	h.mu.Unlock()
+}
+
+// wait waits until s is done, reporting a queue error or a failed
+// operation instead of waiting forever.
+func (h *hwQueue) wait(s *signal, limit time.Duration) error {
+	p := h.d.p
+	hint := C.uint64_t(p.freq / 20) // 50 ms
+	var start time.Time
+	if limit > 0 {
+		start = time.Now()
+	}
+	for {
+		v := int64(C.lgo_hsa_signal_wait(p.run, C.uint64_t(s.h), hint))
+		if v == 0 {
+			return nil
+		}
+		if v < 0 {
+			return ol.Errorf(ol.ErrcBackendFailure, "amdgpu: an asynchronous operation on %s failed (the runtime set its completion signal to %d)", h.d.name(), v)
+		}
+		if f := h.fault.Load(); f != nil {
+			return f
+		}
+		if limit > 0 && time.Since(start) > limit {
+			return ol.Errorf(ol.ErrcBackendFailure, "amdgpu: the work of a queue of %s did not finish within %v", h.d.name(), limit)
+		}
+	}
+}
+
+// idle reports whether the queue has no pending work.
+func (h *hwQueue) idle() bool {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.reclaim()
+	return h.ring.n == 0
+}
+
+// hwQueues hands out a device's HSA queues.
+type hwQueues struct {
+	mu          sync.Mutex
+	idle        []*hwQueue
+	outstanding []*hwQueue // released with work pending
+	count       int        // HSA queues created and not destroyed
+	events      []*Event   // released Event objects, reused by Record
+}
+
+func (d *Device) getHW() (*hwQueue, error) {
+	qs := &d.queues
+	qs.mu.Lock()
+	keep := qs.outstanding[:0]
+	for _, h := range qs.outstanding {
+		if h.fault.Load() == nil && h.idle() {
+			qs.idle = append(qs.idle, h)
+		} else {
+			keep = append(keep, h)
+		}
+	}
+	clear(qs.outstanding[len(keep):])
+	qs.outstanding = keep
+	h := popLast(&qs.idle)
+	var oldest *hwQueue
+	// (never from a host function: the queue released first may be the
+	// one waiting for it)
+	if h == nil && qs.count >= maxHWQueues && C.lgo_hsa_running_queue() == 0 {
+		for i, o := range qs.outstanding {
+			if o.fault.Load() == nil {
+				oldest = o
+				qs.outstanding = append(qs.outstanding[:i], qs.outstanding[i+1:]...)
+				break
+			}
+		}
+	}
+	if h == nil && oldest == nil {
+		qs.count++
+	}
+	qs.mu.Unlock()
+	if h != nil {
+		return h, nil
+	}
+	if oldest != nil {
+		// every queue the device may have is busy: reuse the one released
+		// first once its work is done, or make another if it is not done
+		// soon (a queue stuck, or waiting for much later work)
+		oldest.mu.Lock()
+		s := oldest.last
+		if s != nil {
+			s.refs.Add(1)
+		}
+		oldest.mu.Unlock()
+		var err error
+		if s != nil {
+			err = oldest.wait(s, reuseWait)
+			s.release()
+		}
+		if err == nil && oldest.idle() {
+			return oldest, nil
+		}
+		qs.mu.Lock()
+		qs.outstanding = append(qs.outstanding, oldest)
+		qs.count++
+		qs.mu.Unlock()
+	}
+	h = &hwQueue{d: d, id: hwIDs.Add(1)}
+	hwByID.Store(h.id, h)
+	r := C.lgo_hsa_queue_create(d.p.run, C.uint64_t(d.agent), C.uint32_t(d.queueSize), C.uintptr_t(h.id))
+	if r.st != hsaStatusSuccess {
+		hwByID.Delete(h.id)
+		qs.mu.Lock()
+		qs.count--
+		qs.mu.Unlock()
+		return nil, d.p.drv.failure(fmt.Sprintf("hsa_queue_create of %d packets on %s", d.queueSize, d.name()), uint32(r.st))
+	}
+	h.q = uintptr(r.v)
+	return h, nil
+}
+
+// putHW takes a released queue back: idle for reuse, or outstanding until
+// its work is done; never waited for here.
+func (d *Device) putHW(h *hwQueue) {
+	idle := h.fault.Load() == nil && h.idle()
+	qs := &d.queues
+	qs.mu.Lock()
+	if idle && len(qs.idle) < maxIdleQueues {
+		_ = h.takeErr()
+		qs.idle = append(qs.idle, h)
+		idle = false
+	} else if !idle {
+		qs.outstanding = append(qs.outstanding, h)
+	} else {
+		qs.count--
+	}
+	qs.mu.Unlock()
+	if idle { // too many idle queues: this one goes
+		_ = d.destroyHW(h)
+	}
+}
+
+func (d *Device) destroyHW(h *hwQueue) error {
+	hwByID.Delete(h.id)
+	return d.call(fmt.Sprintf("hsa_queue_destroy on %s", d.name()), C.lgo_hsa_queue_destroy(d.p.run, C.uintptr_t(h.q)))
+}
+
+// releaseQueues waits (up to drainTimeout each) for the work of every
+// queue of the device and destroys them (Deinit).
+func (d *Device) releaseQueues() error {
+	qs := &d.queues
+	qs.mu.Lock()
+	all := append(qs.outstanding, qs.idle...)
+	qs.outstanding, qs.idle, qs.count, qs.events = nil, nil, 0, nil
+	qs.mu.Unlock()
+	var first error
+	for _, h := range all {
+		h.mu.Lock()
+		s := h.last
+		if s != nil {
+			s.refs.Add(1)
+		}
+		h.mu.Unlock()
+		if s != nil {
+			// a broken queue's error was Sync's to report; its work never ends
+			if err := h.wait(s, drainTimeout); err != nil && first == nil && h.fault.Load() == nil {
+				first = err
+			}
+			s.release()
+		}
+		h.idle()
+		if err := d.destroyHW(h); err != nil && first == nil {
+			first = err
+		}
+	}
+	return first
+}
+
+// NewQueue implements plugin.Device.
+func (d *Device) NewQueue() (plugin.Queue, error) {
+	h, err := d.getHW()
+	if err != nil {
+		return nil, err
+	}
+	return &Queue{d: d, hw: h, id: queueID.Add(1)}, nil
+}
+
+// Queue is an in-order queue of a device (see "How it works" above).
+type Queue struct {
+	d  *Device
+	hw *hwQueue
+	id uintptr // tells the queue's host functions apart (lgo_hsa_running_queue)
+	// ops counts submitted operations: host functions and events are
+	// placed by it, to tell a wait that could never end.
+	ops atomic.Uint64
+
+	mu    sync.Mutex
+	waits []waitEdge // the latest waits for events of other queues
+}
+
+var _ plugin.Queue = (*Queue)(nil)
+
+// copy submits an asynchronous copy; tl is a temporary lock the copy holds.
+func (q *Queue) copy(what string, dst uintptr, dstAgent uint64, src uintptr, srcAgent uint64, size uint64, tl *tempLock, stage uintptr) error {
+	h := q.hw
+	p := q.d.p
+	s, err := h.begin()
+	if err != nil {
+		if tl != nil {
+			p.unlockTemp(tl)
+		}
+		return err
+	}
+	if st := C.lgo_hsa_copy(p.run, C.uintptr_t(dst), C.uint64_t(dstAgent), C.uintptr_t(src), C.uint64_t(srcAgent),
+		C.size_t(size), h.dep(), C.uint64_t(s.h)); st != hsaStatusSuccess {
+		h.abort(s)
+		if tl != nil {
+			p.unlockTemp(tl)
+		}
+		return p.drv.failure(fmt.Sprintf("hsa_amd_memory_async_copy (%s) of %d bytes to %#x from %#x", what, size, dst, src), uint32(st))
+	}
+	q.ops.Add(1)
+	h.commit(entry{sig: s, tlock: tl, stage: stage}, false)
+	return nil
+}
+
+func asDevice(dev plugin.Device) (*Device, error) {
+	d, ok := dev.(*Device)
+	if !ok {
+		return nil, plugin.Unsupported(backendName, "a copy with memory of another platform's device")
+	}
+	return d, nil
+}
+
+// CopyToDevice implements plugin.Queue. Host memory the runtime does not
+// know is locked for the copy's duration.
+func (q *Queue) CopyToDevice(dst uintptr, dev plugin.Device, src uintptr, size uint64) error {
+	dd, err := asDevice(dev)
+	if err != nil || size == 0 {
+		return err
+	}
+	a, tl, err := q.d.p.hostAddr(src, size)
+	if err != nil {
+		return err
+	}
+	return q.copy("host to device", dst, dd.agent, a, dd.agent, size, tl, 0)
+}
+
+// CopyFromDevice implements plugin.Queue.
+func (q *Queue) CopyFromDevice(dst, src uintptr, dev plugin.Device, size uint64) error {
+	sd, err := asDevice(dev)
+	if err != nil || size == 0 {
+		return err
+	}
+	a, tl, err := q.d.p.hostAddr(dst, size)
+	if err != nil {
+		return err
+	}
+	return q.copy("device to host", a, sd.agent, src, sd.agent, size, tl, 0)
+}
+
+// CopyDevice implements plugin.Queue: within one agent or between two.
+func (q *Queue) CopyDevice(dst uintptr, dstDev plugin.Device, src uintptr, srcDev plugin.Device, size uint64) error {
+	dd, err := asDevice(dstDev)
+	if err != nil {
+		return err
+	}
+	sd, err := asDevice(srcDev)
+	if err != nil || size == 0 {
+		return err
+	}
+	return q.copy("device to device", dst, dd.agent, src, sd.agent, size, nil, 0)
+}
+
+// HSA_STATUS_ERROR_INVALID_ALLOCATION: hsa_amd_memory_fill of memory that
+// is not an allocation of the runtime.
+const statusInvalidAllocation = 0x1003
+
+// fillByCopy fills count words at ptr with v by copying them from a host
+// buffer and waiting for the copy (on a library thread, where blocking is
+// allowed).
+func (p *Platform) fillByCopy(agent uint64, ptr uintptr, v uint32, count uint64) error {
+	size := 4 * count
+	r := C.lgo_hsa_pool_allocate(p.run, C.uint64_t(p.hostPool), C.size_t(size))
+	if r.st != hsaStatusSuccess {
+		return ol.Errorf(ol.ErrcOutOfResources, "amdgpu: no host memory to stage a fill of %d bytes: %s", size, p.drv.describe(uint32(r.st)))
+	}
+	buf := uintptr(r.v)
+	defer C.lgo_hsa_pool_free(p.run, C.uintptr_t(buf))
+	if err := p.allowAccess(p.gpus, buf); err != nil {
+		return err
+	}
+	var w [4]byte
+	binary.LittleEndian.PutUint32(w[:], v)
+	fillHost(buf, w[:], size)
+	s, err := p.signals.get()
+	if err != nil {
+		return err
+	}
+	defer s.release()
+	if st := C.lgo_hsa_copy(p.run, C.uintptr_t(ptr), C.uint64_t(agent), C.uintptr_t(buf), C.uint64_t(agent),
+		C.size_t(size), 0, C.uint64_t(s.h)); st != hsaStatusSuccess {
+		return p.drv.failure(fmt.Sprintf("hsa_amd_memory_async_copy (fill) of %d bytes to %#x", size, ptr), uint32(st))
+	}
+	for {
+		if v := int64(C.lgo_hsa_signal_wait(p.run, C.uint64_t(s.h), C.uint64_t(p.freq/20))); v <= 0 {
+			if v < 0 {
+				return ol.Errorf(ol.ErrcBackendFailure, "amdgpu: the copy of a fill of %d bytes to %#x failed (its completion signal is %d)", size, ptr, v)
+			}
+			return nil
+		}
+	}
+}
+
+// fillStage bounds the host buffer of a fill that hsa_amd_memory_fill
+// cannot do.
+const fillStage = 1 << 20
+
+// Fill implements plugin.Queue. Host memory (the runtime's system memory,
+// locked or unknown memory) is filled by the CPU in the queue's order. On
+// GPU memory, 1-, 2- and 4-byte patterns on 4-byte aligned memory in whole
+// 4-byte words are hsa_amd_memory_fill, run in the queue's order (at once
+// on an idle queue, else on a library thread when the work before it is
+// done: the runtime's fill is synchronous); any other fill is copied from a
+// host buffer holding repeats of the pattern, freed once the copies are
+// done.
+func (q *Queue) Fill(ptr uintptr, pattern unsafe.Pointer, patternSize, size uint64) error {
+	if size == 0 {
+		return nil
+	}
+	if !q.d.p.isGPUMemory(ptr) {
+		op := newHostOp()
+		op.kind, op.ptr, op.count = opFillHost, ptr, size
+		op.pattern = append(op.pattern[:0], unsafe.Slice((*byte)(pattern), patternSize)...)
+		return q.submitHost(op)
+	}
+	var v uint32
+	word := ptr%4 == 0 && size%4 == 0
+	switch patternSize {
+	case 1:
+		b := uint32(*(*uint8)(pattern))
+		v = b * 0x01010101
+	case 2:
+		v = uint32(*(*uint16)(pattern)) * 0x00010001
+	case 4:
+		v = *(*uint32)(pattern)
+	default:
+		word = false
+	}
+	if word {
+		return q.fillWords(ptr, v, size/4)
+	}
+	return q.fillStaged(ptr, pattern, patternSize, size)
+}
+
+// isGPUMemory reports whether the runtime knows p as memory of a GPU agent.
+func (p *Platform) isGPUMemory(ptr uintptr) bool {
+	r := C.lgo_hsa_pointer_owner(p.run, C.uintptr_t(ptr))
+	switch r.st {
+	case pointerHSA:
+		for _, a := range p.gpus {
+			if uint64(r.v) == a {
+				return true
+			}
+		}
+	case pointerGraphics, pointerIPC:
+		return true
+	}
+	return false
+}
+
+// fillHost writes size bytes at p with repeats of pattern (CPU memory).
+func fillHost(p uintptr, pattern []byte, size uint64) {
+	b := bytesAt(p, size)
+	n := copy(b, pattern)
+	for n < len(b) {
+		n += copy(b[n:], b[:n])
+	}
+}
+
+func (q *Queue) fillWords(ptr uintptr, v uint32, count uint64) error {
+	h := q.hw
+	p := q.d.p
+	if f := h.fault.Load(); f != nil {
+		return f
+	}
+	h.mu.Lock()
+	h.reclaim()
+	if h.last == nil {
+		// nothing before it: the runtime's (synchronous) fill, now
+		st := C.lgo_hsa_fill(p.run, C.uintptr_t(ptr), C.uint32_t(v), C.size_t(count))
+		h.mu.Unlock()
+		if st == statusInvalidAllocation {
+			// GPU memory that is no allocation of the runtime's (a
+			// global of a code object): copied from a host buffer
+			w := v
+			return q.fillStaged(ptr, unsafe.Pointer(&w), 4, 4*count)
+		}
+		q.ops.Add(1)
+		if st != hsaStatusSuccess {
+			return p.drv.failure(fmt.Sprintf("hsa_amd_memory_fill of %d words at %#x", count, ptr), uint32(st))
+		}
+		return nil
+	}
+	h.mu.Unlock()
+	op := newHostOp()
+	op.kind, op.ptr, op.value, op.count = opFill, ptr, v, count
+	return q.submitHost(op)
+}
+
+func (q *Queue) fillStaged(ptr uintptr, pattern unsafe.Pointer, patternSize, size uint64) error {
+	p := q.d.p
+	chunk := size
+	if chunk > fillStage {
+		chunk = max(patternSize, fillStage/patternSize*patternSize)
+	}
+	r := C.lgo_hsa_pool_allocate(p.run, C.uint64_t(p.hostPool), C.size_t(chunk))
+	if r.st != hsaStatusSuccess {
+		return ol.Errorf(ol.ErrcOutOfResources, "amdgpu: no host memory to stage a fill with a %d-byte pattern: %s", patternSize, p.drv.describe(uint32(r.st)))
+	}
+	buf := uintptr(r.v)
+	if err := p.allowAccess(p.gpus, buf); err != nil {
+		_ = C.lgo_hsa_pool_free(p.run, C.uintptr_t(buf))
+		return err
+	}
+	b := bytesAt(buf, chunk)
+	pat := unsafe.Slice((*byte)(pattern), patternSize)
+	for i := uint64(0); i < chunk; i += patternSize {
+		copy(b[i:], pat)
+	}
+	for off := uint64(0); off < size; off += chunk {
+		stage := uintptr(0)
+		if off+chunk >= size {
+			stage = buf // the last copy frees the buffer
+		}
+		if err := q.copy("fill", ptr+uintptr(off), q.d.agent, buf, q.d.agent, min(chunk, size-off), nil, stage); err != nil {
+			if off > 0 {
+				_ = q.Sync()
+			}
+			_ = C.lgo_hsa_pool_free(p.run, C.uintptr_t(buf))
+			return err
+		}
+	}
+	return nil
+}
+
+// HostFunc implements plugin.Queue: fn(user) runs on a library thread
+// once the work before it is done; the queue's later work waits until it
+// returns. So fn may call the API, and host functions of different queues
+// may wait for each other.
+func (q *Queue) HostFunc(fn, user unsafe.Pointer) error {
+	op := newHostOp()
+	op.kind, op.cfn, op.user = opFunc, uintptr(fn), uintptr(user)
+	return q.submitHost(op)
+}
+
+// HostCall implements plugin.Queue, as HostFunc.
+func (q *Queue) HostCall(fn func() error) error {
+	op := newHostOp()
+	op.kind, op.fn = opCall, fn
+	return q.submitHost(op)
+}
+
+// submitHost puts a host operation in the queue's order.
+func (q *Queue) submitHost(op *hostOp) error {
+	h := q.hw
+	p := q.d.p
+	s, err := h.begin()
+	if err != nil {
+		putHostOp(op)
+		return err
+	}
+	// written under the table's lock: the runtime's handler thread finds
+	// the operation there (a handover through C is invisible to Go)
+	hostOps.mu.Lock()
+	op.q, op.hw, op.gate, op.mark = q, h, s, q.ops.Add(1)
+	hostOps.mu.Unlock()
+	after := h.last
+	if after != nil {
+		if st := C.lgo_hsa_on_ready(p.run, C.uint64_t(after.h), C.uintptr_t(op.id)); st != hsaStatusSuccess {
+			h.abort(s)
+			putHostOp(op)
+			return p.drv.failure("hsa_amd_signal_async_handler", uint32(st))
+		}
+	}
+	h.commit(entry{sig: s}, false)
+	if after == nil {
+		p.workers.hand(op)
+	}
+	return nil
+}
+
+// waitEdge records that the queue's work after operation at waits for
+// queue on to reach mark: what tells a wait that could never end.
+type waitEdge struct {
+	at   uint64
+	on   *Queue
+	mark uint64
+}
+
+// maxWaitEdges bounds the waits a queue remembers; older ones have long
+// completed in any program that is not stuck.
+const maxWaitEdges = 64
+
+// Record implements plugin.Queue: the event is the queue's last signal.
+func (q *Queue) Record() (plugin.Event, error) {
+	h := q.hw
+	h.mu.Lock()
+	h.reclaim()
+	s := h.last
+	if s != nil {
+		s.refs.Add(1)
+	}
+	h.mu.Unlock()
+	d := q.d
+	d.queues.mu.Lock()
+	e := popLast(&d.queues.events)
+	d.queues.mu.Unlock()
+	if e == nil {
+		e = new(Event)
+	}
+	*e = Event{q: q, hw: h, sig: s, mark: q.ops.Load()}
+	return e, nil
+}
+
+// Wait implements plugin.Queue: later work waits for e (a barrier-AND
+// packet on its signal), without blocking the caller.
+func (q *Queue) Wait(pe plugin.Event) error {
+	e, ok := pe.(*Event)
+	if !ok {
+		return plugin.Unsupported(backendName, "waiting for an event of another platform")
+	}
+	at := q.ops.Add(1)
+	q.mu.Lock()
+	if len(q.waits) == maxWaitEdges {
+		copy(q.waits, q.waits[1:])
+		q.waits = q.waits[:maxWaitEdges-1]
+	}
+	q.waits = append(q.waits, waitEdge{at: at, on: e.q, mark: e.mark})
+	q.mu.Unlock()
+	if e.sig == nil || e.hw == q.hw || e.sig.value() <= 0 {
+		return nil // done, or in order anyway
+	}
+	h := q.hw
+	s, err := h.begin()
+	if err != nil {
+		return err
+	}
+	C.lgo_hsa_barrier(q.d.p.run, C.uintptr_t(h.q), C.uint64_t(e.sig.h), h.dep(), C.uint64_t(s.h))
+	e.sig.refs.Add(1)
+	h.commit(entry{sig: s, extra: e.sig}, true)
+	return nil
+}
+
+// Sync implements plugin.Queue: waits for the queue's last signal and
+// reports the first failure since the last Sync.
+func (q *Queue) Sync() error {
+	if wouldWaitForever(q, q.ops.Load()) {
+		return ol.NewError(ol.ErrcInvalidArgument, "olSyncQueue called from a host function would wait forever: the queue's work waits for that host function")
+	}
+	h := q.hw
+	h.mu.Lock()
+	s := h.last
+	if s != nil {
+		s.refs.Add(1)
+	}
+	h.mu.Unlock()
+	var err error
+	if s != nil {
+		err = h.wait(s, 0)
+		s.release()
+	}
+	h.mu.Lock()
+	h.reclaim()
+	h.mu.Unlock()
+	if recorded := h.takeErr(); err == nil {
+		err = recorded
+	}
+	return err
+}
+
+// Empty implements plugin.Queue.
+func (q *Queue) Empty() bool { return q.hw.idle() }
+
+// Release implements plugin.Queue: the HSA queue goes back to the device,
+// idle or outstanding; it is never waited for here.
+func (q *Queue) Release() error {
+	q.d.putHW(q.hw)
+	return nil
+}
+
+// wouldWaitForever reports whether waiting for q to reach mark would wait
+// for the host function the calling thread runs: one of q submitted before
+// mark, or one that q's work before mark waits for through events.
+func wouldWaitForever(q *Queue, mark uint64) bool {
+	running := uintptr(C.lgo_hsa_running_queue())
+	if running == 0 {
+		return false
+	}
+	return dependsOn(q, mark, running, uint64(C.lgo_hsa_running_mark()), 0)
+}
+
+func dependsOn(q *Queue, mark uint64, running uintptr, runMark uint64, depth int) bool {
+	if q.id == running && runMark <= mark {
+		return true
+	}
+	if depth > 32 {
+		return false
+	}
+	q.mu.Lock()
+	var edges [maxWaitEdges]waitEdge
+	n := 0
+	for _, e := range q.waits {
+		if e.at <= mark {
+			edges[n] = e
+			n++
+		}
+	}
+	q.mu.Unlock()
+	for _, e := range edges[:n] {
+		if dependsOn(e.on, e.mark, running, runMark, depth+1) {
+			return true
+		}
+	}
+	return false
+}
+
+// Event is a point in a queue: a reference to the signal of the queue's
+// last operation when it was recorded (nil: nothing was pending).
+type Event struct {
+	q    *Queue
+	hw   *hwQueue
+	sig  *signal
+	mark uint64
+}
+
+// Sync implements plugin.Event.
+func (e *Event) Sync() error {
+	if e.sig == nil {
+		return nil
+	}
+	if wouldWaitForever(e.q, e.mark) {
+		return ol.NewError(ol.ErrcInvalidArgument, "olSyncEvent called from a host function would wait forever: the event's work waits for that host function")
+	}
+	return e.hw.wait(e.sig, 0)
+}
+
+// Done implements plugin.Event.
+func (e *Event) Done() bool { return e.sig == nil || e.sig.value() <= 0 }
+
+// Release implements plugin.Event: the signal reference is dropped and the
+// object reused.
+func (e *Event) Release() error {
+	e.sig.release()
+	d := e.q.d
+	*e = Event{}
+	d.queues.mu.Lock()
+	if len(d.queues.events) < maxIdleEvents {
+		d.queues.events = append(d.queues.events, e)
+	}
+	d.queues.mu.Unlock()
+	return nil
+}
