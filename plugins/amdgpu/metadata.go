@@ -6,6 +6,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"math"
+	"strings"
 )
 
 // kernelMeta is what the plugin reads of a kernel's entry in the code
@@ -19,6 +20,10 @@ type kernelMeta struct {
 	// maxFlatGroupSize is the largest work-group the kernel was compiled
 	// for (.max_flat_workgroup_size; 0 when not given).
 	maxFlatGroupSize uint32
+	// vgprs and agprs are the vector and accumulation registers a
+	// work-item uses (.vgpr_count, .agpr_count); wave the wavefront size
+	// (.wavefront_size). 0 when not given.
+	vgprs, agprs, wave uint32
 }
 
 // hiddenOffsets are the offsets of the implicit arguments of code object
@@ -101,6 +106,14 @@ func kernelsOf(v any) map[string]kernelMeta {
 		m := kernelMeta{implicitBase: -1}
 		if n, ok := k[".max_flat_workgroup_size"].(int64); ok && n > 0 && n <= math.MaxUint32 {
 			m.maxFlatGroupSize = uint32(n)
+		}
+		for _, f := range []struct {
+			key string
+			to  *uint32
+		}{{".vgpr_count", &m.vgprs}, {".agpr_count", &m.agprs}, {".wavefront_size", &m.wave}} {
+			if n, ok := k[f.key].(int64); ok && n > 0 && n <= 1<<16 {
+				*f.to = uint32(n)
+			}
 		}
 		args, _ := k[".args"].([]any)
 		for _, a := range args {
@@ -252,4 +265,44 @@ func msgpackMap(b []byte, i, n, depth int) (any, int, error) {
 		i = j2
 	}
 	return out, i, nil
+}
+
+// regGroupLimit is the largest work-group, in work-items, whose waves fit
+// on one compute unit at once given the vector registers each work-item
+// uses: a CU has simds SIMDs, each with vgprFile registers per lane and
+// room for at most maxWaves waves; a wave takes its registers rounded up
+// to the allocation granule of 8. 0 when the target is not known.
+func regGroupLimit(gfx string, vgprs, agprs, wave uint32) uint32 {
+	var simds, vgprFile, maxWaves uint32
+	switch {
+	case strings.HasPrefix(gfx, "gfx90a"), strings.HasPrefix(gfx, "gfx94"), strings.HasPrefix(gfx, "gfx95"):
+		simds, vgprFile, maxWaves = 4, 512, 8 // CDNA2/3: arch and acc registers in one file
+		vgprs = (vgprs+3)&^3 + agprs
+	case strings.HasPrefix(gfx, "gfx908"):
+		simds, vgprFile, maxWaves = 4, 256, 10 // CDNA1: two files of 256, the fuller one counts
+		vgprs = max(vgprs, agprs)
+	case strings.HasPrefix(gfx, "gfx9"), strings.HasPrefix(gfx, "gfx8"):
+		simds, vgprFile, maxWaves = 4, 256, 10
+	case strings.HasPrefix(gfx, "gfx10"), strings.HasPrefix(gfx, "gfx11"), strings.HasPrefix(gfx, "gfx12"):
+		// a CU of two SIMD32s (a work-group may span the WGP's two CUs in
+		// WGP mode; CU mode is the conservative bound): 1024 registers per
+		// lane in wave32, half as many wave64 waves
+		simds, vgprFile, maxWaves = 2, 1024, 16
+		if wave == 64 {
+			vgprFile = 512
+		}
+	default:
+		return 0
+	}
+	if wave == 0 {
+		wave = 64
+		if simds == 2 {
+			wave = 32
+		}
+	}
+	perSIMD := maxWaves
+	if vgprs > 0 {
+		perSIMD = min(maxWaves, vgprFile/((vgprs+7)&^7))
+	}
+	return max(perSIMD, 1) * simds * wave
 }

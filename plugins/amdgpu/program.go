@@ -148,7 +148,7 @@ func (p *Program) Kernel(name string) (plugin.Kernel, error) {
 		}
 	}
 	k := &Kernel{p: p, name: name, object: object, kernargSize: kernargSize, kernargAlign: kernargAlign,
-		groupSize: group, privateSize: private, implicitOff: implicitOffset(uint64(kernargSize)), maxGroup: p.d.maxGroup}
+		groupSize: group, privateSize: private, implicitOff: implicitOffset(uint64(kernargSize)), maxGroup: p.d.maxGroup, suggest: p.d.maxGroup}
 	if m, ok := p.meta[name]; ok {
 		// the metadata says where the implicit arguments are, if any
 		k.implicitOff = m.implicitBase
@@ -157,6 +157,10 @@ func (p *Program) Kernel(name string) (plugin.Kernel, error) {
 		}
 		if m.maxFlatGroupSize > 0 {
 			k.maxGroup = min(k.maxGroup, m.maxFlatGroupSize)
+		}
+		k.suggest = k.maxGroup
+		if lim := regGroupLimit(p.d.info.Name.V, m.vgprs, m.agprs, m.wave); lim > 0 {
+			k.suggest = min(k.suggest, lim)
 		}
 	}
 	return k, nil
@@ -235,18 +239,23 @@ type Kernel struct {
 	// segment (-1: none); maxGroup the largest work-group it can run.
 	implicitOff int64
 	maxGroup    uint32
+	// suggest is the group size olCalculateOptimalOccupancy gives: maxGroup,
+	// or less when the waves of so large a group would not all fit on one
+	// compute unit for the vector registers the kernel uses (metadata).
+	suggest uint32
 }
 
 // MaxGroupSize implements plugin.Kernel: the largest work-group the
 // kernel was compiled for (its metadata's .max_flat_workgroup_size) and
-// the agent allows, once the kernel's group memory and the dynamic group
-// memory fit in the agent's.
+// the agent allows, and whose waves fit on one compute unit together for
+// the vector registers the kernel uses (see regGroupLimit), once the
+// kernel's group memory and the dynamic group memory fit in the agent's.
 func (k *Kernel) MaxGroupSize(dynShared uint64) (uint64, error) {
 	d := k.p.d
 	if err := d.checkGroupMemory(k, dynShared); err != nil {
 		return 0, err
 	}
-	return uint64(k.maxGroup), nil
+	return uint64(k.suggest), nil
 }
 
 func (d *Device) checkGroupMemory(k *Kernel, dyn uint64) error {

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/binary"
 	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -405,10 +406,31 @@ func TestClangKernelMetadata(t *testing.T) {
 		base           int64
 	}{{"multiargs", "multiargs", 56}, {"global", "read", 8}} {
 		out := filepath.Join(t.TempDir(), tc.source+".hsaco")
+		// clang's resource-usage remarks are the reference for the
+		// registers the metadata should report
 		cmd := exec.Command("clang-22", "--target=amdgcn-amd-amdhsa", "-mcpu=gfx90a", "-nogpulib", "-ffreestanding", "-O2",
+			"-Rpass-analysis=kernel-resource-usage",
 			"-I", filepath.Join(root, "include"), filepath.Join(root, "tests", "c", "kernels", tc.source+".c"), "-o", out)
-		if b, err := cmd.CombinedOutput(); err != nil {
-			t.Fatalf("%v: %v\n%s", cmd, err, b)
+		remarks, err := cmd.CombinedOutput()
+		if err != nil {
+			t.Fatalf("%v: %v\n%s", cmd, err, remarks)
+		}
+		regs := map[string]uint32{}
+		inKernel := false
+		for _, line := range strings.Split(string(remarks), "\n") {
+			if i := strings.Index(line, "Function Name: "); i >= 0 {
+				inKernel = strings.HasPrefix(line[i+len("Function Name: "):], tc.kernel+" ")
+			}
+			for _, key := range []string{"VGPRs", "AGPRs"} {
+				if i := strings.Index(line, "remark:     "+key+": "); i >= 0 && inKernel {
+					var n uint32
+					fmt.Sscanf(line[i+len("remark:     "+key+": "):], "%d", &n)
+					regs[key] = n
+				}
+			}
+		}
+		if _, ok := regs["VGPRs"]; !ok {
+			t.Fatalf("%s: no VGPRs remark for %s:\n%s", tc.source, tc.kernel, remarks)
 		}
 		img, err := os.ReadFile(out)
 		if err != nil {
@@ -421,6 +443,9 @@ func TestClangKernelMetadata(t *testing.T) {
 		}
 		if m.implicitBase != tc.base || m.maxFlatGroupSize != 1024 {
 			t.Errorf("%s: %+v, want implicit arguments at %d and work-groups up to 1024", tc.kernel, m, tc.base)
+		}
+		if m.vgprs != regs["VGPRs"] || m.agprs != regs["AGPRs"] || m.wave != 64 {
+			t.Errorf("%s: %d vector and %d accumulation registers in wave%d, clang says %v in wave64", tc.kernel, m.vgprs, m.agprs, m.wave, regs)
 		}
 	}
 	// host objects (the double's code objects) have no such note
@@ -455,5 +480,35 @@ func TestMsgpackDamaged(t *testing.T) {
 	deep := bytes.Repeat([]byte{0x91}, 100000)
 	if _, _, err := msgpackDecode(deep, 0); err == nil {
 		t.Error("100000 nested arrays decoded")
+	}
+}
+
+// The group sizes whose waves fit on one compute unit, worked out by hand
+// from the register files AMD documents for each generation: CDNA2/3
+// (gfx90a, gfx942) 512 registers per lane in each of 4 SIMDs, at most 8
+// waves each; GCN5 (gfx906) 256 and 10 waves; RDNA (gfx1100) 2 SIMD32s
+// per CU, 1024 registers per lane in wave32 (512 in wave64), 16 waves.
+func TestRegGroupLimit(t *testing.T) {
+	for _, tc := range []struct {
+		gfx                string
+		vgprs, agprs, wave uint32
+		want               uint32
+	}{
+		{"gfx90a", 8, 0, 64, 8 * 4 * 64},       // 512/8 = 64 waves, 8 at most
+		{"gfx90a", 128, 0, 64, 4 * 4 * 64},     // 512/128 = 4 waves per SIMD: 1024
+		{"gfx942", 129, 0, 64, 3 * 4 * 64},     // 129 -> 136: 512/136 = 3
+		{"gfx90a", 126, 130, 64, 1 * 4 * 64},   // 126 -> 128 (+130) -> 264: 1 wave
+		{"gfx90a:xnack-", 512, 0, 64, 1 * 256}, // one wave per SIMD
+		{"gfx908", 100, 130, 64, 1 * 4 * 64},   // the fuller file: 130 -> 136: 256/136 = 1
+		{"gfx906", 100, 0, 64, 2 * 4 * 64},     // 100 -> 104: 256/104 = 2
+		{"gfx906", 0, 0, 0, 10 * 4 * 64},       // nothing known: the wave limit
+		{"gfx1100", 64, 0, 32, 16 * 2 * 32},    // 1024/64 = 16
+		{"gfx1100", 256, 0, 32, 4 * 2 * 32},    // 1024/256 = 4
+		{"gfx1100", 256, 0, 64, 2 * 2 * 64},    // wave64: 512/256 = 2
+		{"gfx700", 8, 0, 64, 0},                // unknown generation
+	} {
+		if got := regGroupLimit(tc.gfx, tc.vgprs, tc.agprs, tc.wave); got != tc.want {
+			t.Errorf("regGroupLimit(%s, %d, %d, wave%d) = %d, want %d", tc.gfx, tc.vgprs, tc.agprs, tc.wave, got, tc.want)
+		}
 	}
 }
