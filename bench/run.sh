@@ -17,6 +17,9 @@ inc=$root/include
 lnk=(-L"$root/build/lib" -l:libLLVMOffload.so.22.1 -Wl,-rpath,"$root/build/lib")
 gcc -O3 -fPIC -shared -I"$inc" "$root/bench/kernels.c" -o "$bin/bench_kernels.so"
 kso=$bin/bench_kernels.so
+# the same kernels for this CPU (AVX-512 here): the bounds-checked SAXPY then
+# vectorises with masked loads and stores
+gcc -O3 -march=native -fPIC -shared -I"$inc" "$root/bench/kernels.c" -o "$bin/bench_kernels_native.so"
 gcc -std=gnu17 -O2 -Wall -Werror -I"$inc" "$root/bench/launch.c" -o "$bin/launch" "${lnk[@]}"
 gcc -std=gnu17 -O2 -Wall -Werror -fopenmp "$root/bench/forkjoin.c" -o "$bin/forkjoin"
 gcc -std=gnu17 -O3 -Wall -Werror -fopenmp -I"$inc" "$root/bench/saxpy.c" -o "$bin/saxpy" "${lnk[@]}" -ldl -lpthread
@@ -64,9 +67,10 @@ lcall=$(lv launch_call_med_ns); lsync=$(lv launch_sync_med_ns); lbatch=$(lv laun
 lstart=$(lv launch_to_start_med_ns); lwake=$(lv kernel_to_sync_med_ns)
 s=$(OMP_NUM_THREADS=2 "$bin/saxpy" "$kso" 9 saxpy)
 sg=$(OMP_NUM_THREADS=2 "$bin/saxpy" "$kso" 9 saxpy_guarded)
+sgn=$(OMP_NUM_THREADS=2 "$bin/saxpy" "$bin/bench_kernels_native.so" 9 saxpy_guarded)
 m=$("$bin/memcpy" 9)
 c=$("$bin/churn" "$kso" 1000000 100)
-sv() { echo "$s" | val "$1"; }; sgv() { echo "$sg" | val "$1"; }; mv() { echo "$m" | val "$1"; }; cv() { echo "$c" | val "$1"; }
+sv() { echo "$s" | val "$1"; }; sgv() { echo "$sg" | val "$1"; }; sgnv() { echo "$sgn" | val "$1"; }; mv() { echo "$m" | val "$1"; }; cv() { echo "$c" | val "$1"; }
 us() { awk -v a="$1" 'BEGIN { printf "%.1f µs", a / 1000 }'; }
 pct() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.0f%%", 100 * a / b }'; }
 times() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.1f×", a / b }'; }
@@ -97,19 +101,21 @@ for row in "\`olMemcpy\` of 4 KiB between host buffers on the host device, NULL 
   raw="–"; [ -n "$rawkey" ] && raw="$rawname $(kv "ours_$rawkey") ns"
   share_rows+="| $what | $o ns | $l | $raw | $(kv "ours_${key%_ns}_share")% |"$'\n'
 done
-ok_launch=$(awk -v a="$lm" 'BEGIN { print (a <= 5000) ? 1 : 0 }')
+ok_launch=$(awk -v a="$lm" -v p="$lp" -v op="$op" 'BEGIN { print (a <= 5000 && p <= op) ? 1 : 0 }')
+ok_guard=$(awk -v a="$(sgv saxpy_ours_gbs)" -v b="$(sgv saxpy_omp_gbs)" 'BEGIN { print (a >= 0.9 * b) ? 1 : 0 }')
 ok_saxpy=$(awk -v a="$(sv saxpy_ours_gbs)" -v b="$(sv saxpy_omp_gbs)" 'BEGIN { print (a >= 0.9 * b) ? 1 : 0 }')
-ok_h2d=$(awk -v a="$(mv h2d_ours_gbs)" -v b="$(mv h2d_memcpy_gbs)" 'BEGIN { print (a >= 0.9 * b) ? 1 : 0 }')
-ok_d2h=$(awk -v a="$(mv d2h_ours_gbs)" -v b="$(mv d2h_memcpy_gbs)" 'BEGIN { print (a >= 0.9 * b) ? 1 : 0 }')
+ok_h2d=$(awk -v a="$(mv h2d_ours_gbs)" -v b="$(mv h2d_memcpy_gbs)" 'BEGIN { print (a >= b) ? 1 : 0 }')
+ok_d2h=$(awk -v a="$(mv d2h_ours_gbs)" -v b="$(mv d2h_memcpy_gbs)" 'BEGIN { print (a >= b) ? 1 : 0 }')
 growth=$(cv churn_rss_growth_kib); ncyc=$(cv churn_cycles)
 ok_rss=$(awk -v g="$growth" -v n="$ncyc" 'BEGIN { print (g != -1 && g <= 1024 && n >= 1000000) ? 1 : 0 }')
-[ "$ok_launch" = 1 ] || missed+=("launch latency median $(us "$lm") > 5 µs")
+[ "$ok_launch" = 1 ] || missed+=("launch latency median $(us "$lm") (≤ 5 µs) / p99 $(us "$lp") (≤ OpenMP's $(us "$op"))")
+[ "$ok_guard" = 1 ] || missed+=("bounds-checked SAXPY at $(pct "$(sgv saxpy_ours_gbs)" "$(sgv saxpy_omp_gbs)") of OpenMP, below 90%")
 [ "$ok_saxpy" = 1 ] || missed+=("SAXPY at $(pct "$(sv saxpy_ours_gbs)" "$(sv saxpy_omp_gbs)") of OpenMP, below 90%")
-[ "$ok_h2d" = 1 ] || missed+=("olMemcpy host→device at $(pct "$(mv h2d_ours_gbs)" "$(mv h2d_memcpy_gbs)") of memcpy, below 90%")
-[ "$ok_d2h" = 1 ] || missed+=("olMemcpy device→host at $(pct "$(mv d2h_ours_gbs)" "$(mv d2h_memcpy_gbs)") of memcpy, below 90%")
+[ "$ok_h2d" = 1 ] || missed+=("olMemcpy host→device at $(pct "$(mv h2d_ours_gbs)" "$(mv h2d_memcpy_gbs)") of memcpy, below 100%")
+[ "$ok_d2h" = 1 ] || missed+=("olMemcpy device→host at $(pct "$(mv d2h_ours_gbs)" "$(mv d2h_memcpy_gbs)") of memcpy, below 100%")
 [ "$ok_rss" = 1 ] || missed+=("queue churn: RSS growth ${growth} KiB over $ncyc cycles (target ≤ 1024 KiB over 1,000,000)")
 st_launch=$(status "$ok_launch"); st_saxpy=$(status "$ok_saxpy"); st_h2d=$(status "$ok_h2d")
-st_d2h=$(status "$ok_d2h"); st_rss=$(status "$ok_rss")
+st_d2h=$(status "$ok_d2h"); st_guard=$(status "$ok_guard"); st_rss=$(status "$ok_rss")
 # ---- kernels with barriers (issue 11) ----------------------------------------
 # bench/barrier_kernels.c written once with kernel.h (phased and fiber forms),
 # built for this CPU as PoCL builds its kernels for it (and once for plain
@@ -394,12 +400,13 @@ repeats, median. Kernels: \`gcc -O3 -fPIC -shared\`; OpenMP: gcc 2 threads
 
 | what | liboffload-go | baseline | ratio | target | status |
 |---|---|---|---|---|---|
-| empty kernel (1×1, \`OL_KERNEL_NOARGS\`) \`olLaunchKernel\` + \`olSyncQueue\` vs empty \`#pragma omp parallel\` (median / p99) | $(us "$lm") / $(us "$lp") | $(us "$om") / $(us "$op") | $(ratio "$lm" "$om") | median ≤ 5 µs | $st_launch |
+| empty kernel (1×1, \`OL_KERNEL_NOARGS\`) \`olLaunchKernel\` + \`olSyncQueue\` vs empty \`#pragma omp parallel\` (median / p99) | $(us "$lm") / $(us "$lp") | $(us "$om") / $(us "$op") | $(ratio "$lm" "$om") | median ≤ 5 µs, p99 ≤ OpenMP's | $st_launch |
 $pocl_row
 | SAXPY 2^26 floats, GB/s (12 B/element), 256-item groups covering n exactly, queue + sync vs \`omp parallel for\` | $(sv saxpy_ours_gbs) | $(sv saxpy_omp_gbs) | $(pct "$(sv saxpy_ours_gbs)" "$(sv saxpy_omp_gbs)") | ≥ 90% | $st_saxpy |
-| the same kernel with an \`if (i < n)\` bounds check (see below) | $(sgv saxpy_ours_gbs) | $(sgv saxpy_omp_gbs) | $(pct "$(sgv saxpy_ours_gbs)" "$(sgv saxpy_omp_gbs)") | – | info |
-| 256 MiB \`olMemcpy\` (NULL queue) host → host-device DEVICE memory, GB/s vs \`memcpy\` | $(mv h2d_ours_gbs) | $(mv h2d_memcpy_gbs) | $(pct "$(mv h2d_ours_gbs)" "$(mv h2d_memcpy_gbs)") | ≥ 90% | $st_h2d |
-| 256 MiB \`olMemcpy\` (NULL queue) host-device DEVICE memory → host, GB/s vs \`memcpy\` | $(mv d2h_ours_gbs) | $(mv d2h_memcpy_gbs) | $(pct "$(mv d2h_ours_gbs)" "$(mv d2h_memcpy_gbs)") | ≥ 90% | $st_d2h |
+| the same kernel with an \`if (i < n)\` bounds check (see below) | $(sgv saxpy_ours_gbs) | $(sgv saxpy_omp_gbs) | $(pct "$(sgv saxpy_ours_gbs)" "$(sgv saxpy_omp_gbs)") | ≥ 90% | $st_guard |
+| the bounds-checked kernel built with \`-O3 -march=native\` (AVX-512 masked loads and stores) | $(sgnv saxpy_ours_gbs) | $(sgnv saxpy_omp_gbs) | $(pct "$(sgnv saxpy_ours_gbs)" "$(sgnv saxpy_omp_gbs)") | – | info |
+| 256 MiB \`olMemcpy\` (NULL queue) host → host-device DEVICE memory, GB/s vs \`memcpy\` | $(mv h2d_ours_gbs) | $(mv h2d_memcpy_gbs) | $(pct "$(mv h2d_ours_gbs)" "$(mv h2d_memcpy_gbs)") | ≥ 100% | $st_h2d |
+| 256 MiB \`olMemcpy\` (NULL queue) host-device DEVICE memory → host, GB/s vs \`memcpy\` | $(mv d2h_ours_gbs) | $(mv d2h_memcpy_gbs) | $(pct "$(mv d2h_ours_gbs)" "$(mv d2h_memcpy_gbs)") | ≥ 100% | $st_d2h |
 | queue churn {\`olCreateQueue\`, launch empty kernel, \`olDestroyQueue\` unsynced}: VmRSS growth from cycle 100,000 to cycle $ncyc | $growth KiB | – | – | ≤ 1024 KiB | $st_rss |
 | queue churn rate, cycles/s ($ncyc cycles in $(cv churn_seconds) s) | $(cv churn_rate) | – | – | – | – |
 
@@ -421,12 +428,17 @@ $(cv churn_rss_end_kib) KiB at the end, peak (VmHWM) $(cv churn_hwm_kib) KiB; af
 $(cv churn_settled_mark_kib) KiB at cycle 100,000, $(cv churn_settled_end_kib) KiB at the end
 ($(cv churn_settled_growth_kib) KiB growth); threads $(cv churn_threads_mark) at cycle 100,000, $(cv churn_threads_end) at the end.
 
-Bounds checks: GCC does not vectorise a store under \`if (i < n)\` in a
-work-item loop (it cannot prove the unsigned index does not wrap, and it
-splits such loops only for signed induction variables); AVX2/AVX-512 masked
-stores would allow it, but they are microcoded and slow on this AMD CPU, so
-they do not help either. A kernel whose grid covers the data exactly, as
-above, vectorises and runs at OpenMP speed; with the check it runs scalar.
+Bounds checks: with plain \`-O3\` GCC 12 does not vectorise a store under
+\`if (i < n)\` in a work-item loop (it would need masked stores, and it does
+not split the loop at n: the index is unsigned); the kernel then runs
+scalar. Built for this CPU (\`-march=native\`, AVX-512) GCC and clang-22 do
+vectorise it with masked loads and stores, and the row above shows what
+that gives here: on this AMD CPU the masked loop is slower than the scalar
+one (measured alone on one thread: about 19 GB/s masked, 29–31 GB/s scalar,
+45 GB/s for the unchecked kernel), so no compiler flag closes the gap on
+this machine. A kernel whose grid covers the data exactly, as above,
+vectorises at plain \`-O3\` and runs at OpenMP speed: leave the check out
+when the grid fits the data (docs/kernels.md, rule 6).
 
 Reading: OpenMP's fork/join keeps its worker spinning between regions, so
 it is the floor for a round trip here; PoCL is the "good enough" bar.
