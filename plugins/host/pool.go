@@ -159,9 +159,13 @@ func (p *pool) close() {
 // kernelJob is one launch being run: the thread running the launch (the
 // queue's executor) takes chunks of groups, and so do the kernel workers
 // that join. Every queue embeds one (a queue runs one op at a time), so a
-// launch allocates nothing.
+// launch allocates nothing. A large copy is a job too (k nil): its
+// "groups" are copyBlock-byte blocks of the range.
 type kernelJob struct {
 	k      *kernel
+	// the copy of a copy job: copySize bytes from copySrc to copyDst
+	copyDst, copySrc uintptr
+	copySize         uint64
 	argp   unsafe.Pointer
 	ng, gs [3]C.uint32_t
 	dyn    C.size_t
@@ -193,6 +197,11 @@ func (j *kernelJob) chunks(fp *C.ol_fiber_pool) error {
 
 // run runs groups [g0, g1).
 func (j *kernelJob) run(g0, g1 uint64, fp *C.ol_fiber_pool) error {
+	if j.k == nil {
+		from, to := g0*copyBlock, min(g1*copyBlock, j.copySize)
+		C.memcpy(ptr(j.copyDst+uintptr(from)), ptr(j.copySrc+uintptr(from)), C.size_t(to-from))
+		return nil
+	}
 	msg := C.ol_host_exec(j.k.desc, j.argp, &j.ng[0], &j.gs[0], C.uint64_t(g0), C.uint64_t(g1), j.dyn, fp)
 	if msg != nil {
 		return ol.Errorf(ol.ErrcOutOfResources, "kernel %q: %s", j.k.name, C.GoString(msg))
@@ -296,7 +305,7 @@ func (p *pool) help(j *kernelJob, fp **C.ol_fiber_pool) (err error) {
 		}
 	}()
 	hook("kernel worker")
-	if j.k.group() && *fp == nil {
+	if j.k != nil && j.k.group() && *fp == nil {
 		if *fp = C.ol_fiber_pool_new(); *fp == nil {
 			return nil // out of memory: leave the groups to the launch's thread
 		}

@@ -416,7 +416,7 @@ func (e *event) Release() error { return nil }
 func (d *Device) execute(q *queue, o *op) error {
 	switch o.kind {
 	case opCopy:
-		C.memmove(ptr(o.dst), ptr(o.src), C.size_t(o.size))
+		return d.copy(q, o.dst, o.src, o.size)
 	case opFill:
 		if o.pattern != nil {
 			C.ol_host_fill(ptr(o.dst), unsafe.Pointer(&o.pattern[0]), C.size_t(o.patternSize), C.size_t(o.size))

@@ -1,6 +1,7 @@
 package tests
 
 import (
+	"bytes"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -342,4 +343,60 @@ func TestRegisterRanges(t *testing.T) {
 	mustOK(t, "unregister", impl.OlMemUnregister(d, p1, nil))
 	mustOK(t, "unregister again", impl.OlMemUnregister(d, p1, nil))
 	wantErr(t, "unregister unknown", impl.OlMemUnregister(d, p1, nil), ol.ErrcInvalidArgument, "cannot find locked buffer")
+}
+
+// Large copies (which the host device splits over its threads) and small
+// ones, without a queue and on one, between separate ranges and within one
+// allocation in both overlapping directions: each must equal what a
+// byte-by-byte model of memmove gives.
+func TestLargeAndOverlappingCopies(t *testing.T) {
+	e := newHostEnv(t)
+	const n = 3*8<<20 + 12345 // beyond the parallel threshold, no whole number of blocks
+	a, b := e.alloc(n), e.alloc(n)
+	as, bs := unsafe.Slice((*byte)(a), n), unsafe.Slice((*byte)(b), n)
+	model := make([]byte, n)
+	fill := func(seed int) {
+		for i := range as {
+			as[i] = byte(i*31 + i>>12 + seed)
+		}
+		copy(model, as)
+	}
+	q := e.queue()
+	defer impl.OlDestroyQueue(q, nil)
+	at := func(p unsafe.Pointer, off int) unsafe.Pointer { return unsafe.Add(p, off) }
+	for _, queued := range []bool{false, true} {
+		var qq uintptr
+		if queued {
+			qq = q
+		}
+		sync := func() {
+			if queued {
+				mustOK(t, "olSyncQueue", impl.OlSyncQueue(q, nil))
+			}
+		}
+		for _, size := range []int{n, 9 << 20, 4096} {
+			fill(size)
+			clear(bs)
+			mustOK(t, "olMemcpy", impl.OlMemcpy(qq, b, e.dev, a, e.dev, uint64(size), nil))
+			sync()
+			if !bytes.Equal(bs[:size], model[:size]) || bytes.ContainsFunc(bs[size:], func(r rune) bool { return r != 0 }) {
+				t.Fatalf("queued=%v: copy of %d bytes wrong", queued, size)
+			}
+		}
+		// within one allocation, shifted by 1 MiB + 3 both ways
+		const shift, size = 1<<20 + 3, 16 << 20
+		fill(7)
+		mustOK(t, "olMemcpy up", impl.OlMemcpy(qq, at(a, shift), e.dev, a, e.dev, size, nil))
+		sync()
+		copy(model[shift:shift+size], model[:size])
+		if !bytes.Equal(as, model) {
+			t.Fatalf("queued=%v: overlapping copy to a higher address wrong", queued)
+		}
+		mustOK(t, "olMemcpy down", impl.OlMemcpy(qq, a, e.dev, at(a, shift), e.dev, size, nil))
+		sync()
+		copy(model[:size], model[shift:shift+size])
+		if !bytes.Equal(as, model) {
+			t.Fatalf("queued=%v: overlapping copy to a lower address wrong", queued)
+		}
+	}
 }
