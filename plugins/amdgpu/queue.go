@@ -14,6 +14,7 @@ import (
 	"unsafe"
 
 	"github.com/liboffload-go/liboffload-go/api/ol"
+	"github.com/liboffload-go/liboffload-go/plugins/internal/gpu"
 	"github.com/liboffload-go/liboffload-go/plugins/plugin"
 )
 
@@ -413,7 +414,7 @@ type Queue struct {
 	ops atomic.Uint64
 
 	mu    sync.Mutex
-	waits []waitEdge // the latest waits for events of other queues
+	waits gpu.Waits[*Queue] // the latest waits for events of other queues
 }
 
 var _ plugin.Queue = (*Queue)(nil)
@@ -708,18 +709,6 @@ func (q *Queue) submitHost(op *hostOp) error {
 	return nil
 }
 
-// waitEdge records that the queue's work after operation at waits for
-// queue on to reach mark: what tells a wait that could never end.
-type waitEdge struct {
-	at   uint64
-	on   *Queue
-	mark uint64
-}
-
-// maxWaitEdges bounds the waits a queue remembers; older ones have long
-// completed in any program that is not stuck.
-const maxWaitEdges = 64
-
 // Record implements plugin.Queue: the event is the queue's last signal.
 func (q *Queue) Record() (plugin.Event, error) {
 	h := q.hw
@@ -750,11 +739,7 @@ func (q *Queue) Wait(pe plugin.Event) error {
 	}
 	at := q.ops.Add(1)
 	q.mu.Lock()
-	if len(q.waits) == maxWaitEdges {
-		copy(q.waits, q.waits[1:])
-		q.waits = q.waits[:maxWaitEdges-1]
-	}
-	q.waits = append(q.waits, waitEdge{at: at, on: e.q, mark: e.mark})
+	q.waits.Add(at, e.q, e.mark)
 	q.mu.Unlock()
 	if e.sig == nil || e.hw == q.hw || e.sig.value() <= 0 {
 		return nil // done, or in order anyway
@@ -815,33 +800,14 @@ func wouldWaitForever(q *Queue, mark uint64) bool {
 	if running == 0 {
 		return false
 	}
-	return dependsOn(q, mark, running, uint64(C.lgo_hsa_running_mark()), 0)
+	return gpu.DependsOn(q, mark, running, uint64(C.lgo_hsa_running_mark()))
 }
 
-func dependsOn(q *Queue, mark uint64, running uintptr, runMark uint64, depth int) bool {
-	if q.id == running && runMark <= mark {
-		return true
-	}
-	if depth > 32 {
-		return false
-	}
-	q.mu.Lock()
-	var edges [maxWaitEdges]waitEdge
-	n := 0
-	for _, e := range q.waits {
-		if e.at <= mark {
-			edges[n] = e
-			n++
-		}
-	}
-	q.mu.Unlock()
-	for _, e := range edges[:n] {
-		if dependsOn(e.on, e.mark, running, runMark, depth+1) {
-			return true
-		}
-	}
-	return false
-}
+// WaitID implements gpu.WaitNode.
+func (q *Queue) WaitID() uintptr { return q.id }
+
+// WaitList implements gpu.WaitNode.
+func (q *Queue) WaitList() (*sync.Mutex, *gpu.Waits[*Queue]) { return &q.mu, &q.waits }
 
 // Event is a point in a queue: a reference to the signal of the queue's
 // last operation when it was recorded (nil: nothing was pending).

@@ -15,6 +15,7 @@ import (
 	"unsafe"
 
 	"github.com/liboffload-go/liboffload-go/api/ol"
+	"github.com/liboffload-go/liboffload-go/plugins/internal/gpu"
 	"github.com/liboffload-go/liboffload-go/plugins/plugin"
 )
 
@@ -127,9 +128,9 @@ type Queue struct {
 	ops atomic.Uint64
 
 	mu    sync.Mutex
-	cond  sync.Cond  // broadcast when held drops and when a held-back event is recorded
-	err   error      // the first failure of asynchronous work since the last Sync
-	waits []waitEdge // the latest waits for events of other queues (Wait)
+	cond  sync.Cond         // broadcast when held drops and when a held-back event is recorded
+	err   error             // the first failure of asynchronous work since the last Sync
+	waits gpu.Waits[*Queue] // the latest waits for events of other queues (Wait)
 	// held: the queue's later work is held back in backlog, not yet on the
 	// stream, while a host function runs (or waits for its turn) or while
 	// the queue waits for an event that is itself held back. The driver's
@@ -198,18 +199,6 @@ func (q *Queue) flush() {
 	q.cond.Broadcast()
 	q.mu.Unlock()
 }
-
-// waitEdge records that the queue's work after operation at waits for
-// queue on to reach mark: what tells a wait that could never end.
-type waitEdge struct {
-	at   uint64
-	on   *Queue
-	mark uint64
-}
-
-// maxWaitEdges bounds the waits a queue remembers; older ones have long
-// completed in any program that is not stuck.
-const maxWaitEdges = 64
 
 var _ plugin.Queue = (*Queue)(nil)
 
@@ -468,33 +457,14 @@ func wouldWaitForever(q *Queue, mark uint64) bool {
 	if running == 0 {
 		return false
 	}
-	return dependsOn(q, mark, running, uint64(C.lgo_cu_running_mark()), 0)
+	return gpu.DependsOn(q, mark, running, uint64(C.lgo_cu_running_mark()))
 }
 
-func dependsOn(q *Queue, mark uint64, running uintptr, runMark uint64, depth int) bool {
-	if q.id == running && runMark <= mark {
-		return true
-	}
-	if depth > 32 {
-		return false
-	}
-	q.mu.Lock()
-	var edges [maxWaitEdges]waitEdge
-	n := 0
-	for _, e := range q.waits {
-		if e.at <= mark {
-			edges[n] = e
-			n++
-		}
-	}
-	q.mu.Unlock()
-	for _, e := range edges[:n] {
-		if dependsOn(e.on, e.mark, running, runMark, depth+1) {
-			return true
-		}
-	}
-	return false
-}
+// WaitID implements gpu.WaitNode.
+func (q *Queue) WaitID() uintptr { return q.id }
+
+// WaitList implements gpu.WaitNode.
+func (q *Queue) WaitList() (*sync.Mutex, *gpu.Waits[*Queue]) { return &q.mu, &q.waits }
 
 // Record implements plugin.Queue. On a held queue the event is recorded
 // when the work before it goes on the stream.
@@ -538,11 +508,7 @@ func (q *Queue) Wait(e plugin.Event) error {
 	}
 	at := q.ops.Add(1)
 	q.mu.Lock()
-	if len(q.waits) == maxWaitEdges {
-		copy(q.waits, q.waits[1:])
-		q.waits = q.waits[:maxWaitEdges-1]
-	}
-	q.waits = append(q.waits, waitEdge{at: at, on: ce.q, mark: ce.mark})
+	q.waits.Add(at, ce.q, ce.mark)
 	q.mu.Unlock()
 	if ce.q == q {
 		return nil // in order anyway

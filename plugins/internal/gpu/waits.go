@@ -1,0 +1,84 @@
+package gpu
+
+import "sync"
+
+// The waits of GPU queues for each other's events, kept so that a host
+// function that synchronises with work that waits, directly or through
+// other queues' events, for that same host function is refused instead of
+// waiting forever.
+
+// MaxWaitEdges bounds the waits a queue remembers; older ones have long
+// completed in any program that is not stuck.
+const MaxWaitEdges = 64
+
+// WaitEdge records that a queue's work after its operation At waits for
+// queue On to reach operation Mark.
+type WaitEdge[Q any] struct {
+	At   uint64
+	On   Q
+	Mark uint64
+}
+
+// Waits is a queue's latest waits, oldest first. The queue guards it with
+// its own mutex; a zero Waits is empty.
+type Waits[Q any] struct {
+	edges []WaitEdge[Q]
+}
+
+// Add records a wait, forgetting the oldest one when MaxWaitEdges are kept.
+func (w *Waits[Q]) Add(at uint64, on Q, mark uint64) {
+	if len(w.edges) == MaxWaitEdges {
+		copy(w.edges, w.edges[1:])
+		w.edges = w.edges[:MaxWaitEdges-1]
+	}
+	w.edges = append(w.edges, WaitEdge[Q]{At: at, On: on, Mark: mark})
+}
+
+// Before copies into buf the waits of operations up to mark.
+func (w *Waits[Q]) Before(mark uint64, buf *[MaxWaitEdges]WaitEdge[Q]) []WaitEdge[Q] {
+	n := 0
+	for _, e := range w.edges {
+		if e.At <= mark {
+			buf[n] = e
+			n++
+		}
+	}
+	return buf[:n]
+}
+
+// WaitNode is a queue of a GPU plugin as the wait graph sees it.
+type WaitNode[Q any] interface {
+	// WaitID tells queues apart (what the driver callback reports as the
+	// queue whose host function the calling thread runs).
+	WaitID() uintptr
+	// WaitList is the queue's waits and the mutex that guards them.
+	WaitList() (*sync.Mutex, *Waits[Q])
+}
+
+// DependsOn reports whether q's work up to mark waits for operation
+// runMark of the queue whose WaitID is running: that operation itself, or
+// through the events other queues wait for (followed 32 queues deep).
+// It allocates nothing.
+func DependsOn[Q WaitNode[Q]](q Q, mark uint64, running uintptr, runMark uint64) bool {
+	return dependsOn(q, mark, running, runMark, 0)
+}
+
+func dependsOn[Q WaitNode[Q]](q Q, mark uint64, running uintptr, runMark uint64, depth int) bool {
+	if q.WaitID() == running && runMark <= mark {
+		return true
+	}
+	if depth > 32 {
+		return false
+	}
+	var buf [MaxWaitEdges]WaitEdge[Q]
+	mu, w := q.WaitList()
+	mu.Lock()
+	edges := w.Before(mark, &buf)
+	mu.Unlock()
+	for _, e := range edges {
+		if dependsOn(e.On, e.Mark, running, runMark, depth+1) {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,64 @@
+package gpu
+
+import (
+	"sync"
+	"testing"
+)
+
+type node struct {
+	id    uintptr
+	mu    sync.Mutex
+	waits Waits[*node]
+}
+
+func (n *node) WaitID() uintptr                        { return n.id }
+func (n *node) WaitList() (*sync.Mutex, *Waits[*node]) { return &n.mu, &n.waits }
+
+// a's work after its operation 3 waits for b's operation 7; b's after its
+// 5 waits for c's 2. c runs a host function at its operation 2.
+func TestDependsOn(t *testing.T) {
+	a, b, c := &node{id: 1}, &node{id: 2}, &node{id: 3}
+	a.waits.Add(3, b, 7)
+	b.waits.Add(5, c, 2)
+	for _, tc := range []struct {
+		q       *node
+		mark    uint64
+		runMark uint64
+		want    bool
+	}{
+		{a, 10, 2, true},  // a → b (7 ≥ 5) → c (2 ≥ 2)
+		{a, 2, 2, false},  // a's work up to 2 waits for nothing
+		{b, 4, 2, false},  // b's wait comes after its operation 4
+		{a, 10, 3, false}, // c's work up to 2 does not include operation 3
+		{c, 2, 2, true},   // c itself
+		{c, 1, 2, false},
+	} {
+		if got := DependsOn(tc.q, tc.mark, 3, tc.runMark); got != tc.want {
+			t.Errorf("DependsOn(queue %d, %d, running 3 at %d) = %v, want %v", tc.q.id, tc.mark, tc.runMark, got, tc.want)
+		}
+	}
+	// a cycle that does not reach the running queue ends
+	a.waits.Add(11, a, 11)
+	if DependsOn(a, 20, 9, 1) {
+		t.Error("a cycle without the running queue depends on it")
+	}
+	if n := testing.AllocsPerRun(100, func() { DependsOn(a, 10, 3, 2) }); n != 0 {
+		t.Errorf("DependsOn allocates %v times", n)
+	}
+}
+
+// Only the latest MaxWaitEdges waits are kept, oldest first out.
+func TestWaitsKeepsTheLatest(t *testing.T) {
+	var w Waits[int]
+	for i := 1; i <= MaxWaitEdges+5; i++ {
+		w.Add(uint64(i), i, 0)
+	}
+	var buf [MaxWaitEdges]WaitEdge[int]
+	got := w.Before(1<<62, &buf)
+	if len(got) != MaxWaitEdges || got[0].At != 6 || got[len(got)-1].At != MaxWaitEdges+5 {
+		t.Fatalf("kept %d waits from %d to %d", len(got), got[0].At, got[len(got)-1].At)
+	}
+	if got := w.Before(10, &buf); len(got) != 5 {
+		t.Errorf("%d waits up to operation 10, want 5 (6..10)", len(got))
+	}
+}
