@@ -163,9 +163,6 @@ func (p *pool) close() {
 // "groups" are copyBlock-byte blocks of the range.
 type kernelJob struct {
 	k      *kernel
-	// the copy of a copy job: copySize bytes from copySrc to copyDst
-	copyDst, copySrc uintptr
-	copySize         uint64
 	argp   unsafe.Pointer
 	ng, gs [3]C.uint32_t
 	dyn    C.size_t
@@ -173,6 +170,10 @@ type kernelJob struct {
 	chunk  uint64
 	next   atomic.Uint64 // first group not yet taken
 	failed atomic.Bool   // stop taking chunks
+
+	// a copy job's copy: copySize bytes from copySrc to copyDst
+	copyDst, copySrc uintptr
+	copySize         uint64
 
 	// under pool.mu
 	err     error     // first failure
