@@ -22,6 +22,7 @@ import "C"
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"sync"
 	"unsafe"
 
@@ -59,13 +60,14 @@ func New() *Plugin {
 // without an error. A runtime failure after hsa_init succeeded is an error
 // (and the runtime is shut down again).
 func (pl *Plugin) Init(env plugin.Env) (plugin.Platform, error) {
-	d := drivers.Load(pl.LibraryNames(env))
+	names := pl.LibraryNames(env)
+	d := drivers.Load(names)
 	pl.SetAbsent("")
 	if unusable, err := d.Unusable(); unusable {
 		pl.SetAbsent(d.Absent)
 		return nil, err
 	}
-	if why := d.init(); why != "" {
+	if why := d.init(slices.Equal(names, sonames)); why != "" {
 		pl.SetAbsent(why)
 		return nil, nil
 	}

@@ -174,4 +174,18 @@ func TestRealDriver(t *testing.T) {
 	}, func(info *plugin.DeviceInfo) bool {
 		return info.Name.V != "" && info.GlobalMemSize.V != 0 && info.MaxWorkGroupSize.V != 0
 	})
+	// without /dev/kfd the failing hsa_init ran once over all those
+	// initialisations, and every one gave the same reason
+	d := drivers.Load(sonames)
+	if _, err := os.Stat(kfdPath); err == nil || d.Handle == 0 || d.initStatus.Load() == 0 {
+		return
+	}
+	if n := d.initCalls.Load(); n != 1 {
+		t.Errorf("hsa_init called %d times without %s, want 1", n, kfdPath)
+	}
+	pl := New()
+	p, err := pl.Init(nil)
+	if p != nil || err != nil || !strings.Contains(pl.AbsentReason(), "(no /dev/kfd)") || d.initCalls.Load() != 1 {
+		t.Errorf("Init without /dev/kfd: %v, %v, absent %q, %d hsa_init calls", p, err, pl.AbsentReason(), d.initCalls.Load())
+	}
 }

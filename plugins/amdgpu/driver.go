@@ -8,7 +8,9 @@ import "C"
 
 import (
 	"fmt"
+	"os"
 	"sync/atomic"
+	"time"
 	"unsafe"
 
 	"github.com/liboffload-go/liboffload-go/api/ol"
@@ -200,6 +202,12 @@ type driver struct {
 	// initStatus is what the latest hsa_init returned (-1 if it was never
 	// called).
 	initStatus atomic.Int64
+	// initCalls counts the hsa_init calls made; noKFD is the reason a
+	// failed hsa_init of the system runtime gave while /dev/kfd was
+	// missing (nil: none), reported again without calling it (see init).
+	initCalls  atomic.Int64
+	noKFD      atomic.Pointer[string]
+	kfdChecked atomic.Int64 // when /dev/kfd was last looked for (UnixNano)
 }
 
 // drivers caches one driver per library request for the whole process.
@@ -242,16 +250,46 @@ func openDriver(names []string) *driver {
 
 // init calls hsa_init; a failure is returned as the reason the platform is
 // absent ("" when it succeeded).
-func (d *driver) init() string {
+//
+// The system's runtime (system true: found by its SONAME) reaches GPUs
+// through /dev/kfd. Once its hsa_init has failed without that device node,
+// later initialisations do not call it again while the node is still
+// missing (looked for at most once a second, instead of a failing
+// hsa_init of about 10 µs on every olInit); they report the same reason. A library named by
+// OFFLOAD_HSA_LIBRARY is always initialised.
+func (d *driver) init(system bool) string {
+	if why := d.noKFD.Load(); system && why != nil {
+		// look for the node again at most once a second (a stat is a
+		// system call, about as dear as the rest of an olInit)
+		now := time.Now().UnixNano()
+		if now-d.kfdChecked.Load() < int64(time.Second) {
+			return *why
+		}
+		d.kfdChecked.Store(now)
+		if _, err := os.Stat(kfdPath); err != nil {
+			return *why
+		}
+		d.noKFD.Store(nil)
+	}
+	d.initCalls.Add(1)
 	st := uint32(C.lgo_hsa_init(C.uintptr_t(d.fn.hsaInit)))
 	d.initStatus.Store(int64(st))
 	if st != hsaStatusSuccess {
 		// Every hsa_init failure means "no usable AMD GPU" (without
 		// /dev/kfd ROCr answers HSA_STATUS_ERROR_OUT_OF_RESOURCES).
-		return "hsa_init: " + d.describe(st)
+		why := "hsa_init: " + d.describe(st)
+		if _, err := os.Stat(kfdPath); err != nil && system {
+			why += " (no " + kfdPath + ")"
+			d.kfdChecked.Store(time.Now().UnixNano())
+			d.noKFD.Store(&why)
+		}
+		return why
 	}
 	return ""
 }
+
+// kfdPath is the device node through which ROCr reaches AMD GPUs.
+const kfdPath = "/dev/kfd"
 
 // shutDown calls hsa_shut_down, once per successful init.
 func (d *driver) shutDown() error {
