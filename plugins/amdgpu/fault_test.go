@@ -74,7 +74,7 @@ func TestFakeStuckQueueDoesNotHang(t *testing.T) {
 		t.Errorf("Deinit with a stuck queue: %v", err)
 	}
 	for _, k := range []string{"queue", "signal", "executable"} {
-		if n := d.count("fake_hsa_leaked", k); n != 0 {
+		if n := d.Count("fake_hsa_leaked", k); n != 0 {
 			t.Errorf("%d %s leaked", n, k)
 		}
 	}
@@ -143,7 +143,7 @@ func TestFakeQueueErrorIsReported(t *testing.T) {
 		t.Errorf("Deinit: %v", err)
 	}
 	for _, k := range []string{"queue", "signal", "executable", "alloc"} {
-		if n := d.count("fake_hsa_leaked", k); n != 0 {
+		if n := d.Count("fake_hsa_leaked", k); n != 0 {
 			t.Errorf("%d %s leaked", n, k)
 		}
 	}

@@ -245,7 +245,7 @@ func TestFakeProgramsAndLaunches(t *testing.T) {
 	if n := d.live("executable"); n != 0 {
 		t.Errorf("%d executables left after Deinit", n)
 	}
-	if n := d.call("fake_hsa_dispatches"); n != 3 {
+	if n := d.Call("fake_hsa_dispatches"); n != 3 {
 		t.Errorf("the runtime ran %d kernels, want 3", n)
 	}
 }

@@ -9,17 +9,16 @@ import (
 	"time"
 	"unsafe"
 
-	"github.com/ebitengine/purego"
-
 	"github.com/liboffload-go/liboffload-go/api/ol"
+	"github.com/liboffload-go/liboffload-go/plugins/internal/fakedriver"
 	"github.com/liboffload-go/liboffload-go/plugins/plugin"
 )
 
 // double is a loaded fake_hsa.c with its test entry points.
 type double struct {
+	*fakedriver.Hooks
 	t   *testing.T
 	lib string
-	h   uintptr
 	pl  plugin.Platform
 	dev []*Device
 }
@@ -32,39 +31,17 @@ func newDouble(t *testing.T, name string) *double {
 	if err != nil || pl == nil {
 		t.Fatalf("Init: %v %v", pl, err)
 	}
-	h, err := purego.Dlopen(lib, purego.RTLD_NOW|purego.RTLD_LOCAL)
-	if err != nil {
-		t.Fatal(err)
-	}
-	d := &double{t: t, lib: lib, h: h, pl: pl}
+	d := &double{Hooks: fakedriver.OpenHooks(t, lib), t: t, lib: lib, pl: pl}
 	for _, x := range pl.Devices() {
 		d.dev = append(d.dev, x.(*Device))
 	}
 	return d
 }
 
-func (d *double) sym(name string) uintptr {
-	fn, err := purego.Dlsym(d.h, name)
-	if err != nil {
-		d.t.Fatal(err)
-	}
-	return fn
-}
-
-func (d *double) call(name string, args ...uintptr) uintptr {
-	r, _, _ := purego.SyscallN(d.sym(name), args...)
-	return r
-}
-
-func (d *double) count(fn, kind string) int {
-	b := append([]byte(kind), 0)
-	return int(int64(d.call(fn, uintptr(unsafe.Pointer(&b[0])))))
-}
-
-func (d *double) live(kind string) int { return d.count("fake_hsa_live", kind) }
+func (d *double) live(kind string) int { return d.Count("fake_hsa_live", kind) }
 
 func (d *double) lastError() string {
-	p := d.call("fake_hsa_last_error")
+	p := d.Call("fake_hsa_last_error")
 	if p == 0 {
 		return ""
 	}
@@ -81,14 +58,14 @@ func (d *double) lastError() string {
 
 func (d *double) peek(p uintptr, n int) []byte {
 	b := make([]byte, n)
-	if d.call("fake_hsa_peek", p, uintptr(unsafe.Pointer(&b[0])), uintptr(n)) != 0 {
+	if d.Call("fake_hsa_peek", p, uintptr(unsafe.Pointer(&b[0])), uintptr(n)) != 0 {
 		d.t.Fatalf("peek %#x: not memory of the runtime", p)
 	}
 	return b
 }
 
 func (d *double) poke(p uintptr, b []byte) {
-	if d.call("fake_hsa_poke", p, uintptr(unsafe.Pointer(&b[0])), uintptr(len(b))) != 0 {
+	if d.Call("fake_hsa_poke", p, uintptr(unsafe.Pointer(&b[0])), uintptr(len(b))) != 0 {
 		d.t.Fatalf("poke %#x: not memory of the runtime", p)
 	}
 }
@@ -106,46 +83,32 @@ func (d *double) deinit() {
 		if k == "alloc" {
 			continue // the test's own allocations are freed by the test
 		}
-		if n := d.count("fake_hsa_leaked", k); n != 0 {
+		if n := d.Count("fake_hsa_leaked", k); n != 0 {
 			d.t.Errorf("the final hsa_shut_down found %d %s still alive", n, k)
 		}
 	}
-	if n := d.call("fake_hsa_unordered"); n != 0 {
+	if n := d.Call("fake_hsa_unordered"); n != 0 {
 		d.t.Errorf("%d packets without the barrier bit", n)
 	}
-	if n := d.call("fake_hsa_errors"); n != 0 {
+	if n := d.Call("fake_hsa_errors"); n != 0 {
 		d.t.Errorf("%d asynchronous errors in the runtime; the last: %s", n, d.lastError())
 	}
 }
 
-func hostBytes(p uintptr, n int) []byte { return unsafe.Slice((*byte)(ptrOf(p)), n) }
+func hostBytes(p uintptr, n int) []byte { return fakedriver.HostBytes(p, n) }
 
-func ptrOf(a uintptr) unsafe.Pointer { return *(*unsafe.Pointer)(unsafe.Pointer(&a)) }
+func ptrOf(a uintptr) unsafe.Pointer { return fakedriver.PtrOf(a) }
+
+func seq(n int, seed byte) []byte { return fakedriver.Seq(n, seed) }
 
 func mustAlloc(t *testing.T, d *Device, kind ol.AllocType, n uint64) uintptr {
 	t.Helper()
-	p, err := d.Alloc(kind, n)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return p
+	return fakedriver.MustAlloc(t, d, kind, n)
 }
 
 func mustQueue(t *testing.T, d *Device) *Queue {
 	t.Helper()
-	q, err := d.NewQueue()
-	if err != nil {
-		t.Fatal(err)
-	}
-	return q.(*Queue)
-}
-
-func seq(n int, seed byte) []byte {
-	b := make([]byte, n)
-	for i := range b {
-		b[i] = byte(i*13) + seed
-	}
-	return b
+	return fakedriver.MustQueue(t, d).(*Queue)
 }
 
 // Memory of every kind, copies in every direction (within a GPU and

@@ -162,7 +162,7 @@ func TestFakeProgramsAndLaunches(t *testing.T) {
 	if n := d.live("module"); n != 0 {
 		t.Errorf("%d modules left after Deinit", n)
 	}
-	if n := d.call("fake_cuda_launches"); n != 4 {
+	if n := d.Call("fake_cuda_launches"); n != 4 {
 		t.Errorf("the driver got %d launches, want 4", n)
 	}
 }

@@ -11,16 +11,15 @@ import (
 	"time"
 	"unsafe"
 
-	"github.com/ebitengine/purego"
-
 	"github.com/liboffload-go/liboffload-go/api/ol"
+	"github.com/liboffload-go/liboffload-go/plugins/internal/fakedriver"
 	"github.com/liboffload-go/liboffload-go/plugins/plugin"
 )
 
 // double is a loaded fake_cuda.c with its test entry points.
 type double struct {
+	*fakedriver.Hooks
 	t   *testing.T
-	h   uintptr
 	pl  plugin.Platform
 	dev []*Device
 }
@@ -33,45 +32,25 @@ func newDouble(t *testing.T, name string) *double {
 	if err != nil || pl == nil {
 		t.Fatalf("Init: %v %v", pl, err)
 	}
-	h, err := purego.Dlopen(lib, purego.RTLD_NOW|purego.RTLD_LOCAL)
-	if err != nil {
-		t.Fatal(err)
-	}
-	d := &double{t: t, h: h, pl: pl}
+	d := &double{Hooks: fakedriver.OpenHooks(t, lib), t: t, pl: pl}
 	for _, x := range pl.Devices() {
 		d.dev = append(d.dev, x.(*Device))
 	}
 	return d
 }
 
-func (d *double) sym(name string) uintptr {
-	fn, err := purego.Dlsym(d.h, name)
-	if err != nil {
-		d.t.Fatal(err)
-	}
-	return fn
-}
-
-func (d *double) call(name string, args ...uintptr) uintptr {
-	r, _, _ := purego.SyscallN(d.sym(name), args...)
-	return r
-}
-
-func (d *double) live(kind string) int {
-	b := append([]byte(kind), 0)
-	return int(int64(d.call("fake_cuda_live", uintptr(unsafe.Pointer(&b[0])))))
-}
+func (d *double) live(kind string) int { return d.Count("fake_cuda_live", kind) }
 
 func (d *double) peek(p uintptr, n int) []byte {
 	b := make([]byte, n)
-	if d.call("fake_cuda_peek", uintptr(unsafe.Pointer(&b[0])), p, uintptr(n)) != 0 {
+	if d.Call("fake_cuda_peek", uintptr(unsafe.Pointer(&b[0])), p, uintptr(n)) != 0 {
 		d.t.Fatalf("peek %#x: not device memory", p)
 	}
 	return b
 }
 
 func (d *double) poke(p uintptr, b []byte) {
-	if d.call("fake_cuda_poke", p, uintptr(unsafe.Pointer(&b[0])), uintptr(len(b))) != 0 {
+	if d.Call("fake_cuda_poke", p, uintptr(unsafe.Pointer(&b[0])), uintptr(len(b))) != 0 {
 		d.t.Fatalf("poke %#x: not device memory", p)
 	}
 }
@@ -89,34 +68,20 @@ func (d *double) deinit() {
 	}
 }
 
-func hostBytes(p uintptr, n int) []byte { return unsafe.Slice((*byte)(ptrOf(p)), n) }
+func hostBytes(p uintptr, n int) []byte { return fakedriver.HostBytes(p, n) }
 
-func ptrOf(a uintptr) unsafe.Pointer { return *(*unsafe.Pointer)(unsafe.Pointer(&a)) }
+func ptrOf(a uintptr) unsafe.Pointer { return fakedriver.PtrOf(a) }
+
+func seq(n int, seed byte) []byte { return fakedriver.Seq(n, seed) }
 
 func mustAlloc(t *testing.T, d *Device, kind ol.AllocType, n uint64) uintptr {
 	t.Helper()
-	p, err := d.Alloc(kind, n)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return p
+	return fakedriver.MustAlloc(t, d, kind, n)
 }
 
 func mustQueue(t *testing.T, d *Device) *Queue {
 	t.Helper()
-	q, err := d.NewQueue()
-	if err != nil {
-		t.Fatal(err)
-	}
-	return q.(*Queue)
-}
-
-func seq(n int, seed byte) []byte {
-	b := make([]byte, n)
-	for i := range b {
-		b[i] = byte(i*13) + seed
-	}
-	return b
+	return fakedriver.MustQueue(t, d).(*Queue)
 }
 
 // Memory of every kind, copies in every direction (within a GPU and
@@ -234,9 +199,9 @@ func TestFakeContextIsBoundOnEveryThread(t *testing.T) {
 			defer wg.Done()
 			runtime.LockOSThread()
 			defer runtime.UnlockOSThread()
-			d.call("cuCtxSetCurrent", 0) // as a thread the plugin never used
+			d.Call("cuCtxSetCurrent", 0) // as a thread the plugin never used
 			var out uintptr
-			if r := d.call("cuMemAlloc_v2", uintptr(unsafe.Pointer(&out)), 64); r != 201 {
+			if r := d.Call("cuMemAlloc_v2", uintptr(unsafe.Pointer(&out)), 64); r != 201 {
 				errs <- errors.New("the double allocated without a current context")
 				return
 			}
@@ -264,7 +229,7 @@ func TestFakeContextIsBoundOnEveryThread(t *testing.T) {
 func TestFakeHostFunctionsAreRelayed(t *testing.T) {
 	d := newDouble(t, "libcuda-hostfn.so")
 	q := mustQueue(t, d.dev[0])
-	fn := ptrOf(d.sym("fake_cuda_test_hostfn"))
+	fn := ptrOf(d.Sym("fake_cuda_test_hostfn"))
 	var order []int
 	var mu sync.Mutex
 	for i := 0; i < 5; i++ {
@@ -285,10 +250,10 @@ func TestFakeHostFunctionsAreRelayed(t *testing.T) {
 	if err := q.Sync(); err != nil {
 		t.Errorf("the error is reported once: %v", err)
 	}
-	if n := d.call("fake_cuda_test_hostfn_calls"); n != 5 {
+	if n := d.Call("fake_cuda_test_hostfn_calls"); n != 5 {
 		t.Errorf("%d host functions ran, want 5", n)
 	}
-	if r := int32(d.call("fake_cuda_test_hostfn_last")); r != 0 {
+	if r := int32(d.Call("fake_cuda_test_hostfn_last")); r != 0 {
 		t.Errorf("a driver call from the host function returned %d: it ran on the driver's callback thread", r)
 	}
 	for i, v := range order {

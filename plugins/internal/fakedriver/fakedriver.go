@@ -15,6 +15,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"unsafe"
 
 	"github.com/ebitengine/purego"
 
@@ -447,4 +448,78 @@ func FakeHsaco(t *testing.T, kernel, gfx string) []byte {
 	binary.LittleEndian.PutUint16(img[18:], 224)   // e_machine: EM_AMDGPU
 	binary.LittleEndian.PutUint32(img[48:], flags) // e_flags
 	return img
+}
+
+// Hooks are a driver double's test entry points, from a handle of its own
+// on the library the plugin loaded.
+type Hooks struct {
+	t *testing.T
+	h uintptr
+}
+
+// OpenHooks opens lib (already built) for its test entry points.
+func OpenHooks(t *testing.T, lib string) *Hooks {
+	t.Helper()
+	h, err := purego.Dlopen(lib, purego.RTLD_NOW|purego.RTLD_LOCAL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &Hooks{t: t, h: h}
+}
+
+// Sym is the address of the double's function name.
+func (k *Hooks) Sym(name string) uintptr {
+	fn, err := purego.Dlsym(k.h, name)
+	if err != nil {
+		k.t.Fatal(err)
+	}
+	return fn
+}
+
+// Call calls the double's function name.
+func (k *Hooks) Call(name string, args ...uintptr) uintptr {
+	r, _, _ := purego.SyscallN(k.Sym(name), args...)
+	return r
+}
+
+// Count calls a counter of the double that takes a kind name, such as
+// fake_cuda_live("stream").
+func (k *Hooks) Count(fn, kind string) int {
+	b := append([]byte(kind), 0)
+	return int(int64(k.Call(fn, uintptr(unsafe.Pointer(&b[0])))))
+}
+
+// PtrOf turns an address into a pointer (for memory outside Go's heap).
+func PtrOf(a uintptr) unsafe.Pointer { return *(*unsafe.Pointer)(unsafe.Pointer(&a)) }
+
+// HostBytes is n bytes of CPU-visible memory at p.
+func HostBytes(p uintptr, n int) []byte { return unsafe.Slice((*byte)(PtrOf(p)), n) }
+
+// Seq is n bytes that differ from those of another seed.
+func Seq(n int, seed byte) []byte {
+	b := make([]byte, n)
+	for i := range b {
+		b[i] = byte(i*13) + seed
+	}
+	return b
+}
+
+// MustAlloc allocates n bytes of kind on d or fails the test.
+func MustAlloc(t *testing.T, d plugin.Device, kind ol.AllocType, n uint64) uintptr {
+	t.Helper()
+	p, err := d.Alloc(kind, n)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// MustQueue makes a queue on d or fails the test.
+func MustQueue(t *testing.T, d plugin.Device) plugin.Queue {
+	t.Helper()
+	q, err := d.NewQueue()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return q
 }
