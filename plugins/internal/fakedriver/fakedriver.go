@@ -388,10 +388,9 @@ func CheckPlatform(t *testing.T, p plugin.Platform, want PlatformWant) []plugin.
 	return devs
 }
 
-// FakeCubin builds a kernel source of tests/c/kernels as a host shared
-// object and dresses it as a cubin for sm_80 (EM_CUDA, the SM in e_flags):
-// what the CUDA driver double loads and runs.
-func FakeCubin(t *testing.T, kernel string) []byte {
+// hostKernel builds a kernel source of tests/c/kernels as a host shared
+// object and returns its bytes.
+func hostKernel(t *testing.T, kernel string) []byte {
 	t.Helper()
 	root := ModuleRoot(t)
 	out := filepath.Join(t.TempDir(), kernel+".so")
@@ -404,6 +403,15 @@ func FakeCubin(t *testing.T, kernel string) []byte {
 	if err != nil {
 		t.Fatal(err)
 	}
+	return img
+}
+
+// FakeCubin builds a kernel source of tests/c/kernels as a host shared
+// object and dresses it as a cubin for sm_80 (EM_CUDA, the SM in e_flags):
+// what the CUDA driver double loads and runs.
+func FakeCubin(t *testing.T, kernel string) []byte {
+	t.Helper()
+	img := hostKernel(t, kernel)
 	binary.LittleEndian.PutUint16(img[18:], 190) // e_machine: EM_CUDA
 	binary.LittleEndian.PutUint32(img[48:], 80)  // e_flags: sm_80
 	return img
@@ -433,17 +441,7 @@ func FakeHsaco(t *testing.T, kernel, gfx string) []byte {
 	if !ok {
 		t.Fatalf("FakeHsaco: no e_flags known for %s", gfx)
 	}
-	root := ModuleRoot(t)
-	out := filepath.Join(t.TempDir(), kernel+".so")
-	cmd := exec.Command("cc", "-O2", "-fPIC", "-shared", "-I", filepath.Join(root, "include"),
-		filepath.Join(root, "tests", "c", "kernels", kernel+".c"), "-o", out)
-	if b, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("%v\n%s", err, b)
-	}
-	img, err := os.ReadFile(out)
-	if err != nil {
-		t.Fatal(err)
-	}
+	img := hostKernel(t, kernel)
 	img[7], img[8] = 64, 3                         // EI_OSABI: ELFOSABI_AMDGPU_HSA; EI_ABIVERSION: code object v5
 	binary.LittleEndian.PutUint16(img[18:], 224)   // e_machine: EM_AMDGPU
 	binary.LittleEndian.PutUint32(img[48:], flags) // e_flags
