@@ -13,7 +13,8 @@ OL_KERNEL(saxpy, struct saxpy_args, args) {
   args.y[i] = args.a * args.x[i] + args.y[i];
 }
 
-// The same with the usual bounds check, for grids larger than n.
+// The same with the usual bounds check, for grids larger than n (GCC
+// splits the work-item loop at n: docs/kernels.md, rule 6).
 OL_KERNEL(saxpy_guarded, struct saxpy_args, args) {
   uint32_t i = ol_global_id(0);
   if (i < args.n) args.y[i] = args.a * args.x[i] + args.y[i];

@@ -174,6 +174,13 @@ typedef struct ol_host_kernel_desc {
 
 // Runs groups [group_begin, group_end) of a plain kernel: the body is
 // inlined into the work-item loop.
+#define OL__SPLIT_LIMIT 0x40000000u
+#define OL__SPLIT_GROUP 1024u
+static inline uint32_t ol__opaque(uint32_t v) {
+  __asm__("" : "+r"(v));
+  return v;
+}
+#define OL__OPAQUE(v) ol__opaque(v)
 #define OL__LOOP(name, type, arg, copy, size)                                        \
   static inline void name##__ol_body(type arg, const ol_host_item *__ol_wi)     \
       __attribute__((unused));                                                 \
@@ -200,14 +207,29 @@ typedef struct ol_host_kernel_desc {
         for (uint32_t __ol_y = 0; __ol_y < __ol_sy; __ol_y++) {                \
           __ol_w.local[1] = __ol_y;                                            \
           __ol_w.global[1] = __ol_w.group[1] * __ol_sy + __ol_y;               \
-          /* The global id is the induction variable (a launch never has      \
-             more than 2^32-1 work-items in a dimension, so it cannot wrap):  \
-             accesses indexed by ol_global_id(0) vectorise. */                 \
-          for (uint32_t __ol_gx = __ol_bx; __ol_gx < __ol_bx + __ol_sx;        \
-               __ol_gx++) {                                                    \
-            __ol_w.local[0] = __ol_gx - __ol_bx;                               \
-            __ol_w.global[0] = __ol_gx;                                        \
-            name##__ol_body(__ol_a, &__ol_w);                                  \
+          /* The global id is the induction variable, so that accesses       \
+             indexed by ol_global_id(0) vectorise. Below 2^30 the masks are   \
+             no-ops that bound the id for the compiler: it then knows the id  \
+             cannot wrap and splits the loop at a bounds check such as        \
+             if (i < n), leaving a check-free loop to vectorise. (OL__OPAQUE  \
+             keeps the compiler from dropping the masks as no-ops.) */        \
+          if (__ol_bx < OL__SPLIT_LIMIT && __ol_sx <= OL__SPLIT_GROUP) {       \
+            const uint32_t __ol_b =                                            \
+                OL__OPAQUE(__ol_bx) & (OL__SPLIT_LIMIT - 1);                   \
+            const uint32_t __ol_e =                                            \
+                __ol_b + (OL__OPAQUE(__ol_sx) & (2 * OL__SPLIT_GROUP - 1));    \
+            for (uint32_t __ol_gx = __ol_b; __ol_gx < __ol_e; __ol_gx++) {     \
+              __ol_w.local[0] = __ol_gx - __ol_b;                              \
+              __ol_w.global[0] = __ol_gx;                                      \
+              name##__ol_body(__ol_a, &__ol_w);                                \
+            }                                                                  \
+          } else {                                                             \
+            for (uint32_t __ol_gx = __ol_bx; __ol_gx < __ol_bx + __ol_sx;      \
+                 __ol_gx++) {                                                  \
+              __ol_w.local[0] = __ol_gx - __ol_bx;                             \
+              __ol_w.global[0] = __ol_gx;                                      \
+              name##__ol_body(__ol_a, &__ol_w);                                \
+            }                                                                  \
           }                                                                    \
         }                                                                      \
       }                                                                        \

@@ -226,36 +226,113 @@ static const char *run_group_fibers(ol_fiber_pool *p, const ol_host_launch *l, c
   return 0;
 }
 
+/* ----------------------------------------------------------- jobs --- */
+
+void ol_host_job_reset(ol_host_job_ctl *ctl, uint64_t total, uint32_t workers) {
+  if (workers == 0) workers = 1;
+  ctl->total = total;
+  ctl->workers = workers;
+  // One thread takes everything at once; several end on chunks of about
+  // 1/64 of a thread's share, small enough for them to finish together.
+  uint64_t min = total / ((uint64_t)workers * 64);
+  ctl->min_chunk = workers == 1 ? total : (min ? min : 1);
+  __atomic_store_n(&ctl->failed, 0, __ATOMIC_RELAXED);
+  __atomic_store_n(&ctl->next, 0, __ATOMIC_RELEASE);
+}
+
+void ol_host_job_fail(ol_host_job_ctl *ctl) {
+  __atomic_store_n(&ctl->failed, 1, __ATOMIC_RELAXED);
+}
+
+// Takes the next chunk [*begin, *end); 0 when none is left or the job failed.
+static int job_take(ol_host_job_ctl *ctl, uint64_t *begin, uint64_t *end) {
+  uint64_t n = __atomic_load_n(&ctl->next, __ATOMIC_RELAXED);
+  for (;;) {
+    if (n >= ctl->total || __atomic_load_n(&ctl->failed, __ATOMIC_RELAXED)) return 0;
+    uint64_t left = ctl->total - n;
+    uint64_t k = left / (2 * (uint64_t)ctl->workers);
+    if (k < ctl->min_chunk) k = ctl->min_chunk;
+    if (k > left) k = left;
+    if (__atomic_compare_exchange_n(&ctl->next, &n, n + k, 1, __ATOMIC_RELAXED,
+                                    __ATOMIC_RELAXED)) {
+      *begin = n;
+      *end = n + k;
+      return 1;
+    }
+  }
+}
+
+// Runs groups [begin, end) with the launch l (its group range is set here).
+static const char *run_range(const ol_host_kernel_desc *desc, const void *args, ol_host_launch *l,
+                             ol_fiber_pool *pool, uint64_t begin, uint64_t end) {
+  if (desc->kind == OL_HOST_KERNEL_LOOP) {
+    l->group_begin = begin;
+    l->group_end = end;
+    desc->loop(args, l);
+    return 0;
+  }
+  pool->desc = desc;
+  pool->args = args;
+  const uint64_t nx = l->num_groups[0], ny = l->num_groups[1];
+  const char *err = 0;
+  for (uint64_t g = begin; g < end && !err; g++) {
+    uint32_t group[3] = {(uint32_t)(g % nx), (uint32_t)((g / nx) % ny), (uint32_t)(g / (nx * ny))};
+    l->group_begin = g;
+    l->group_end = g + 1;
+    err = run_group_fibers(pool, l, group);
+  }
+  return err;
+}
+
+// A launch's fixed part; its dynamic group-local memory is the caller's to
+// free. Returns 0 or an error text.
+static const char *launch_init(ol_host_launch *l, const uint32_t num_groups[3],
+                               const uint32_t group_size[3], size_t dyn_shared) {
+  memcpy(l->num_groups, num_groups, sizeof l->num_groups);
+  memcpy(l->group_size, group_size, sizeof l->group_size);
+  l->dyn_shared = NULL;
+  if (dyn_shared) {
+    l->dyn_shared = aligned_alloc(64, (dyn_shared + 63) & ~(size_t)63);
+    if (!l->dyn_shared) return "cannot allocate the dynamic group-local memory";
+  }
+  return 0;
+}
+
 const char *ol_host_exec(const ol_host_kernel_desc *desc, const void *args,
                          const uint32_t num_groups[3], const uint32_t group_size[3],
                          uint64_t group_begin, uint64_t group_end, size_t dyn_shared,
                          ol_fiber_pool *pool) {
   ol_host_launch l;
-  memcpy(l.num_groups, num_groups, sizeof l.num_groups);
-  memcpy(l.group_size, group_size, sizeof l.group_size);
-  l.dyn_shared = NULL;
-  if (dyn_shared) {
-    l.dyn_shared = aligned_alloc(64, (dyn_shared + 63) & ~(size_t)63);
-    if (!l.dyn_shared) return "cannot allocate the dynamic group-local memory";
-  }
-  const char *err = 0;
-  if (desc->kind == OL_HOST_KERNEL_LOOP) {
-    l.group_begin = group_begin;
-    l.group_end = group_end;
-    desc->loop(args, &l);
-  } else {
-    pool->desc = desc;
-    pool->args = args;
-    const uint64_t nx = num_groups[0], ny = num_groups[1];
-    for (uint64_t g = group_begin; g < group_end && !err; g++) {
-      uint32_t group[3] = {(uint32_t)(g % nx), (uint32_t)((g / nx) % ny), (uint32_t)(g / (nx * ny))};
-      l.group_begin = g;
-      l.group_end = g + 1;
-      err = run_group_fibers(pool, &l, group);
-    }
-  }
+  const char *err = launch_init(&l, num_groups, group_size, dyn_shared);
+  if (!err) err = run_range(desc, args, &l, pool, group_begin, group_end);
   free(l.dyn_shared);
   return err;
+}
+
+const char *ol_host_exec_chunks(ol_host_job_ctl *ctl, const ol_host_kernel_desc *desc,
+                                const void *args, const uint32_t num_groups[3],
+                                const uint32_t group_size[3], size_t dyn_shared,
+                                ol_fiber_pool *pool) {
+  uint64_t begin, end;
+  if (!job_take(ctl, &begin, &end)) return 0;
+  ol_host_launch l;
+  const char *err = launch_init(&l, num_groups, group_size, dyn_shared);
+  while (!err) {
+    err = run_range(desc, args, &l, pool, begin, end);
+    if (!err && !job_take(ctl, &begin, &end)) break;
+  }
+  if (err) ol_host_job_fail(ctl);
+  free(l.dyn_shared);
+  return err;
+}
+
+void ol_host_copy_chunks(ol_host_job_ctl *ctl, uintptr_t dst, uintptr_t src, uint64_t size,
+                         uint64_t block) {
+  uint64_t begin, end;
+  while (job_take(ctl, &begin, &end)) {
+    uint64_t from = begin * block, to = end * block < size ? end * block : size;
+    memcpy((void *)(dst + from), (const void *)(src + from), to - from);
+  }
 }
 
 /* --------------------------------------------------- host functions --- */

@@ -15,12 +15,45 @@ typedef struct ol_fiber_pool ol_fiber_pool;
 ol_fiber_pool *ol_fiber_pool_new(void);
 void ol_fiber_pool_free(ol_fiber_pool *pool);
 
+// The shared part of a job (a launch, or a large copy) that several
+// threads run together: each takes chunks of its units (groups, or copy
+// blocks) until none is left. Chunks shrink as the job nears its end
+// (each is the units left divided by twice the workers, at least
+// min_chunk), so threads start on long contiguous runs and finish
+// together. It lives in the queue's job (Go memory that holds no Go
+// pointer); C uses it only during the calls below.
+typedef struct ol_host_job_ctl {
+  uint64_t next;   // first unit not yet taken (atomic)
+  uint32_t failed; // (atomic)
+  uint32_t workers;      // threads that may take part
+  uint64_t total;        // units
+  uint64_t min_chunk;
+} ol_host_job_ctl;
+
+// Resets ctl for a job of total units run by up to workers threads.
+void ol_host_job_reset(ol_host_job_ctl *ctl, uint64_t total, uint32_t workers);
+// Marks the job failed: nobody takes another chunk.
+void ol_host_job_fail(ol_host_job_ctl *ctl);
+
 // Runs groups [group_begin, group_end) of a kernel. Returns 0, or an error
-// text (static) when the fibers of a group kernel cannot be created.
+// text (static) when the fibers of a group kernel or the dynamic
+// group-local memory cannot be had.
 const char *ol_host_exec(const ol_host_kernel_desc *desc, const void *args,
                          const uint32_t num_groups[3], const uint32_t group_size[3],
                          uint64_t group_begin, uint64_t group_end, size_t dyn_shared,
                          ol_fiber_pool *pool);
+
+// Runs chunks of a kernel's groups until none is left or the job failed.
+// Returns 0, or an error text (static) when the fibers of a group kernel
+// or the dynamic group-local memory cannot be had (the job is then failed).
+const char *ol_host_exec_chunks(ol_host_job_ctl *ctl, const ol_host_kernel_desc *desc,
+                                const void *args, const uint32_t num_groups[3],
+                                const uint32_t group_size[3], size_t dyn_shared,
+                                ol_fiber_pool *pool);
+// Copies chunks of block-byte blocks of size bytes from src to dst (the
+// ranges do not overlap) until none is left.
+void ol_host_copy_chunks(ol_host_job_ctl *ctl, uintptr_t dst, uintptr_t src, uint64_t size,
+                         uint64_t block);
 
 // Calls fn(user) with token recorded as this thread's running host
 // function; ol_host_current() returns it (0 outside host functions).

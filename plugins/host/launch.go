@@ -147,12 +147,10 @@ func (d *Device) runGroupJob(j *kernelJob) error {
 // there is more than one group.
 func (d *Device) runJob(j *kernelJob, fp *C.ol_fiber_pool) (err error) {
 	workers := min(uint64(d.pool.maxHelpers)+1, j.total)
+	j.reset(workers)
 	if workers <= 1 {
-		return j.run(0, j.total, fp)
+		return j.chunks(fp)
 	}
-	j.chunk = max(j.total/(workers*8), 1)
-	j.next.Store(0)
-	j.failed.Store(false)
 	d.pool.post(j)
 	defer func() {
 		// also after a panic here: no worker may be left inside the job
@@ -160,11 +158,7 @@ func (d *Device) runJob(j *kernelJob, fp *C.ol_fiber_pool) (err error) {
 			err = werr
 		}
 	}()
-	if err := j.chunks(fp); err != nil {
-		j.failed.Store(true)
-		return err
-	}
-	return nil
+	return j.chunks(fp) // a failure has stopped the job (ctl.failed)
 }
 
 func (d *Device) takePool() *C.ol_fiber_pool {

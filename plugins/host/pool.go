@@ -9,9 +9,11 @@ import (
 	"runtime"
 	"sync"
 	"sync/atomic"
+	"time"
 	"unsafe"
 
 	"github.com/liboffload-go/liboffload-go/api/ol"
+	"github.com/liboffload-go/liboffload-go/plugins/internal/sysmon"
 )
 
 // pool is a device's persistent goroutines, of two kinds that never wait
@@ -158,18 +160,19 @@ func (p *pool) close() {
 
 // kernelJob is one launch being run: the thread running the launch (the
 // queue's executor) takes chunks of groups, and so do the kernel workers
-// that join. Every queue embeds one (a queue runs one op at a time), so a
-// launch allocates nothing. A large copy is a job too (k nil): its
-// "groups" are copyBlock-byte blocks of the range.
+// that join, each in one call into C that takes chunks until none is left
+// (ctl): a thread never comes back into Go between chunks, where it could
+// lose its P and wait to be scheduled again mid-launch. Every queue embeds
+// one (a queue runs one op at a time), so a launch allocates nothing. A
+// large copy is a job too (k nil): its units are copyBlock-byte blocks of
+// the range.
 type kernelJob struct {
 	k      *kernel
 	argp   unsafe.Pointer
 	ng, gs [3]C.uint32_t
 	dyn    C.size_t
 	total  uint64
-	chunk  uint64
-	next   atomic.Uint64 // first group not yet taken
-	failed atomic.Bool   // stop taking chunks
+	ctl    C.ol_host_job_ctl
 
 	// a copy job's copy: copySize bytes from copySrc to copyDst
 	copyDst, copySrc uintptr
@@ -180,30 +183,22 @@ type kernelJob struct {
 	helpers int       // kernel workers inside the job
 	listed  bool      // in pool.jobs: workers may join
 	left    sync.Cond // signalled when helpers drops to 0 (L = &pool.mu)
+	// inside mirrors helpers for finish's spin (written under pool.mu)
+	inside atomic.Int32
 }
 
-// chunks runs chunks of groups until none is left or one fails.
+// reset prepares j's chunks for up to workers threads.
+func (j *kernelJob) reset(workers uint64) {
+	C.ol_host_job_reset(&j.ctl, C.uint64_t(j.total), C.uint32_t(workers))
+}
+
+// chunks runs chunks of j until none is left or the job failed.
 func (j *kernelJob) chunks(fp *C.ol_fiber_pool) error {
-	for !j.failed.Load() {
-		g0 := j.next.Add(j.chunk) - j.chunk
-		if g0 >= j.total {
-			return nil
-		}
-		if err := j.run(g0, min(g0+j.chunk, j.total), fp); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-// run runs groups [g0, g1).
-func (j *kernelJob) run(g0, g1 uint64, fp *C.ol_fiber_pool) error {
 	if j.k == nil {
-		from, to := g0*copyBlock, min(g1*copyBlock, j.copySize)
-		C.memcpy(ptr(j.copyDst+uintptr(from)), ptr(j.copySrc+uintptr(from)), C.size_t(to-from))
+		C.ol_host_copy_chunks(&j.ctl, C.uintptr_t(j.copyDst), C.uintptr_t(j.copySrc), C.uint64_t(j.copySize), copyBlock)
 		return nil
 	}
-	msg := C.ol_host_exec(j.k.desc, j.argp, &j.ng[0], &j.gs[0], C.uint64_t(g0), C.uint64_t(g1), j.dyn, fp)
+	msg := C.ol_host_exec_chunks(&j.ctl, j.k.desc, j.argp, &j.ng[0], &j.gs[0], j.dyn, fp)
 	if msg != nil {
 		return ol.Errorf(ol.ErrcOutOfResources, "kernel %q: %s", j.k.name, C.GoString(msg))
 	}
@@ -216,12 +211,21 @@ func (j *kernelJob) failLocked(err error) {
 	if j.err == nil {
 		j.err = err
 	}
-	j.failed.Store(true)
+	C.ol_host_job_fail(&j.ctl)
 }
 
-// post offers j to the kernel workers, starting them the first time.
+// post offers j to the kernel workers, starting them the first time
+// (and, beside them, a look for the Go runtime's monitor thread, which
+// must not preempt them: plugins/internal/sysmon).
 func (p *pool) post(j *kernelJob) {
 	p.mu.Lock()
+	if p.helpers < p.maxHelpers && !p.closed {
+		p.wg.Add(1)
+		go func() {
+			defer p.wg.Done()
+			sysmon.Relax()
+		}()
+	}
 	for p.helpers < p.maxHelpers && !p.closed {
 		p.helpers++
 		p.wg.Add(1)
@@ -233,11 +237,23 @@ func (p *pool) post(j *kernelJob) {
 	p.mu.Unlock()
 }
 
+// finishSpin bounds how long finish polls for the workers to leave a job
+// before it sleeps: the last of them is usually finishing its last small
+// chunk, and waking a sleeping thread costs tens of microseconds on a
+// virtual machine.
+const finishSpin = 100 * time.Microsecond
+
 // finish withdraws j and waits for the workers inside it to leave; it
 // returns the first failure of a worker.
 func (p *pool) finish(j *kernelJob) error {
 	p.mu.Lock()
 	p.unlistLocked(j)
+	if j.helpers > 0 {
+		p.mu.Unlock()
+		for start := time.Now(); j.inside.Load() > 0 && time.Since(start) < finishSpin; {
+		}
+		p.mu.Lock()
+	}
 	for j.helpers > 0 {
 		j.left.Wait()
 	}
@@ -281,6 +297,7 @@ func (p *pool) kernelWorker() {
 		}
 		j := p.jobs[0]
 		j.helpers++
+		j.inside.Store(int32(j.helpers))
 		p.mu.Unlock()
 
 		err := p.help(j, &fp)
@@ -292,6 +309,7 @@ func (p *pool) kernelWorker() {
 		// nothing left to take: no other worker needs to look at it
 		p.unlistLocked(j)
 		j.helpers--
+		j.inside.Store(int32(j.helpers))
 		if j.helpers == 0 {
 			j.left.Signal()
 		}
