@@ -419,10 +419,12 @@ Where the launch round trip goes (medians over the same rounds, ours):
 | kernel runs → \`olSyncQueue\` returns (\`stamp\` kernel) | $(us "$lwake") |
 | per launch when 10,000 are queued before one sync | $(us "$lbatch") |
 
-SAXPY kernel ceiling: the same kernel function, called directly from the
-.so on 2 threads (the caller and a persistent pthread, half of the groups
-each, no liboffload):
+SAXPY without the runtime: the same kernel function, called directly from
+the .so on 2 threads (the caller and a persistent pthread woken per call,
+a fixed half of the groups each, no liboffload):
 $(sv saxpy_direct_gbs) GB/s (liboffload-go: $(sv saxpy_ours_gbs) GB/s, OpenMP: $(sv saxpy_omp_gbs) GB/s).
+With fixed halves the half whose thread starts later finishes later; the
+runtime's shrinking chunks let the threads finish together.
 Queue churn VmRSS: $(cv churn_rss_start_kib) KiB at start, $(cv churn_rss_mark_kib) KiB at cycle 100,000,
 $(cv churn_rss_end_kib) KiB at the end, peak (VmHWM) $(cv churn_hwm_kib) KiB; after 300 ms idle:
 $(cv churn_settled_mark_kib) KiB at cycle 100,000, $(cv churn_settled_end_kib) KiB at the end
@@ -440,8 +442,8 @@ preempt (RATIONALE.md, the two sections on launches and on sysmon).
 Bounds checks: the bounds-checked kernel gets n = 2^26 − 1000 and a grid
 rounded up to whole groups. Its baseline is the plain OpenMP loop over the
 n items: the same loop with the kernel's check (\`if (i < n)\` over the
-grid's items) ran at $(sgv saxpy_omp_checked_gbs) GB/s, as GCC leaves it scalar. A store under \`if (i < n)\` vectorises only with masked
-stores (none in plain x86-64; with \`-march=native\` GCC uses AVX-512 masks,
+grid's items) ran at $(sgv saxpy_omp_checked_gbs) GB/s, as GCC leaves it
+scalar. A store under \`if (i < n)\` vectorises only with masked stores (none in plain x86-64; with \`-march=native\` GCC uses AVX-512 masks,
 which on this AMD CPU are slower than scalar code), or when the compiler
 splits the loop at n, which GCC does only if it can prove the index never
 wraps. kernel.h's work-item loop gives it that proof (no-op masks on the
