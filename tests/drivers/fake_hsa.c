@@ -341,6 +341,22 @@ _Static_assert(sizeof(pointer_info) == 56, "hsa_amd_pointer_info_t layout");
  * (copy_cv), the handler thread (handler_cv), each queue's thread (its
  * cv: its doorbell, or a signal change while it waits at a barrier). */
 static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
+
+/* Unlinks and yields the first element E of the list at *HEAD (linked by
+ * `next`) for which MATCH holds, or NULL (mu held). */
+#define LIST_TAKE(head, type, E, match)                                        \
+  ({                                                                           \
+    type *taken_ = NULL;                                                       \
+    for (type **p_ = (head); *p_; p_ = &(*p_)->next) {                         \
+      type *E = *p_;                                                           \
+      if (match) {                                                             \
+        *p_ = E->next;                                                         \
+        taken_ = E;                                                            \
+        break;                                                                 \
+      }                                                                        \
+    }                                                                          \
+    taken_;                                                                    \
+  })
 static pthread_cond_t cv = PTHREAD_COND_INITIALIZER;
 static pthread_cond_t copy_cv = PTHREAD_COND_INITIALIZER;
 static pthread_cond_t handler_cv = PTHREAD_COND_INITIALIZER;
@@ -1091,18 +1107,15 @@ hsa_status_t hsa_amd_memory_pool_free(void *ptr) {
   if (ptr == NULL)
     return HSA_STATUS_SUCCESS;
   pthread_mutex_lock(&mu);
-  for (struct region **rp = &allocs; *rp; rp = &(*rp)->next)
-    if ((*rp)->addr == (uintptr_t)ptr) {
-      struct region *r = *rp;
-      *rp = r->next;
-      release_region(r);
-      live_allocs--;
-      pthread_mutex_unlock(&mu);
-      return HSA_STATUS_SUCCESS;
-    }
-  note("fake_hsa: hsa_amd_memory_pool_free(%p): not an allocation of the runtime", ptr);
+  struct region *r = LIST_TAKE(&allocs, struct region, e, e->addr == (uintptr_t)ptr);
+  if (r) {
+    release_region(r);
+    live_allocs--;
+  } else {
+    note("fake_hsa: hsa_amd_memory_pool_free(%p): not an allocation of the runtime", ptr);
+  }
   pthread_mutex_unlock(&mu);
-  return HSA_STATUS_ERROR_INVALID_ARGUMENT;
+  return r ? HSA_STATUS_SUCCESS : HSA_STATUS_ERROR_INVALID_ARGUMENT;
 }
 
 hsa_status_t hsa_amd_agents_allow_access(uint32_t num_agents, const hsa_agent_t *agents, const uint32_t *flags,
@@ -1185,18 +1198,15 @@ hsa_status_t hsa_amd_memory_unlock(void *host_ptr) {
   if (!initialised())
     return HSA_STATUS_ERROR_NOT_INITIALIZED;
   pthread_mutex_lock(&mu);
-  for (struct region **rp = &locks; *rp; rp = &(*rp)->next)
-    if ((*rp)->addr == (uintptr_t)host_ptr) {
-      struct region *r = *rp;
-      *rp = r->next;
-      free(r);
-      live_locks--;
-      pthread_mutex_unlock(&mu);
-      return HSA_STATUS_SUCCESS;
-    }
-  note("fake_hsa: hsa_amd_memory_unlock(%p): not locked", host_ptr);
+  struct region *r = LIST_TAKE(&locks, struct region, e, e->addr == (uintptr_t)host_ptr);
+  if (r) {
+    free(r);
+    live_locks--;
+  } else {
+    note("fake_hsa: hsa_amd_memory_unlock(%p): not locked", host_ptr);
+  }
   pthread_mutex_unlock(&mu);
-  return HSA_STATUS_ERROR_INVALID_ARGUMENT;
+  return r ? HSA_STATUS_SUCCESS : HSA_STATUS_ERROR_INVALID_ARGUMENT;
 }
 
 static hsa_agent_t agent_of(int i) { return (hsa_agent_t){i < 0 ? CPU_AGENT : GPU_AGENT0 + (uint64_t)i}; }
@@ -2200,17 +2210,13 @@ hsa_status_t hsa_queue_destroy(hsa_queue_t *queue) {
   if (queue == NULL)
     return HSA_STATUS_ERROR_INVALID_ARGUMENT;
   pthread_mutex_lock(&mu);
-  for (struct fake_queue **qp = &queues; *qp; qp = &(*qp)->next)
-    if (&(*qp)->hsa == queue) {
-      struct fake_queue *q = *qp;
-      *qp = q->next;
-      end_queue(q);
-      live_queues--;
-      pthread_mutex_unlock(&mu);
-      return HSA_STATUS_SUCCESS;
-    }
+  struct fake_queue *q = LIST_TAKE(&queues, struct fake_queue, e, &e->hsa == queue);
+  if (q) {
+    end_queue(q);
+    live_queues--;
+  }
   pthread_mutex_unlock(&mu);
-  return HSA_STATUS_ERROR_INVALID_QUEUE;
+  return q ? HSA_STATUS_SUCCESS : HSA_STATUS_ERROR_INVALID_QUEUE;
 }
 
 /* The indices: no status to return, as in ROCr. */
@@ -2346,17 +2352,13 @@ hsa_status_t hsa_code_object_reader_destroy(hsa_code_object_reader_t reader) {
   if (!initialised())
     return HSA_STATUS_ERROR_NOT_INITIALIZED;
   pthread_mutex_lock(&mu);
-  for (struct fake_reader **rp = &readers; *rp; rp = &(*rp)->next)
-    if ((uintptr_t)*rp == reader.handle) {
-      struct fake_reader *r = *rp;
-      *rp = r->next;
-      free(r);
-      live_readers--;
-      pthread_mutex_unlock(&mu);
-      return HSA_STATUS_SUCCESS;
-    }
+  struct fake_reader *r = LIST_TAKE(&readers, struct fake_reader, e, (uintptr_t)e == reader.handle);
+  if (r) {
+    free(r);
+    live_readers--;
+  }
   pthread_mutex_unlock(&mu);
-  return HSA_STATUS_ERROR_INVALID_CODE_OBJECT_READER;
+  return r ? HSA_STATUS_SUCCESS : HSA_STATUS_ERROR_INVALID_CODE_OBJECT_READER;
 }
 
 /* profile: hsa_profile_t (BASE 0, FULL 1); rounding:
@@ -2646,13 +2648,7 @@ static void end_exec(struct fake_exec *e) {
     struct fake_symbol *s = e->symbols;
     e->symbols = s->next;
     if (s->kind == HSA_SYMBOL_KIND_VARIABLE)
-      for (struct region **gp = &globals; *gp; gp = &(*gp)->next)
-        if ((*gp)->addr == s->addr && (*gp)->owner == s->gpu) {
-          struct region *g = *gp;
-          *gp = g->next;
-          free(g);
-          break;
-        }
+      free(LIST_TAKE(&globals, struct region, g, g->addr == s->addr && g->owner == s->gpu));
     free(s);
   }
   while (e->objects) {
@@ -2669,17 +2665,13 @@ hsa_status_t hsa_executable_destroy(hsa_executable_t exec) {
   if (!initialised())
     return HSA_STATUS_ERROR_NOT_INITIALIZED;
   pthread_mutex_lock(&mu);
-  for (struct fake_exec **ep = &execs; *ep; ep = &(*ep)->next)
-    if ((uintptr_t)*ep == exec.handle) {
-      struct fake_exec *e = *ep;
-      *ep = e->next;
-      end_exec(e);
-      live_execs--;
-      pthread_mutex_unlock(&mu);
-      return HSA_STATUS_SUCCESS;
-    }
+  struct fake_exec *e = LIST_TAKE(&execs, struct fake_exec, x, (uintptr_t)x == exec.handle);
+  if (e) {
+    end_exec(e);
+    live_execs--;
+  }
   pthread_mutex_unlock(&mu);
-  return HSA_STATUS_ERROR_INVALID_EXECUTABLE;
+  return e ? HSA_STATUS_SUCCESS : HSA_STATUS_ERROR_INVALID_EXECUTABLE;
 }
 
 /* ------------------------------------------------------------------ */

@@ -221,16 +221,7 @@ static void *event_worker(void *arg) {
 
 static void test_events_from_threads(void) {
   ol_queue_handle_t q = hc_queue();
-  pthread_t t[8];
-  for (int i = 0; i < 8; i++)
-    pthread_create(&t[i], NULL, event_worker, q);
-  int bad = 0;
-  for (int i = 0; i < 8; i++) {
-    void *r;
-    pthread_join(t[i], &r);
-    bad += (int)(intptr_t)r;
-  }
-  EQ(bad, 0);
+  EQ(hc_threads(8, event_worker, q, 0), 0);
   OK(olDestroyQueue(q));
 }
 

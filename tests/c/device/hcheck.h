@@ -603,6 +603,24 @@ static inline void *hc_fetch(const void *dev_src, size_t n) {
   return h;
 }
 
+/* Runs fn on n threads at once (at most 64), thread i with the argument
+ * base + i * stride bytes, and returns the sum of what they return: each
+ * thread's count of failures, as (void *)(intptr_t). */
+static inline int hc_threads(int n, void *(*fn)(void *), void *base, size_t stride) {
+  pthread_t t[64];
+  if (n > 64)
+    n = 64;
+  for (int i = 0; i < n; i++)
+    pthread_create(&t[i], NULL, fn, (char *)base + (size_t)i * stride);
+  int bad = 0;
+  for (int i = 0; i < n; i++) {
+    void *r;
+    pthread_join(t[i], &r);
+    bad += (int)(intptr_t)r;
+  }
+  return bad;
+}
+
 /* EQ_ARRAY on n elements of type T in DEVICE memory of hc_dev (or a
  * program global): read directly on the host device, else copied out
  * with olMemcpy first. */

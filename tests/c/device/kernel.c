@@ -81,16 +81,16 @@ struct foo_thread {
   ol_queue_handle_t q;
   ol_symbol_handle_t k;
   uint32_t *out;
-  int errors;
 };
 static void *foo_thread_fn(void *arg) {
   struct foo_thread *t = arg;
+  int errors = 0;
   for (int rep = 0; rep < 10; rep++) {
     ol_kernel_launch_size_args_t l = hc_size1(4, 64);
     struct out_args a = {t->out + rep * 256};
-    t->errors += olLaunchKernel(t->q, hc_dev, t->k, &a, sizeof a, &l) != NULL;
+    errors += olLaunchKernel(t->q, hc_dev, t->k, &a, sizeof a, &l) != NULL;
   }
-  return NULL;
+  return (void *)(intptr_t)errors;
 }
 
 static void test_foo_threads_one_queue(void) {
@@ -102,17 +102,9 @@ static void test_foo_threads_one_queue(void) {
   memset(out, 0xff, T * 10 * 256 * sizeof(uint32_t));
   ol_queue_handle_t q = hc_queue();
   struct foo_thread ts[T];
-  pthread_t th[T];
-  for (int i = 0; i < T; i++) {
-    ts[i] = (struct foo_thread){q, k, out + i * 10 * 256, 0};
-    pthread_create(&th[i], NULL, foo_thread_fn, &ts[i]);
-  }
-  int errors = 0;
-  for (int i = 0; i < T; i++) {
-    pthread_join(th[i], NULL);
-    errors += ts[i].errors;
-  }
-  EQ(errors, 0);
+  for (int i = 0; i < T; i++)
+    ts[i] = (struct foo_thread){q, k, out + i * 10 * 256};
+  EQ(hc_threads(T, foo_thread_fn, ts, sizeof ts[0]), 0);
   OK(olSyncQueue(q));
   EQ_ARRAY(out, T * 10 * 256, i % 256);
   OK(olDestroyQueue(q));
@@ -122,21 +114,22 @@ static void test_foo_threads_one_queue(void) {
 /* And 20 threads each with a NULL queue (synchronous launches). */
 static void *foo_sync_fn(void *arg) {
   struct foo_thread *t = arg;
+  int errors = 0;
   for (int rep = 0; rep < 10; rep++) {
     uint32_t *o = t->out + rep * 128;
     ol_kernel_launch_size_args_t l = hc_size1(2, 64);
     struct out_args a = {o};
-    t->errors += olLaunchKernel(NULL, hc_dev, t->k, &a, sizeof a, &l) != NULL;
+    errors += olLaunchKernel(NULL, hc_dev, t->k, &a, sizeof a, &l) != NULL;
     uint32_t got[128];
     const uint32_t *chk = o;
     if (!hc_on_host) { /* device memory: read back through the API */
-      t->errors += olMemcpy(NULL, got, hc_host, o, hc_dev, sizeof got) != NULL;
+      errors += olMemcpy(NULL, got, hc_host, o, hc_dev, sizeof got) != NULL;
       chk = got;
     }
     for (uint32_t i = 0; i < 128; i++)
-      t->errors += chk[i] != i;
+      errors += chk[i] != i;
   }
-  return NULL;
+  return (void *)(intptr_t)errors;
 }
 
 static void test_foo_threads_sync(void) {
@@ -149,17 +142,9 @@ static void test_foo_threads_sync(void) {
     return;
   memset(host_out, 0, sizeof host_out);
   struct foo_thread ts[T];
-  pthread_t th[T];
-  for (int i = 0; i < T; i++) {
-    ts[i] = (struct foo_thread){NULL, k, out + i * 10 * 128, 0};
-    pthread_create(&th[i], NULL, foo_sync_fn, &ts[i]);
-  }
-  int errors = 0;
-  for (int i = 0; i < T; i++) {
-    pthread_join(th[i], NULL);
-    errors += ts[i].errors;
-  }
-  EQ(errors, 0);
+  for (int i = 0; i < T; i++)
+    ts[i] = (struct foo_thread){NULL, k, out + i * 10 * 128};
+  EQ(hc_threads(T, foo_sync_fn, ts, sizeof ts[0]), 0);
   if (out != host_out)
     OK(olMemFree(out));
 }

@@ -600,16 +600,7 @@ static void test_register_threads(void) {
   char *mem = hc_alloc(OL_ALLOC_TYPE_HOST, 8 * 1024);
   if (!mem)
     return;
-  pthread_t t[8];
-  for (int i = 0; i < 8; i++)
-    pthread_create(&t[i], NULL, register_worker, mem + i * 1024);
-  int bad = 0;
-  for (int i = 0; i < 8; i++) {
-    void *r;
-    pthread_join(t[i], &r);
-    bad += (int)(intptr_t)r;
-  }
-  EQ(bad, 0);
+  EQ(hc_threads(8, register_worker, mem, 1024), 0);
   ERR(olMemUnregister(hc_dev, mem), OL_ERRC_INVALID_ARGUMENT, NULL);
   OK(olMemFree(mem));
 }

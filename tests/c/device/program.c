@@ -536,7 +536,7 @@ static void test_many_programs(void) {
 
 /* Programs made, used and dropped from several threads at once. */
 static void *program_worker(void *arg) {
-  const char *name = arg;
+  const char *name = *(const char **)arg;
   size_t n = 0;
   char path[4096];
   if (!hc_image_path(name, path, sizeof path))
@@ -586,16 +586,7 @@ static void *program_worker(void *arg) {
 
 static void test_programs_from_threads(void) {
   static const char *names[] = {"foo", "bar", "foo", "bar", "foo", "bar", "foo", "bar"};
-  pthread_t t[8];
-  for (int i = 0; i < 8; i++)
-    pthread_create(&t[i], NULL, program_worker, (void *)names[i]);
-  int bad = 0;
-  for (int i = 0; i < 8; i++) {
-    void *r;
-    pthread_join(t[i], &r);
-    bad += (int)(intptr_t)r;
-  }
-  EQ(bad, 0);
+  EQ(hc_threads(8, program_worker, (void *)names, sizeof names[0]), 0);
 }
 
 int main(int argc, char **argv) {

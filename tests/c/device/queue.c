@@ -234,16 +234,7 @@ static void test_threads_own_queues(void) {
   uint32_t *bufs = hc_on_host ? &host_bufs[0][0] : hc_alloc(OL_ALLOC_TYPE_DEVICE, sizeof host_bufs);
   if (!bufs)
     return;
-  pthread_t t[T];
-  for (int i = 0; i < T; i++)
-    pthread_create(&t[i], NULL, own_queue_worker, bufs + i * 256);
-  int bad = 0;
-  for (int i = 0; i < T; i++) {
-    void *r;
-    pthread_join(t[i], &r);
-    bad += (int)(intptr_t)r;
-  }
-  EQ(bad, 0);
+  EQ(hc_threads(T, own_queue_worker, bufs, 256 * sizeof bufs[0]), 0);
   if (bufs != &host_bufs[0][0])
     OK(olMemFree(bufs));
 }

@@ -164,16 +164,7 @@ static void *lookup_worker(void *arg) {
 
 static void test_lookup_from_threads(void) {
   ol_symbol_handle_t first = hc_kernel(foo_prog, "foo");
-  pthread_t t[8];
-  for (int i = 0; i < 8; i++)
-    pthread_create(&t[i], NULL, lookup_worker, &first);
-  int bad = 0;
-  for (int i = 0; i < 8; i++) {
-    void *r;
-    pthread_join(t[i], &r);
-    bad += (int)(intptr_t)r;
-  }
-  EQ(bad, 0);
+  EQ(hc_threads(8, lookup_worker, &first, 0), 0);
 }
 
 int main(int argc, char **argv) {
