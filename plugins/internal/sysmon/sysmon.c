@@ -83,7 +83,8 @@ int ol_sysmon_sample(int interval_us, int *tids, int *counts, int n, int max) {
   DIR *d = opendir("/proc/self/task");
   if (!d) return n;
   struct dirent *e;
-  while ((e = readdir(d))) {
+  int threads = 0;
+  while ((e = readdir(d)) && ++threads <= OL_SYSMON_MAX_THREADS) {
     if (e->d_name[0] < '0' || e->d_name[0] > '9') continue;
     int tid = atoi(e->d_name);
     uintptr_t pc = 0;

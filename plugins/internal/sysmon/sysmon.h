@@ -2,6 +2,10 @@
 #ifndef LIBOFFLOAD_GO_SYSMON_H
 #define LIBOFFLOAD_GO_SYSMON_H
 
+// A sample reads one file per thread; it reads at most this many (and in
+// a process with more threads, sysmon may go unseen).
+#define OL_SYSMON_MAX_THREADS 512
+
 // Sleeps interval_us, then looks for the threads of this process, other
 // than the calling one, that sleep in nanosleep called from this object's
 // code, and counts each in tids/counts (n entries so far, at most max).
