@@ -172,15 +172,19 @@ typedef struct ol_host_kernel_desc {
 #define OL_EXPORT __attribute__((visibility("default"), used))
 #endif
 
-// Runs groups [group_begin, group_end) of a plain kernel: the body is
-// inlined into the work-item loop.
+// The work-item loop whose ids the compiler can bound (below): global x
+// ids under OL__SPLIT_LIMIT, groups of at most OL__SPLIT_GROUP items.
 #define OL__SPLIT_LIMIT 0x40000000u
 #define OL__SPLIT_GROUP 1024u
+// v, with nothing known about it to the optimiser.
 static inline uint32_t ol__opaque(uint32_t v) {
   __asm__("" : "+r"(v));
   return v;
 }
 #define OL__OPAQUE(v) ol__opaque(v)
+
+// Runs groups [group_begin, group_end) of a plain kernel: the body is
+// inlined into the work-item loop.
 #define OL__LOOP(name, type, arg, copy, size)                                        \
   static inline void name##__ol_body(type arg, const ol_host_item *__ol_wi)     \
       __attribute__((unused));                                                 \
