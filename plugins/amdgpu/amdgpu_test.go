@@ -29,12 +29,16 @@ var fake = fakedriver.Driver{
 		d := drivers.Load(names)
 		return fakedriver.State{Driver: d, Library: d.Library, Init: d.initStatus.Load()}
 	},
+	GPUsEnv:   "FAKE_HSA_GPUS",
+	Prefix:    "fake_hsa",
+	QueueKind: "queue",
+	Image:     func(t *testing.T, k string) []byte { return fakedriver.FakeHsaco(t, k, "gfx90a") },
+	Held:      held,
+	LastError: lastError,
 }
 
 func TestName(t *testing.T) {
-	if got := New().Name(); got != "amdgpu" {
-		t.Fatalf("Name() = %q, want amdgpu", got)
-	}
+	fake.CheckName(t, "amdgpu")
 }
 
 func TestLibraryNames(t *testing.T) {

@@ -7,15 +7,16 @@ import (
 	"time"
 
 	"github.com/liboffload-go/liboffload-go/api/ol"
+	"github.com/liboffload-go/liboffload-go/plugins/internal/fakedriver"
 )
 
 // A copy the runtime fails (its completion signal set to -1) is an error
 // of the next Sync, and the queue goes on working.
 func TestFakeCopyErrorIsReported(t *testing.T) {
 	d := newDouble(t, "libhsa-copyerr.so")
-	g := d.dev[0]
-	a := mustAlloc(t, g, ol.AllocTypeDevice, 64)
-	b := mustAlloc(t, g, ol.AllocTypeDevice, 64)
+	g := d.Dev[0]
+	a := fakedriver.MustAlloc(t, g, ol.AllocTypeDevice, 64)
+	b := fakedriver.MustAlloc(t, g, ol.AllocTypeDevice, 64)
 	q := mustQueue(t, g)
 	t.Setenv("FAKE_HSA_COPY_ERROR", "1")
 	if err := q.CopyDevice(b, g, a, g, 64); err != nil {
@@ -36,7 +37,7 @@ func TestFakeCopyErrorIsReported(t *testing.T) {
 	_ = q.Release()
 	_ = g.Free(a, ol.AllocTypeDevice)
 	_ = g.Free(b, ol.AllocTypeDevice)
-	d.deinit()
+	d.Deinit()
 }
 
 // A queue the runtime never drains: olDestroyQueue does not block, the
@@ -47,11 +48,11 @@ func TestFakeStuckQueueDoesNotHang(t *testing.T) {
 	drainTimeout = 300 * time.Millisecond
 	defer func() { drainTimeout = old }()
 	d := newDouble(t, "libhsa-stuck.so")
-	g := d.dev[0]
-	prog, k := loadKernel(t, g, "noargs", "noargs")
+	g := d.Dev[0]
+	prog, k := d.LoadKernel(t, g, "noargs", "noargs")
 	t.Setenv("FAKE_HSA_QUEUE_STUCK", "1")
 	q := mustQueue(t, g)
-	if err := q.Launch(k, nil, launchSize(1, 1, 0)); err != nil {
+	if err := q.Launch(k, nil, fakedriver.Size1D(1, 1, 0)); err != nil {
 		t.Fatal(err)
 	}
 	start := time.Now()
@@ -69,7 +70,7 @@ func TestFakeStuckQueueDoesNotHang(t *testing.T) {
 	if err := prog.Unload(); err != nil {
 		t.Fatal(err)
 	}
-	err := d.pl.Deinit()
+	err := d.Platform.Deinit()
 	if err == nil || !strings.Contains(err.Error(), "did not finish within") {
 		t.Errorf("Deinit with a stuck queue: %v", err)
 	}
@@ -84,13 +85,13 @@ func TestFakeStuckQueueDoesNotHang(t *testing.T) {
 func TestFakeShutdownFailure(t *testing.T) {
 	d := newDouble(t, "libhsa-shutfail.so")
 	t.Setenv("FAKE_HSA_SHUTDOWN_RESULT", "0x1000")
-	err := d.pl.Deinit()
+	err := d.Platform.Deinit()
 	var oe *ol.Error
 	if !errors.As(err, &oe) || !strings.Contains(oe.Details, "hsa_shut_down failed: 0x1000 HSA_STATUS_ERROR") {
 		t.Errorf("Deinit: %v", err)
 	}
 	t.Setenv("FAKE_HSA_SHUTDOWN_RESULT", "")
-	p, err := fake.Init(t, d.lib)
+	p, err := fake.Init(t, d.Lib)
 	if err != nil || p == nil {
 		t.Fatalf("Init after a failed shutdown: %v %v", p, err)
 	}
@@ -104,12 +105,12 @@ func TestFakeShutdownFailure(t *testing.T) {
 // never handed out again, and shutdown is clean.
 func TestFakeQueueErrorIsReported(t *testing.T) {
 	d := newDouble(t, "libhsa-queueerr.so")
-	g := d.dev[0]
-	prog, pk := loadKernel(t, g, "noargs", "noargs")
+	g := d.Dev[0]
+	prog, pk := d.LoadKernel(t, g, "noargs", "noargs")
 	bogus := *pk.(*Kernel)
 	bogus.object ^= 0x5a5a0000 // a kernel object the runtime does not know
 	q := mustQueue(t, g)
-	if err := q.Launch(&bogus, nil, launchSize(1, 1, 0)); err != nil {
+	if err := q.Launch(&bogus, nil, fakedriver.Size1D(1, 1, 0)); err != nil {
 		t.Fatal(err)
 	}
 	done := make(chan error, 1)
@@ -123,7 +124,7 @@ func TestFakeQueueErrorIsReported(t *testing.T) {
 	case <-time.After(10 * time.Second):
 		t.Fatal("Sync hangs on a broken queue")
 	}
-	if err := q.Launch(pk, nil, launchSize(1, 1, 0)); err == nil {
+	if err := q.Launch(pk, nil, fakedriver.Size1D(1, 1, 0)); err == nil {
 		t.Error("a broken queue took more work")
 	}
 	_ = q.Release()
@@ -131,7 +132,7 @@ func TestFakeQueueErrorIsReported(t *testing.T) {
 	if q2.hw == q.hw {
 		t.Error("a broken HSA queue was handed out again")
 	}
-	if err := q2.Launch(pk, nil, launchSize(1, 1, 0)); err != nil {
+	if err := q2.Launch(pk, nil, fakedriver.Size1D(1, 1, 0)); err != nil {
 		t.Fatal(err)
 	}
 	if err := q2.Sync(); err != nil {
@@ -139,7 +140,7 @@ func TestFakeQueueErrorIsReported(t *testing.T) {
 	}
 	_ = q2.Release()
 	_ = prog.Unload()
-	if err := d.pl.Deinit(); err != nil {
+	if err := d.Platform.Deinit(); err != nil {
 		t.Errorf("Deinit: %v", err)
 	}
 	for _, k := range []string{"queue", "signal", "executable", "alloc"} {

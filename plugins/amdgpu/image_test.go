@@ -9,7 +9,6 @@ import (
 	"testing"
 
 	"github.com/liboffload-go/liboffload-go/api/ol"
-	"github.com/liboffload-go/liboffload-go/plugins/amdgpu"
 	"github.com/liboffload-go/liboffload-go/plugins/internal/fakedriver"
 	"github.com/liboffload-go/liboffload-go/plugins/internal/imagetest"
 )
@@ -20,12 +19,8 @@ import (
 // for the others olCreateProgram says what the image is and what the
 // device needs.
 func TestProgramImages(t *testing.T) {
-	lib := (&fakedriver.Driver{Source: "fake_hsa.c"}).Build(t, "libhsa-images.so")
 	im := imagetest.Images(t)
-	devs := imagetest.Init(t, "amdgpu", map[string]string{amdgpu.EnvLibrary: lib, "FAKE_HSA_GPUS": "1"})
-	if len(devs) != 2 {
-		t.Fatalf("%d devices, want 1 GPU and the host", len(devs))
-	}
+	devs := imagetest.HSA.Start(t, "libhsa-images.so", 1, nil)
 	dev := devs[0]
 	for _, tc := range []struct {
 		name string
@@ -94,11 +89,7 @@ func TestClangCodeObjectsPerTarget(t *testing.T) {
 		}
 		img[gfx] = b
 	}
-	lib := (&fakedriver.Driver{Source: "fake_hsa.c"}).Build(t, "libhsa-targets.so")
-	devs := imagetest.Init(t, "amdgpu", map[string]string{amdgpu.EnvLibrary: lib, "FAKE_HSA_GPUS": "2", "FAKE_HSA_GFX": "gfx90a,gfx942"})
-	if len(devs) != 3 {
-		t.Fatalf("%d devices, want 2 GPUs and the host", len(devs))
-	}
+	devs := imagetest.HSA.Start(t, "libhsa-targets.so", 2, map[string]string{"FAKE_HSA_GFX": "gfx90a,gfx942"})
 	gfx := []string{"gfx90a", "gfx942"}
 	for i, dev := range devs[:2] {
 		for j, g := range gfx {

@@ -2,7 +2,6 @@ package amdgpu
 
 import (
 	"bytes"
-	"encoding/binary"
 	"errors"
 	"fmt"
 	"os"
@@ -11,41 +10,11 @@ import (
 	"strconv"
 	"strings"
 	"testing"
-	"unsafe"
 
 	"github.com/liboffload-go/liboffload-go/api/ol"
 	"github.com/liboffload-go/liboffload-go/plugins/internal/fakedriver"
 	"github.com/liboffload-go/liboffload-go/plugins/plugin"
 )
-
-// loadKernel loads kernel source (tests/c/kernels) as a fake gfx90a code
-// object on g and finds kernel name in it.
-func loadKernel(t *testing.T, g *Device, source, name string) (plugin.Program, plugin.Kernel) {
-	t.Helper()
-	prog, err := g.LoadProgram(fakedriver.FakeHsaco(t, source, "gfx90a"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	k, err := prog.Kernel(name)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return prog, k
-}
-
-func argBytes(words ...uint64) []byte {
-	b := make([]byte, 8*len(words))
-	for i, w := range words {
-		binary.LittleEndian.PutUint64(b[8*i:], w)
-	}
-	return b
-}
-
-func launchSize(groups, size uint32, dyn uint64) plugin.LaunchSize {
-	return plugin.LaunchSize{
-		NumGroups: ol.Dimensions{X: groups, Y: 1, Z: 1}, GroupSize: ol.Dimensions{X: size, Y: 1, Z: 1}, DynSharedMemory: dyn,
-	}
-}
 
 // The kernarg segment: explicit arguments first, the code object v5
 // implicit arguments in the last 256 bytes (offsets of the AMDGPU code
@@ -83,7 +52,7 @@ func TestKernargLayout(t *testing.T) {
 		s    plugin.LaunchSize
 		dims uint16
 	}{
-		{launchSize(1, 1, 0), 1},
+		{fakedriver.Size1D(1, 1, 0), 1},
 		{plugin.LaunchSize{NumGroups: ol.Dimensions{X: 1, Y: 1, Z: 2}, GroupSize: ol.Dimensions{X: 1, Y: 1, Z: 1}}, 3},
 		{plugin.LaunchSize{NumGroups: ol.Dimensions{X: 1, Y: 1, Z: 1}, GroupSize: ol.Dimensions{X: 1, Y: 4, Z: 1}}, 2},
 	} {
@@ -115,139 +84,29 @@ func TestErrorMapping(t *testing.T) {
 }
 
 // Kernels run over the whole grid with the argument buffer and the
-// implicit arguments, with barriers and dynamic group memory; globals
-// have device addresses that copies reach; unloading waits for queued
-// launches.
+// implicit arguments, with barriers and dynamic group memory, after a
+// copy they wait for behind a barrier packet; globals have device
+// addresses that copies reach; unloading waits for queued launches.
 func TestFakeProgramsAndLaunches(t *testing.T) {
 	d := newDouble(t, "libhsa-programs.so")
-	g := d.dev[0]
-	prog, k := loadKernel(t, g, "localmem_reduction", "localmem_reduction")
-	if _, err := prog.Kernel("nope"); err == nil || !strings.Contains(err.Error(), `no kernel named "nope"`) {
-		t.Errorf("unknown kernel: %v", err)
-	}
-	if n, err := k.MaxGroupSize(0); err != nil || n != 1024 {
-		t.Errorf("MaxGroupSize = %d, %v", n, err)
-	}
-	if _, err := k.MaxGroupSize(1 << 20); err == nil || !strings.Contains(err.Error(), "exceed the 65536 bytes of group memory") {
-		t.Errorf("MaxGroupSize(1 MiB): %v", err)
-	}
-	const groups, size = 8, 128
-	in := mustAlloc(t, g, ol.AllocTypeDevice, 4*groups*size)
-	out := mustAlloc(t, g, ol.AllocTypeDevice, 4*groups)
-	vals := make([]byte, 4*groups*size)
-	want := make([]uint32, groups)
-	for i := 0; i < groups*size; i++ {
-		v := uint32(i*i%1000 + 1)
-		binary.LittleEndian.PutUint32(vals[4*i:], v)
-		want[i/size] += v
-	}
-	q := mustQueue(t, g)
-	// a copy first: the launch waits for it behind a barrier packet
-	host := mustAlloc(t, g, ol.AllocTypeHost, 4*groups*size)
-	copy(hostBytes(host, len(vals)), vals)
-	if err := q.CopyToDevice(in, g, host, uint64(len(vals))); err != nil {
-		t.Fatal(err)
-	}
-	if err := q.Launch(k, argBytes(uint64(in), uint64(out)), launchSize(groups, size, 4*size)); err != nil {
-		t.Fatal(err)
-	}
-	if err := q.Sync(); err != nil {
-		t.Fatalf("%v (runtime: %s)", err, d.lastError())
-	}
-	got := d.peek(out, 4*groups)
-	for i := range want {
-		if v := binary.LittleEndian.Uint32(got[4*i:]); v != want[i] {
-			t.Errorf("group %d: sum %d, want %d", i, v, want[i])
-		}
-	}
-
-	for _, tc := range []struct {
-		size plugin.LaunchSize
-		want string
-	}{
-		{launchSize(1, 2048, 0), "GroupSize.x 2048 exceeds the maximum 1024"},
-		{launchSize(0, 1, 0), "NumGroups.x is 0"},
-		{launchSize(1, 64, 200<<10), "DynSharedMemory 204800 and the 0 bytes of group memory"},
-	} {
-		if err := q.Launch(k, argBytes(uint64(in), uint64(out)), tc.size); err == nil || !strings.Contains(err.Error(), tc.want) {
-			t.Errorf("launch %+v: %v, want %q", tc.size, err, tc.want)
-		}
-	}
-
-	// a global: written by a kernel, read back at its device address
-	gp, err := g.LoadProgram(fakedriver.FakeHsaco(t, "global", "gfx90a"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	write, err := gp.Kernel("write")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr, gsize, err := gp.Global("global")
-	if err != nil || gsize != 256 {
-		t.Fatalf("Global: %#x %d %v", addr, gsize, err)
-	}
-	if !g.OwnsPointer(addr) {
-		t.Error("a global is not the device's memory")
-	}
-	if _, _, err := gp.Global("nope"); err == nil || !strings.Contains(err.Error(), `no global variable named "nope"`) {
-		t.Errorf("unknown global: %v", err)
-	}
-	if _, _, err := gp.Global("write.kd"); err == nil || !strings.Contains(err.Error(), "is not a global variable") {
-		t.Errorf("a kernel as a global: %v", err)
-	}
-	if err := q.Launch(write, argBytes(0), launchSize(1, 64, 0)); err != nil {
-		t.Fatal(err)
-	}
-	if err := q.CopyFromDevice(host, addr, g, 256); err != nil {
-		t.Fatal(err)
-	}
-	if err := q.Sync(); err != nil {
-		t.Fatal(err)
-	}
-	hb := hostBytes(host, 256)
-	for i := 0; i < 64; i++ {
-		if v := binary.LittleEndian.Uint32(hb[4*i:]); v != uint32(2*i) {
-			t.Fatalf("global[%d] = %d, want %d", i, v, 2*i)
-		}
-	}
-
-	// unloading while a launch is queued waits for it
-	gate := make(chan struct{})
-	if err := q.HostCall(func() error { <-gate; return nil }); err != nil {
-		t.Fatal(err)
-	}
-	if err := q.Launch(write, argBytes(0), launchSize(1, 64, 0)); err != nil {
-		t.Fatal(err)
-	}
-	if err := gp.Unload(); err != nil {
-		t.Fatal(err)
-	}
-	if n := d.live("executable"); n != 2 {
-		t.Errorf("%d executables loaded while a launch of one is queued, want 2", n)
-	}
-	if err := q.Launch(write, argBytes(0), launchSize(1, 64, 0)); err == nil || !strings.Contains(err.Error(), "was destroyed") {
-		t.Errorf("launch after Unload: %v", err)
-	}
-	close(gate)
-	if err := prog.Unload(); err != nil {
-		t.Fatal(err)
-	}
-	if err := q.Sync(); err != nil {
-		t.Fatal(err)
-	}
-	_ = q.Release()
-	for _, p := range []uintptr{in, out} {
-		_ = g.Free(p, ol.AllocTypeDevice)
-	}
-	_ = g.Free(host, ol.AllocTypeHost)
-	d.deinit()
-	if n := d.live("executable"); n != 0 {
-		t.Errorf("%d executables left after Deinit", n)
-	}
-	if n := d.Call("fake_hsa_dispatches"); n != 3 {
-		t.Errorf("the runtime ran %d kernels, want 3", n)
-	}
+	fakedriver.CheckProgramsAndLaunches(t, d.Double, fakedriver.ProgramsWant{
+		CopyIn:        true,
+		TooMuchShared: "DynSharedMemory 204800 and the 0 bytes of group memory",
+		Kernel: func(q plugin.Queue, k plugin.Kernel, args []byte) {
+			if _, err := k.MaxGroupSize(1 << 20); err == nil || !strings.Contains(err.Error(), "exceed the 65536 bytes of group memory") {
+				t.Errorf("MaxGroupSize(1 MiB): %v", err)
+			}
+		},
+		Global: func(gp plugin.Program, addr uintptr) {
+			if !d.Dev[0].OwnsPointer(addr) {
+				t.Error("a global is not the device's memory")
+			}
+			if _, _, err := gp.Global("write.kd"); err == nil || !strings.Contains(err.Error(), "is not a global variable") {
+				t.Errorf("a kernel as a global: %v", err)
+			}
+		},
+		ProgramKind: "executable", LaunchCounter: "fake_hsa_dispatches", Launches: 3, LastSync: true,
+	})
 }
 
 // A code object for another processor, or bytes that are none, are
@@ -255,89 +114,40 @@ func TestFakeProgramsAndLaunches(t *testing.T) {
 func TestFakeLoadFailures(t *testing.T) {
 	t.Setenv("FAKE_HSA_GFX", "gfx90a,gfx942")
 	d := newDouble(t, "libhsa-loadfail.so")
-	if n := d.dev[1].info.Name.V; n != "gfx942" {
+	if n := d.Dev[1].info.Name.V; n != "gfx942" {
 		t.Fatalf("device 1 is %s", n)
 	}
-	_, err := d.dev[1].LoadProgram(fakedriver.FakeHsaco(t, "foo", "gfx90a"))
+	_, err := d.Dev[1].LoadProgram(fakedriver.FakeHsaco(t, "foo", "gfx90a"))
 	var oe *ol.Error
 	if !errors.As(err, &oe) || oe.Code != ol.ErrcInvalidBinary ||
 		!strings.Contains(oe.Details, "hsa_executable_load_agent_code_object of an AMDGPU code object for gfx90a for gfx942 (device 1) failed: 0x100f HSA_STATUS_ERROR_INVALID_ISA") {
 		t.Errorf("gfx90a on gfx942: %v", err)
 	}
-	good, err := d.dev[0].LoadProgram(fakedriver.FakeHsaco(t, "foo", "gfx90a"))
+	good, err := d.Dev[0].LoadProgram(fakedriver.FakeHsaco(t, "foo", "gfx90a"))
 	if err != nil {
 		t.Fatalf("gfx90a on gfx90a: %v", err)
 	}
 	t.Setenv("FAKE_HSA_LOAD_RESULT", "0x1010")
-	if _, err := d.dev[0].LoadProgram(fakedriver.FakeHsaco(t, "foo", "gfx90a")); !errors.As(err, &oe) || oe.Code != ol.ErrcInvalidBinary ||
+	if _, err := d.Dev[0].LoadProgram(fakedriver.FakeHsaco(t, "foo", "gfx90a")); !errors.As(err, &oe) || oe.Code != ol.ErrcInvalidBinary ||
 		!strings.Contains(oe.Details, "0x1010 HSA_STATUS_ERROR_INVALID_CODE_OBJECT") {
 		t.Errorf("injected load failure: %v", err)
 	}
-	if n := d.live("executable"); n != 1 {
+	if n := d.Live("executable"); n != 1 {
 		t.Errorf("%d executables, want 1 (failed loads destroy theirs)", n)
 	}
-	if n := d.live("reader"); n != 0 {
+	if n := d.Live("reader"); n != 0 {
 		t.Errorf("%d code object readers left", n)
 	}
 	if err := good.Unload(); err != nil {
 		t.Fatal(err)
 	}
-	d.deinit()
+	d.Deinit()
 }
 
 // The hot path makes no Go allocation: launch, asynchronous copies, a
 // fill, record, wait, release of the event and sync.
 func TestFakeHotPathAllocatesNothing(t *testing.T) {
-	d := newDouble(t, "libhsa-allocs.so")
-	g := d.dev[0]
-	prog, k := loadKernel(t, g, "noargs", "noargs")
-	dev := mustAlloc(t, g, ol.AllocTypeDevice, 4096)
-	host := mustAlloc(t, g, ol.AllocTypeHost, 4096)
-	q, q2 := mustQueue(t, g), mustQueue(t, g)
-	pat := []byte{1, 2, 3, 4}
-	size := launchSize(1, 1, 0)
-	round := func() {
-		if err := q.Launch(k, nil, size); err != nil {
-			t.Fatal(err)
-		}
-		if err := q.CopyToDevice(dev, g, host, 4096); err != nil {
-			t.Fatal(err)
-		}
-		if err := q.Fill(dev, unsafe.Pointer(&pat[0]), 4, 4096); err != nil {
-			t.Fatal(err)
-		}
-		if err := q.CopyFromDevice(host, dev, g, 4096); err != nil {
-			t.Fatal(err)
-		}
-		e, err := q.Record()
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := q2.Wait(e); err != nil {
-			t.Fatal(err)
-		}
-		if err := e.Release(); err != nil {
-			t.Fatal(err)
-		}
-		if err := q2.Sync(); err != nil {
-			t.Fatal(err)
-		}
-		if err := q.Sync(); err != nil {
-			t.Fatal(err)
-		}
-	}
-	for i := 0; i < 100; i++ {
-		round() // warm: pools and the wait list reach their size
-	}
-	if n := testing.AllocsPerRun(200, round); n != 0 {
-		t.Errorf("%.1f Go allocations per round of launch, copies, fill, record, wait and sync, want 0", n)
-	}
-	_ = q.Release()
-	_ = q2.Release()
-	_ = prog.Unload()
-	_ = g.Free(dev, ol.AllocTypeDevice)
-	_ = g.Free(host, ol.AllocTypeHost)
-	d.deinit()
+	fakedriver.CheckHotPathAllocatesNothing(t, newDouble(t, "libhsa-allocs.so").Double)
 }
 
 // Queues are pooled: create, launch and release (unsynchronised) cycles
@@ -345,22 +155,6 @@ func TestFakeHotPathAllocatesNothing(t *testing.T) {
 // flat. 1,000,000 cycles without the race detector (OFFLOAD_CHURN_CYCLES
 // changes it), 20,000 with it.
 func TestFakeQueueChurnIsFlat(t *testing.T) {
-	d := newDouble(t, "libhsa-churn.so")
-	g := d.dev[0]
-	prog, k := loadKernel(t, g, "noargs", "noargs")
-	size := launchSize(1, 1, 0)
-	cycle := func() {
-		q, err := g.NewQueue()
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := q.Launch(k, nil, size); err != nil {
-			t.Fatal(err)
-		}
-		if err := q.Release(); err != nil {
-			t.Fatal(err)
-		}
-	}
 	warm, cycles := 100000, 1000000
 	if raceDetector {
 		warm, cycles = 2000, 20000
@@ -370,23 +164,9 @@ func TestFakeQueueChurnIsFlat(t *testing.T) {
 			cycles = n
 		}
 	}
-	for i := 0; i < warm; i++ {
-		cycle()
-	}
-	rss0 := fakedriver.VmRSS(t)
-	for i := 0; i < cycles; i++ {
-		cycle()
-	}
-	rss1 := fakedriver.VmRSS(t)
-	if n := d.live("queue"); n > maxHWQueues {
-		t.Errorf("%d HSA queues after %d cycles", n, warm+cycles)
-	}
-	t.Logf("VmRSS %d KiB after %d warm-up cycles, %d KiB after %d more; %d HSA queues, %d signals", rss0, warm, rss1, cycles, d.live("queue"), d.live("signal"))
-	if growth := rss1 - rss0; !raceDetector && growth > 4096 {
-		t.Errorf("VmRSS grew by %d KiB over %d cycles", growth, cycles)
-	}
-	_ = prog.Unload()
-	d.deinit()
+	fakedriver.CheckQueueChurnIsFlat(t, newDouble(t, "libhsa-churn.so").Double, fakedriver.Churn{
+		Warm: warm, Cycles: cycles, MaxQueues: maxHWQueues, RSS: !raceDetector, Log: []string{"signal"},
+	})
 }
 
 // The kernel metadata of code objects clang-22 builds: where the implicit

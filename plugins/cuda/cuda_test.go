@@ -26,12 +26,16 @@ var fake = fakedriver.Driver{
 		d := drivers.Load(names)
 		return fakedriver.State{Driver: d, Library: d.Library, Init: int64(d.initResult)}
 	},
+	GPUsEnv:       "FAKE_CUDA_DEVICES",
+	Prefix:        "fake_cuda",
+	PeekHostFirst: true,
+	QueueKind:     "stream",
+	Image:         fakedriver.FakeCubin,
+	Held:          held,
 }
 
 func TestName(t *testing.T) {
-	if got := New().Name(); got != "cuda" {
-		t.Fatalf("Name() = %q, want cuda", got)
-	}
+	fake.CheckName(t, "cuda")
 }
 
 func TestLibraryNames(t *testing.T) {

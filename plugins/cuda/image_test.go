@@ -6,8 +6,6 @@ import (
 	"testing"
 
 	"github.com/liboffload-go/liboffload-go/api/ol"
-	"github.com/liboffload-go/liboffload-go/plugins/cuda"
-	"github.com/liboffload-go/liboffload-go/plugins/internal/fakedriver"
 	"github.com/liboffload-go/liboffload-go/plugins/internal/imagetest"
 )
 
@@ -17,12 +15,8 @@ import (
 // plugin, which does not load programs yet); the others are invalid, and
 // olCreateProgram says what the image is and what the device needs.
 func TestProgramImages(t *testing.T) {
-	lib := (&fakedriver.Driver{Source: "fake_cuda.c"}).Build(t, "libcuda-images.so")
 	im := imagetest.Images(t)
-	devs := imagetest.Init(t, "cuda", map[string]string{cuda.EnvLibrary: lib, "FAKE_CUDA_DEVICES": "2"})
-	if len(devs) != 3 {
-		t.Fatalf("%d devices, want 2 GPUs and the host", len(devs))
-	}
+	devs := imagetest.CUDA.Start(t, "libcuda-images.so", 2, nil)
 	needs := []string{
 		"needs PTX for sm_80 or older, a cubin for sm_80 or a fatbin",
 		"needs PTX for sm_90 or older, a cubin for sm_90 or a fatbin",

@@ -1,8 +1,9 @@
 // Package fakedriver is the test scaffolding the GPU plugins share: it
 // builds the driver doubles in tests/drivers/*.c into shared libraries,
 // points a plugin at one, asks a loaded double how often its init entry
-// point ran, and checks what every GPU plugin must do alike. Only tests
-// import it.
+// point ran, and checks what every GPU plugin must do alike (the
+// scenarios of scenarios.go drive a loaded double through the plugin
+// interfaces). Only tests import it.
 package fakedriver
 
 import (
@@ -60,6 +61,24 @@ type Driver struct {
 	// Load returns the plugin's process-wide driver for names (loading it
 	// on first use, like the plugin's Init).
 	Load func(names []string) State
+
+	// What the scenarios of scenarios.go need of the double:
+	// GPUsEnv is its variable for the number of GPUs.
+	GPUsEnv string
+	// Prefix names its test entry points: Prefix+"_live" counts live
+	// objects by kind, Prefix+"_peek" and "_poke" copy device memory
+	// (the device address last in peek if PeekHostFirst, as a copy's
+	// destination first).
+	Prefix        string
+	PeekHostFirst bool
+	// QueueKind is what it counts for a plugin queue, e.g. "stream".
+	QueueKind string
+	// Image builds a kernel source of tests/c/kernels as an image it runs.
+	Image func(t *testing.T, kernel string) []byte
+	// Held checks, after Deinit, that it holds nothing.
+	Held func(d *Double)
+	// LastError is its last error, for messages (nil if it keeps none).
+	LastError func(d *Double) string
 }
 
 // Build compiles the double into a library named name in a fresh temporary
@@ -281,6 +300,14 @@ func VmRSS(t *testing.T) int64 {
 	}
 	t.Fatal("no VmRSS in /proc/self/status")
 	return 0
+}
+
+// CheckName checks that the plugin is named want.
+func (f *Driver) CheckName(t *testing.T, want string) {
+	t.Helper()
+	if got := f.New().Name(); got != want {
+		t.Fatalf("Name() = %q, want %s", got, want)
+	}
 }
 
 // CheckLibraryNames checks a plugin's choice of libraries: the SONAMEs

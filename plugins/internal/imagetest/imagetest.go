@@ -7,11 +7,14 @@
 package imagetest
 
 import (
+	"bytes"
 	"encoding/binary"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"strconv"
 	"strings"
 	"testing"
 	"unsafe"
@@ -174,4 +177,151 @@ func Create(t *testing.T, dev uintptr, img []byte) (ol.Errc, string) {
 		return ol.ErrcSuccess, ""
 	}
 	return impl.ResultCode(r), impl.ResultDetails(r)
+}
+
+// Must fails the test on an API error.
+func Must(t *testing.T, what string, r uintptr) {
+	t.Helper()
+	if r != 0 {
+		t.Fatalf("%s: %s: %s", what, impl.ResultCode(r), impl.ResultDetails(r))
+	}
+}
+
+// Fake is a driver double as the runtime loads it.
+type Fake struct {
+	// Plugin is the plugin's name in OFFLOAD_PLUGINS; Source is the
+	// double's file in tests/drivers.
+	Plugin, Source string
+	// EnvLibrary and GPUsEnv set the double's library and its number of
+	// GPUs.
+	EnvLibrary, GPUsEnv string
+}
+
+// The two driver doubles.
+var (
+	CUDA = Fake{"cuda", "fake_cuda.c", cuda.EnvLibrary, "FAKE_CUDA_DEVICES"}
+	HSA  = Fake{"amdgpu", "fake_hsa.c", amdgpu.EnvLibrary, "FAKE_HSA_GPUS"}
+)
+
+// Build builds the double as the library name.
+func (f Fake) Build(t *testing.T, name string) string {
+	t.Helper()
+	return (&fakedriver.Driver{Source: f.Source}).Build(t, name)
+}
+
+// Start builds the double as name and initialises the runtime with it,
+// gpus GPUs and env; the devices must be the GPUs and the host.
+func (f Fake) Start(t *testing.T, name string, gpus int, env map[string]string) []uintptr {
+	t.Helper()
+	all := map[string]string{f.EnvLibrary: f.Build(t, name), f.GPUsEnv: strconv.Itoa(gpus)}
+	maps.Copy(all, env)
+	devs := Init(t, f.Plugin, all)
+	if len(devs) != gpus+1 {
+		t.Fatalf("%d devices, want %d GPUs and the host", len(devs), gpus)
+	}
+	return devs
+}
+
+// CheckTraceSaysWhyAbsent checks that with OFFLOAD_TRACE=all and env
+// leaving the platform out, the trace says want.
+func (f Fake) CheckTraceSaysWhyAbsent(t *testing.T, name string, env map[string]string, want string) {
+	t.Helper()
+	trace := t.TempDir() + "/trace"
+	all := map[string]string{f.EnvLibrary: f.Build(t, name), impl.EnvTraceFile: trace, impl.EnvTrace: "all"}
+	maps.Copy(all, env)
+	Init(t, f.Plugin, all)
+	b, err := os.ReadFile(trace)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(b), want) {
+		t.Errorf("trace lacks %q:\n%s", want, b)
+	}
+}
+
+// CheckRuntimeOnGPUs checks, through the runtime, with two GPUs and the
+// host device (devs) and img the sequence kernel built for the GPUs:
+// copies on queues of every platform (the runtime routes them), a copy
+// between the GPUs, a host queue waiting for a GPU event, a fill without
+// a queue of GPU memory the CPU cannot touch, and kernel launches in order.
+func CheckRuntimeOnGPUs(t *testing.T, devs []uintptr, img []byte) {
+	t.Helper()
+	must := func(what string, r uintptr) { t.Helper(); Must(t, what, r) }
+	g0, g1, host := devs[0], devs[1], devs[2]
+	alloc := func(dev uintptr, kind ol.AllocType, n uint64) unsafe.Pointer {
+		var p unsafe.Pointer
+		must("olMemAlloc", impl.OlMemAlloc(dev, uint32(kind), n, unsafe.Pointer(&p), nil))
+		return p
+	}
+	queue := func(dev uintptr) uintptr {
+		var q uintptr
+		must("olCreateQueue", impl.OlCreateQueue(dev, unsafe.Pointer(&q), nil))
+		return q
+	}
+	const n = 4096
+	src := alloc(host, ol.AllocTypeHost, n)
+	dst := alloc(host, ol.AllocTypeHost, n)
+	a := alloc(g0, ol.AllocTypeDevice, n)
+	b := alloc(g1, ol.AllocTypeDevice, n)
+	want := make([]byte, n)
+	for i := range want {
+		want[i] = byte(i*7 + 3)
+	}
+	copy(unsafe.Slice((*byte)(src), n), want)
+
+	hq, q0 := queue(host), queue(g0)
+	// host memory to GPU 0 on a host queue: the runtime has GPU 0 do it
+	must("olMemcpy host→g0 on a host queue", impl.OlMemcpy(hq, a, g0, src, host, n, nil))
+	must("olSyncQueue", impl.OlSyncQueue(hq, nil))
+	// GPU 0 to GPU 1 on GPU 0's queue, then an event the host queue waits for
+	must("olMemcpy g0→g1", impl.OlMemcpy(q0, b, g1, a, g0, n, nil))
+	var ev uintptr
+	must("olCreateEvent", impl.OlCreateEvent(q0, unsafe.Pointer(&ev), nil))
+	must("olWaitEvents", impl.OlWaitEvents(hq, unsafe.Pointer(&ev), 1, nil))
+	must("olMemcpy g1→host on a host queue", impl.OlMemcpy(hq, dst, host, b, g1, n, nil))
+	must("olSyncQueue", impl.OlSyncQueue(hq, nil))
+	if !bytes.Equal(unsafe.Slice((*byte)(dst), n), want) {
+		t.Fatal("wrong bytes after host → g0 → g1 → host")
+	}
+	// a fill without a queue of GPU memory: GPU 1 does it
+	pat := []byte{0x5a, 0xa5}
+	must("olMemFill", impl.OlMemFill(0, b, 2, unsafe.Pointer(&pat[0]), n, nil))
+	must("olMemcpy g1→host", impl.OlMemcpy(0, dst, host, b, g1, n, nil))
+	if !bytes.Equal(unsafe.Slice((*byte)(dst), n), bytes.Repeat(pat, n/2)) {
+		t.Fatal("wrong bytes after the fill")
+	}
+
+	// kernels in order: each element of the sequence from the two before
+	var prog, kernel uintptr
+	must("olCreateProgram", impl.OlCreateProgram(g0, unsafe.Pointer(&img[0]), uint64(len(img)), unsafe.Pointer(&prog), nil))
+	name := []byte("sequence\x00")
+	must("olGetSymbol", impl.OlGetSymbol(prog, unsafe.Pointer(&name[0]), uint32(ol.SymbolKindKernel), unsafe.Pointer(&kernel), nil))
+	out := alloc(g0, ol.AllocTypeDevice, 4*16)
+	first := []uint32{0, 1}
+	must("olMemcpy", impl.OlMemcpy(q0, out, g0, unsafe.Pointer(&first[0]), host, 8, nil))
+	for i := 2; i < 16; i++ {
+		args := binary.LittleEndian.AppendUint64(nil, uint64(uintptr(out)))
+		args = binary.LittleEndian.AppendUint64(args, uint64(i))
+		size := ol.KernelLaunchSizeArgs{Dimensions: 1, NumGroups: ol.Dimensions{X: 1, Y: 1, Z: 1}, GroupSize: ol.Dimensions{X: 1, Y: 1, Z: 1}}
+		must("olLaunchKernel", impl.OlLaunchKernel(q0, g0, kernel, unsafe.Pointer(&args[0]), 16, unsafe.Pointer(&size), nil))
+	}
+	got := make([]uint32, 16)
+	must("olMemcpy", impl.OlMemcpy(q0, unsafe.Pointer(&got[0]), host, out, g0, 64, nil))
+	must("olSyncQueue", impl.OlSyncQueue(q0, nil))
+	for i := 2; i < 16; i++ {
+		if got[i] != got[i-1]+got[i-2] {
+			t.Fatalf("sequence: %v", got)
+		}
+	}
+	if got[15] != 610 {
+		t.Fatalf("sequence[15] = %d, want 610", got[15])
+	}
+	must("olDestroyProgram", impl.OlDestroyProgram(prog, nil))
+	for _, q := range []uintptr{hq, q0} {
+		must("olDestroyQueue", impl.OlDestroyQueue(q, nil))
+	}
+	must("olDestroyEvent", impl.OlDestroyEvent(ev, nil))
+	for _, p := range []unsafe.Pointer{src, dst, a, b, out} {
+		must("olMemFree", impl.OlMemFree(p, nil))
+	}
 }

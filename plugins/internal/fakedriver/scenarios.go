@@ -1,0 +1,712 @@
+package fakedriver
+
+import (
+	"bytes"
+	"encoding/binary"
+	"errors"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+	"unsafe"
+
+	"github.com/liboffload-go/liboffload-go/api/ol"
+	"github.com/liboffload-go/liboffload-go/plugins/plugin"
+)
+
+// Double is a driver double that the plugin has loaded, with its test
+// entry points. The scenarios below drive it through the plugin
+// interfaces; what differs between doubles comes from its Driver.
+type Double struct {
+	*Hooks
+	T        *testing.T
+	Driver   *Driver
+	Lib      string
+	Platform plugin.Platform
+	Devices  []plugin.Device
+}
+
+// Open builds the double as name, initialises the plugin with it and two
+// GPUs and opens the double's test entry points.
+func (f *Driver) Open(t *testing.T, name string) *Double {
+	t.Helper()
+	lib := f.Build(t, name)
+	t.Setenv(f.GPUsEnv, "2")
+	pl, err := f.Init(t, lib)
+	if err != nil || pl == nil {
+		t.Fatalf("Init: %v %v", pl, err)
+	}
+	return &Double{Hooks: OpenHooks(t, lib), T: t, Driver: f, Lib: lib, Platform: pl, Devices: pl.Devices()}
+}
+
+// Live is how many objects of kind the double holds.
+func (d *Double) Live(kind string) int { return d.Count(d.Driver.Prefix+"_live", kind) }
+
+// Peek reads n bytes of device memory at p through the double.
+func (d *Double) Peek(p uintptr, n int) []byte {
+	b := make([]byte, n)
+	args := []uintptr{p, uintptr(unsafe.Pointer(&b[0])), uintptr(n)}
+	if d.Driver.PeekHostFirst {
+		args[0], args[1] = args[1], args[0]
+	}
+	if d.Call(d.Driver.Prefix+"_peek", args...) != 0 {
+		d.T.Fatalf("peek %#x: not device memory of the double", p)
+	}
+	return b
+}
+
+// Poke writes b to device memory at p through the double.
+func (d *Double) Poke(p uintptr, b []byte) {
+	if d.Call(d.Driver.Prefix+"_poke", p, uintptr(unsafe.Pointer(&b[0])), uintptr(len(b))) != 0 {
+		d.T.Fatalf("poke %#x: not device memory of the double", p)
+	}
+}
+
+// Typed is a Double with the devices as the plugin's type D.
+type Typed[D plugin.Device] struct {
+	*Double
+	Dev []D
+}
+
+// OpenTyped is Open with the devices as the plugin's type D.
+func OpenTyped[D plugin.Device](t *testing.T, f *Driver, name string) *Typed[D] {
+	t.Helper()
+	d := &Typed[D]{Double: f.Open(t, name)}
+	for _, x := range d.Devices {
+		d.Dev = append(d.Dev, x.(D))
+	}
+	return d
+}
+
+// Deinit shuts the platform down and checks that the double holds nothing.
+func (d *Double) Deinit() {
+	d.T.Helper()
+	if err := d.Platform.Deinit(); err != nil {
+		d.T.Fatal(err)
+	}
+	d.Driver.Held(d)
+}
+
+// why is the double's last error for a message, if it keeps one.
+func (d *Double) why() string {
+	if d.Driver.LastError == nil {
+		return ""
+	}
+	return " (runtime: " + d.Driver.LastError(d) + ")"
+}
+
+// LoadKernel loads kernel source (tests/c/kernels) as an image of the
+// double on g and finds kernel name in it.
+func (d *Double) LoadKernel(t *testing.T, g plugin.Device, source, name string) (plugin.Program, plugin.Kernel) {
+	t.Helper()
+	prog, err := g.LoadProgram(d.Driver.Image(t, source))
+	if err != nil {
+		t.Fatal(err)
+	}
+	k, err := prog.Kernel(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return prog, k
+}
+
+// WantBytes syncs q and checks that device memory at p holds want.
+func (d *Double) WantBytes(t *testing.T, q plugin.Queue, p uintptr, want []byte, what string) {
+	t.Helper()
+	if err := q.Sync(); err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(d.Peek(p, len(want)), want) {
+		t.Errorf("%s: wrong bytes", what)
+	}
+}
+
+// Pageable maps n bytes of ordinary (not page-locked) memory outside Go's
+// heap and stack, which the driver does not know.
+func Pageable(t *testing.T, n int) []byte {
+	b, err := syscall.Mmap(-1, 0, n, syscall.PROT_READ|syscall.PROT_WRITE, syscall.MAP_ANON|syscall.MAP_PRIVATE)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = syscall.Munmap(b) })
+	return b
+}
+
+// Args is a kernel argument buffer of 64-bit words.
+func Args(words ...uint64) []byte {
+	b := make([]byte, 8*len(words))
+	for i, w := range words {
+		binary.LittleEndian.PutUint64(b[8*i:], w)
+	}
+	return b
+}
+
+// Size1D is a one-dimensional launch of groups groups of size.
+func Size1D(groups, size uint32, dyn uint64) plugin.LaunchSize {
+	return plugin.LaunchSize{
+		NumGroups: ol.Dimensions{X: groups, Y: 1, Z: 1}, GroupSize: ol.Dimensions{X: size, Y: 1, Z: 1}, DynSharedMemory: dyn,
+	}
+}
+
+// CheckHostCallError checks that a host call's error is the next Sync's,
+// and is reported once.
+func CheckHostCallError(t *testing.T, q plugin.Queue) {
+	t.Helper()
+	boom := ol.NewError(ol.ErrcBackendFailure, "boom")
+	if err := q.HostCall(func() error { return boom }); err != nil {
+		t.Fatal(err)
+	}
+	if err := q.Sync(); !errors.Is(err, boom) && (err == nil || !strings.Contains(err.Error(), "boom")) {
+		t.Errorf("Sync after a failing host call: %v", err)
+	}
+	if err := q.Sync(); err != nil {
+		t.Errorf("the error is reported once: %v", err)
+	}
+}
+
+// MemoryWant is what differs between doubles in CheckMemoryCopiesFills.
+type MemoryWant struct {
+	// FillStage is the plugin's chunk for staging large fills.
+	FillStage int
+	// Unknown adds a copy into Go memory that the driver does not know.
+	Unknown bool
+	// FillBehindCopy queues each fill behind a copy, and adds a 1-byte
+	// pattern at an odd offset.
+	FillBehindCopy bool
+	// DoubleFree is what freeing memory twice says ("" for no check).
+	DoubleFree string
+	// AfterCopies and AfterRelease check the double further after the
+	// copies, and after the queues are released.
+	AfterCopies, AfterRelease func()
+}
+
+// CheckMemoryCopiesFills checks memory of every kind, copies in every
+// direction (within a GPU and between two) and fills of every pattern
+// size, in the double's own view of device memory, then deinitialises.
+func CheckMemoryCopiesFills(t *testing.T, d *Double, w MemoryWant) {
+	t.Helper()
+	g0, g1 := d.Devices[0], d.Devices[1]
+	const n = 5000
+	a := MustAlloc(t, g0, ol.AllocTypeDevice, n)
+	b := MustAlloc(t, g0, ol.AllocTypeDevice, n)
+	c := MustAlloc(t, g1, ol.AllocTypeDevice, n)
+	h := MustAlloc(t, g0, ol.AllocTypeHost, n)
+	m := MustAlloc(t, g1, ol.AllocTypeManaged, n)
+	want := Seq(n, 7)
+	copy(HostBytes(h, n), want)
+
+	q := MustQueue(t, g0)
+	steps := []struct {
+		what string
+		do   func() error
+	}{
+		{"host to device", func() error { return q.CopyToDevice(a, g0, h, n) }},
+		{"device to device", func() error { return q.CopyDevice(b, g0, a, g0, n) }},
+		{"across GPUs", func() error { return q.CopyDevice(c, g1, b, g0, n) }},
+		{"device to managed", func() error { return q.CopyFromDevice(m, c, g1, n) }},
+	}
+	heap := Pageable(t, n) // not the driver's: locked for the copy
+	if w.Unknown {
+		steps = append(steps, struct {
+			what string
+			do   func() error
+		}{"device to C heap", func() error { return q.CopyFromDevice(uintptr(unsafe.Pointer(&heap[0])), c, g1, n) }})
+	}
+	for _, s := range steps {
+		if err := s.do(); err != nil {
+			t.Fatalf("%s: %v%s", s.what, err, d.why())
+		}
+	}
+	if err := q.Sync(); err != nil {
+		t.Fatalf("%v%s", err, d.why())
+	}
+	got := map[string][]byte{"a": d.Peek(a, n), "b": d.Peek(b, n), "c": d.Peek(c, n), "managed": HostBytes(m, n)}
+	if w.Unknown {
+		got["heap"] = heap
+	}
+	for name, got := range got {
+		if !bytes.Equal(got, want) {
+			t.Errorf("%s: wrong bytes", name)
+		}
+	}
+	if w.AfterCopies != nil {
+		w.AfterCopies()
+	}
+
+	fills := []struct {
+		pat []byte
+		off uintptr
+	}{
+		{[]byte{0xab}, 0}, {[]byte{1, 2}, 0}, {[]byte{1, 2, 3, 4}, 0}, {[]byte{1, 2, 3, 4}, 2},
+		{[]byte{9, 8, 7}, 1}, {Seq(17, 1), 0},
+	}
+	if w.FillBehindCopy {
+		fills = append(fills, struct {
+			pat []byte
+			off uintptr
+		}{[]byte{0xcd}, 3})
+	}
+	for _, tc := range fills {
+		d.Poke(a, make([]byte, n))
+		size := uint64(len(tc.pat) * 200)
+		if w.FillBehindCopy {
+			// behind a copy, so that the fill waits for it in order
+			if err := q.CopyDevice(b, g0, a, g0, 64); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := q.Fill(a+tc.off, unsafe.Pointer(&tc.pat[0]), uint64(len(tc.pat)), size); err != nil {
+			t.Fatalf("fill %v: %v", tc.pat, err)
+		}
+		tc.pat[0] ^= 0xff // the caller's pattern is theirs again at once
+		if err := q.Sync(); err != nil {
+			t.Fatalf("%v%s", err, d.why())
+		}
+		tc.pat[0] ^= 0xff
+		got := d.Peek(a, n)
+		exp := make([]byte, n)
+		for i := uint64(0); i < size; i++ {
+			exp[uint64(tc.off)+i] = tc.pat[i%uint64(len(tc.pat))]
+		}
+		if !bytes.Equal(got, exp) {
+			t.Errorf("fill with %d-byte pattern at +%d: wrong bytes", len(tc.pat), tc.off)
+		}
+	}
+	// a large fill with an odd pattern goes through several staged chunks
+	stage := uint64(w.FillStage)
+	big := MustAlloc(t, g1, ol.AllocTypeDevice, 3*stage+6)
+	pat := []byte{5, 6, 7}
+	q1 := MustQueue(t, g1)
+	if err := q1.Fill(big, unsafe.Pointer(&pat[0]), 3, 3*stage+6); err != nil {
+		t.Fatal(err)
+	}
+	d.WantBytes(t, q1, big, bytes.Repeat(pat, w.FillStage+2), "large staged fill")
+
+	for _, x := range []struct {
+		d    plugin.Device
+		p    uintptr
+		kind ol.AllocType
+	}{{g0, a, ol.AllocTypeDevice}, {g0, b, ol.AllocTypeDevice}, {g1, c, ol.AllocTypeDevice}, {g0, h, ol.AllocTypeHost}, {g1, m, ol.AllocTypeManaged}, {g1, big, ol.AllocTypeDevice}} {
+		if err := x.d.Free(x.p, x.kind); err != nil {
+			t.Errorf("free %#x: %v", x.p, err)
+		}
+	}
+	if w.DoubleFree != "" {
+		if err := g0.Free(a, ol.AllocTypeDevice); err == nil || !strings.Contains(err.Error(), w.DoubleFree) {
+			t.Errorf("double free: %v", err)
+		}
+	}
+	for _, x := range []plugin.Queue{q, q1} {
+		if err := x.Release(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if w.AfterRelease != nil {
+		w.AfterRelease()
+	}
+	d.Deinit()
+}
+
+// CheckEventsWaitsAndQueueReuse checks that a queue waits for an event of
+// another queue on another GPU without blocking the caller, and that
+// released busy queues are reused once idle, so that what the double
+// counts of its QueueKind (and of bounded, unless "") does not grow over
+// 100 queue cycles; then it deinitialises.
+func CheckEventsWaitsAndQueueReuse(t *testing.T, d *Double, bounded string) {
+	t.Helper()
+	g0, g1 := d.Devices[0], d.Devices[1]
+	q0, q1 := MustQueue(t, g0), MustQueue(t, g1)
+	gate := make(chan struct{})
+	if err := q0.HostCall(func() error { <-gate; return nil }); err != nil {
+		t.Fatal(err)
+	}
+	src := MustAlloc(t, g0, ol.AllocTypeDevice, 256)
+	dst := MustAlloc(t, g1, ol.AllocTypeDevice, 256)
+	d.Poke(src, Seq(256, 1))
+	e0, err := q0.Record()
+	if err != nil {
+		t.Fatal(err)
+	}
+	start := time.Now()
+	if err := q1.Wait(e0); err != nil {
+		t.Fatal(err)
+	}
+	if err := q1.CopyDevice(dst, g1, src, g0, 256); err != nil {
+		t.Fatal(err)
+	}
+	if time.Since(start) > time.Second {
+		t.Error("Wait blocked the caller")
+	}
+	time.Sleep(10 * time.Millisecond)
+	if e0.Done() || q1.Empty() || !bytes.Equal(d.Peek(dst, 256), make([]byte, 256)) {
+		t.Fatal("the waiting queue ran past the event")
+	}
+	// released with work pending: its driver queue is not handed out again
+	if err := q0.Release(); err != nil {
+		t.Fatal(err)
+	}
+	kind := d.Driver.QueueKind
+	queues := d.Live(kind)
+	q2 := MustQueue(t, g0)
+	if d.Live(kind) != queues+1 {
+		t.Errorf("a busy released %s was handed out again", kind)
+	}
+	close(gate)
+	if err := q1.Sync(); err != nil {
+		t.Fatal(err)
+	}
+	if err := e0.Sync(); err != nil || !e0.Done() {
+		t.Fatalf("event: %v", err)
+	}
+	if !bytes.Equal(d.Peek(dst, 256), Seq(256, 1)) {
+		t.Error("wrong bytes after the wait")
+	}
+	_ = e0.Release()
+	// once idle, released queues are reused: no new ones for many queues
+	_ = q2.Release()
+	before := d.Live(kind)
+	var others int
+	if bounded != "" {
+		others = d.Live(bounded)
+	}
+	for i := 0; i < 100; i++ {
+		q := MustQueue(t, g0)
+		if err := q.CopyDevice(src, g0, src, g0, 16); err != nil {
+			t.Fatal(err)
+		}
+		ev, err := q.Record()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := ev.Sync(); err != nil {
+			t.Fatal(err)
+		}
+		_ = ev.Release()
+		_ = q.Sync()
+		_ = q.Release()
+	}
+	if after := d.Live(kind); after > before {
+		t.Errorf("%s count grew from %d to %d over 100 queue cycles", kind, before, after)
+	}
+	if bounded != "" {
+		if after := d.Live(bounded); after > others+2 {
+			t.Errorf("%s count grew from %d to %d over 100 queue cycles", bounded, others, after)
+		}
+	}
+	_ = g0.Free(src, ol.AllocTypeDevice)
+	_ = g1.Free(dst, ol.AllocTypeDevice)
+	_ = q1.Release()
+	d.Deinit()
+}
+
+// RegisterWant is what differs between doubles in CheckRegister.
+type RegisterWant struct {
+	// Buf is 8192 bytes of host memory to register.
+	Buf uintptr
+	// Locked is what the double counts for a locked range.
+	Locked string
+	// SameAddress checks that a contained range registers at its own
+	// address.
+	SameAddress bool
+	// Registered checks the double further while the range is registered.
+	Registered func()
+}
+
+// CheckRegister checks that registration is reference counted: the driver
+// locks a range once and unlocks it with the last user. The caller
+// deinitialises.
+func CheckRegister(t *testing.T, d *Double, w RegisterWant) {
+	t.Helper()
+	g, p := d.Devices[0], w.Buf
+	for i := 0; i < 2; i++ {
+		if got, err := g.Register(p, 4096); err != nil || got != p {
+			t.Fatalf("Register: %#x %v", got, err)
+		}
+	}
+	if got, err := g.Register(p+100, 100); err != nil || (w.SameAddress && got != p+100) {
+		t.Fatalf("a contained range: %#x %v", got, err)
+	}
+	if _, err := g.Register(p+4000, 200); err == nil || !strings.Contains(err.Error(), "partial overlapping") {
+		t.Errorf("partial overlap: %v", err)
+	}
+	if n := d.Live(w.Locked); n != 1 {
+		t.Errorf("%d ranges locked in the driver, want 1", n)
+	}
+	if w.Registered != nil {
+		w.Registered()
+	}
+	for i := 0; i < 3; i++ {
+		if err := g.Unregister(p); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if n := d.Live(w.Locked); n != 0 {
+		t.Errorf("%d ranges still locked", n)
+	}
+	if err := g.Unregister(p); err == nil || !strings.Contains(err.Error(), "cannot find locked buffer") {
+		t.Errorf("unregistering again: %v", err)
+	}
+}
+
+// ProgramsWant is what differs between doubles in CheckProgramsAndLaunches.
+type ProgramsWant struct {
+	// CopyIn stages the kernel's input with a queued copy from host
+	// memory, which the launch must wait for, rather than with Poke.
+	CopyIn bool
+	// TooMuchShared is how a launch with 200 KiB of dynamic shared memory
+	// is refused.
+	TooMuchShared string
+	// Kernel checks the reduction kernel k further on q (args are its
+	// arguments); Global checks the global at addr of gp further.
+	Kernel func(q plugin.Queue, k plugin.Kernel, args []byte)
+	Global func(gp plugin.Program, addr uintptr)
+	// ProgramKind is what the double counts for a loaded program.
+	ProgramKind string
+	// Launches is how many launches the double's counter LaunchCounter
+	// must have seen (Kernel's included).
+	LaunchCounter string
+	Launches      int
+	// LastSync checks the queue's final Sync.
+	LastSync bool
+}
+
+// CheckProgramsAndLaunches checks that kernels run over the whole grid
+// with the argument buffer as given, with barriers and dynamic shared
+// memory, within the launch limits; that globals have device addresses
+// that copies reach; and that unloading waits for queued launches. It
+// deinitialises.
+func CheckProgramsAndLaunches(t *testing.T, d *Double, w ProgramsWant) {
+	t.Helper()
+	g := d.Devices[0]
+	prog, k := d.LoadKernel(t, g, "localmem_reduction", "localmem_reduction")
+	if _, err := prog.Kernel("nope"); err == nil || !strings.Contains(err.Error(), `no kernel named "nope"`) {
+		t.Errorf("unknown kernel: %v", err)
+	}
+	if n, err := k.MaxGroupSize(0); err != nil || n != 1024 {
+		t.Errorf("MaxGroupSize = %d, %v", n, err)
+	}
+	const groups, size = 8, 128
+	in := MustAlloc(t, g, ol.AllocTypeDevice, 4*groups*size)
+	out := MustAlloc(t, g, ol.AllocTypeDevice, 4*groups)
+	host := MustAlloc(t, g, ol.AllocTypeHost, 4*groups*size)
+	vals := make([]byte, 4*groups*size)
+	want := make([]uint32, groups)
+	for i := 0; i < groups*size; i++ {
+		v := uint32(i*i%1000 + 1)
+		binary.LittleEndian.PutUint32(vals[4*i:], v)
+		want[i/size] += v
+	}
+	q := MustQueue(t, g)
+	if w.CopyIn {
+		// a copy first: the launch waits for it
+		copy(HostBytes(host, len(vals)), vals)
+		if err := q.CopyToDevice(in, g, host, uint64(len(vals))); err != nil {
+			t.Fatal(err)
+		}
+	} else {
+		d.Poke(in, vals)
+	}
+	args := Args(uint64(in), uint64(out))
+	if err := q.Launch(k, args, Size1D(groups, size, 4*size)); err != nil {
+		t.Fatal(err)
+	}
+	if err := q.Sync(); err != nil {
+		t.Fatalf("%v%s", err, d.why())
+	}
+	got := d.Peek(out, 4*groups)
+	for i := range want {
+		if v := binary.LittleEndian.Uint32(got[4*i:]); v != want[i] {
+			t.Errorf("group %d: sum %d, want %d", i, v, want[i])
+		}
+	}
+	for _, tc := range []struct {
+		size plugin.LaunchSize
+		want string
+	}{
+		{Size1D(1, 2048, 0), "GroupSize.x 2048 exceeds the maximum 1024"},
+		{Size1D(0, 1, 0), "NumGroups.x is 0"},
+		{Size1D(1, 64, 200<<10), w.TooMuchShared},
+	} {
+		if err := q.Launch(k, args, tc.size); err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("launch %+v: %v, want %q", tc.size, err, tc.want)
+		}
+	}
+	if w.Kernel != nil {
+		w.Kernel(q, k, args)
+	}
+
+	// a global: written by a kernel, read back at its device address
+	gp, write := d.LoadKernel(t, g, "global", "write")
+	addr, gsize, err := gp.Global("global")
+	if err != nil || gsize != 256 {
+		t.Fatalf("Global: %#x %d %v", addr, gsize, err)
+	}
+	if _, _, err := gp.Global("nope"); err == nil || !strings.Contains(err.Error(), `no global variable named "nope"`) {
+		t.Errorf("unknown global: %v", err)
+	}
+	if w.Global != nil {
+		w.Global(gp, addr)
+	}
+	if err := q.Launch(write, Args(0), Size1D(1, 64, 0)); err != nil {
+		t.Fatal(err)
+	}
+	if err := q.CopyFromDevice(host, addr, g, 256); err != nil {
+		t.Fatal(err)
+	}
+	if err := q.Sync(); err != nil {
+		t.Fatal(err)
+	}
+	hb := HostBytes(host, 256)
+	for i := 0; i < 64; i++ {
+		if v := binary.LittleEndian.Uint32(hb[4*i:]); v != uint32(2*i) {
+			t.Fatalf("global[%d] = %d, want %d", i, v, 2*i)
+		}
+	}
+
+	// unloading while a launch is queued waits for it
+	gate := make(chan struct{})
+	if err := q.HostCall(func() error { <-gate; return nil }); err != nil {
+		t.Fatal(err)
+	}
+	if err := q.Launch(write, Args(0), Size1D(1, 64, 0)); err != nil {
+		t.Fatal(err)
+	}
+	if err := gp.Unload(); err != nil {
+		t.Fatal(err)
+	}
+	if n := d.Live(w.ProgramKind); n != 2 {
+		t.Errorf("%d of kind %s loaded while a launch of one is queued, want 2", n, w.ProgramKind)
+	}
+	if err := q.Launch(write, Args(0), Size1D(1, 64, 0)); err == nil || !strings.Contains(err.Error(), "was destroyed") {
+		t.Errorf("launch after Unload: %v", err)
+	}
+	close(gate)
+	if err := prog.Unload(); err != nil {
+		t.Fatal(err)
+	}
+	if err := q.Sync(); err != nil && w.LastSync {
+		t.Fatal(err)
+	}
+	_ = q.Release()
+	for _, p := range []uintptr{in, out} {
+		_ = g.Free(p, ol.AllocTypeDevice)
+	}
+	_ = g.Free(host, ol.AllocTypeHost)
+	d.Deinit()
+	if n := d.Live(w.ProgramKind); n != 0 {
+		t.Errorf("%d of kind %s left after Deinit", n, w.ProgramKind)
+	}
+	if n := d.Call(w.LaunchCounter); n != uintptr(w.Launches) {
+		t.Errorf("the driver ran %d kernels, want %d", n, w.Launches)
+	}
+}
+
+// CheckHotPathAllocatesNothing checks that a round of launch, asynchronous
+// copies, a fill, record, wait, release of the event and sync makes no Go
+// allocation; it deinitialises.
+func CheckHotPathAllocatesNothing(t *testing.T, d *Double) {
+	t.Helper()
+	g := d.Devices[0]
+	prog, k := d.LoadKernel(t, g, "noargs", "noargs")
+	dev := MustAlloc(t, g, ol.AllocTypeDevice, 4096)
+	host := MustAlloc(t, g, ol.AllocTypeHost, 4096)
+	q, q2 := MustQueue(t, g), MustQueue(t, g)
+	pat := []byte{1, 2, 3, 4}
+	size := Size1D(1, 1, 0)
+	round := func() {
+		if err := q.Launch(k, nil, size); err != nil {
+			t.Fatal(err)
+		}
+		if err := q.CopyToDevice(dev, g, host, 4096); err != nil {
+			t.Fatal(err)
+		}
+		if err := q.Fill(dev, unsafe.Pointer(&pat[0]), 4, 4096); err != nil {
+			t.Fatal(err)
+		}
+		if err := q.CopyFromDevice(host, dev, g, 4096); err != nil {
+			t.Fatal(err)
+		}
+		e, err := q.Record()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := q2.Wait(e); err != nil {
+			t.Fatal(err)
+		}
+		if err := e.Release(); err != nil {
+			t.Fatal(err)
+		}
+		if err := q2.Sync(); err != nil {
+			t.Fatal(err)
+		}
+		if err := q.Sync(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for i := 0; i < 100; i++ {
+		round() // warm: pools and the wait list reach their size
+	}
+	if n := testing.AllocsPerRun(200, round); n != 0 {
+		t.Errorf("%.1f Go allocations per round of launch, copies, fill, record, wait and sync, want 0", n)
+	}
+	_ = q.Release()
+	_ = q2.Release()
+	_ = prog.Unload()
+	_ = g.Free(dev, ol.AllocTypeDevice)
+	_ = g.Free(host, ol.AllocTypeHost)
+	d.Deinit()
+}
+
+// Churn is how CheckQueueChurnIsFlat churns and what it allows.
+type Churn struct {
+	Warm, Cycles int
+	// MaxQueues bounds what the double counts of its QueueKind afterwards.
+	MaxQueues int
+	// RSS checks that memory grew by at most 4 MiB over the cycles.
+	RSS bool
+	// Log are more kinds of object whose counts are logged.
+	Log []string
+}
+
+// CheckQueueChurnIsFlat checks that create, launch and release
+// (unsynchronised) cycles keep the double's queues bounded and the
+// process's memory flat; it deinitialises.
+func CheckQueueChurnIsFlat(t *testing.T, d *Double, c Churn) {
+	t.Helper()
+	g := d.Devices[0]
+	prog, k := d.LoadKernel(t, g, "noargs", "noargs")
+	size := Size1D(1, 1, 0)
+	cycle := func() {
+		q, err := g.NewQueue()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := q.Launch(k, nil, size); err != nil {
+			t.Fatal(err)
+		}
+		if err := q.Release(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for i := 0; i < c.Warm; i++ {
+		cycle()
+	}
+	rss0 := VmRSS(t)
+	for i := 0; i < c.Cycles; i++ {
+		cycle()
+	}
+	rss1 := VmRSS(t)
+	kind := d.Driver.QueueKind
+	if n := d.Live(kind); n > c.MaxQueues {
+		t.Errorf("%d of kind %s after %d cycles, want at most %d", n, kind, c.Warm+c.Cycles, c.MaxQueues)
+	}
+	t.Logf("VmRSS %d KiB after %d warm-up cycles, %d KiB after %d more", rss0, c.Warm, rss1, c.Cycles)
+	for _, k := range append([]string{kind}, c.Log...) {
+		t.Logf("%d of kind %s", d.Live(k), k)
+	}
+	if growth := rss1 - rss0; c.RSS && growth > 4096 {
+		t.Errorf("VmRSS grew by %d KiB over %d cycles", growth, c.Cycles)
+	}
+	_ = prog.Unload()
+	d.Deinit()
+}
