@@ -442,15 +442,15 @@ preempt (RATIONALE.md, the two sections on launches and on sysmon).
 Bounds checks: the bounds-checked kernel gets n = 2^26 − 1000 and a grid
 rounded up to whole groups. Its baseline is the plain OpenMP loop over the
 n items: the same loop with the kernel's check (\`if (i < n)\` over the
-grid's items) ran at $(sgv saxpy_omp_checked_gbs) GB/s, as GCC leaves it
-scalar. A store under \`if (i < n)\` vectorises only with masked stores (none in plain x86-64; with \`-march=native\` GCC uses AVX-512 masks,
-which on this AMD CPU are slower than scalar code), or when the compiler
-splits the loop at n, which GCC does only if it can prove the index never
-wraps. kernel.h's work-item loop gives it that proof (no-op masks on the
-group's first id; RATIONALE.md, "Why two copies of the work-item loop"),
-so at plain \`-O3\` the checked kernel splits and vectorises like the
-exact one: no flag is needed. With \`-march=native\` the split loop
-vectorises with AVX-512 (the row above).
+grid's items) ran at $(sgv saxpy_omp_checked_gbs) GB/s, as GCC leaves it scalar. A store
+under \`if (i < n)\` vectorises only with masked stores (none in plain
+x86-64; with \`-march=native\` GCC uses AVX-512 masks, which on this AMD
+CPU are slower than scalar code), or when the compiler splits the loop at
+n, which GCC does only if it can prove the index never wraps. kernel.h's
+work-item loop gives it that proof (no-op masks on the group's first id;
+RATIONALE.md, "Why two copies of the work-item loop"), so at plain \`-O3\`
+the checked kernel splits and vectorises like the exact one: no flag is
+needed. With \`-march=native\` the split loop vectorises with AVX-512 (the row above).
 
 Reading: OpenMP's fork/join keeps its worker spinning between regions, so
 it is the floor for a round trip here; PoCL is the "good enough" bar.
