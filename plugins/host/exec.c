@@ -228,18 +228,6 @@ static const char *run_group_fibers(ol_fiber_pool *p, const ol_host_launch *l, c
 
 /* ----------------------------------------------------------- jobs --- */
 
-void ol_host_job_reset(ol_host_job_ctl *ctl, uint64_t total, uint32_t workers) {
-  if (workers == 0) workers = 1;
-  ctl->total = total;
-  ctl->workers = workers;
-  // One thread takes everything at once; several end on chunks of about
-  // 1/64 of a thread's share, small enough for them to finish together.
-  uint64_t min = total / ((uint64_t)workers * 64);
-  ctl->min_chunk = workers == 1 ? total : (min ? min : 1);
-  __atomic_store_n(&ctl->failed, 0, __ATOMIC_RELAXED);
-  __atomic_store_n(&ctl->next, 0, __ATOMIC_RELEASE);
-}
-
 void ol_host_job_fail(ol_host_job_ctl *ctl) {
   __atomic_store_n(&ctl->failed, 1, __ATOMIC_RELAXED);
 }

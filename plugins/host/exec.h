@@ -30,8 +30,6 @@ typedef struct ol_host_job_ctl {
   uint64_t min_chunk;
 } ol_host_job_ctl;
 
-// Resets ctl for a job of total units run by up to workers threads.
-void ol_host_job_reset(ol_host_job_ctl *ctl, uint64_t total, uint32_t workers);
 // Marks the job failed: nobody takes another chunk.
 void ol_host_job_fail(ol_host_job_ctl *ctl);
 

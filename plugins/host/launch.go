@@ -147,10 +147,10 @@ func (d *Device) runGroupJob(j *kernelJob) error {
 // there is more than one group.
 func (d *Device) runJob(j *kernelJob, fp *C.ol_fiber_pool) (err error) {
 	workers := min(uint64(d.pool.maxHelpers)+1, j.total)
-	j.reset(workers)
 	if workers <= 1 {
-		return j.chunks(fp)
+		return j.runAll(fp)
 	}
+	j.reset(workers)
 	d.pool.post(j)
 	defer func() {
 		// also after a panic here: no worker may be left inside the job

@@ -187,9 +187,28 @@ type kernelJob struct {
 	inside atomic.Int32
 }
 
-// reset prepares j's chunks for up to workers threads.
+// reset prepares j's chunks for workers (> 1) threads: the smallest chunk
+// is 1/64 of a thread's share, small enough for them to finish together.
+// The workers see it after pool.mu hands them the job.
 func (j *kernelJob) reset(workers uint64) {
-	C.ol_host_job_reset(&j.ctl, C.uint64_t(j.total), C.uint32_t(workers))
+	j.ctl.total = C.uint64_t(j.total)
+	j.ctl.workers = C.uint32_t(workers)
+	j.ctl.min_chunk = C.uint64_t(max(j.total/(workers*64), 1))
+	j.ctl.failed = 0
+	j.ctl.next = 0
+}
+
+// runAll runs all of j on the calling thread, in one call into C.
+func (j *kernelJob) runAll(fp *C.ol_fiber_pool) error {
+	if j.k == nil {
+		C.memcpy(ptr(j.copyDst), ptr(j.copySrc), C.size_t(j.copySize))
+		return nil
+	}
+	msg := C.ol_host_exec(j.k.desc, j.argp, &j.ng[0], &j.gs[0], 0, C.uint64_t(j.total), j.dyn, fp)
+	if msg != nil {
+		return ol.Errorf(ol.ErrcOutOfResources, "kernel %q: %s", j.k.name, C.GoString(msg))
+	}
+	return nil
 }
 
 // chunks runs chunks of j until none is left or the job failed.
