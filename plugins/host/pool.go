@@ -32,9 +32,10 @@ import (
 //
 // Platform.Deinit waits for the queues' work and then joins all of them.
 type pool struct {
-	mu     sync.Mutex
-	closed bool
-	wg     sync.WaitGroup // every goroutine of the pool
+	mu      sync.Mutex
+	closed  bool
+	closing atomic.Bool    // closed, readable without mu
+	wg      sync.WaitGroup // every goroutine of the pool
 
 	idle    []*runner // parked runners, most recent last
 	maxIdle int
@@ -146,6 +147,7 @@ func (p *pool) runner(r *runner, q *queue) {
 // work has ended (Device.runners), so runners are parked or leaving and
 // kernel workers have no job.
 func (p *pool) close() {
+	p.closing.Store(true)
 	p.mu.Lock()
 	p.closed = true
 	idle := p.idle
@@ -242,7 +244,7 @@ func (p *pool) post(j *kernelJob) {
 		p.wg.Add(1)
 		go func() {
 			defer p.wg.Done()
-			sysmon.Relax()
+			sysmon.Relax(p.closing.Load)
 		}()
 	}
 	for p.helpers < p.maxHelpers && !p.closed {

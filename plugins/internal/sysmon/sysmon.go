@@ -41,22 +41,23 @@ var (
 const maxAttempts = 4
 
 // Relax looks for sysmon (sampling for about 2 ms) and makes it
-// SCHED_BATCH, once per process. It returns sysmon's thread id when that
+// SCHED_BATCH, once per process; it gives up early when stop (if not nil)
+// returns true between samples. It returns sysmon's thread id when that
 // is done, else 0.
-func Relax() int {
+func Relax(stop func() bool) int {
 	mu.Lock()
 	defer mu.Unlock()
 	if done || attempts >= maxAttempts {
 		return tid
 	}
 	attempts++
-	return relaxLocked(scanSamples)
+	return relaxLocked(scanSamples, stop)
 }
 
 const scanSamples = 40
 
-func relaxLocked(samples int) int {
-	t := find(samples)
+func relaxLocked(samples int, stop func() bool) int {
+	t := find(samples, stop)
 	if t == 0 {
 		return 0
 	}
@@ -71,11 +72,14 @@ func relaxLocked(samples int) int {
 // (entering C wakes sysmon if it has gone to its deep sleep), and returns
 // the one thread seen in nanosleep from this object's code at least twice,
 // if no other was; else 0.
-func find(samples int) int {
+func find(samples int, stop func() bool) int {
 	const max = 16
 	var tids, counts [max]C.int
 	n := C.int(0)
 	for i := 0; i < samples; i++ {
+		if stop != nil && stop() {
+			return 0
+		}
 		n = C.ol_sysmon_sample(50, &tids[0], &counts[0], n, max)
 	}
 	found := 0

@@ -63,10 +63,10 @@ func TestRelaxMakesSysmonBatch(t *testing.T) {
 	}()
 	// A busy machine can keep sysmon runnable through a whole scan (Relax
 	// gives up after maxAttempts per process): scan on until found.
-	tid := Relax()
+	tid := Relax(nil)
 	for i := 0; i < 100 && tid == 0; i++ {
 		mu.Lock()
-		tid = relaxLocked(scanSamples)
+		tid = relaxLocked(scanSamples, nil)
 		mu.Unlock()
 	}
 	if tid == 0 {
@@ -96,7 +96,15 @@ func TestRelaxMakesSysmonBatch(t *testing.T) {
 	}
 	<-busy
 	// once done, never again
-	if again := Relax(); again != tid {
+	if again := Relax(nil); again != tid {
 		t.Fatalf("second Relax = %d, want %d", again, tid)
+	}
+}
+
+// TestFindStops: a scan ends at once when told to, finding nothing.
+func TestFindStops(t *testing.T) {
+	calls := 0
+	if got := find(scanSamples, func() bool { calls++; return calls > 3 }); got != 0 || calls != 4 {
+		t.Fatalf("find = %d after %d stop checks, want 0 after 4", got, calls)
 	}
 }
