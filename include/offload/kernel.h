@@ -172,6 +172,23 @@ typedef struct ol_host_kernel_desc {
 #define OL_EXPORT __attribute__((visibility("default"), used))
 #endif
 
+// The coordinates of linear group n of a grid of num_groups (x fastest).
+static inline void ol__group_of(uint64_t n, const uint32_t num_groups[3], uint32_t group[3]) {
+  const uint64_t nx = num_groups[0], ny = num_groups[1];
+  group[0] = (uint32_t)(n % nx);
+  group[1] = (uint32_t)((n / nx) % ny);
+  group[2] = (uint32_t)(n / (nx * ny));
+}
+
+// The exported entry point and descriptor of a kernel whose groups run
+// through loop (plain and phased kernels).
+#define OL__EXPORT_LOOP_KERNEL(name, loop, argsize)                            \
+  OL_EXPORT void name(const void *__ol_args, const ol_host_launch *__ol_l) {   \
+    loop(__ol_args, __ol_l);                                                   \
+  }                                                                            \
+  OL_EXPORT const ol_host_kernel_desc __ol_kernel_##name = {                   \
+      OL_HOST_KERNEL_MAGIC, OL_HOST_ABI, OL_HOST_KERNEL_LOOP, argsize, loop, 0};
+
 // The work-item loop whose ids the compiler can bound (below): global x
 // ids under OL__SPLIT_LIMIT, groups of at most OL__SPLIT_GROUP items.
 #define OL__SPLIT_LIMIT 0x40000000u
@@ -194,13 +211,9 @@ static inline uint32_t ol__opaque(uint32_t v) {
     copy;                                                                      \
     ol_host_item __ol_w;                                                       \
     __ol_w.launch = __ol_l;                                                    \
-    const uint32_t __ol_nx = __ol_l->num_groups[0];                            \
-    const uint32_t __ol_ny = __ol_l->num_groups[1];                            \
     for (uint64_t __ol_g = __ol_l->group_begin; __ol_g < __ol_l->group_end;    \
          __ol_g++) {                                                           \
-      __ol_w.group[0] = (uint32_t)(__ol_g % __ol_nx);                          \
-      __ol_w.group[1] = (uint32_t)((__ol_g / __ol_nx) % __ol_ny);              \
-      __ol_w.group[2] = (uint32_t)(__ol_g / ((uint64_t)__ol_nx * __ol_ny));    \
+      ol__group_of(__ol_g, __ol_l->num_groups, __ol_w.group);                  \
       const uint32_t __ol_sx = __ol_l->group_size[0];                          \
       const uint32_t __ol_sy = __ol_l->group_size[1];                          \
       const uint32_t __ol_sz = __ol_l->group_size[2];                          \
@@ -239,12 +252,7 @@ static inline uint32_t ol__opaque(uint32_t v) {
       }                                                                        \
     }                                                                          \
   }                                                                            \
-  OL_EXPORT void name(const void *__ol_args, const ol_host_launch *__ol_l) {   \
-    name##__ol_loop(__ol_args, __ol_l);                                        \
-  }                                                                            \
-  OL_EXPORT const ol_host_kernel_desc __ol_kernel_##name = {                   \
-      OL_HOST_KERNEL_MAGIC, OL_HOST_ABI, OL_HOST_KERNEL_LOOP, size,            \
-      name##__ol_loop, 0};                                                     \
+  OL__EXPORT_LOOP_KERNEL(name, name##__ol_loop, size)                          \
   static inline void name##__ol_body(                                          \
       type arg, __attribute__((unused)) const ol_host_item *__ol_wi)
 
@@ -292,22 +300,13 @@ static inline ol_host_phase_item ol__phase_first(const ol_host_phase_group *g) {
     __ol_g.launch = __ol_l;                                                    \
     for (int __ol_d = 0; __ol_d < 3; __ol_d++)                                 \
       __ol_g.size[__ol_d] = __ol_l->group_size[__ol_d];                        \
-    const uint32_t __ol_nx = __ol_l->num_groups[0];                            \
-    const uint32_t __ol_ny = __ol_l->num_groups[1];                            \
     for (uint64_t __ol_n = __ol_l->group_begin; __ol_n < __ol_l->group_end;    \
          __ol_n++) {                                                           \
-      __ol_g.group[0] = (uint32_t)(__ol_n % __ol_nx);                          \
-      __ol_g.group[1] = (uint32_t)((__ol_n / __ol_nx) % __ol_ny);              \
-      __ol_g.group[2] = (uint32_t)(__ol_n / ((uint64_t)__ol_nx * __ol_ny));    \
+      ol__group_of(__ol_n, __ol_l->num_groups, __ol_g.group);                  \
       name##__ol_body(__ol_a, &__ol_g, &__ol_g);                               \
     }                                                                          \
   }                                                                            \
-  OL_EXPORT void name(const void *__ol_args, const ol_host_launch *__ol_l) {   \
-    name##__ol_loop(__ol_args, __ol_l);                                        \
-  }                                                                            \
-  OL_EXPORT const ol_host_kernel_desc __ol_kernel_##name = {                   \
-      OL_HOST_KERNEL_MAGIC, OL_HOST_ABI, OL_HOST_KERNEL_LOOP, argsize,         \
-      name##__ol_loop, 0};                                                     \
+  OL__EXPORT_LOOP_KERNEL(name, name##__ol_loop, argsize)                       \
   static inline __attribute__((always_inline)) void name##__ol_body(           \
       type arg, __attribute__((unused)) const ol_host_phase_group *__ol_wi,    \
       __attribute__((unused)) const ol_host_phase_group *__ol_grp)

@@ -261,10 +261,10 @@ static const char *run_range(const ol_host_kernel_desc *desc, const void *args, 
   }
   pool->desc = desc;
   pool->args = args;
-  const uint64_t nx = l->num_groups[0], ny = l->num_groups[1];
   const char *err = 0;
   for (uint64_t g = begin; g < end && !err; g++) {
-    uint32_t group[3] = {(uint32_t)(g % nx), (uint32_t)((g / nx) % ny), (uint32_t)(g / (nx * ny))};
+    uint32_t group[3];
+    ol__group_of(g, l->num_groups, group);
     l->group_begin = g;
     l->group_end = g + 1;
     err = run_group_fibers(pool, l, group);
