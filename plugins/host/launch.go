@@ -94,6 +94,7 @@ func (d *Device) checkLaunch(k *kernel, args []byte, s plugin.LaunchSize) error 
 func (d *Device) runKernel(q *queue, k *kernel, args []byte, s plugin.LaunchSize) error {
 	j := &q.job
 	j.k = k
+	defer func() { j.k, j.argp = nil, nil }() // keep nothing alive, even after a panic
 	j.argp = nil
 	if len(args) > 0 {
 		j.argp = unsafe.Pointer(&args[0])
@@ -102,14 +103,10 @@ func (d *Device) runKernel(q *queue, k *kernel, args []byte, s plugin.LaunchSize
 	j.gs = [3]C.uint32_t{C.uint32_t(s.GroupSize.X), C.uint32_t(s.GroupSize.Y), C.uint32_t(s.GroupSize.Z)}
 	j.dyn = C.size_t(s.DynSharedMemory)
 	j.total = uint64(s.NumGroups.X) * uint64(s.NumGroups.Y) * uint64(s.NumGroups.Z)
-	var err error
 	if k.group() {
-		err = d.runGroupJob(j)
-	} else {
-		err = d.runJob(j, nil)
+		return d.runGroupJob(j)
 	}
-	j.k, j.argp = nil, nil // keep nothing alive
-	return err
+	return d.runJob(j, nil)
 }
 
 // Copies of at least parallelCopy bytes whose ranges do not overlap are

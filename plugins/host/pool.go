@@ -32,10 +32,9 @@ import (
 //
 // Platform.Deinit waits for the queues' work and then joins all of them.
 type pool struct {
-	mu      sync.Mutex
-	closed  bool
-	closing atomic.Bool    // closed, readable without mu
-	wg      sync.WaitGroup // every goroutine of the pool
+	mu     sync.Mutex
+	closed atomic.Bool    // set under mu; read without it by sysmon.Relax
+	wg     sync.WaitGroup // every goroutine of the pool
 
 	idle    []*runner // parked runners, most recent last
 	maxIdle int
@@ -133,7 +132,7 @@ func (p *pool) runner(r *runner, q *queue) {
 			p.mu.Unlock()
 			continue
 		}
-		if p.closed || len(p.idle) >= p.maxIdle {
+		if p.closed.Load() || len(p.idle) >= p.maxIdle {
 			p.mu.Unlock()
 			return
 		}
@@ -147,9 +146,8 @@ func (p *pool) runner(r *runner, q *queue) {
 // work has ended (Device.runners), so runners are parked or leaving and
 // kernel workers have no job.
 func (p *pool) close() {
-	p.closing.Store(true)
 	p.mu.Lock()
-	p.closed = true
+	p.closed.Store(true)
 	idle := p.idle
 	p.idle = nil
 	p.work.Broadcast()
@@ -181,12 +179,12 @@ type kernelJob struct {
 	copySize         uint64
 
 	// under pool.mu
-	err     error     // first failure
-	helpers int       // kernel workers inside the job
+	err error // first failure
+	// kernel workers inside the job (changed under pool.mu; finish also
+	// polls it without)
+	helpers atomic.Int32
 	listed  bool      // in pool.jobs: workers may join
 	left    sync.Cond // signalled when helpers drops to 0 (L = &pool.mu)
-	// inside mirrors helpers for finish's spin (written under pool.mu)
-	inside atomic.Int32
 }
 
 // reset prepares j's chunks for workers (> 1) threads: the smallest chunk
@@ -240,17 +238,15 @@ func (j *kernelJob) failLocked(err error) {
 // must not preempt them: plugins/internal/sysmon).
 func (p *pool) post(j *kernelJob) {
 	p.mu.Lock()
-	if p.helpers < p.maxHelpers && !p.closed {
-		p.wg.Add(1)
+	if p.helpers < p.maxHelpers && !p.closed.Load() {
+		p.wg.Add(1 + p.maxHelpers - p.helpers)
 		go func() {
 			defer p.wg.Done()
-			sysmon.Relax(p.closing.Load)
+			sysmon.Relax(p.closed.Load)
 		}()
-	}
-	for p.helpers < p.maxHelpers && !p.closed {
-		p.helpers++
-		p.wg.Add(1)
-		go p.kernelWorker()
+		for ; p.helpers < p.maxHelpers; p.helpers++ {
+			go p.kernelWorker()
+		}
 	}
 	j.listed = true
 	p.jobs = append(p.jobs, j)
@@ -269,13 +265,13 @@ const finishSpin = 100 * time.Microsecond
 func (p *pool) finish(j *kernelJob) error {
 	p.mu.Lock()
 	p.unlistLocked(j)
-	if j.helpers > 0 {
+	if j.helpers.Load() > 0 {
 		p.mu.Unlock()
-		for start := time.Now(); j.inside.Load() > 0 && time.Since(start) < finishSpin; {
+		for start := time.Now(); j.helpers.Load() > 0 && time.Since(start) < finishSpin; {
 		}
 		p.mu.Lock()
 	}
-	for j.helpers > 0 {
+	for j.helpers.Load() > 0 {
 		j.left.Wait()
 	}
 	err := j.err
@@ -309,16 +305,15 @@ func (p *pool) kernelWorker() {
 	}()
 	p.mu.Lock()
 	for {
-		for !p.closed && len(p.jobs) == 0 {
+		for !p.closed.Load() && len(p.jobs) == 0 {
 			p.work.Wait()
 		}
-		if p.closed {
+		if p.closed.Load() {
 			p.mu.Unlock()
 			return
 		}
 		j := p.jobs[0]
-		j.helpers++
-		j.inside.Store(int32(j.helpers))
+		j.helpers.Add(1)
 		p.mu.Unlock()
 
 		err := p.help(j, &fp)
@@ -329,9 +324,7 @@ func (p *pool) kernelWorker() {
 		}
 		// nothing left to take: no other worker needs to look at it
 		p.unlistLocked(j)
-		j.helpers--
-		j.inside.Store(int32(j.helpers))
-		if j.helpers == 0 {
+		if j.helpers.Add(-1) == 0 {
 			j.left.Signal()
 		}
 	}
