@@ -200,6 +200,15 @@ static inline uint32_t ol__opaque(uint32_t v) {
 }
 #define OL__OPAQUE(v) ol__opaque(v)
 
+// The work-items of one row of a plain kernel's group: global x ids
+// [begin, end), the global id the loop's induction variable.
+#define OL__ITEMS_X(name, begin, end)                                          \
+  for (uint32_t __ol_gx = (begin); __ol_gx < (end); __ol_gx++) {               \
+    __ol_w.local[0] = __ol_gx - (begin);                                       \
+    __ol_w.global[0] = __ol_gx;                                                \
+    name##__ol_body(__ol_a, &__ol_w);                                          \
+  }
+
 // Runs groups [group_begin, group_end) of a plain kernel: the body is
 // inlined into the work-item loop.
 #define OL__LOOP(name, type, arg, copy, size)                                        \
@@ -235,18 +244,9 @@ static inline uint32_t ol__opaque(uint32_t v) {
                 OL__OPAQUE(__ol_bx) & (OL__SPLIT_LIMIT - 1);                   \
             const uint32_t __ol_e =                                            \
                 __ol_b + (OL__OPAQUE(__ol_sx) & (2 * OL__SPLIT_GROUP - 1));    \
-            for (uint32_t __ol_gx = __ol_b; __ol_gx < __ol_e; __ol_gx++) {     \
-              __ol_w.local[0] = __ol_gx - __ol_b;                              \
-              __ol_w.global[0] = __ol_gx;                                      \
-              name##__ol_body(__ol_a, &__ol_w);                                \
-            }                                                                  \
+            OL__ITEMS_X(name, __ol_b, __ol_e);                                 \
           } else {                                                             \
-            for (uint32_t __ol_gx = __ol_bx; __ol_gx < __ol_bx + __ol_sx;      \
-                 __ol_gx++) {                                                  \
-              __ol_w.local[0] = __ol_gx - __ol_bx;                             \
-              __ol_w.global[0] = __ol_gx;                                      \
-              name##__ol_body(__ol_a, &__ol_w);                                \
-            }                                                                  \
+            OL__ITEMS_X(name, __ol_bx, __ol_bx + __ol_sx);                     \
           }                                                                    \
         }                                                                      \
       }                                                                        \
