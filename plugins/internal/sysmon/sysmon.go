@@ -95,11 +95,11 @@ func find(samples int, stop func() bool) int {
 	return found
 }
 
-// Policy returns thread tid's scheduling policy (sched_getscheduler), or -1.
-func Policy(tid int) int { return int(C.ol_sysmon_policy(C.int(tid))) }
+// policy returns thread tid's scheduling policy (sched_getscheduler), or -1.
+func policy(tid int) int { return int(C.ol_sysmon_policy(C.int(tid))) }
 
-// Gettid returns the calling thread's id.
-func Gettid() int { return int(C.ol_sysmon_gettid()) }
+// gettid returns the calling thread's id.
+func gettid() int { return int(C.ol_sysmon_gettid()) }
 
 // sleepMS sleeps in C, holding the calling goroutine's P in a call into C.
 func sleepMS(ms int) { C.ol_sysmon_sleep_ms(C.int(ms)) }

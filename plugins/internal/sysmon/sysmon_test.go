@@ -55,7 +55,7 @@ func sleepingIn(tid int) string {
 func TestRelaxMakesSysmonBatch(t *testing.T) {
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
-	self := Gettid()
+	self := gettid()
 	busy := make(chan struct{})
 	go func() { // a P in a long call into C: sysmon polls meanwhile
 		sleepMS(200)
@@ -74,14 +74,14 @@ func TestRelaxMakesSysmonBatch(t *testing.T) {
 	}
 	var batch []int
 	for _, id := range threads(t) {
-		if Policy(id) == schedBatch {
+		if policy(id) == schedBatch {
 			batch = append(batch, id)
 		}
 	}
 	if len(batch) != 1 || batch[0] != tid {
 		t.Fatalf("SCHED_BATCH threads %v, want only %d", batch, tid)
 	}
-	if tid == self || Policy(self) == schedBatch {
+	if tid == self || policy(self) == schedBatch {
 		t.Fatalf("the calling thread %d was changed", self)
 	}
 	// sysmon sleeps in runtime.usleep between rounds (or in a futex when
