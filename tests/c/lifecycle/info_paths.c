@@ -170,10 +170,11 @@ static int dump(void) {
   dump_prop("stale dev", dev_info, dev_size, old_dev, 0);
   dump_prop("stale plat", plat_info, plat_size, old_plat, 0);
   /* the fifth looks like a user-space address (not taken from this process,
-   * whose addresses move between the two runs) */
+   * whose addresses move between the two runs); the sixth has the device
+   * tag (0xB2 in the top byte) with generation 0 and slot 0 */
   void *garbage[] = {NULL, (void *)1, (void *)0x1234, (void *)~(uintptr_t)0,
                      (void *)(uintptr_t)0x7ffd12345670ull,
-                     (void *)(uintptr_t)0xB2000000000000ull};
+                     (void *)(uintptr_t)0xB200000000000000ull};
   for (size_t i = 0; i < sizeof garbage / sizeof garbage[0]; i++) {
     char who[64];
     snprintf(who, sizeof who, "garbage %zu", i);
