@@ -311,6 +311,26 @@ func (s *Spec) HandleByKind(kind string) *Handle {
 	return nil
 }
 
+// FunctionByName finds a function by its C name.
+func (s *Spec) FunctionByName(name string) *Function {
+	for i := range s.Functions {
+		if s.Functions[i].Name == name {
+			return &s.Functions[i]
+		}
+	}
+	return nil
+}
+
+// CallbackByName finds a callback type by its C name.
+func (s *Spec) CallbackByName(name string) *Callback {
+	for i := range s.Callbacks {
+		if s.Callbacks[i].Name == name {
+			return &s.Callbacks[i]
+		}
+	}
+	return nil
+}
+
 // EnumByName finds an enum by its C name.
 func (s *Spec) EnumByName(name string) *Enum {
 	for i := range s.Enums {

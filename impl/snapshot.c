@@ -1,5 +1,6 @@
 // The info snapshot: its readers (the C entry points' fast path) and its
-// writers (olInit, the final olShutDown). See snapshot.h.
+// writers (the Go path publishing it, the final olShutDown). See
+// snapshot.h.
 #include "snapshot.h"
 
 #include <string.h>
@@ -27,8 +28,6 @@ void ol_snap_publish(const uint64_t *words, size_t n) {
   uint64_t s = atomic_load_explicit(&ol_snap_seq, memory_order_relaxed);
   for (size_t i = 0; i < n; i++)
     atomic_store_explicit(&ol_snap_words[i], words[i], memory_order_relaxed);
-  for (size_t i = n; i < 2 * OL_SNAP_MAX_KINDS; i++)
-    atomic_store_explicit(&ol_snap_words[i], 0, memory_order_relaxed);
   atomic_store_explicit(&ol_snap_seq, s + 1, memory_order_release);
 }
 
@@ -40,7 +39,7 @@ void ol_snap_publish(const uint64_t *words, size_t n) {
 // rewritten cannot reach outside it (the sequence check then refuses it).
 static uint64_t ol_snap_find(unsigned kind, uint64_t h, uint32_t prop) {
   uint64_t dir = OL_SNAP_LOAD(kind % OL_SNAP_MAX_KINDS);
-  uint64_t idx = h & 0xffffff, slots = dir & 0xffffff;
+  uint64_t idx = h & OL_SNAP_INDEX_MASK, slots = dir & OL_SNAP_INDEX_MASK;
   uint64_t props = (dir >> 24) & 0xff, first = dir >> 32;
   if (h == 0 || idx >= slots || prop >= props)
     return 0;

@@ -25,6 +25,10 @@ const (
 	snapMaxValue = C.OL_SNAP_MAX_VALUE
 )
 
+// The C readers find a slot by the handle's index bits (this does not
+// compile when the two differ).
+const _ = uint(indexMask-C.OL_SNAP_INDEX_MASK) + uint(C.OL_SNAP_INDEX_MASK-indexMask)
+
 // snapBuilder lays out one snapshot.
 type snapBuilder struct {
 	words []uint64
@@ -32,12 +36,10 @@ type snapBuilder struct {
 	first, props, slots [snapMaxKinds]uint64
 }
 
+// newSnapBuilder starts with the whole directory (every kind's directory
+// and iteration words), zero until kind and list fill them in.
 func newSnapBuilder() *snapBuilder {
-	w := snapWords[:0]
-	if cap(w) < 1024 {
-		w = make([]uint64, 0, 1024)
-	}
-	return &snapBuilder{words: append(w, make([]uint64, 2*snapMaxKinds)...)}
+	return &snapBuilder{words: make([]uint64, 2*snapMaxKinds, 1024)}
 }
 
 // kind reserves the records of kind k: slots objects of props properties.
@@ -84,13 +86,9 @@ func (b *snapBuilder) list(k int, n int) []uint64 {
 }
 
 // snapMu guards the publishing of the snapshot (the C writers must be
-// one at a time) and snapWords. It is never held while waiting for
-// anything else; OlShutDown takes it under life.mu.
+// one at a time). It is never held while waiting for anything else;
+// OlShutDown takes it under life.mu.
 var snapMu sync.Mutex
-
-// snapWords is the layout buffer, kept between initialisations so that
-// publishing allocates nothing once it has grown.
-var snapWords []uint64
 
 // States of Context.snap.
 const (
@@ -117,7 +115,6 @@ func (c *Context) snapshotOnce() {
 	b := newSnapBuilder()
 	c.snapshot(b)
 	C.ol_snap_publish((*C.uint64_t)(unsafe.Pointer(&b.words[0])), C.size_t(len(b.words)))
-	snapWords = b.words
 	c.snap.Store(snapPublished)
 }
 

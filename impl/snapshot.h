@@ -10,8 +10,10 @@
 // stable. A reader copies what it needs, then checks that the counter did
 // not move; if it moved, or on any other doubt, it answers nothing and the
 // caller takes the Go path, which gives every error and Detail as before.
-// The writers (olInit 0->1, the final olShutDown) hold the runtime's
-// lifecycle mutex.
+// It is published by the first info query or device iteration of an
+// initialisation that reaches Go (snapshot.go, under its own mutex), and
+// unpublished by the final olShutDown; publishing writes the whole
+// directory (the first 2 * OL_SNAP_MAX_KINDS words).
 //
 // Layout, in 64-bit words:
 //   words[k] for k < OL_SNAP_MAX_KINDS: kind k's directory:
@@ -34,6 +36,8 @@
 
 #define OL_SNAP_WORDS (1u << 14)
 #define OL_SNAP_MAX_KINDS 4u
+// a handle's slot index: its low 24 bits (impl/handles.go, indexMask)
+#define OL_SNAP_INDEX_MASK 0xffffffu
 // values longer than this many bytes take the Go path
 #define OL_SNAP_MAX_VALUE 256u
 

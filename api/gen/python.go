@@ -235,12 +235,7 @@ def declare(lib):
 		}
 		cls := pyEnumClass(e.Name)
 		get := "olGet" + strings.TrimSuffix(cls, "Info") + "Info"
-		var fget *api.Function
-		for i := range s.Functions {
-			if s.Functions[i].Name == get {
-				fget = &s.Functions[i]
-			}
-		}
+		fget := s.FunctionByName(get)
 		if fget == nil {
 			panic("gen: no " + get + " for " + e.Name)
 		}

@@ -7,6 +7,10 @@ import (
 	"github.com/liboffload-go/liboffload-go/api"
 )
 
+// snapMaxKinds is OL_SNAP_MAX_KINDS (impl/snapshot.h): the fixed kinds the
+// snapshot has room for.
+const snapMaxKinds = 4
+
 // snapKind is a fixed handle kind (api.Handle.Fixed) whose info queries the
 // C entry points answer from the snapshot (impl/snapshot.h).
 type snapKind struct {
@@ -30,12 +34,7 @@ func snapKinds(s *api.Spec) []snapKind {
 			continue
 		}
 		name := "olGet" + camel(h.Kind) + "Info"
-		var f *api.Function
-		for i := range s.Functions {
-			if s.Functions[i].Name == name {
-				f = &s.Functions[i]
-			}
-		}
+		f := s.FunctionByName(name)
 		if f == nil || len(f.Params) != 4 || f.Params[0].Type != h.Name || f.Params[1].Name != "PropName" {
 			panic("gen: fixed handle " + h.Name + " has no info query " + name + "(handle, PropName, PropSize, PropValue)")
 		}
@@ -62,7 +61,7 @@ func snapKinds(s *api.Spec) []snapKind {
 			if g.Name != "olIterate"+camel(h.Kind)+"s" {
 				continue
 			}
-			cb := callbackByName(s, g.Params[0].Type)
+			cb := s.CallbackByName(g.Params[0].Type)
 			if len(g.Params) != 2 || cb == nil || len(cb.Params) != 2 || cb.Params[0].Type != h.Name || cb.Ret != "bool" {
 				panic("gen: " + g.Name + " is not (Callback(handle, user) -> bool, UserData)")
 			}
@@ -70,7 +69,7 @@ func snapKinds(s *api.Spec) []snapKind {
 		}
 		out = append(out, k)
 	}
-	if len(out) > 4 { // OL_SNAP_MAX_KINDS
+	if len(out) > snapMaxKinds {
 		panic("gen: more fixed kinds than the snapshot has room for")
 	}
 	return out
@@ -81,7 +80,7 @@ func snapFast(s *api.Spec, f *api.Function) string {
 	for _, k := range snapKinds(s) {
 		if it := k.iterate; it != nil && f.Name == it.Name {
 			cbp, user := it.Params[0].Name, it.Params[1].Name
-			h := callbackByName(s, it.Params[0].Type).Params[0].Type
+			h := s.CallbackByName(it.Params[0].Type).Params[0].Type
 			return fmt.Sprintf(`  if (%[1]s != NULL) {
     uint64_t snap_[64];
     int n_ = ol_snap_list(%[2]d, snap_, 64);
@@ -146,13 +145,4 @@ func genSnapshot(s *api.Spec) string {
 	}
 	w("}\n")
 	return b.String()
-}
-
-func callbackByName(s *api.Spec, name string) *api.Callback {
-	for i := range s.Callbacks {
-		if s.Callbacks[i].Name == name {
-			return &s.Callbacks[i]
-		}
-	}
-	return nil
 }
