@@ -114,19 +114,15 @@ func (c *Context) olMemcpy(q *Queue, dst unsafe.Pointer, dstDev *Device, src uns
 	return q.q.HostCall(func() error { return copyNow(d, dstDev, s, srcDev, size) })
 }
 
-// bigHostCopy is the size from which a copy between two places of host
-// memory goes to the host device, which spreads it over its threads.
-const bigHostCopy = 8 << 20
-
 // copyNow makes a copy and waits for it, on the platforms of its two sides.
 func copyNow(dst uintptr, dstDev *Device, src uintptr, srcDev *Device, size uint64) error {
 	dh, sh := dstDev.d.IsHost(), srcDev.d.IsHost()
 	switch {
-	case dh && sh && size < bigHostCopy:
+	case dh && sh && size < plugin.ParallelHostCopy:
 		C.ol_memmove(C.uintptr_t(dst), C.uintptr_t(src), C.uint64_t(size))
 		return nil
 	case dh && sh:
-		// the host device copies large ranges with its kernel workers too
+		// the host device spreads large copies over its threads
 		return onTempQueue(dstDev, func(q plugin.Queue) error { return q.CopyDevice(dst, dstDev.d, src, srcDev.d, size) })
 	case sh:
 		return onTempQueue(dstDev, func(q plugin.Queue) error { return q.CopyToDevice(dst, dstDev.d, src, size) })

@@ -109,19 +109,17 @@ func (d *Device) runKernel(q *queue, k *kernel, args []byte, s plugin.LaunchSize
 	return d.runJob(j, nil)
 }
 
-// Copies of at least parallelCopy bytes whose ranges do not overlap are
-// split into copyBlock-byte blocks that the kernel workers copy alongside
-// the queue's executor: one core rarely moves as many bytes per second as
-// the memory system can (docs/benchmarks.md, the olMemcpy rows).
-const (
-	parallelCopy = 8 << 20
-	copyBlock    = 1 << 20
-)
+// Copies of at least plugin.ParallelHostCopy bytes whose ranges do not
+// overlap are split into copyBlock-byte blocks that the kernel workers
+// copy alongside the queue's executor: one core rarely moves as many bytes
+// per second as the memory system can (docs/benchmarks.md, the olMemcpy
+// rows).
+const copyBlock = 1 << 20
 
 // copy copies size bytes from src to dst (memmove semantics) on q's
 // executor, with the kernel workers for a large copy.
 func (d *Device) copy(q *queue, dst, src uintptr, size uint64) error {
-	if size < parallelCopy || d.pool.maxHelpers == 0 || (dst < src+uintptr(size) && src < dst+uintptr(size)) {
+	if size < plugin.ParallelHostCopy || d.pool.maxHelpers == 0 || (dst < src+uintptr(size) && src < dst+uintptr(size)) {
 		C.memmove(ptr(dst), ptr(src), C.size_t(size))
 		return nil
 	}

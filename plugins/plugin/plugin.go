@@ -97,6 +97,12 @@ type Opt[T any] struct {
 // Some returns a provided property.
 func Some[T any](v T) Opt[T] { return Opt[T]{V: v, OK: true} }
 
+// ParallelHostCopy is the size from which a copy between two places of
+// host memory is worth spreading over several threads: a host device
+// (IsHost) splits such copies, and the runtime sends its copies of that
+// size without a queue to one; smaller ones it makes itself.
+const ParallelHostCopy = 8 << 20
+
 // Device is one device of a platform.
 type Device interface {
 	Info() *DeviceInfo
