@@ -369,8 +369,9 @@ makes no query, so it builds no snapshot.
 
 Every other call crosses from C into Go and back. The crossing alone costs
 $probe ns here: \`olGetDeviceInfoSize(host, TYPE, NULL)\`, which enters Go and
-fails validation at once. Share = that crossing / the call's own cost, each
-round's from one process, median over rounds. LLVM's library has only its
+fails validation at once (so the probe also pays for a check and an error
+result: the shares are upper bounds). Share = that crossing / the call's
+own cost, each round's from one process, median over rounds. LLVM's library has only its
 Virtual Host Device on a machine without a GPU, on which it cannot create a
 queue (\`olCreateQueue\` crashes), so it runs only the copy; none of these
 has a driver operation underneath on the host device (the copy's raw
