@@ -125,6 +125,7 @@ int fake_hsa_poke(void *, const void *, size_t);
 int fake_hsa_errors(void);
 const char *fake_hsa_last_error(void);
 long fake_hsa_dispatches(void);
+long fake_hsa_copies(void);
 long fake_hsa_unordered(void);
 
 /* values from hsa.h / hsa_ext_amd.h, independent of the double's */
@@ -504,6 +505,7 @@ static void test_copies(void) {
   memset(back, 0, N * 4);
   uint32_t *dev = xalloc(coarse_pool[0], N * 4);
   hsa_signal_t dep = xsignal(1), done = xsignal(1);
+  long copies = fake_hsa_copies();
   /* host memory unknown to the runtime cannot be copied by a GPU */
   CHECK(hsa_amd_memory_async_copy(dev, gpu[0], src, cpu, N * 4, 0, NULL, done) == ST_INVALID_ARGUMENT,
         "H2D copy from unlocked host memory: INVALID_ARGUMENT");
@@ -541,6 +543,7 @@ static void test_copies(void) {
   uint32_t peer[16];
   fake_hsa_peek(dev1, peer, 64);
   CHECK(!memcmp(peer, staging, 64), "peer copy moved the bytes");
+  CHECK(fake_hsa_copies() == copies + 4, "four copies done (the refused ones not counted)");
 
   /* a negative dependency fails the copy */
   hsa_signal_store_relaxed(done, 1);
@@ -564,6 +567,7 @@ static void test_copies(void) {
   hsa_amd_memory_async_copy(dev, gpu[0], locked_src, cpu, 4, 0, NULL, done);
   unsetenv("FAKE_HSA_COPY_ERROR");
   CHECK(hsa_signal_wait_scacquire(done, COND_LT, 1, UINT64_MAX, 0) == -1, "FAKE_HSA_COPY_ERROR=1: completion -1");
+  CHECK(fake_hsa_copies() == copies + 4, "failed copies are not counted as done");
 
   hsa_amd_memory_unlock(src);
   hsa_amd_memory_unlock(back);
