@@ -7,11 +7,12 @@
 // same source compiles for NVPTX and AMDGPU (clang-22, see docs/kernels.md).
 #include <offload/kernel.h>
 
+#define BARRIERS_KERNELS
+#include "barriers.h"
+
 // C = A × B, n × n row-major floats, n a multiple of TS. Groups of TS × TS
 // work-items; each computes one element of C, walking the tiles of A's row
 // band and B's column band through group-local memory, two barriers per tile.
-#define TS 16
-struct mm_args { const float *a; const float *b; float *c; uint32_t n; };
 
 OL_PHASED_KERNEL(matmul_phased, struct mm_args, p) {
   OL_GROUP_LOCAL(float, as[TS][TS]);
@@ -56,9 +57,6 @@ OL_GROUP_KERNEL(matmul_fibers, struct mm_args, p) {
 // work-item RPER of them, RG apart), then halves its partial sums in
 // group-local memory with a barrier per step; work-item 0 writes the
 // group's sum to out[group].
-#define RG 256
-#define RPER 16
-struct red_args { const float *x; float *out; };
 
 OL_PHASED_KERNEL(reduce_phased, struct red_args, p) {
   OL_GROUP_LOCAL(float, part[RG]);

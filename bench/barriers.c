@@ -15,15 +15,8 @@
 // usage: barriers KERNELS.so [REPEATS] [FIBER_REPEATS]
 #define BENCH_OFFLOAD
 #include "common.h"
+#include "barriers.h"
 #include <unistd.h>
-
-#define N 1024
-#define RN (1u << 26)
-#define RG 256
-#define RPER 16
-
-struct mm_args { const float *a; const float *b; float *c; uint32_t n; };
-struct red_args { const float *x; float *out; };
 
 static void omp_matmul(const float *restrict a, const float *restrict b, float *restrict c, uint32_t n) {
 #pragma omp parallel for schedule(static)
@@ -43,18 +36,6 @@ static double omp_sum(const float *x, uint32_t n) {
 #pragma omp parallel for schedule(static) reduction(+ : s)
   for (uint32_t i = 0; i < n; i++) s += x[i];
   return s;
-}
-
-static void check_matmul(const char *who, const float *a, const float *b, const float *c) {
-  for (uint32_t i = 0; i < N; i += 37)
-    for (uint32_t j = 0; j < N; j += 41) {
-      double s = 0;
-      for (uint32_t k = 0; k < N; k++) s += (double)a[i * N + k] * b[k * N + j];
-      if ((double)c[i * N + j] != s) {
-        fprintf(stderr, "%s: C[%u][%u] = %g, expected %g\n", who, i, j, c[i * N + j], s);
-        exit(1);
-      }
-    }
 }
 
 static double sum_partials(const float *p, uint32_t n) {
@@ -79,15 +60,10 @@ int main(int argc, char **argv) {
   CK(olMemAlloc(dev, OL_ALLOC_TYPE_DEVICE, N * N * sizeof(float), (void **)&c));
   CK(olMemAlloc(dev, OL_ALLOC_TYPE_DEVICE, (size_t)RN * sizeof(float), (void **)&x));
   CK(olMemAlloc(dev, OL_ALLOC_TYPE_DEVICE, RN / (RG * RPER) * sizeof(float), (void **)&part));
-  for (uint32_t i = 0; i < N * N; i++) {
-    a[i] = (float)((int)(i % 13) - 6) * 0.125f;
-    b[i] = (float)((int)(i % 11) - 5) * 0.125f;
-  }
-  double want = 0;
-  for (uint32_t i = 0; i < RN; i++) x[i] = (float)(i % 17) * 0.125f, want += x[i];
+  double want = barrier_inputs(a, b, x);
 
   struct mm_args ma = {a, b, c, N};
-  ol_kernel_launch_size_args_t mls = {2, {N / 16, N / 16, 1}, {16, 16, 1}, 0};
+  ol_kernel_launch_size_args_t mls = {2, {N / TS, N / TS, 1}, {TS, TS, 1}, 0};
   struct red_args ra = {x, part};
   const uint32_t ngroups = RN / (RG * RPER);
   ol_kernel_launch_size_args_t rls = {1, {ngroups, 1, 1}, {RG, 1, 1}, 0};

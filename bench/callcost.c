@@ -20,14 +20,10 @@
 //     fails validation at once: the cost of crossing from C into Go and back
 //   memcpy4k_share, event_share, sync_share, launch_share: probe_ns over
 //     that call's cost, in percent (from this process's medians)
-#define _POSIX_C_SOURCE 200809L
+#include "common.h"
+
 #include <dlfcn.h>
 #include <stdbool.h>
-#include <stdint.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
-#include <time.h>
 
 typedef const void *res_t;
 typedef res_t (*init_fn)(void);
@@ -41,21 +37,10 @@ typedef res_t (*program_fn)(void *, const void *, size_t, void **);
 typedef res_t (*symbol_fn)(void *, const char *, uint32_t, void **);
 typedef res_t (*launch_fn)(void *, void *, void *, const void *, size_t, const void *);
 
-static double now_ns(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return ts.tv_sec * 1e9 + ts.tv_nsec;
-}
-
 static void *host_dev;
 static bool last_device(void *d, void *u) { (void)u; host_dev = d; return true; }
 
-static int cmp(const void *a, const void *b) {
-  double x = *(const double *)a, y = *(const double *)b;
-  return (x > y) - (x < y);
-}
-
-enum { RUNS = 7, CALLS = 1000000, CYCLES = 2000, BATCH = 1000 };
+enum { CALLS = 1000000, CYCLES = 2000, BATCH = 1000 };
 
 static void *h;
 static void *sym(const char *name) {
@@ -68,24 +53,6 @@ static void *sym(const char *name) {
   do {                                                                         \
     if ((x) != NULL) { fprintf(stderr, "callcost: %s failed\n", #x); exit(1); } \
   } while (0)
-
-// TIME(key, calls, body) runs body (which does `calls` operations) RUNS
-// times after one warm-up and prints the median cost per operation.
-#define TIME(key, calls, body)                                                 \
-  do {                                                                         \
-    double v_[RUNS];                                                           \
-    { double t0_ = 0; (void)t0_; body; }                                       \
-    for (int r_ = 0; r_ < RUNS; r_++) {                                        \
-      double t0_ = now_ns();                                                   \
-      body;                                                                    \
-      v_[r_] = (now_ns() - t0_) / (calls);                                     \
-    }                                                                          \
-    qsort(v_, RUNS, sizeof v_[0], cmp);                                        \
-    last = v_[RUNS / 2];                                                       \
-    printf("%s %.1f\n", key, last);                                            \
-  } while (0)
-
-static double last; // the median TIME printed last
 
 int main(int argc, char **argv) {
   if (argc < 2) { fprintf(stderr, "usage: callcost LIBRARY [KERNELS.so]\n"); return 2; }
@@ -111,18 +78,17 @@ int main(int argc, char **argv) {
   uint32_t type = 0;
   size_t n = 0;
   char name[256];
-  TIME("info_ns", CALLS, for (int i = 0; i < CALLS; i++) CK(olGetDeviceInfo(dev, 0, 4, &type)));
-  TIME("info_size_ns", CALLS, for (int i = 0; i < CALLS; i++) CK(olGetDeviceInfoSize(dev, 2, &n)));
-  TIME("plat_info_ns", CALLS, for (int i = 0; i < CALLS; i++) CK(olGetPlatformInfo(plat, 0, sizeof name, name)));
-  TIME("plat_info_size_ns", CALLS, for (int i = 0; i < CALLS; i++) CK(olGetPlatformInfoSize(plat, 0, &n)));
-  TIME("iterate_ns", CALLS, for (int i = 0; i < CALLS; i++) CK(olIterateDevices(last_device, NULL)));
+  BENCH_MEDIAN("info_ns", CALLS, for (int i = 0; i < CALLS; i++) CK(olGetDeviceInfo(dev, 0, 4, &type)));
+  BENCH_MEDIAN("info_size_ns", CALLS, for (int i = 0; i < CALLS; i++) CK(olGetDeviceInfoSize(dev, 2, &n)));
+  BENCH_MEDIAN("plat_info_ns", CALLS, for (int i = 0; i < CALLS; i++) CK(olGetPlatformInfo(plat, 0, sizeof name, name)));
+  BENCH_MEDIAN("plat_info_size_ns", CALLS, for (int i = 0; i < CALLS; i++) CK(olGetPlatformInfoSize(plat, 0, &n)));
+  BENCH_MEDIAN("iterate_ns", CALLS, for (int i = 0; i < CALLS; i++) CK(olIterateDevices(last_device, NULL)));
 
   static char src[4096], dst[4096];
   memset(src, 7, sizeof src);
   enum { COPIES = CALLS / 10 };
-  TIME("memcpy4k_ns", COPIES, for (int i = 0; i < COPIES; i++) CK(olMemcpy(NULL, dst, dev, src, dev, sizeof src)));
-  double memcpy4k = last;
-  TIME("memcpy4k_raw_ns", COPIES, for (int i = 0; i < COPIES; i++) {
+  double memcpy4k = BENCH_MEDIAN("memcpy4k_ns", COPIES, for (int i = 0; i < COPIES; i++) CK(olMemcpy(NULL, dst, dev, src, dev, sizeof src)));
+  BENCH_MEDIAN("memcpy4k_raw_ns", COPIES, for (int i = 0; i < COPIES; i++) {
     memcpy(dst, src, sizeof src);
     __asm__ volatile("" ::"r"(dst) : "memory");
   });
@@ -133,15 +99,13 @@ int main(int argc, char **argv) {
     static void *ev[BATCH];
     enum { EVENTS = 100 * BATCH };
     // only the creations are timed: each batch's destruction is subtracted
-    TIME("event_ns", EVENTS, for (int b = 0; b < EVENTS / BATCH; b++) {
+    double event = BENCH_MEDIAN("event_ns", EVENTS, for (int b = 0; b < EVENTS / BATCH; b++) {
       for (int i = 0; i < BATCH; i++) CK(olCreateEvent(q, &ev[i]));
-      double t_ = now_ns();
+      double s_ = now_ns();
       for (int i = 0; i < BATCH; i++) CK(olDestroyEvent(ev[i]));
-      t0_ += now_ns() - t_;
+      skip_ += now_ns() - s_;
     });
-    double event = last;
-    TIME("sync_ns", CALLS, for (int i = 0; i < CALLS; i++) CK(olSyncQueue(q)));
-    double sync = last;
+    double sync = BENCH_MEDIAN("sync_ns", CALLS, for (int i = 0; i < CALLS; i++) CK(olSyncQueue(q)));
 
     program_fn olCreateProgram = (program_fn)sym("olCreateProgram");
     symbol_fn olGetSymbol = (symbol_fn)sym("olGetSymbol");
@@ -162,22 +126,21 @@ int main(int argc, char **argv) {
     // ol_kernel_launch_size_args_t
     struct { size_t dims; uint32_t groups[3], items[3]; size_t shared; } ls = {1, {1, 1, 1}, {1, 1, 1}, 0};
     enum { LAUNCHES = 100 * BATCH };
-    TIME("launch_ns", LAUNCHES, for (int b = 0; b < LAUNCHES / BATCH; b++) {
+    double launch = BENCH_MEDIAN("launch_ns", LAUNCHES, for (int b = 0; b < LAUNCHES / BATCH; b++) {
       for (int i = 0; i < BATCH; i++) CK(olLaunchKernel(q, dev, k, NULL, 0, &ls));
-      double t_ = now_ns();
+      double s_ = now_ns();
       CK(olSyncQueue(q));
-      t0_ += now_ns() - t_;
+      skip_ += now_ns() - s_;
     });
-    double launch = last;
     CK(olDestroyProgram(prog));
-    TIME("probe_ns", CALLS, for (int i = 0; i < CALLS; i++) olGetDeviceInfoSize(dev, 0, NULL));
+    double probe = BENCH_MEDIAN("probe_ns", CALLS, for (int i = 0; i < CALLS; i++) olGetDeviceInfoSize(dev, 0, NULL));
     printf("memcpy4k_share %.0f\nevent_share %.0f\nsync_share %.0f\nlaunch_share %.0f\n",
-           100 * last / memcpy4k, 100 * last / event, 100 * last / sync, 100 * last / launch);
+           100 * probe / memcpy4k, 100 * probe / event, 100 * probe / sync, 100 * probe / launch);
     CK(olDestroyQueue(q));
   }
   CK(olShutDown());
 
-  TIME("cycle_ns", CYCLES, for (int i = 0; i < CYCLES; i++) {
+  BENCH_MEDIAN("cycle_ns", CYCLES, for (int i = 0; i < CYCLES; i++) {
     CK(olInit());
     CK(olShutDown());
   });

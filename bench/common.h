@@ -1,5 +1,6 @@
-// Shared helpers of the host-device benchmarks (bench/*.c): clock, sorting,
-// statistics, and finding/loading things through the Offload API.
+// Shared helpers of the benchmarks (bench/*.c): clock, sorting, statistics,
+// and (with BENCH_OFFLOAD defined) finding/loading things through the
+// Offload API.
 #ifndef BENCH_COMMON_H
 #define BENCH_COMMON_H
 #define _GNU_SOURCE
@@ -27,6 +28,26 @@ static inline double quantile(double *v, size_t n, double q) {
   return v[i < n ? i : n - 1];
 }
 
+enum { BENCH_RUNS = 7 };
+
+// BENCH_MEDIAN(key, ops, body): runs body (ops operations; time it should
+// leave out it adds to skip_) once to warm up and then BENCH_RUNS times,
+// prints "key <median ns per operation>" and yields that median.
+#define BENCH_MEDIAN(key, ops, body)                                           \
+  __extension__({                                                              \
+    double v_[BENCH_RUNS], skip_ = 0;                                          \
+    body;                                                                      \
+    for (int r_ = 0; r_ < BENCH_RUNS; r_++) {                                  \
+      skip_ = 0;                                                               \
+      double t_ = now_ns();                                                    \
+      body;                                                                    \
+      v_[r_] = (now_ns() - t_ - skip_) / (ops);                                \
+    }                                                                          \
+    double m_ = quantile(v_, BENCH_RUNS, 0.5);                                 \
+    printf("%s %.1f\n", key, m_);                                              \
+    m_;                                                                        \
+  })
+
 #ifdef BENCH_OFFLOAD
 #include <offload.h>
 
@@ -40,28 +61,39 @@ static inline double quantile(double *v, size_t n, double q) {
     }                                                                          \
   } while (0)
 
-// BENCH_BACKEND=cuda picks the first CUDA device instead (the churn
-// benchmark on the CUDA backend).
-static bool bench_pick_host(ol_device_handle_t d, void *u) {
+struct bench_pick {
+  ol_platform_backend_t backend;
+  ol_device_handle_t dev;
+};
+
+static bool bench_pick_first(ol_device_handle_t d, void *u) {
+  struct bench_pick *pick = u;
   ol_platform_handle_t p;
   ol_platform_backend_t b;
-  const char *want = getenv("BENCH_BACKEND");
-  ol_platform_backend_t wanted = want && !strcmp(want, "cuda") ? OL_PLATFORM_BACKEND_CUDA : OL_PLATFORM_BACKEND_HOST;
   if (olGetDeviceInfo(d, OL_DEVICE_INFO_PLATFORM, sizeof p, &p)) return true;
   if (olGetPlatformInfo(p, OL_PLATFORM_INFO_BACKEND, sizeof b, &b)) return true;
-  if (b == wanted) {
-    *(ol_device_handle_t *)u = d;
+  if (b == pick->backend) {
+    pick->dev = d;
     return false;
   }
   return true;
 }
 
-// olInit and the device of the HOST platform (the host CPU device).
-static inline ol_device_handle_t bench_host_device(void) {
+// olInit and the first device of a platform of backend, or NULL.
+static inline ol_device_handle_t bench_device(ol_platform_backend_t backend) {
   CK(olInit());
-  ol_device_handle_t d = NULL;
-  CK(olIterateDevices(bench_pick_host, &d));
-  if (!d) { fprintf(stderr, "no %s device\n", getenv("BENCH_BACKEND") ? getenv("BENCH_BACKEND") : "host"); exit(1); }
+  struct bench_pick pick = {backend, NULL};
+  CK(olIterateDevices(bench_pick_first, &pick));
+  return pick.dev;
+}
+
+// olInit and the device of the HOST platform (the host CPU device);
+// BENCH_BACKEND=cuda picks the first CUDA device instead (the churn
+// benchmark on the CUDA backend).
+static inline ol_device_handle_t bench_host_device(void) {
+  const char *want = getenv("BENCH_BACKEND");
+  ol_device_handle_t d = bench_device(want && !strcmp(want, "cuda") ? OL_PLATFORM_BACKEND_CUDA : OL_PLATFORM_BACKEND_HOST);
+  if (!d) { fprintf(stderr, "no %s device\n", want ? want : "host"); exit(1); }
   return d;
 }
 

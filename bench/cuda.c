@@ -71,23 +71,7 @@ static void report(double *one, int iters, double batch_ns, double h2d_ns, doubl
 
 static const char *kernel_name = "empty";
 
-enum { RUNS = 7, BATCH = 1000 };
-
-// MEDIAN(key, ops, body): runs body (ops operations; it may add time to
-// leave out to skip_) RUNS times after a warm-up and prints the median ns
-// per operation.
-#define MEDIAN(key, ops, body)                                                 \
-  do {                                                                         \
-    double v_[RUNS], skip_ = 0;                                                \
-    body;                                                                      \
-    for (int r_ = 0; r_ < RUNS; r_++) {                                        \
-      skip_ = 0;                                                               \
-      double t_ = now_ns();                                                    \
-      body;                                                                    \
-      v_[r_] = (now_ns() - t_ - skip_) / (ops);                                \
-    }                                                                          \
-    printf("%s %.1f\n", key, quantile(v_, RUNS, 0.5));                         \
-  } while (0)
+enum { BATCH = 1000 };
 
 static void raw(const char *image, int iters, size_t bytes) {
   size_t isize;
@@ -132,7 +116,7 @@ static void raw(const char *image, int iters, size_t bytes) {
   double d2h = now_ns() - t;
   report(one, iters, batch, h2d, d2h, bytes);
   fn_t h2d_async = sym("cuMemcpyHtoDAsync_v2");
-  MEDIAN("copy4k_ns", BATCH, {
+  BENCH_MEDIAN("copy4k_ns", BATCH, {
     for (int i = 0; i < BATCH; i++) CU(h2d_async(dev, host, (size_t)4096, stream));
     double s_ = now_ns();
     CU(sync(stream));
@@ -140,7 +124,7 @@ static void raw(const char *image, int iters, size_t bytes) {
   });
   fn_t ev_create = sym("cuEventCreate"), ev_record = sym("cuEventRecord"), ev_destroy = sym("cuEventDestroy_v2");
   static void *evs[BATCH];
-  MEDIAN("event_ns", BATCH, {
+  BENCH_MEDIAN("event_ns", BATCH, {
     for (int i = 0; i < BATCH; i++) {
       CU(ev_create(&evs[i], 2u /* CU_EVENT_DISABLE_TIMING */));
       CU(ev_record(evs[i], stream));
@@ -149,7 +133,7 @@ static void raw(const char *image, int iters, size_t bytes) {
     for (int i = 0; i < BATCH; i++) CU(ev_destroy(evs[i]));
     skip_ += now_ns() - s_;
   });
-  MEDIAN("sync_ns", 10 * BATCH, for (int i = 0; i < 10 * BATCH; i++) CU(sync(stream)));
+  BENCH_MEDIAN("sync_ns", 10 * BATCH, for (int i = 0; i < 10 * BATCH; i++) CU(sync(stream)));
   CU(sym("cuMemFree_v2")(dev));
   CU(sym("cuMemFreeHost")(host));
   CU(sym("cuModuleUnload")(mod));
@@ -157,23 +141,10 @@ static void raw(const char *image, int iters, size_t bytes) {
   CU(sym("cuDevicePrimaryCtxRelease_v2")(d));
 }
 
-static bool find_cuda(ol_device_handle_t d, void *user) {
-  ol_platform_handle_t p;
-  ol_platform_backend_t b;
-  if (olGetDeviceInfo(d, OL_DEVICE_INFO_PLATFORM, sizeof p, &p) == OL_SUCCESS &&
-      olGetPlatformInfo(p, OL_PLATFORM_INFO_BACKEND, sizeof b, &b) == OL_SUCCESS && b == OL_PLATFORM_BACKEND_CUDA) {
-    *(ol_device_handle_t *)user = d;
-    return false;
-  }
-  return true;
-}
-
 static void ours(const char *image, int iters, size_t bytes) {
   size_t isize;
   void *img = read_all(image, &isize);
-  CK(olInit());
-  ol_device_handle_t dev = NULL;
-  CK(olIterateDevices(find_cuda, &dev));
+  ol_device_handle_t dev = bench_device(OL_PLATFORM_BACKEND_CUDA);
   if (!dev) {
     fprintf(stderr, "cuda bench: no CUDA device through liboffload-go\n");
     exit(1);
@@ -214,21 +185,21 @@ static void ours(const char *image, int iters, size_t bytes) {
   CK(olSyncQueue(q));
   double d2h = now_ns() - t;
   report(one, iters, batch, h2d, d2h, bytes);
-  MEDIAN("copy4k_ns", BATCH, {
+  BENCH_MEDIAN("copy4k_ns", BATCH, {
     for (int i = 0; i < BATCH; i++) CK(olMemcpy(q, dmem, dev, host, dev, 4096));
     double s_ = now_ns();
     CK(olSyncQueue(q));
     skip_ += now_ns() - s_;
   });
   static ol_event_handle_t evs[BATCH];
-  MEDIAN("event_ns", BATCH, {
+  BENCH_MEDIAN("event_ns", BATCH, {
     for (int i = 0; i < BATCH; i++) CK(olCreateEvent(q, &evs[i]));
     double s_ = now_ns();
     for (int i = 0; i < BATCH; i++) CK(olDestroyEvent(evs[i]));
     skip_ += now_ns() - s_;
   });
-  MEDIAN("sync_ns", 10 * BATCH, for (int i = 0; i < 10 * BATCH; i++) CK(olSyncQueue(q)));
-  MEDIAN("probe_ns", 10 * BATCH, for (int i = 0; i < 10 * BATCH; i++) olGetDeviceInfoSize(dev, OL_DEVICE_INFO_TYPE, NULL));
+  BENCH_MEDIAN("sync_ns", 10 * BATCH, for (int i = 0; i < 10 * BATCH; i++) CK(olSyncQueue(q)));
+  BENCH_MEDIAN("probe_ns", 10 * BATCH, for (int i = 0; i < 10 * BATCH; i++) olGetDeviceInfoSize(dev, OL_DEVICE_INFO_TYPE, NULL));
   CK(olMemFree(dmem));
   CK(olMemFree(host));
   CK(olDestroyQueue(q));

@@ -10,6 +10,7 @@
 #define CL_TARGET_OPENCL_VERSION 300
 #include <CL/cl.h>
 #include "common.h"
+#include "barriers.h"
 #include <unistd.h>
 
 #define CLK(x)                                                                 \
@@ -18,8 +19,10 @@
     if (e_ != CL_SUCCESS) { fprintf(stderr, "%s -> %d\n", #x, e_); exit(1); }  \
   } while (0)
 
+#define STR_(x) #x
+#define STR(x) STR_(x)
 static const char *barrier_src =
-    "#define TS 16\n"
+    "#define TS " STR(TS) "\n"
     "kernel void matmul(global const float *a, global const float *b, global float *c, uint n) {\n"
     "  local float as[TS][TS], bs[TS][TS];\n"
     "  uint tx = get_local_id(0), ty = get_local_id(1);\n"
@@ -34,8 +37,8 @@ static const char *barrier_src =
     "  }\n"
     "  c[row * n + col] = acc;\n"
     "}\n"
-    "#define RG 256\n"
-    "#define RPER 16\n"
+    "#define RG " STR(RG) "\n"
+    "#define RPER " STR(RPER) "\n"
     "kernel void reduce(global const float *x0, global float *out) {\n"
     "  local float part[RG];\n"
     "  uint t = get_local_id(0);\n"
@@ -50,11 +53,6 @@ static const char *barrier_src =
     "  }\n"
     "  if (t == 0) out[get_group_id(0)] = part[0];\n"
     "}\n";
-
-#define N 1024
-#define RN (1u << 26)
-#define RG 256
-#define RPER 16
 
 static int barriers(cl_context ctx, cl_device_id dev, cl_command_queue q, int reps) {
   cl_int err;
@@ -74,12 +72,7 @@ static int barriers(cl_context ctx, cl_device_id dev, cl_command_queue q, int re
   float *c = malloc(N * N * sizeof(float)), *x = malloc((size_t)RN * sizeof(float));
   const uint32_t ngroups = RN / (RG * RPER);
   float *part = malloc(ngroups * sizeof(float));
-  for (uint32_t i = 0; i < N * N; i++) {
-    a[i] = (float)((int)(i % 13) - 6) * 0.125f;
-    b[i] = (float)((int)(i % 11) - 5) * 0.125f;
-  }
-  double want = 0;
-  for (uint32_t i = 0; i < RN; i++) x[i] = (float)(i % 17) * 0.125f, want += x[i];
+  double want = barrier_inputs(a, b, x);
   cl_mem da = clCreateBuffer(ctx, CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR, N * N * sizeof(float), a, &err);
   CLK(err);
   cl_mem db = clCreateBuffer(ctx, CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR, N * N * sizeof(float), b, &err);
@@ -98,7 +91,7 @@ static int barriers(cl_context ctx, cl_device_id dev, cl_command_queue q, int re
   CLK(clSetKernelArg(red, 0, sizeof dx, &dx));
   CLK(clSetKernelArg(red, 1, sizeof dp, &dp));
   double *v = malloc((size_t)reps * sizeof *v);
-  size_t mg[2] = {N, N}, ml[2] = {16, 16};
+  size_t mg[2] = {N, N}, ml[2] = {TS, TS};
   for (int r = -1; r < reps; r++) { // r = -1: warm-up and check
     usleep(20000);
     double t0 = now_ns();
@@ -106,12 +99,7 @@ static int barriers(cl_context ctx, cl_device_id dev, cl_command_queue q, int re
     CLK(clFinish(q));
     if (r >= 0) { v[r] = (now_ns() - t0) / 1e6; continue; }
     CLK(clEnqueueReadBuffer(q, dc, CL_TRUE, 0, N * N * sizeof(float), c, 0, NULL, NULL));
-    for (uint32_t i = 0; i < N; i += 37)
-      for (uint32_t j = 0; j < N; j += 41) {
-        double s = 0;
-        for (uint32_t k = 0; k < N; k++) s += (double)a[i * N + k] * b[k * N + j];
-        if ((double)c[i * N + j] != s) { fprintf(stderr, "pocl matmul: C[%u][%u] = %g, expected %g\n", i, j, c[i * N + j], s); return 1; }
-      }
+    check_matmul("pocl matmul", a, b, c);
   }
   printf("mm_pocl_ms %.2f\n", quantile(v, (size_t)reps, 0.5));
   size_t rg = (size_t)ngroups * RG, rl = RG;

@@ -75,6 +75,13 @@ static void direct_saxpy(void) {
   pthread_mutex_unlock(&direct_mu);
 }
 
+// Whether y[i] is what the checked launch left: 2x + 1 below n, 1 past it.
+static int saxpy_right(const float *y, uint32_t i, uint32_t n) {
+  if (y[i] == (i < n ? 2.0f * (float)(i & 1023) + 1.0f : 1.0f)) return 1;
+  fprintf(stderr, "saxpy wrong at %u\n", i);
+  return 0;
+}
+
 int main(int argc, char **argv) {
   if (argc < 2) { fprintf(stderr, "usage: saxpy KERNELS.so [REPEATS] [KERNEL]\n"); return 2; }
   int reps = argc > 2 ? atoi(argv[2]) : 9;
@@ -102,12 +109,12 @@ int main(int argc, char **argv) {
   // warm up both (and check the kernel once: y = 2x + 1)
   CK(olLaunchKernel(q, dev, k, &args, sizeof args, &ls));
   CK(olSyncQueue(q));
-  // (every 4099th element, and all around n: those past it untouched)
-  for (uint32_t i = 0; i < m; i = (i >= n - 8 ? i + 1 : i + 4099 < n - 8 ? i + 4099 : n - 8))
-    if (y[i] != (i < n ? 2.0f * (float)(i & 1023) + 1.0f : 1.0f)) {
-      fprintf(stderr, "saxpy wrong at %u\n", i);
-      return 1;
-    }
+  // (every 4099th element below n - 8, then every element from n - 8 to m:
+  // those past n untouched)
+  for (uint32_t i = 0; i < n - 8; i += 4099)
+    if (!saxpy_right(y, i, n)) return 1;
+  for (uint32_t i = n - 8; i < m; i++)
+    if (!saxpy_right(y, i, n)) return 1;
   omp_saxpy(2.0f, x, y, n);
   if (checked) omp_saxpy_checked(2.0f, x, y, n, m);
   void *so = dlopen(argv[1], RTLD_NOW | RTLD_LOCAL);

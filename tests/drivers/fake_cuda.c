@@ -94,6 +94,8 @@ enum {
   CUDA_ERROR_INVALID_CONTEXT = 201,
   CUDA_ERROR_INVALID_HANDLE = 400,
   CUDA_ERROR_NOT_READY = 600,
+  CUDA_ERROR_PEER_ACCESS_ALREADY_ENABLED = 704,
+  CUDA_ERROR_PEER_ACCESS_NOT_ENABLED = 705,
   CUDA_ERROR_HOST_MEMORY_NOT_REGISTERED = 713,
   CUDA_ERROR_NOT_PERMITTED = 800,
   CUDA_ERROR_UNKNOWN = 999,
@@ -279,7 +281,7 @@ static __thread CUcontext current;
 static __thread int in_callback;
 static long live_allocs, live_host, live_streams, live_events, live_registered, live_modules;
 
-static int peer_enabled[8][8];
+static int peer_enabled[MAX_DEVICES][MAX_DEVICES];
 long fake_cuda_live(const char *kind) {
   long n = -1;
   pthread_mutex_lock(&mu);
@@ -426,11 +428,13 @@ CUresult cuMemAlloc_v2(CUdeviceptr *out, size_t size) {
   return CUDA_SUCCESS;
 }
 
-static CUresult host_free(void *p, int managed);
+/* the kinds of host memory the driver knows (struct host_alloc, below) */
+enum host_kind { HOST_PINNED, HOST_MANAGED, HOST_REGISTERED };
+static CUresult host_free(void *p, enum host_kind kind);
 
 CUresult cuMemFree_v2(CUdeviceptr p) {
   NEED_CTX();
-  if (!is_device_address(p)) return host_free((void *)p, 1);
+  if (!is_device_address(p)) return host_free((void *)p, HOST_MANAGED);
   pthread_mutex_lock(&mu);
   for (int d = 0; d < MAX_DEVICES; d++) {
     struct fake_ctx *c = &ctxs[d];
@@ -446,117 +450,116 @@ CUresult cuMemFree_v2(CUdeviceptr p) {
   return CUDA_ERROR_INVALID_VALUE;
 }
 
-/* pinned host and managed allocations (managed memory is CPU-accessible
- * in the double, as on the driver) */
+/* Host memory the driver knows: pinned and managed allocations (managed
+ * memory is CPU-accessible in the double, as on the driver), whose bytes
+ * the double owns, and registered (page-locked) ranges of the caller's
+ * (enum host_kind, above). */
 struct host_alloc {
   void *p;
   size_t size;
-  int managed;
+  enum host_kind kind;
   struct host_alloc *next;
 };
 static struct host_alloc *host_allocs;
 
-static CUresult host_alloc(void **out, size_t size, int managed) {
-  if (out == NULL || size == 0) return CUDA_ERROR_INVALID_VALUE;
+/* mu held: the live count of a kind */
+static long *host_live(enum host_kind kind) { return kind == HOST_REGISTERED ? &live_registered : &live_host; }
+
+/* Whether [a, a+n) lies in H's range. */
+static int contains(const struct host_alloc *h, uintptr_t a, size_t n) {
+  uintptr_t lo = (uintptr_t)h->p;
+  return a >= lo && a - lo <= h->size && n <= h->size - (a - lo);
+}
+
+static CUresult host_add(void *p, size_t size, enum host_kind kind) {
   struct host_alloc *h = malloc(sizeof *h);
-  if (h == NULL || posix_memalign(&h->p, 4096, size) != 0) {
-    free(h);
-    return CUDA_ERROR_OUT_OF_MEMORY;
-  }
-  h->managed = managed;
+  if (h == NULL) return CUDA_ERROR_OUT_OF_MEMORY;
+  h->p = p;
   h->size = size;
+  h->kind = kind;
   pthread_mutex_lock(&mu);
   h->next = host_allocs;
   host_allocs = h;
-  live_host++;
+  (*host_live(kind))++;
   pthread_mutex_unlock(&mu);
-  *out = h->p;
   return CUDA_SUCCESS;
 }
 
-static CUresult host_free(void *p, int managed) {
+/* Unlinks and yields the entry of KIND starting at P, or NULL. */
+static struct host_alloc *host_take(void *p, enum host_kind kind) {
+  struct host_alloc *dead = NULL;
   pthread_mutex_lock(&mu);
   for (struct host_alloc **h = &host_allocs; *h; h = &(*h)->next)
-    if ((*h)->p == p && (*h)->managed == managed) {
-      struct host_alloc *dead = *h;
+    if ((*h)->p == p && (*h)->kind == kind) {
+      dead = *h;
       *h = dead->next;
-      live_host--;
-      pthread_mutex_unlock(&mu);
-      free(dead->p);
-      free(dead);
-      return CUDA_SUCCESS;
+      (*host_live(kind))--;
+      break;
     }
   pthread_mutex_unlock(&mu);
-  return CUDA_ERROR_INVALID_VALUE;
+  return dead;
+}
+
+static CUresult host_alloc(void **out, size_t size, enum host_kind kind) {
+  if (out == NULL || size == 0) return CUDA_ERROR_INVALID_VALUE;
+  void *p;
+  if (posix_memalign(&p, 4096, size) != 0) return CUDA_ERROR_OUT_OF_MEMORY;
+  CUresult r = host_add(p, size, kind);
+  if (r != CUDA_SUCCESS) {
+    free(p);
+    return r;
+  }
+  *out = p;
+  return CUDA_SUCCESS;
+}
+
+static CUresult host_free(void *p, enum host_kind kind) {
+  struct host_alloc *dead = host_take(p, kind);
+  if (dead == NULL) return CUDA_ERROR_INVALID_VALUE;
+  free(dead->p);
+  free(dead);
+  return CUDA_SUCCESS;
 }
 
 CUresult cuMemAllocHost_v2(void **out, size_t size) {
   NEED_CTX();
-  return host_alloc(out, size, 0);
+  return host_alloc(out, size, HOST_PINNED);
 }
 
 CUresult cuMemFreeHost(void *p) {
   NEED_CTX();
-  return host_free(p, 0);
+  return host_free(p, HOST_PINNED);
 }
 
 CUresult cuMemAllocManaged(CUdeviceptr *out, size_t size, unsigned int flags) {
   NEED_CTX();
   if (flags != 1 && flags != 2) return CUDA_ERROR_INVALID_VALUE;
-  return host_alloc((void **)out, size, 1);
+  return host_alloc((void **)out, size, HOST_MANAGED);
 }
-
-/* registered (page-locked) ranges */
-struct reg_range {
-  char *p;
-  size_t size;
-  struct reg_range *next;
-};
-static struct reg_range *registered;
 
 CUresult cuMemHostRegister_v2(void *p, size_t size, unsigned int flags) {
   NEED_CTX();
   (void)flags;
   if (p == NULL || size == 0 || is_device_address((uintptr_t)p)) return CUDA_ERROR_INVALID_VALUE;
-  struct reg_range *r = malloc(sizeof *r);
-  if (r == NULL) return CUDA_ERROR_OUT_OF_MEMORY;
-  r->p = p;
-  r->size = size;
-  pthread_mutex_lock(&mu);
-  r->next = registered;
-  registered = r;
-  live_registered++;
-  pthread_mutex_unlock(&mu);
-  return CUDA_SUCCESS;
+  return host_add(p, size, HOST_REGISTERED);
 }
 
 CUresult cuMemHostUnregister(void *p) {
   NEED_CTX();
-  pthread_mutex_lock(&mu);
-  for (struct reg_range **r = &registered; *r; r = &(*r)->next)
-    if ((*r)->p == p) {
-      struct reg_range *dead = *r;
-      *r = dead->next;
-      live_registered--;
-      pthread_mutex_unlock(&mu);
-      free(dead);
-      return CUDA_SUCCESS;
-    }
-  pthread_mutex_unlock(&mu);
-  return CUDA_ERROR_HOST_MEMORY_NOT_REGISTERED;
+  struct host_alloc *dead = host_take(p, HOST_REGISTERED);
+  if (dead == NULL) return CUDA_ERROR_HOST_MEMORY_NOT_REGISTERED;
+  free(dead);
+  return CUDA_SUCCESS;
 }
 
 /* Whether [p, p+n) lies in page-locked memory the driver can reach without
  * staging: pinned and managed allocations and registered ranges. Anything
  * else is pageable. */
 static int page_locked(const void *p, size_t n) {
-  uintptr_t a = (uintptr_t)p;
   int found = 0;
   pthread_mutex_lock(&mu);
   for (struct host_alloc *h = host_allocs; h && !found; h = h->next)
-    found = a >= (uintptr_t)h->p && a - (uintptr_t)h->p <= h->size && n <= h->size - (a - (uintptr_t)h->p);
-  for (struct reg_range *r = registered; r && !found; r = r->next)
-    found = a >= (uintptr_t)r->p && a - (uintptr_t)r->p <= r->size && n <= r->size - (a - (uintptr_t)r->p);
+    found = contains(h, (uintptr_t)p, n);
   pthread_mutex_unlock(&mu);
   return found;
 }
@@ -1205,7 +1208,7 @@ CUresult cuPointerGetAttribute(void *out, int attr, CUdeviceptr p) {
     if (ctxs[d].addr && p >= (uintptr_t)ctxs[d].addr && p < (uintptr_t)ctxs[d].addr + ARENA)
       dev = d;
   for (struct host_alloc *h = host_allocs; h && dev < 0 && !host; h = h->next)
-    host = h->p == (void *)p;
+    host = h->p == (void *)p && h->kind != HOST_REGISTERED;
   pthread_mutex_unlock(&mu);
   if (dev < 0 && !host) return CUDA_ERROR_INVALID_VALUE;
   if (dev >= 0 && device_bytes(p, 1) == NULL) return CUDA_ERROR_INVALID_VALUE;
@@ -1227,8 +1230,8 @@ CUresult cuFuncGetParamInfo(CUfunction f, size_t index, size_t *offset, size_t *
 
 /* Peer access: every pair of fake GPUs can reach each other. Enabling is
  * per (current context, peer) pair, as on the driver; enabling twice is
- * CUDA_ERROR_PEER_ACCESS_ALREADY_ENABLED (704), disabling what is not
- * enabled CUDA_ERROR_PEER_ACCESS_NOT_ENABLED (705). */
+ * CUDA_ERROR_PEER_ACCESS_ALREADY_ENABLED, disabling what is not enabled
+ * CUDA_ERROR_PEER_ACCESS_NOT_ENABLED. */
 
 CUresult cuDeviceCanAccessPeer(int *can, CUdevice dev, CUdevice peer) {
   if (in_callback) return CUDA_ERROR_NOT_PERMITTED;
@@ -1244,7 +1247,7 @@ CUresult cuCtxEnablePeerAccess(CUcontext peer, unsigned int flags) {
   if (peer == NULL || flags != 0 || peer == current) return CUDA_ERROR_INVALID_VALUE;
   pthread_mutex_lock(&mu);
   int *e = &peer_enabled[current->dev][peer->dev];
-  CUresult r = *e ? 704 : CUDA_SUCCESS;
+  CUresult r = *e ? CUDA_ERROR_PEER_ACCESS_ALREADY_ENABLED : CUDA_SUCCESS;
   *e = 1;
   pthread_mutex_unlock(&mu);
   return r;
@@ -1255,7 +1258,7 @@ CUresult cuCtxDisablePeerAccess(CUcontext peer) {
   if (peer == NULL) return CUDA_ERROR_INVALID_VALUE;
   pthread_mutex_lock(&mu);
   int *e = &peer_enabled[current->dev][peer->dev];
-  CUresult r = *e ? CUDA_SUCCESS : 705;
+  CUresult r = *e ? CUDA_SUCCESS : CUDA_ERROR_PEER_ACCESS_NOT_ENABLED;
   *e = 0;
   pthread_mutex_unlock(&mu);
   return r;

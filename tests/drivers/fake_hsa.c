@@ -357,6 +357,20 @@ static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
     }                                                                          \
     taken_;                                                                    \
   })
+
+/* Appends E to the end of the list at *HEAD (linked by `next`; mu held). */
+#define LIST_APPEND(head, type, e)                                             \
+  do {                                                                         \
+    type **t_ = (head);                                                        \
+    while (*t_)                                                                \
+      t_ = &(*t_)->next;                                                       \
+    *t_ = (e);                                                                 \
+  } while (0)
+
+/* Loops over the list at *HEAD, unlinking each element E before the loop's
+ * body runs on it; the list is empty at the end (mu held). */
+#define LIST_DRAIN(head, type, E) for (type *E; (E = *(head)) != NULL && (*(head) = E->next, 1);)
+
 static pthread_cond_t cv = PTHREAD_COND_INITIALIZER;
 static pthread_cond_t copy_cv = PTHREAD_COND_INITIALIZER;
 static pthread_cond_t handler_cv = PTHREAD_COND_INITIALIZER;
@@ -1624,10 +1638,7 @@ hsa_status_t hsa_amd_memory_async_copy(void *dst, hsa_agent_t dst_agent, const v
   done->pending++;
   for (uint32_t k = 0; k < c->ndeps; k++)
     c->deps[k]->pending++;
-  struct copy **tail = &copies;
-  while (*tail)
-    tail = &(*tail)->next;
-  *tail = c;
+  LIST_APPEND(&copies, struct copy, c);
   live_copies++;
   pthread_cond_signal(&copy_cv);
   pthread_mutex_unlock(&mu);
@@ -1665,16 +1676,12 @@ static void *copy_main(void *arg) {
   while (!copy_quit) {
     /* the first copy whose dependencies are met (engines run
      * independent copies in any order) */
-    struct copy **cp = &copies;
     int state = 0;
-    while (*cp && (state = deps_state((*cp)->deps, (*cp)->ndeps)) == 0)
-      cp = &(*cp)->next;
-    if (*cp == NULL) {
+    struct copy *c = LIST_TAKE(&copies, struct copy, x, (state = deps_state(x->deps, x->ndeps)) != 0);
+    if (c == NULL) {
       pthread_cond_wait(&copy_cv, &mu);
       continue;
     }
-    struct copy *c = *cp;
-    *cp = c->next;
     /* the memory may have been freed or unlocked since the copy was
      * submitted: a GPU would fault, the double fails the copy */
     char *d = NULL, *s = NULL;
@@ -1746,10 +1753,7 @@ hsa_status_t hsa_amd_signal_async_handler(hsa_signal_t signal, int cond, hsa_sig
     return HSA_STATUS_ERROR_OUT_OF_RESOURCES;
   }
   *h = (struct handler){.signal = s, .gen = s->gen, .cond = cond, .value = value, .fn = handler, .arg = arg};
-  struct handler **tail = &handlers;
-  while (*tail)
-    tail = &(*tail)->next;
-  *tail = h;
+  LIST_APPEND(&handlers, struct handler, h);
   live_handlers++;
   pthread_cond_signal(&handler_cv);
   pthread_mutex_unlock(&mu);
@@ -1776,15 +1780,12 @@ static void *handler_main(void *arg) {
       pthread_cond_broadcast(&cv);
       continue;
     }
-    struct handler **hp = &handlers;
-    while (*hp && !holds((*hp)->cond, (*hp)->signal->value, (*hp)->value))
-      hp = &(*hp)->next;
-    if (*hp == NULL) {
+    /* off the list while it runs */
+    struct handler *h = LIST_TAKE(&handlers, struct handler, x, holds(x->cond, x->signal->value, x->value));
+    if (h == NULL) {
       pthread_cond_wait(&handler_cv, &mu);
       continue;
     }
-    struct handler *h = *hp;
-    *hp = h->next; /* off the list while it runs */
     h->next = NULL;
     running_handler = h;
     int64_t v = h->signal->value;
@@ -1793,10 +1794,7 @@ static void *handler_main(void *arg) {
     pthread_mutex_lock(&mu);
     running_handler = NULL;
     if (keep && h->signal->live && h->signal->gen == h->gen && !handler_quit) {
-      struct handler **tail = &handlers; /* to the back: the others get their turn */
-      while (*tail)
-        tail = &(*tail)->next;
-      *tail = h;
+      LIST_APPEND(&handlers, struct handler, h); /* to the back: the others get their turn */
     } else {
       free(h);
       live_handlers--;
@@ -1872,10 +1870,7 @@ static void fail_queue(struct fake_queue *q, hsa_status_t st, const char *msg) {
   }
   e->queue = q;
   e->status = st;
-  struct queue_event **tail = &queue_events;
-  while (*tail)
-    tail = &(*tail)->next;
-  *tail = e;
+  LIST_APPEND(&queue_events, struct queue_event, e);
   pthread_cond_signal(&handler_cv);
 }
 
@@ -2142,14 +2137,8 @@ hsa_status_t hsa_queue_create(hsa_agent_t agent, uint32_t size, uint32_t type,
     ((uint16_t *)ring)[k * 32] = HSA_PACKET_TYPE_INVALID;
   pthread_mutex_lock(&mu);
   q->doorbell = new_signal(-1, 0);
-  if (q->doorbell == NULL) {
-    pthread_mutex_unlock(&mu);
-    pthread_cond_destroy(&q->cv);
-    ol_fiber_pool_free(q->fibers);
-    free(q);
-    free(ring);
-    return HSA_STATUS_ERROR_OUT_OF_RESOURCES;
-  }
+  if (q->doorbell == NULL)
+    goto fail;
   q->doorbell->queue = q;
   q->hsa.type = type;
   q->hsa.features = HSA_QUEUE_FEATURE_KERNEL_DISPATCH;
@@ -2163,12 +2152,7 @@ hsa_status_t hsa_queue_create(hsa_agent_t agent, uint32_t size, uint32_t type,
   q->rung = -1;
   if (pthread_create(&q->thread, NULL, queue_main, q) != 0) {
     free_signal(q->doorbell);
-    pthread_mutex_unlock(&mu);
-    pthread_cond_destroy(&q->cv);
-    ol_fiber_pool_free(q->fibers);
-    free(q);
-    free(ring);
-    return HSA_STATUS_ERROR_OUT_OF_RESOURCES;
+    goto fail;
   }
   q->next = queues;
   queues = q;
@@ -2176,21 +2160,22 @@ hsa_status_t hsa_queue_create(hsa_agent_t agent, uint32_t size, uint32_t type,
   *queue = &q->hsa;
   pthread_mutex_unlock(&mu);
   return HSA_STATUS_SUCCESS;
+fail:
+  pthread_mutex_unlock(&mu);
+  pthread_cond_destroy(&q->cv);
+  ol_fiber_pool_free(q->fibers);
+  free(q);
+  free(ring);
+  return HSA_STATUS_ERROR_OUT_OF_RESOURCES;
 }
 
 /* mu held, q off the list: stops its thread and frees it */
 static void end_queue(struct fake_queue *q) {
   q->quit = 1;
   pthread_cond_signal(&q->cv);
-  for (struct queue_event **ep = &queue_events; *ep;) {
-    if ((*ep)->queue == q) {
-      struct queue_event *e = *ep;
-      *ep = e->next;
-      free(e);
-    } else {
-      ep = &(*ep)->next;
-    }
-  }
+  struct queue_event *e;
+  while ((e = LIST_TAKE(&queue_events, struct queue_event, x, x->queue == q)) != NULL)
+    free(e);
   /* a callback of the queue running on the handler thread finishes first
    * (unless it is the one destroying the queue) */
   while (delivering == q && !on_handler_thread)
@@ -2679,9 +2664,7 @@ hsa_status_t hsa_executable_destroy(hsa_executable_t exec) {
 
 /* mu held: frees a list of regions, counting them */
 static void drop_regions(struct region **list, long *live, long *leaked) {
-  while (*list) {
-    struct region *r = *list;
-    *list = r->next;
+  LIST_DRAIN(list, struct region, r) {
     release_region(r);
     if (live) {
       (*live)--;
@@ -2711,9 +2694,7 @@ hsa_status_t hsa_shut_down(void) {
   /* stop the double's threads; what they leave is leaked */
   struct fake_queue *qs = queues;
   queues = NULL;
-  while (qs) {
-    struct fake_queue *q = qs;
-    qs = q->next;
+  LIST_DRAIN(&qs, struct fake_queue, q) {
     end_queue(q);
     live_queues--;
     leaked_queues++;
@@ -2730,40 +2711,29 @@ hsa_status_t hsa_shut_down(void) {
     pthread_join(handler_thread, NULL);
   pthread_mutex_lock(&mu);
   copy_quit = handler_quit = 0;
-  while (copies) {
-    struct copy *c = copies;
-    copies = c->next;
+  LIST_DRAIN(&copies, struct copy, c) {
     free_copy(c);
     leaked_copies++;
   }
-  while (handlers) {
-    struct handler *h = handlers;
-    handlers = h->next;
+  LIST_DRAIN(&handlers, struct handler, h) {
     free(h);
     live_handlers--;
     leaked_handlers++;
   }
-  while (queue_events) {
-    struct queue_event *e = queue_events;
-    queue_events = e->next;
+  LIST_DRAIN(&queue_events, struct queue_event, e)
     free(e);
-  }
   for (uint32_t k = 0; k < sigs_used; k++)
     if (sigs[k].live && sigs[k].kind == 1) {
       free_signal(&sigs[k]);
       live_signals--;
       leaked_signals++;
     }
-  while (execs) {
-    struct fake_exec *e = execs;
-    execs = e->next;
+  LIST_DRAIN(&execs, struct fake_exec, e) {
     end_exec(e);
     live_execs--;
     leaked_execs++;
   }
-  while (readers) {
-    struct fake_reader *r = readers;
-    readers = r->next;
+  LIST_DRAIN(&readers, struct fake_reader, r) {
     free(r);
     live_readers--;
     leaked_readers++;

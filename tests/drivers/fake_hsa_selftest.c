@@ -125,6 +125,7 @@ int fake_hsa_poke(void *, const void *, size_t);
 int fake_hsa_errors(void);
 const char *fake_hsa_last_error(void);
 long fake_hsa_dispatches(void);
+long fake_hsa_copies(void);
 long fake_hsa_unordered(void);
 
 /* values from hsa.h / hsa_ext_amd.h, independent of the double's */
@@ -150,6 +151,14 @@ static int failures;
       printf("  [%s:%d: %s; double says: %s]\n", __FILE__, __LINE__, #cond, fake_hsa_last_error());     \
       failures++;                                                                                         \
     }                                                                                                     \
+  } while (0)
+
+/* Waits until COND holds, polling every millisecond for at most a second
+ * (what follows checks whether it came true). */
+#define WAIT_UNTIL(cond)                                                                                  \
+  do {                                                                                                    \
+    for (int w_ = 0; w_ < 1000 && !(cond); w_++)                                                          \
+      usleep(1000);                                                                                       \
   } while (0)
 
 static const char *kdir;
@@ -504,6 +513,7 @@ static void test_copies(void) {
   memset(back, 0, N * 4);
   uint32_t *dev = xalloc(coarse_pool[0], N * 4);
   hsa_signal_t dep = xsignal(1), done = xsignal(1);
+  long copies = fake_hsa_copies();
   /* host memory unknown to the runtime cannot be copied by a GPU */
   CHECK(hsa_amd_memory_async_copy(dev, gpu[0], src, cpu, N * 4, 0, NULL, done) == ST_INVALID_ARGUMENT,
         "H2D copy from unlocked host memory: INVALID_ARGUMENT");
@@ -541,6 +551,7 @@ static void test_copies(void) {
   uint32_t peer[16];
   fake_hsa_peek(dev1, peer, 64);
   CHECK(!memcmp(peer, staging, 64), "peer copy moved the bytes");
+  CHECK(fake_hsa_copies() == copies + 4, "four copies done (the refused ones not counted)");
 
   /* a negative dependency fails the copy */
   hsa_signal_store_relaxed(done, 1);
@@ -564,6 +575,7 @@ static void test_copies(void) {
   hsa_amd_memory_async_copy(dev, gpu[0], locked_src, cpu, 4, 0, NULL, done);
   unsetenv("FAKE_HSA_COPY_ERROR");
   CHECK(hsa_signal_wait_scacquire(done, COND_LT, 1, UINT64_MAX, 0) == -1, "FAKE_HSA_COPY_ERROR=1: completion -1");
+  CHECK(fake_hsa_copies() == copies + 4, "failed copies are not counted as done");
 
   hsa_amd_memory_unlock(src);
   hsa_amd_memory_unlock(back);
@@ -590,8 +602,7 @@ static void test_signals(void) {
   usleep(20000);
   CHECK(seen.calls == 0, "the handler waits for its condition");
   hsa_signal_store_screlease(s, 0);
-  for (int i = 0; i < 1000 && fake_hsa_live("handler") != 0; i++)
-    usleep(1000);
+  WAIT_UNTIL(fake_hsa_live("handler") == 0);
   CHECK(seen.calls == 1 && seen.value == 0 && !seen.on_main, "the handler ran once on another thread with value 0");
   CHECK(seen.loaded == 0, "an hsa call from the handler works");
   CHECK(seen.errors_after == seen.errors_before + 1, "a blocking wait on the handler thread is refused and counted");
@@ -658,8 +669,7 @@ static void test_queues(void) {
   int errors = fake_hsa_errors();
   hsa_signal_store_relaxed(done, 1);
   submit(q, &b, HDR(PKT_BARRIER_OR, 1));
-  for (int i = 0; i < 1000 && ERROR_CALLS() == 0; i++)
-    usleep(1000);
+  WAIT_UNTIL(ERROR_CALLS() != 0);
   CHECK(ERROR_CALLS() == 1 && queue_error_status == ST_INVALID_PACKET_FORMAT && !queue_error_on_caller_thread,
         "a barrier-OR packet: the callback hears INVALID_PACKET_FORMAT on the runtime's thread");
   CHECK(fake_hsa_errors() == errors + 1, "the queue error is counted");
@@ -670,8 +680,7 @@ static void test_queues(void) {
   __atomic_store_n(&queue_error_calls, 0, __ATOMIC_SEQ_CST);
   CHECK(hsa_queue_create(gpu[0], 64, 0, on_queue_error, &destroyed, UINT32_MAX, UINT32_MAX, &q) == ST_OK, "a new queue");
   submit(q, &b, HDR(0, 1)); /* vendor-specific: unsupported */
-  for (int i = 0; i < 1000 && ERROR_CALLS() == 0; i++)
-    usleep(1000);
+  WAIT_UNTIL(ERROR_CALLS() != 0);
   CHECK(ERROR_CALLS() == 1 && destroyed == ST_OK && fake_hsa_live("queue") == 0,
         "the error callback destroyed its own queue");
 
@@ -680,11 +689,9 @@ static void test_queues(void) {
   CHECK(hsa_amd_signal_async_handler(done, COND_LT, 3, keep_until_zero, NULL) == ST_OK, "a handler that keeps itself");
   for (int v = 2; v >= 0; v--) {
     hsa_signal_store_screlease(done, v);
-    for (int i = 0; i < 1000 && KEPT_CALLS() < 3 - v; i++)
-      usleep(1000);
+    WAIT_UNTIL(KEPT_CALLS() >= 3 - v);
   }
-  for (int i = 0; i < 1000 && fake_hsa_live("handler") != 0; i++)
-    usleep(1000);
+  WAIT_UNTIL(fake_hsa_live("handler") == 0);
   CHECK(KEPT_CALLS() >= 3 && fake_hsa_live("handler") == 0, "it ran for values 2, 1, 0 (%d calls) and left at 0",
         KEPT_CALLS());
   hsa_signal_destroy(dep);
@@ -785,8 +792,7 @@ static void test_kernels(void) {
   memcpy(impl + 12, &wrong_wg, 2);
   hsa_signal_store_relaxed(done, 1);
   dispatch(q, &k, ka, GRID, WG, 0, done);
-  for (int i = 0; i < 1000 && ERROR_CALLS() == 0; i++)
-    usleep(1000);
+  WAIT_UNTIL(ERROR_CALLS() != 0);
   CHECK(ERROR_CALLS() == 1 && queue_error_status == ST_INVALID_ARGUMENT && fake_hsa_errors() == errors + 1 &&
             strstr(fake_hsa_last_error(), "hidden_group_size_x"),
         "a wrong hidden_group_size_x fails the queue: %s", fake_hsa_last_error());
@@ -800,8 +806,7 @@ static void test_kernels(void) {
   __atomic_store_n(&queue_error_calls, 0, __ATOMIC_SEQ_CST);
   hsa_signal_store_relaxed(done, 1);
   dispatch(q, &k, ka2, GRID, WG, 0, done);
-  for (int i = 0; i < 1000 && ERROR_CALLS() == 0; i++)
-    usleep(1000);
+  WAIT_UNTIL(ERROR_CALLS() != 0);
   CHECK(ERROR_CALLS() == 1 && queue_error_status == 41, "kernarg memory not allowed to the GPU: MEMORY_APERTURE_VIOLATION");
   hsa_queue_destroy(q);
   hsa_amd_memory_pool_free(ka2);

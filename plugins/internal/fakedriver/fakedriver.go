@@ -444,12 +444,12 @@ func FakeCubin(t *testing.T, kernel string) []byte {
 	return img
 }
 
-// AMDGPUFlags is the e_flags clang-22 writes for a code object of gfx with
+// amdgpuFlags is the e_flags clang-22 writes for a code object of gfx with
 // xnack and sramecc left to the processor ("any"): EF_AMDGPU_MACH, plus
 // the "any" settings of both features (0x100, 0x400) on the gfx9
-// processors that have them.
-func AMDGPUFlags(gfx string) (uint32, bool) {
-	mach := map[string]uint32{"gfx90a": 0x3f, "gfx942": 0x4c, "gfx1100": 0x41}
+// processors that have them. The tests use gfx90a only.
+func amdgpuFlags(gfx string) (uint32, bool) {
+	mach := map[string]uint32{"gfx90a": 0x3f}
 	m, ok := mach[gfx]
 	if ok && strings.HasPrefix(gfx, "gfx9") {
 		m |= 0x100 | 0x400
@@ -459,12 +459,12 @@ func AMDGPUFlags(gfx string) (uint32, bool) {
 
 // FakeHsaco builds a kernel source of tests/c/kernels as a host shared
 // object and dresses it as an AMDGPU code object (code object v5) for gfx
-// ("gfx90a", "gfx942" or "gfx1100"): ELFOSABI_AMDGPU_HSA, ABI version 3,
+// (only "gfx90a" is known): ELFOSABI_AMDGPU_HSA, ABI version 3,
 // EM_AMDGPU and the processor's e_flags. The HSA runtime double loads and
 // runs it.
 func FakeHsaco(t *testing.T, kernel, gfx string) []byte {
 	t.Helper()
-	flags, ok := AMDGPUFlags(gfx)
+	flags, ok := amdgpuFlags(gfx)
 	if !ok {
 		t.Fatalf("FakeHsaco: no e_flags known for %s", gfx)
 	}

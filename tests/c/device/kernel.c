@@ -303,33 +303,35 @@ static void test_localmem(void) {
   OK(olMemFree(out));
 }
 
-/* Tree reduction with barriers, for several group sizes. */
+/* Tree reductions with barriers: K sums each group's slice of `in` into
+ * out[group] in dynamic group memory. */
 struct reduction_args {
   const uint32_t *in;
   uint32_t *out;
 };
 
-static void test_localmem_reduction(void) {
-  ol_symbol_handle_t k = kern("localmem_reduction", "localmem_reduction");
-  if (!k)
-    return;
-  static const uint32_t sizes[] = {32, 64, 256, 1024};
+/* Launches K on 8 groups of each of the NSIZES sizes, on a queue of its own
+ * or (ON_QUEUE 0) the synchronous NULL queue, over pseudo-random input
+ * (i * MUL) >> SHIFT, against sums computed here. */
+static void check_group_sums(ol_symbol_handle_t k, int on_queue, const uint32_t *sizes, int nsizes, uint32_t mul,
+                             int shift) {
   enum { G = 8 };
   uint32_t *in = hc_alloc(OL_ALLOC_TYPE_MANAGED, G * 1024 * sizeof(uint32_t));
   uint32_t *out = hc_alloc(OL_ALLOC_TYPE_MANAGED, G * sizeof(uint32_t));
   if (!in || !out)
     return;
   for (uint32_t i = 0; i < G * 1024; i++)
-    in[i] = (i * 2654435761u) >> 20; /* pseudo-random, < 4096 */
-  ol_queue_handle_t q = hc_queue();
-  for (int s = 0; s < 4; s++) {
+    in[i] = (i * mul) >> shift;
+  ol_queue_handle_t q = on_queue ? hc_queue() : NULL;
+  for (int s = 0; s < nsizes; s++) {
     uint32_t n = sizes[s];
     memset(out, 0, G * sizeof(uint32_t));
     ol_kernel_launch_size_args_t l = hc_size1(G, n);
     l.DynSharedMemory = n * sizeof(uint32_t);
     struct reduction_args a = {in, out};
     OK(olLaunchKernel(q, hc_dev, k, &a, sizeof a, &l));
-    OK(olSyncQueue(q));
+    if (q)
+      OK(olSyncQueue(q));
     uint32_t want[G];
     for (uint32_t g = 0; g < G; g++) {
       want[g] = 0;
@@ -339,9 +341,18 @@ static void test_localmem_reduction(void) {
     printf("    group size %u\n", n);
     EQ_ARRAY(out, G, want[i]);
   }
-  OK(olDestroyQueue(q));
+  if (q)
+    OK(olDestroyQueue(q));
   OK(olMemFree(in));
   OK(olMemFree(out));
+}
+
+static void test_localmem_reduction(void) {
+  ol_symbol_handle_t k = kern("localmem_reduction", "localmem_reduction");
+  if (!k)
+    return;
+  static const uint32_t sizes[] = {32, 64, 256, 1024};
+  check_group_sums(k, 1, sizes, 4, 2654435761u, 20); /* input < 4096 */
 }
 
 /* Static group memory with barriers: groups come out reversed, and each
@@ -359,34 +370,7 @@ static void test_phased_reduction(void) {
   if (!k)
     return;
   static const uint32_t sizes[] = {1, 32, 64, 256, 1024};
-  enum { G = 8 };
-  uint32_t *in = hc_alloc(OL_ALLOC_TYPE_MANAGED, G * 1024 * sizeof(uint32_t));
-  uint32_t *out = hc_alloc(OL_ALLOC_TYPE_MANAGED, G * sizeof(uint32_t));
-  if (!in || !out)
-    return;
-  for (uint32_t i = 0; i < G * 1024; i++)
-    in[i] = (i * 2246822519u) >> 19; /* pseudo-random, < 8192 */
-  for (int s = 0; s < 5; s++) {
-    uint32_t n = sizes[s];
-    memset(out, 0, G * sizeof(uint32_t));
-    ol_kernel_launch_size_args_t l = hc_size1(G, n);
-    l.DynSharedMemory = n * sizeof(uint32_t);
-    struct {
-      const uint32_t *in;
-      uint32_t *out;
-    } a = {in, out};
-    OK(olLaunchKernel(NULL, hc_dev, k, &a, sizeof a, &l));
-    uint32_t want[G];
-    for (uint32_t g = 0; g < G; g++) {
-      want[g] = 0;
-      for (uint32_t t = 0; t < n; t++)
-        want[g] += in[g * n + t];
-    }
-    printf("    group size %u\n", n);
-    EQ_ARRAY(out, G, want[i]);
-  }
-  OK(olMemFree(in));
-  OK(olMemFree(out));
+  check_group_sums(k, 0, sizes, 5, 2246822519u, 19); /* input < 8192 */
 }
 
 /* The phased form on 1-, 2- and 3-D grids: values kept across barriers per

@@ -79,6 +79,43 @@ static bool visit_dev(ol_device_handle_t d, void *user) {
   return true;
 }
 
+/* The outcomes a worker has seen. */
+struct tally {
+  long ok, dn;
+};
+
+/* Counts R's outcome; a failure must be the shutdown error (the handle
+ * kind's CODE). Says whether the call succeeded. */
+static bool succeeded(ol_result_t r, unsigned code, struct tally *t, int i, const char *what) {
+  if (r == NULL) {
+    t->ok++;
+    return true;
+  }
+  t->dn++;
+  LC_QUIET_CHECK(down(r, code), "epoch %d: %s -> %u %s", i, what, lc_code(r), lc_details(r));
+  return false;
+}
+
+/* A string query into BUF: on success WANT (WANT_SIZE bytes with its NUL)
+ * and nothing after it, on failure the shutdown error and BUF untouched. */
+static void check_name(ol_result_t r, unsigned code, const unsigned char *buf, size_t bufsize, const char *want,
+                       size_t want_size, struct tally *t, int i, const char *what) {
+  if (succeeded(r, code, t, i, what))
+    LC_QUIET_CHECK(memcmp(buf, want, want_size) == 0 && buf[want_size] == 0xA5, "epoch %d: %s differs from \"%s\"", i,
+                   what, want);
+  else
+    untouched(buf, bufsize, what);
+}
+
+/* A size query into N (12345 before the call): on success WANT, on failure
+ * the shutdown error and N untouched. */
+static void check_size(ol_result_t r, unsigned code, size_t n, size_t want, struct tally *t, int i, const char *what) {
+  if (succeeded(r, code, t, i, what))
+    LC_QUIET_CHECK(n == want, "epoch %d: %s %zu, want %zu", i, what, n, want);
+  else
+    LC_QUIET_CHECK(n == 12345, "epoch %d: failed %s wrote its output", i, what);
+}
+
 static void *worker(void *arg) {
   (void)arg;
   unsigned char buf[NAMECAP + 16];
@@ -87,71 +124,40 @@ static void *worker(void *arg) {
     if (i < 0)
       continue;
     const struct epoch *e = &epochs[i];
-    long ok = 0, dn = 0;
+    struct tally t = {0, 0};
     for (int rep = 0; rep < 64; rep++) {
       uint32_t type = 0xA5A5A5A5;
       ol_result_t r = olGetDeviceInfo(e->dev, OL_DEVICE_INFO_TYPE, sizeof type, &type);
-      if (r == NULL) {
-        ok++;
+      if (succeeded(r, OL_ERRC_INVALID_DEVICE, &t, i, "TYPE"))
         LC_QUIET_CHECK(type == e->type, "epoch %d: TYPE %u, want %u", i, type, e->type);
-      } else {
-        dn++;
-        LC_QUIET_CHECK(down(r, OL_ERRC_INVALID_DEVICE), "epoch %d: TYPE -> %u %s", i, lc_code(r), lc_details(r));
+      else
         LC_QUIET_CHECK(type == 0xA5A5A5A5, "epoch %d: failed TYPE wrote its output", i);
-      }
       memset(buf, 0xA5, sizeof buf);
       r = olGetDeviceInfo(e->dev, OL_DEVICE_INFO_NAME, NAMECAP, buf);
-      if (r == NULL) {
-        ok++;
-        LC_QUIET_CHECK(memcmp(buf, e->name, e->name_size) == 0 && buf[e->name_size] == 0xA5,
-                       "epoch %d: NAME differs from \"%s\"", i, e->name);
-      } else {
-        dn++;
-        LC_QUIET_CHECK(down(r, OL_ERRC_INVALID_DEVICE), "epoch %d: NAME -> %u %s", i, lc_code(r), lc_details(r));
-        untouched(buf, sizeof buf, "device NAME");
-      }
+      check_name(r, OL_ERRC_INVALID_DEVICE, buf, sizeof buf, e->name, e->name_size, &t, i, "device NAME");
       size_t n = 12345;
       r = olGetDeviceInfoSize(e->dev, OL_DEVICE_INFO_NAME, &n);
-      if (r == NULL) {
-        ok++;
-        LC_QUIET_CHECK(n == e->name_size, "epoch %d: NAME size %zu, want %zu", i, n, e->name_size);
-      } else {
-        dn++;
-        LC_QUIET_CHECK(down(r, OL_ERRC_INVALID_DEVICE) && n == 12345, "epoch %d: NAME size -> %u %s", i, lc_code(r), lc_details(r));
-      }
+      check_size(r, OL_ERRC_INVALID_DEVICE, n, e->name_size, &t, i, "NAME size");
       memset(buf, 0xA5, sizeof buf);
       r = olGetPlatformInfo(e->plat, OL_PLATFORM_INFO_NAME, NAMECAP, buf);
-      if (r == NULL) {
-        ok++;
-        LC_QUIET_CHECK(memcmp(buf, e->plat_name, e->plat_name_size) == 0 && buf[e->plat_name_size] == 0xA5,
-                       "epoch %d: platform NAME differs from \"%s\"", i, e->plat_name);
-      } else {
-        dn++;
-        LC_QUIET_CHECK(down(r, OL_ERRC_INVALID_PLATFORM), "epoch %d: platform NAME -> %u %s", i, lc_code(r), lc_details(r));
-        untouched(buf, sizeof buf, "platform NAME");
-      }
+      check_name(r, OL_ERRC_INVALID_PLATFORM, buf, sizeof buf, e->plat_name, e->plat_name_size, &t, i,
+                 "platform NAME");
       n = 12345;
       r = olGetPlatformInfoSize(e->plat, OL_PLATFORM_INFO_NAME, &n);
-      if (r == NULL) {
-        ok++;
-        LC_QUIET_CHECK(n == e->plat_name_size, "epoch %d: platform NAME size %zu", i, n);
-      } else {
-        dn++;
-        LC_QUIET_CHECK(down(r, OL_ERRC_INVALID_PLATFORM) && n == 12345, "epoch %d: platform NAME size -> %u %s", i, lc_code(r), lc_details(r));
-      }
+      check_size(r, OL_ERRC_INVALID_PLATFORM, n, e->plat_name_size, &t, i, "platform NAME size");
       struct iter_state st = {0, false};
       r = olIterateDevices(visit_dev, &st);
       if (r == NULL) {
-        ok++;
+        t.ok++;
         LC_QUIET_CHECK(st.visits > 0 && !st.bad, "epoch %d: olIterateDevices visited %d devices (bad %d)", i, st.visits, st.bad);
       } else {
-        dn++;
+        t.dn++;
         LC_QUIET_CHECK(lc_code(r) == OL_ERRC_UNINITIALIZED && st.visits == 0,
                        "epoch %d: olIterateDevices -> %u %s after %d visits", i, lc_code(r), lc_details(r), st.visits);
       }
     }
-    atomic_fetch_add(&ok_calls, ok);
-    atomic_fetch_add(&down_calls, dn);
+    atomic_fetch_add(&ok_calls, t.ok);
+    atomic_fetch_add(&down_calls, t.dn);
   }
   return NULL;
 }
