@@ -169,13 +169,9 @@ func (p *Platform) newDevice(pl *Plugin, agent uint64, ordinal int) (*Device, er
 	}
 	global, group, devPool := memorySizes(pools)
 	info.GlobalMemSize, info.MaxMemAllocSize, info.WorkGroupLocalMemSize = plugin.Some(global), plugin.Some(global), plugin.Some(group)
-	isas, err := d.isaNames(agent)
-	if err != nil {
-		return nil, err
-	}
 	dev := &Device{
 		Unsupported: pl.Unsupported(), Images: gpu.Images{Target: image.AMDGPUTarget(info.Name.V)},
-		p: p, agent: agent, ordinal: ordinal, info: info, devPool: devPool, isas: isas,
+		p: p, agent: agent, ordinal: ordinal, info: info, devPool: devPool,
 	}
 	var wg [3]uint16
 	if err := d.agentInfo(agent, agentInfoWorkgroupMaxDim, unsafe.Pointer(&wg[0])); err != nil {
@@ -345,8 +341,7 @@ type Device struct {
 	agent   uint64 // hsa_agent_t handle
 	ordinal int
 	info    *plugin.DeviceInfo
-	isas    []string // the ISA names the agent supports
-	profile uint32   // hsa_profile_t of the agent
+	profile uint32 // hsa_profile_t of the agent
 
 	devPool uint64   // coarse-grained device memory
 	peers   []uint64 // GPU agents to allow to reach this one's memory

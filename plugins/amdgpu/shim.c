@@ -53,23 +53,7 @@ uint32_t lgo_hsa_amd_agent_iterate_memory_pools(uintptr_t fn, uint64_t agent, ui
   return ((lgo_hsa_iterate_handle_t)fn)(a, collect, (void *)data);
 }
 
-uint32_t lgo_hsa_agent_iterate_isas(uintptr_t fn, uint64_t agent, uintptr_t data) {
-  lgo_hsa_handle_t a = {agent};
-  return ((lgo_hsa_iterate_handle_t)fn)(a, collect, (void *)data);
-}
-
 uint32_t lgo_hsa_shut_down(const lgo_hsa_fns *f) { return ((lgo_hsa_init_t)f->shut_down)(); }
-
-uint32_t lgo_hsa_isa_name(const lgo_hsa_fns *f, uint64_t isa, char *name, size_t size) {
-  lgo_hsa_handle_t i = {isa};
-  uint32_t len = 0;
-  /* HSA_ISA_INFO_NAME_LENGTH (0), then HSA_ISA_INFO_NAME (1) into a buffer of that size */
-  uint32_t st = ((lgo_hsa_handle_get_info_t)f->isa_get_info_alt)(i, 0, &len);
-  if (st != 0) return st;
-  if (len >= size) return 0x1001; /* HSA_STATUS_ERROR_INVALID_ARGUMENT */
-  memset(name, 0, size);
-  return ((lgo_hsa_handle_get_info_t)f->isa_get_info_alt)(i, 1, name);
-}
 
 uint32_t lgo_hsa_agent_pool_access(const lgo_hsa_fns *f, uint64_t agent, uint64_t pool, uint32_t *access) {
   lgo_hsa_handle_t a = {agent}, p = {pool};
