@@ -114,11 +114,15 @@ func (pl *Plugin) newPlatform(d *driver) (*Platform, error) {
 	}
 	// Host memory and kernel arguments come from the CPU agents'
 	// fine-grained pools (the GPUs' own fine-grained pools if the runtime
-	// has none there).
-	for _, a := range append(cpus, p.gpus...) {
+	// has none there). The GPUs' pools are kept for newDevice.
+	gpuPools := make([][]poolDesc, 0, len(p.gpus))
+	for i, a := range append(cpus, p.gpus...) {
 		pools, err := d.describePools(a)
 		if err != nil {
 			return nil, err
+		}
+		if i >= len(cpus) {
+			gpuPools = append(gpuPools, pools)
 		}
 		for _, pd := range pools {
 			if pd.segment != segmentGlobal || pd.flags&globalFlagFineGrained == 0 {
@@ -146,7 +150,7 @@ func (pl *Plugin) newPlatform(d *driver) (*Platform, error) {
 	p.kernargs.p = p
 	p.workers.init()
 	for i, a := range p.gpus {
-		dev, err := p.newDevice(pl, a, i)
+		dev, err := p.newDevice(pl, a, i, gpuPools[i])
 		if err != nil {
 			_ = p.release()
 			return nil, err
@@ -157,13 +161,11 @@ func (pl *Plugin) newPlatform(d *driver) (*Platform, error) {
 	return p, nil
 }
 
-func (p *Platform) newDevice(pl *Plugin, agent uint64, ordinal int) (*Device, error) {
+// newDevice describes a GPU agent; pools are its memory pools, as read by
+// newPlatform.
+func (p *Platform) newDevice(pl *Plugin, agent uint64, ordinal int, pools []poolDesc) (*Device, error) {
 	d := p.drv
 	info, err := d.deviceInfo(agent, p.Version())
-	if err != nil {
-		return nil, err
-	}
-	pools, err := d.describePools(agent)
 	if err != nil {
 		return nil, err
 	}
@@ -173,27 +175,13 @@ func (p *Platform) newDevice(pl *Plugin, agent uint64, ordinal int) (*Device, er
 		Unsupported: pl.Unsupported(), Images: gpu.Images{Target: image.AMDGPUTarget(info.Name.V)},
 		p: p, agent: agent, ordinal: ordinal, info: info, devPool: devPool,
 	}
-	var wg [3]uint16
-	if err := d.agentInfo(agent, agentInfoWorkgroupMaxDim, unsafe.Pointer(&wg[0])); err != nil {
-		return nil, err
-	}
-	var grid [3]uint32
-	if err := d.agentInfo(agent, agentInfoGridMaxDim, unsafe.Pointer(&grid[0])); err != nil {
-		return nil, err
-	}
-	for i := range wg {
-		dev.groupMax[i], dev.gridMax[i] = uint32(wg[i]), grid[i]
-	}
-	dev.maxGroup = info.MaxWorkGroupSize.V
 	dev.queueSize = defaultQueueSize
 	var qmax uint32
 	if err := d.agentInfo(agent, agentInfoQueueMaxSize, unsafe.Pointer(&qmax)); err == nil && qmax != 0 && qmax < dev.queueSize {
 		dev.queueSize = qmax
 	}
 	var profile uint32 = 1 // HSA_PROFILE_FULL unless the agent says
-	if err := d.agentInfo(agent, agentInfoProfile, unsafe.Pointer(&profile)); err != nil {
-		profile = 1
-	}
+	_ = d.agentInfo(agent, agentInfoProfile, unsafe.Pointer(&profile))
 	dev.profile = profile
 	// the other GPUs that must be allowed to reach this one's memory
 	for _, other := range p.gpus {
@@ -351,9 +339,6 @@ type Device struct {
 
 	queues    hwQueues
 	queueSize uint32
-
-	groupMax, gridMax [3]uint32
-	maxGroup          uint32
 }
 
 // Info implements plugin.Device.

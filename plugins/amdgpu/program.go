@@ -148,7 +148,7 @@ func (p *Program) Kernel(name string) (plugin.Kernel, error) {
 		}
 	}
 	k := &Kernel{p: p, name: name, object: object, kernargSize: kernargSize, kernargAlign: kernargAlign,
-		groupSize: group, privateSize: private, implicitOff: implicitOffset(uint64(kernargSize)), maxGroup: p.d.maxGroup, suggest: p.d.maxGroup}
+		groupSize: group, privateSize: private, implicitOff: implicitOffset(uint64(kernargSize)), maxGroup: p.d.info.MaxWorkGroupSize.V, suggest: p.d.info.MaxWorkGroupSize.V}
 	if m, ok := p.meta[name]; ok {
 		// the metadata says where the implicit arguments are, if any
 		k.implicitOff = m.implicitBase
@@ -270,16 +270,18 @@ func (d *Device) checkGroupMemory(k *Kernel, dyn uint64) error {
 // checkLaunch refuses a grid the device cannot run, with the value named.
 func (d *Device) checkLaunch(k *Kernel, s plugin.LaunchSize) error {
 	g, b := [3]uint32{s.NumGroups.X, s.NumGroups.Y, s.NumGroups.Z}, [3]uint32{s.GroupSize.X, s.GroupSize.Y, s.GroupSize.Z}
+	gm, wm := d.info.MaxWorkGroupSizePerDimension.V, d.info.MaxWorkSizePerDimension.V
+	groupMax, gridMax := [3]uint32{gm.X, gm.Y, gm.Z}, [3]uint32{wm.X, wm.Y, wm.Z}
 	threads := uint64(1)
 	for i, axis := range "xyz" {
 		if g[i] == 0 || b[i] == 0 {
 			return ol.Errorf(ol.ErrcInvalidSize, "NumGroups.%c is %d and GroupSize.%c is %d: every dimension needs at least one", axis, g[i], axis, b[i])
 		}
-		if b[i] > d.groupMax[i] {
-			return ol.Errorf(ol.ErrcInvalidSize, "GroupSize.%c %d exceeds the maximum %d of %s", axis, b[i], d.groupMax[i], d.name())
+		if b[i] > groupMax[i] {
+			return ol.Errorf(ol.ErrcInvalidSize, "GroupSize.%c %d exceeds the maximum %d of %s", axis, b[i], groupMax[i], d.name())
 		}
-		if items := uint64(g[i]) * uint64(b[i]); items > uint64(d.gridMax[i]) {
-			return ol.Errorf(ol.ErrcInvalidSize, "NumGroups.%c %d × GroupSize.%c %d is %d work-items, more than the maximum %d of %s", axis, g[i], axis, b[i], items, d.gridMax[i], d.name())
+		if items := uint64(g[i]) * uint64(b[i]); items > uint64(gridMax[i]) {
+			return ol.Errorf(ol.ErrcInvalidSize, "NumGroups.%c %d × GroupSize.%c %d is %d work-items, more than the maximum %d of %s", axis, g[i], axis, b[i], items, gridMax[i], d.name())
 		}
 		threads *= uint64(b[i])
 	}
