@@ -15,6 +15,7 @@ import (
 
 	"github.com/liboffload-go/liboffload-go/api/ol"
 	"github.com/liboffload-go/liboffload-go/plugins/image"
+	"github.com/liboffload-go/liboffload-go/plugins/internal/gpu"
 	"github.com/liboffload-go/liboffload-go/plugins/plugin"
 )
 
@@ -268,25 +269,12 @@ func (d *Device) checkGroupMemory(k *Kernel, dyn uint64) error {
 }
 
 // checkLaunch refuses a grid the device cannot run, with the value named.
+// The grid is limited in work-items.
 func (d *Device) checkLaunch(k *Kernel, s plugin.LaunchSize) error {
-	g, b := [3]uint32{s.NumGroups.X, s.NumGroups.Y, s.NumGroups.Z}, [3]uint32{s.GroupSize.X, s.GroupSize.Y, s.GroupSize.Z}
 	gm, wm := d.info.MaxWorkGroupSizePerDimension.V, d.info.MaxWorkSizePerDimension.V
-	groupMax, gridMax := [3]uint32{gm.X, gm.Y, gm.Z}, [3]uint32{wm.X, wm.Y, wm.Z}
-	threads := uint64(1)
-	for i, axis := range "xyz" {
-		if g[i] == 0 || b[i] == 0 {
-			return ol.Errorf(ol.ErrcInvalidSize, "NumGroups.%c is %d and GroupSize.%c is %d: every dimension needs at least one", axis, g[i], axis, b[i])
-		}
-		if b[i] > groupMax[i] {
-			return ol.Errorf(ol.ErrcInvalidSize, "GroupSize.%c %d exceeds the maximum %d of %s", axis, b[i], groupMax[i], d.name())
-		}
-		if items := uint64(g[i]) * uint64(b[i]); items > uint64(gridMax[i]) {
-			return ol.Errorf(ol.ErrcInvalidSize, "NumGroups.%c %d × GroupSize.%c %d is %d work-items, more than the maximum %d of %s", axis, g[i], axis, b[i], items, gridMax[i], d.name())
-		}
-		threads *= uint64(b[i])
-	}
-	if threads > uint64(k.maxGroup) {
-		return ol.Errorf(ol.ErrcInvalidSize, "GroupSize %dx%dx%d is %d work-items, more than kernel %q can have on %s (%d)", b[0], b[1], b[2], threads, k.name, d.name(), k.maxGroup)
+	l := gpu.Limits{Group: [3]uint32{gm.X, gm.Y, gm.Z}, Grid: [3]uint32{wm.X, wm.Y, wm.Z}, GridInItems: true, KernelGroup: k.maxGroup}
+	if err := gpu.CheckLaunch(s, l, k.name, d.name); err != nil {
+		return err
 	}
 	return d.checkGroupMemory(k, s.DynSharedMemory)
 }
