@@ -183,7 +183,9 @@ func (p *Platform) newDevice(pl *Plugin, agent uint64, ordinal int, pools []pool
 	var profile uint32 = 1 // HSA_PROFILE_FULL unless the agent says
 	_ = d.agentInfo(agent, agentInfoProfile, unsafe.Pointer(&profile))
 	dev.profile = profile
-	// the other GPUs that must be allowed to reach this one's memory
+	// the other GPUs that must be allowed to reach this one's memory, in C
+	// memory for hsa_amd_agents_allow_access (freed by release)
+	var peers []uint64
 	for _, other := range p.gpus {
 		if other == agent || devPool == 0 {
 			continue
@@ -191,8 +193,16 @@ func (p *Platform) newDevice(pl *Plugin, agent uint64, ordinal int, pools []pool
 		var access C.uint32_t
 		if C.lgo_hsa_agent_pool_access(p.run, C.uint64_t(other), C.uint64_t(devPool), &access) == hsaStatusSuccess &&
 			access == poolAccessDisallowedByDefault {
-			dev.peers = append(dev.peers, other)
+			peers = append(peers, other)
 		}
+	}
+	if len(peers) > 0 {
+		dev.peers = (*C.uint64_t)(C.malloc(C.size_t(8 * len(peers))))
+		if dev.peers == nil {
+			return nil, ol.NewError(ol.ErrcOutOfResources, "amdgpu: out of host memory")
+		}
+		copy(unsafe.Slice((*uint64)(unsafe.Pointer(dev.peers)), len(peers)), peers)
+		dev.nPeers = len(peers)
 	}
 	return dev, nil
 }
@@ -317,6 +327,12 @@ func (p *Platform) release() error {
 		C.free(unsafe.Pointer(p.agentsC))
 		p.agentsC = nil
 	}
+	for _, d := range p.devices {
+		if d.peers != nil {
+			C.free(unsafe.Pointer(d.peers))
+			d.peers, d.nPeers = nil, 0
+		}
+	}
 	return errors.Join(errs...)
 }
 
@@ -331,8 +347,11 @@ type Device struct {
 	info    *plugin.DeviceInfo
 	profile uint32 // hsa_profile_t of the agent
 
-	devPool uint64   // coarse-grained device memory
-	peers   []uint64 // GPU agents to allow to reach this one's memory
+	devPool uint64 // coarse-grained device memory
+	// peers are the nPeers GPU agents to allow to reach this one's memory,
+	// in C memory (nil: none).
+	peers  *C.uint64_t
+	nPeers int
 
 	pinned pinned.Ranges
 	locks  lockTable // the agent addresses of registered ranges

@@ -28,9 +28,9 @@ const (
 // memory made accessible to every GPU agent.
 func (d *Device) Alloc(kind ol.AllocType, size uint64) (uintptr, error) {
 	p := d.p
-	pool, agents := p.hostPool, p.gpus
+	pool, agents, n := p.hostPool, p.agentsC, len(p.gpus)
 	if kind == ol.AllocTypeDevice {
-		pool, agents = d.devPool, d.peers
+		pool, agents, n = d.devPool, d.peers, d.nPeers
 	}
 	if pool == 0 {
 		return 0, ol.Errorf(ol.ErrcUnsupported, "amdgpu: %s has no memory pool for %s memory", d.name(), kind)
@@ -44,8 +44,8 @@ func (d *Device) Alloc(kind ol.AllocType, size uint64) (uintptr, error) {
 		return 0, ol.Errorf(code, "hsa_amd_memory_pool_allocate of %d bytes of %s memory on %s failed: %s", size, kind, d.name(), p.drv.describe(uint32(r.st)))
 	}
 	ptr := uintptr(r.v)
-	if len(agents) > 0 {
-		if err := p.allowAccess(agents, ptr); err != nil {
+	if n > 0 {
+		if err := p.allowAccess(agents, n, ptr); err != nil {
 			_ = C.lgo_hsa_pool_free(p.run, C.uintptr_t(ptr))
 			return 0, fmt.Errorf("%w (%s memory on %s)", err, kind, d.name())
 		}
@@ -53,19 +53,10 @@ func (d *Device) Alloc(kind ol.AllocType, size uint64) (uintptr, error) {
 	return ptr, nil
 }
 
-// allowAccess lets the given agents reach the allocation at ptr.
-func (p *Platform) allowAccess(agents []uint64, ptr uintptr) error {
-	var st C.uint32_t
-	if len(agents) == len(p.gpus) {
-		st = C.lgo_hsa_allow_access(p.run, p.agentsC, C.uint32_t(len(agents)), C.uintptr_t(ptr))
-	} else {
-		for _, a := range agents {
-			one := C.uint64_t(a)
-			if st = C.lgo_hsa_allow_access(p.run, &one, 1, C.uintptr_t(ptr)); st != hsaStatusSuccess {
-				break
-			}
-		}
-	}
+// allowAccess lets the n agents at agents (in C memory) reach the
+// allocation at ptr, in one call.
+func (p *Platform) allowAccess(agents *C.uint64_t, n int, ptr uintptr) error {
+	st := C.lgo_hsa_allow_access(p.run, agents, C.uint32_t(n), C.uintptr_t(ptr))
 	return p.drv.check(fmt.Sprintf("hsa_amd_agents_allow_access for %#x", ptr), st)
 }
 

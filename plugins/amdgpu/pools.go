@@ -144,7 +144,7 @@ func (kp *kernargPool) allocate(size uint64) (uintptr, error) {
 		return 0, p.drv.failure(fmt.Sprintf("hsa_amd_memory_pool_allocate of %d bytes of kernel-argument memory", size), uint32(r.st))
 	}
 	b := uintptr(r.v)
-	if err := p.allowAccess(p.gpus, b); err != nil {
+	if err := p.allowAccess(p.agentsC, len(p.gpus), b); err != nil {
 		_ = C.lgo_hsa_pool_free(p.run, C.uintptr_t(b))
 		return 0, err
 	}

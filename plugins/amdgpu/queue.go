@@ -506,7 +506,7 @@ func (p *Platform) fillByCopy(agent uint64, ptr uintptr, v uint32, count uint64)
 	}
 	buf := uintptr(r.v)
 	defer C.lgo_hsa_pool_free(p.run, C.uintptr_t(buf))
-	if err := p.allowAccess(p.gpus, buf); err != nil {
+	if err := p.allowAccess(p.agentsC, len(p.gpus), buf); err != nil {
 		return err
 	}
 	var w [4]byte
@@ -638,7 +638,7 @@ func (q *Queue) fillStaged(ptr uintptr, pattern unsafe.Pointer, patternSize, siz
 		return ol.Errorf(ol.ErrcOutOfResources, "amdgpu: no host memory to stage a fill with a %d-byte pattern: %s", patternSize, p.drv.describe(uint32(r.st)))
 	}
 	buf := uintptr(r.v)
-	if err := p.allowAccess(p.gpus, buf); err != nil {
+	if err := p.allowAccess(p.agentsC, len(p.gpus), buf); err != nil {
 		_ = C.lgo_hsa_pool_free(p.run, C.uintptr_t(buf))
 		return err
 	}
