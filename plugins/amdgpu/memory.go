@@ -90,8 +90,8 @@ func (d *Device) Register(ptr uintptr, size uint64) (uintptr, error) {
 	p := d.p
 	if first {
 		l := lockedRange{end: ptr + uintptr(size)}
-		if r := C.lgo_hsa_agent_addr(p.run, C.uintptr_t(ptr)); r.st != pointerUnknown {
-			l.agent = uintptr(r.v)
+		if r := C.lgo_hsa_pointer_info(p.run, C.uintptr_t(ptr)); r._type != pointerUnknown {
+			l.agent = uintptr(r.agent_addr)
 		} else {
 			r := C.lgo_hsa_lock(p.run, C.uintptr_t(ptr), C.size_t(size), p.agentsC, C.uint32_t(len(p.gpus)))
 			if r.st != hsaStatusSuccess {
@@ -155,8 +155,8 @@ func (d *Device) unlockAll() error {
 // agent as the runtime knows it (a global of an executable, memory
 // allocated by another library in this process).
 func (d *Device) OwnsPointer(p uintptr) bool {
-	r := C.lgo_hsa_pointer_owner(d.p.run, C.uintptr_t(p))
-	return r.st == pointerHSA && uint64(r.v) == d.agent
+	r := C.lgo_hsa_pointer_info(d.p.run, C.uintptr_t(p))
+	return r._type == pointerHSA && uint64(r.owner) == d.agent
 }
 
 // tempLocks are host ranges the plugin locked itself for the copies that
@@ -177,9 +177,9 @@ type tempLock struct {
 // at h, and the temporary lock taken for it (nil when none was needed:
 // memory of the runtime's pools or locked memory).
 func (p *Platform) hostAddr(h uintptr, size uint64) (uintptr, *tempLock, error) {
-	r := C.lgo_hsa_agent_addr(p.run, C.uintptr_t(h))
-	if r.st != pointerUnknown {
-		return uintptr(r.v), nil, nil
+	r := C.lgo_hsa_pointer_info(p.run, C.uintptr_t(h))
+	if r._type != pointerUnknown {
+		return uintptr(r.agent_addr), nil, nil
 	}
 	end := h + uintptr(size)
 	p.tlocks.mu.Lock()

@@ -308,7 +308,8 @@ func (q *Queue) Launch(pk plugin.Kernel, args []byte, s plugin.LaunchSize) error
 	if err != nil {
 		return err
 	}
-	writeKernarg(bytesAt(karg, max(seg, 16)), seg, k.implicitOff, args, s)
+	dims := gridDims(s)
+	writeKernarg(bytesAt(karg, max(seg, 16)), seg, k.implicitOff, args, s, dims)
 	sig, err := h.begin()
 	if err != nil {
 		d.p.kernargs.put(karg, class)
@@ -318,7 +319,7 @@ func (q *Queue) Launch(pk plugin.Kernel, args []byte, s plugin.LaunchSize) error
 	if h.last != nil && !h.lastInRing {
 		C.lgo_hsa_barrier(run, C.uintptr_t(h.q), h.dep(), 0, 0)
 	}
-	C.lgo_hsa_dispatch(run, C.uintptr_t(h.q), C.uint16_t(gridDims(s)),
+	C.lgo_hsa_dispatch(run, C.uintptr_t(h.q), C.uint16_t(dims),
 		C.uint16_t(s.GroupSize.X), C.uint16_t(s.GroupSize.Y), C.uint16_t(s.GroupSize.Z),
 		C.uint32_t(s.NumGroups.X*s.GroupSize.X), C.uint32_t(s.NumGroups.Y*s.GroupSize.Y), C.uint32_t(s.NumGroups.Z*s.GroupSize.Z),
 		C.uint32_t(k.privateSize), C.uint32_t(uint64(k.groupSize)+s.DynSharedMemory),

@@ -574,11 +574,11 @@ func (q *Queue) Fill(ptr uintptr, pattern unsafe.Pointer, patternSize, size uint
 
 // isGPUMemory reports whether the runtime knows p as memory of a GPU agent.
 func (p *Platform) isGPUMemory(ptr uintptr) bool {
-	r := C.lgo_hsa_pointer_owner(p.run, C.uintptr_t(ptr))
-	switch r.st {
+	r := C.lgo_hsa_pointer_info(p.run, C.uintptr_t(ptr))
+	switch r._type {
 	case pointerHSA:
 		for _, a := range p.gpus {
-			if uint64(r.v) == a {
+			if uint64(r.owner) == a {
 				return true
 			}
 		}

@@ -104,30 +104,18 @@ typedef struct {
   lgo_hsa_handle_t owner;
 } lgo_hsa_pointer_info_t;
 
-lgo_hsa_r lgo_hsa_pointer_owner(const lgo_hsa_fns *f, uintptr_t p) {
+lgo_hsa_ptr lgo_hsa_pointer_info(const lgo_hsa_fns *f, uintptr_t p) {
   lgo_hsa_pointer_info_t info;
-  lgo_hsa_r r = {0, 0};
+  lgo_hsa_ptr r = {0, 0, p};
   memset(&info, 0, sizeof info);
   info.size = sizeof info;
   if (((uint32_t(*)(const void *, lgo_hsa_pointer_info_t *, void *(*)(size_t), uint32_t *, void *))f->pointer_info)(
           (const void *)p, &info, NULL, NULL, NULL) != 0)
     return r;
-  r.st = info.type;
-  r.v = info.owner.handle;
-  return r;
-}
-
-lgo_hsa_r lgo_hsa_agent_addr(const lgo_hsa_fns *f, uintptr_t p) {
-  lgo_hsa_pointer_info_t info;
-  lgo_hsa_r r = {0, (uint64_t)p};
-  memset(&info, 0, sizeof info);
-  info.size = sizeof info;
-  if (((uint32_t(*)(const void *, lgo_hsa_pointer_info_t *, void *(*)(size_t), uint32_t *, void *))f->pointer_info)(
-          (const void *)p, &info, NULL, NULL, NULL) != 0)
-    return r;
-  r.st = info.type;
+  r.type = info.type;
+  r.owner = info.owner.handle;
   if (info.type == 2 /* HSA_EXT_POINTER_TYPE_LOCKED */ && info.agent_base != NULL && info.host_base != NULL)
-    r.v = (uint64_t)(uintptr_t)info.agent_base + ((uint64_t)p - (uint64_t)(uintptr_t)info.host_base);
+    r.agent_addr = (uintptr_t)info.agent_base + (p - (uintptr_t)info.host_base);
   return r;
 }
 

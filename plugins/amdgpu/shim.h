@@ -53,12 +53,17 @@ LGO_HIDDEN uint32_t lgo_hsa_pool_free(const lgo_hsa_fns *f, uintptr_t p);
 LGO_HIDDEN uint32_t lgo_hsa_allow_access(const lgo_hsa_fns *f, const uint64_t *agents, uint32_t n, uintptr_t p);
 LGO_HIDDEN lgo_hsa_r lgo_hsa_lock(const lgo_hsa_fns *f, uintptr_t p, size_t size, const uint64_t *agents, uint32_t n);
 LGO_HIDDEN uint32_t lgo_hsa_unlock(const lgo_hsa_fns *f, uintptr_t p);
-// The type (hsa_amd_pointer_type_t, in st) and owning agent (v) of p;
-// type 0 when the runtime does not know it or the query fails.
-LGO_HIDDEN lgo_hsa_r lgo_hsa_pointer_owner(const lgo_hsa_fns *f, uintptr_t p);
-// The type of p (st) and the address a GPU uses for it (v): p itself for
-// runtime allocations, the agent address of locked host memory.
-LGO_HIDDEN lgo_hsa_r lgo_hsa_agent_addr(const lgo_hsa_fns *f, uintptr_t p);
+// What hsa_amd_pointer_info says of p: its type (hsa_amd_pointer_type_t;
+// 0 when the runtime does not know it or the query fails), its owning
+// agent, and the address a GPU uses for it (p itself for runtime
+// allocations and unknown memory, the agent address of locked host
+// memory).
+typedef struct {
+  uint32_t type;
+  uint64_t owner;
+  uintptr_t agent_addr;
+} lgo_hsa_ptr;
+LGO_HIDDEN lgo_hsa_ptr lgo_hsa_pointer_info(const lgo_hsa_fns *f, uintptr_t p);
 
 // Copies size bytes after dep (0: none) completes, then decrements done.
 LGO_HIDDEN uint32_t lgo_hsa_copy(const lgo_hsa_fns *f, uintptr_t dst, uint64_t dst_agent, uintptr_t src,
