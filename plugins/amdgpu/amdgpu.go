@@ -353,8 +353,7 @@ type Device struct {
 	peers  *C.uint64_t
 	nPeers int
 
-	pinned pinned.Ranges
-	locks  lockTable // the agent addresses of registered ranges
+	pinned pinned.Ranges[lockedRange] // registered ranges and their agent addresses
 
 	queues    hwQueues
 	queueSize uint32

@@ -65,89 +65,56 @@ func (d *Device) Free(ptr uintptr, kind ol.AllocType) error {
 	return d.call(fmt.Sprintf("hsa_amd_memory_pool_free of %s memory at %#x", kind, ptr), C.lgo_hsa_pool_free(d.p.run, C.uintptr_t(ptr)))
 }
 
-// lockTable remembers the agent address of each range a device
-// registered (hsa_amd_memory_lock may map host memory at another address
-// for GPUs) and whether the device locked it.
-type lockTable struct {
-	mu sync.Mutex
-	m  map[uintptr]lockedRange // by start
-}
-
+// lockedRange is what a device keeps of each range it registered: the
+// address the GPUs use for its start (hsa_amd_memory_lock may map host
+// memory at another address for GPUs) and whether the device locked it.
 type lockedRange struct {
-	end, agent uintptr
-	locked     bool
+	agent  uintptr
+	locked bool
 }
 
 // Register implements plugin.Device: the first registration of a range
 // locks it for every GPU agent (hsa_amd_memory_lock), unless the runtime
 // already knows the memory (its own allocations, memory locked already);
-// the result is the address the GPUs use for ptr.
+// the result is the address the GPUs use for ptr. A registration inside a
+// range waits for the range's first registration to be done (see
+// pinned.Ranges.AddLocked), so that it gets the agent address.
 func (d *Device) Register(ptr uintptr, size uint64) (uintptr, error) {
-	first, err := d.pinned.Add(ptr, size)
+	p := d.p
+	start, l, err := d.pinned.AddLocked(ptr, size, func() (lockedRange, error) {
+		if r := C.lgo_hsa_pointer_info(p.run, C.uintptr_t(ptr)); r._type != pointerUnknown {
+			return lockedRange{agent: uintptr(r.agent_addr)}, nil
+		}
+		r := C.lgo_hsa_lock(p.run, C.uintptr_t(ptr), C.size_t(size), p.agentsC, C.uint32_t(len(p.gpus)))
+		if r.st != hsaStatusSuccess {
+			return lockedRange{}, p.drv.failure(fmt.Sprintf("hsa_amd_memory_lock of %d bytes at %#x", size, ptr), uint32(r.st))
+		}
+		return lockedRange{agent: uintptr(r.v), locked: true}, nil
+	})
 	if err != nil {
 		return 0, err
 	}
-	p := d.p
-	if first {
-		l := lockedRange{end: ptr + uintptr(size)}
-		if r := C.lgo_hsa_pointer_info(p.run, C.uintptr_t(ptr)); r._type != pointerUnknown {
-			l.agent = uintptr(r.agent_addr)
-		} else {
-			r := C.lgo_hsa_lock(p.run, C.uintptr_t(ptr), C.size_t(size), p.agentsC, C.uint32_t(len(p.gpus)))
-			if r.st != hsaStatusSuccess {
-				d.pinned.Drop(ptr)
-				return 0, p.drv.failure(fmt.Sprintf("hsa_amd_memory_lock of %d bytes at %#x", size, ptr), uint32(r.st))
-			}
-			l.agent, l.locked = uintptr(r.v), true
-		}
-		d.locks.mu.Lock()
-		if d.locks.m == nil {
-			d.locks.m = map[uintptr]lockedRange{}
-		}
-		d.locks.m[ptr] = l
-		d.locks.mu.Unlock()
-		return l.agent, nil
-	}
-	d.locks.mu.Lock()
-	defer d.locks.mu.Unlock()
-	for start, l := range d.locks.m {
-		if start <= ptr && ptr < l.end {
-			return l.agent + (ptr - start), nil
-		}
-	}
-	return ptr, nil
+	return l.agent + (ptr - start), nil
 }
 
 // Unregister implements plugin.Device: the last user of a range unlocks it
 // (if this device locked it).
 func (d *Device) Unregister(ptr uintptr) error {
-	last, start, err := d.pinned.Remove(ptr)
-	if err != nil || !last {
+	last, start, l, err := d.pinned.Remove(ptr)
+	if err != nil || !last || !l.locked {
 		return err
-	}
-	d.locks.mu.Lock()
-	l := d.locks.m[start]
-	delete(d.locks.m, start)
-	d.locks.mu.Unlock()
-	if !l.locked {
-		return nil
 	}
 	return d.call(fmt.Sprintf("hsa_amd_memory_unlock at %#x", start), C.lgo_hsa_unlock(d.p.run, C.uintptr_t(start)))
 }
 
 // unlockAll unlocks the ranges still registered (Deinit).
 func (d *Device) unlockAll() error {
-	d.locks.mu.Lock()
-	defer d.locks.mu.Unlock()
 	var errs []error
-	for start, l := range d.locks.m {
-		if !l.locked {
-			continue
+	d.pinned.Reset(func(start uintptr, l lockedRange) {
+		if l.locked {
+			errs = append(errs, d.call(fmt.Sprintf("hsa_amd_memory_unlock at %#x", start), C.lgo_hsa_unlock(d.p.run, C.uintptr_t(start))))
 		}
-		errs = append(errs, d.call(fmt.Sprintf("hsa_amd_memory_unlock at %#x", start), C.lgo_hsa_unlock(d.p.run, C.uintptr_t(start))))
-	}
-	d.locks.m = nil
-	d.pinned.Reset()
+	})
 	return errors.Join(errs...)
 }
 
