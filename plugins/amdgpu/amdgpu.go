@@ -114,11 +114,15 @@ func (pl *Plugin) newPlatform(d *driver) (*Platform, error) {
 	}
 	// Host memory and kernel arguments come from the CPU agents'
 	// fine-grained pools (the GPUs' own fine-grained pools if the runtime
-	// has none there).
-	for _, a := range append(cpus, p.gpus...) {
+	// has none there). The GPUs' pools are kept for newDevice.
+	gpuPools := make([][]poolDesc, 0, len(p.gpus))
+	for i, a := range append(cpus, p.gpus...) {
 		pools, err := d.describePools(a)
 		if err != nil {
 			return nil, err
+		}
+		if i >= len(cpus) {
+			gpuPools = append(gpuPools, pools)
 		}
 		for _, pd := range pools {
 			if pd.segment != segmentGlobal || pd.flags&globalFlagFineGrained == 0 {
@@ -146,7 +150,7 @@ func (pl *Plugin) newPlatform(d *driver) (*Platform, error) {
 	p.kernargs.p = p
 	p.workers.init()
 	for i, a := range p.gpus {
-		dev, err := p.newDevice(pl, a, i)
+		dev, err := p.newDevice(pl, a, i, gpuPools[i])
 		if err != nil {
 			_ = p.release()
 			return nil, err
@@ -157,49 +161,31 @@ func (pl *Plugin) newPlatform(d *driver) (*Platform, error) {
 	return p, nil
 }
 
-func (p *Platform) newDevice(pl *Plugin, agent uint64, ordinal int) (*Device, error) {
+// newDevice describes a GPU agent; pools are its memory pools, as read by
+// newPlatform.
+func (p *Platform) newDevice(pl *Plugin, agent uint64, ordinal int, pools []poolDesc) (*Device, error) {
 	d := p.drv
 	info, err := d.deviceInfo(agent, p.Version())
 	if err != nil {
 		return nil, err
 	}
-	pools, err := d.describePools(agent)
-	if err != nil {
-		return nil, err
-	}
 	global, group, devPool := memorySizes(pools)
 	info.GlobalMemSize, info.MaxMemAllocSize, info.WorkGroupLocalMemSize = plugin.Some(global), plugin.Some(global), plugin.Some(group)
-	isas, err := d.isaNames(agent)
-	if err != nil {
-		return nil, err
-	}
 	dev := &Device{
 		Unsupported: pl.Unsupported(), Images: gpu.Images{Target: image.AMDGPUTarget(info.Name.V)},
-		p: p, agent: agent, ordinal: ordinal, info: info, devPool: devPool, isas: isas,
+		p: p, agent: agent, ordinal: ordinal, info: info, devPool: devPool,
 	}
-	var wg [3]uint16
-	if err := d.agentInfo(agent, agentInfoWorkgroupMaxDim, unsafe.Pointer(&wg[0])); err != nil {
-		return nil, err
-	}
-	var grid [3]uint32
-	if err := d.agentInfo(agent, agentInfoGridMaxDim, unsafe.Pointer(&grid[0])); err != nil {
-		return nil, err
-	}
-	for i := range wg {
-		dev.groupMax[i], dev.gridMax[i] = uint32(wg[i]), grid[i]
-	}
-	dev.maxGroup = info.MaxWorkGroupSize.V
 	dev.queueSize = defaultQueueSize
 	var qmax uint32
 	if err := d.agentInfo(agent, agentInfoQueueMaxSize, unsafe.Pointer(&qmax)); err == nil && qmax != 0 && qmax < dev.queueSize {
 		dev.queueSize = qmax
 	}
 	var profile uint32 = 1 // HSA_PROFILE_FULL unless the agent says
-	if err := d.agentInfo(agent, agentInfoProfile, unsafe.Pointer(&profile)); err != nil {
-		profile = 1
-	}
+	_ = d.agentInfo(agent, agentInfoProfile, unsafe.Pointer(&profile))
 	dev.profile = profile
-	// the other GPUs that must be allowed to reach this one's memory
+	// the other GPUs that must be allowed to reach this one's memory, in C
+	// memory for hsa_amd_agents_allow_access (freed by release)
+	var peers []uint64
 	for _, other := range p.gpus {
 		if other == agent || devPool == 0 {
 			continue
@@ -207,8 +193,16 @@ func (p *Platform) newDevice(pl *Plugin, agent uint64, ordinal int) (*Device, er
 		var access C.uint32_t
 		if C.lgo_hsa_agent_pool_access(p.run, C.uint64_t(other), C.uint64_t(devPool), &access) == hsaStatusSuccess &&
 			access == poolAccessDisallowedByDefault {
-			dev.peers = append(dev.peers, other)
+			peers = append(peers, other)
 		}
+	}
+	if len(peers) > 0 {
+		dev.peers = (*C.uint64_t)(C.malloc(C.size_t(8 * len(peers))))
+		if dev.peers == nil {
+			return nil, ol.NewError(ol.ErrcOutOfResources, "amdgpu: out of host memory")
+		}
+		copy(unsafe.Slice((*uint64)(unsafe.Pointer(dev.peers)), len(peers)), peers)
+		dev.nPeers = len(peers)
 	}
 	return dev, nil
 }
@@ -333,6 +327,12 @@ func (p *Platform) release() error {
 		C.free(unsafe.Pointer(p.agentsC))
 		p.agentsC = nil
 	}
+	for _, d := range p.devices {
+		if d.peers != nil {
+			C.free(unsafe.Pointer(d.peers))
+			d.peers, d.nPeers = nil, 0
+		}
+	}
 	return errors.Join(errs...)
 }
 
@@ -345,20 +345,18 @@ type Device struct {
 	agent   uint64 // hsa_agent_t handle
 	ordinal int
 	info    *plugin.DeviceInfo
-	isas    []string // the ISA names the agent supports
-	profile uint32   // hsa_profile_t of the agent
+	profile uint32 // hsa_profile_t of the agent
 
-	devPool uint64   // coarse-grained device memory
-	peers   []uint64 // GPU agents to allow to reach this one's memory
+	devPool uint64 // coarse-grained device memory
+	// peers are the nPeers GPU agents to allow to reach this one's memory,
+	// in C memory (nil: none).
+	peers  *C.uint64_t
+	nPeers int
 
-	pinned pinned.Ranges
-	locks  lockTable // the agent addresses of registered ranges
+	pinned pinned.Ranges[lockedRange] // registered ranges and their agent addresses
 
 	queues    hwQueues
 	queueSize uint32
-
-	groupMax, gridMax [3]uint32
-	maxGroup          uint32
 }
 
 // Info implements plugin.Device.

@@ -158,9 +158,6 @@ func checkTwoGPUs(t *testing.T, p plugin.Platform) {
 		if d.IsHost() {
 			t.Error("IsHost() = true")
 		}
-		if isas := d.(*Device).isas; len(isas) != 1 || isas[0] != "amdgcn-amd-amdhsa--gfx90a" {
-			t.Errorf("device %d ISAs %q", i, isas)
-		}
 	}
 }
 

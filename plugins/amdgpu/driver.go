@@ -125,7 +125,6 @@ type entryPoints struct {
 	hsaSystemGetInfo              uintptr
 	hsaIterateAgents              uintptr
 	hsaAgentGetInfo               uintptr
-	hsaAgentIterateIsas           uintptr
 	hsaAmdAgentIterateMemoryPools uintptr
 	hsaAmdMemoryPoolGetInfo       uintptr
 	run                           C.lgo_hsa_fns
@@ -145,8 +144,6 @@ func (e *entryPoints) required() []vendorlib.Symbol {
 		{Name: "hsa_system_get_info", Addr: &e.hsaSystemGetInfo},
 		{Name: "hsa_iterate_agents", Addr: &e.hsaIterateAgents},
 		{Name: "hsa_agent_get_info", Addr: &e.hsaAgentGetInfo},
-		{Name: "hsa_agent_iterate_isas", Addr: &e.hsaAgentIterateIsas},
-		{Name: "hsa_isa_get_info_alt", Addr: addr(&r.isa_get_info_alt)},
 		{Name: "hsa_amd_agent_iterate_memory_pools", Addr: &e.hsaAmdAgentIterateMemoryPools},
 		{Name: "hsa_amd_memory_pool_get_info", Addr: &e.hsaAmdMemoryPoolGetInfo},
 		{Name: "hsa_amd_agent_memory_pool_get_info", Addr: addr(&r.agent_memory_pool_get_info)},
@@ -162,14 +159,12 @@ func (e *entryPoints) required() []vendorlib.Symbol {
 		{Name: "hsa_signal_destroy", Addr: addr(&r.signal_destroy)},
 		{Name: "hsa_signal_load_scacquire", Addr: addr(&r.signal_load)},
 		{Name: "hsa_signal_store_screlease", Addr: addr(&r.signal_store_screlease)},
-		{Name: "hsa_signal_store_relaxed", Addr: addr(&r.signal_store_relaxed)},
 		{Name: "hsa_signal_wait_scacquire", Addr: addr(&r.signal_wait)},
 		{Name: "hsa_amd_signal_async_handler", Addr: addr(&r.async_handler)},
 		{Name: "hsa_queue_create", Addr: addr(&r.queue_create)},
 		{Name: "hsa_queue_destroy", Addr: addr(&r.queue_destroy)},
 		{Name: "hsa_queue_load_read_index_scacquire", Addr: addr(&r.queue_load_read_index)},
 		{Name: "hsa_queue_add_write_index_screlease", Addr: addr(&r.queue_add_write_index)},
-		{Name: "hsa_queue_load_write_index_relaxed", Addr: addr(&r.queue_load_write_index)},
 		{Name: "hsa_code_object_reader_create_from_memory", Addr: addr(&r.reader_create)},
 		{Name: "hsa_code_object_reader_destroy", Addr: addr(&r.reader_destroy)},
 		{Name: "hsa_executable_create_alt", Addr: addr(&r.executable_create)},
@@ -435,27 +430,6 @@ func memorySizes(pools []poolDesc) (global, group, devPool uint64) {
 		return coarse, group, devPool
 	}
 	return anyGlobal, group, 0
-}
-
-// isaNames returns the names of the ISAs an agent supports, e.g.
-// "amdgcn-amd-amdhsa--gfx90a:sramecc+:xnack-" (copied from the runtime).
-func (d *driver) isaNames(agent uint64) ([]string, error) {
-	fn := C.uintptr_t(d.fn.hsaAgentIterateIsas)
-	hs, st := iterate(func(data C.uintptr_t) C.uint32_t {
-		return C.lgo_hsa_agent_iterate_isas(fn, C.uint64_t(agent), data)
-	})
-	if st != hsaStatusSuccess {
-		return nil, d.failure("hsa_agent_iterate_isas", st)
-	}
-	names := make([]string, 0, len(hs))
-	for _, h := range hs {
-		var buf [256]byte
-		if st := C.lgo_hsa_isa_name(d.run, C.uint64_t(h), (*C.char)(unsafe.Pointer(&buf[0])), C.size_t(len(buf))); st != hsaStatusSuccess {
-			return nil, d.failure("hsa_isa_get_info_alt(NAME)", uint32(st))
-		}
-		names = append(names, vendorlib.CString(buf[:]))
-	}
-	return names, nil
 }
 
 // poolDesc is what the plugin reads of a memory pool.

@@ -11,6 +11,7 @@ import (
 	"sync"
 
 	"github.com/liboffload-go/liboffload-go/api/ol"
+	"github.com/liboffload-go/liboffload-go/plugins/internal/gpu"
 )
 
 // Kinds of host operation.
@@ -51,7 +52,7 @@ var hostOps struct {
 func newHostOp() *hostOp {
 	hostOps.mu.Lock()
 	defer hostOps.mu.Unlock()
-	if id := popLast(&hostOps.free); id != 0 {
+	if id := gpu.PopLast(&hostOps.free); id != 0 {
 		return hostOps.slots[id-1]
 	}
 	op := &hostOp{id: uintptr(len(hostOps.slots) + 1)}

@@ -48,9 +48,9 @@ func implicitOffset(segSize uint64) int64 {
 // caller's argument bytes at offset 0 (cut to what the segment holds before
 // the implicit arguments), zeros after them (the remainders, global offsets
 // and every other implicit argument stay 0), and the implicit arguments for
-// the launch at off (-1: the kernel has none). Grids are whole groups, so
-// the remainders are 0.
-func writeKernarg(buf []byte, segSize uint64, off int64, args []byte, s plugin.LaunchSize) {
+// the launch at off (-1: the kernel has none), of dims dimensions (see
+// gridDims). Grids are whole groups, so the remainders are 0.
+func writeKernarg(buf []byte, segSize uint64, off int64, args []byte, s plugin.LaunchSize, dims uint16) {
 	explicit := segSize
 	if off >= 0 {
 		explicit = uint64(off)
@@ -75,6 +75,6 @@ func writeKernarg(buf []byte, segSize uint64, off int64, args []byte, s plugin.L
 		le.PutUint16(h[hiddenGroupSize+4:], uint16(s.GroupSize.Z))
 	}
 	if len(h) >= hiddenGridDims+2 {
-		le.PutUint16(h[hiddenGridDims:], gridDims(s))
+		le.PutUint16(h[hiddenGridDims:], dims)
 	}
 }

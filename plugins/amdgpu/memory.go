@@ -28,9 +28,9 @@ const (
 // memory made accessible to every GPU agent.
 func (d *Device) Alloc(kind ol.AllocType, size uint64) (uintptr, error) {
 	p := d.p
-	pool, agents := p.hostPool, p.gpus
+	pool, agents, n := p.hostPool, p.agentsC, len(p.gpus)
 	if kind == ol.AllocTypeDevice {
-		pool, agents = d.devPool, d.peers
+		pool, agents, n = d.devPool, d.peers, d.nPeers
 	}
 	if pool == 0 {
 		return 0, ol.Errorf(ol.ErrcUnsupported, "amdgpu: %s has no memory pool for %s memory", d.name(), kind)
@@ -44,8 +44,8 @@ func (d *Device) Alloc(kind ol.AllocType, size uint64) (uintptr, error) {
 		return 0, ol.Errorf(code, "hsa_amd_memory_pool_allocate of %d bytes of %s memory on %s failed: %s", size, kind, d.name(), p.drv.describe(uint32(r.st)))
 	}
 	ptr := uintptr(r.v)
-	if len(agents) > 0 {
-		if err := p.allowAccess(agents, ptr); err != nil {
+	if n > 0 {
+		if err := p.allowAccess(agents, n, ptr); err != nil {
 			_ = C.lgo_hsa_pool_free(p.run, C.uintptr_t(ptr))
 			return 0, fmt.Errorf("%w (%s memory on %s)", err, kind, d.name())
 		}
@@ -53,19 +53,10 @@ func (d *Device) Alloc(kind ol.AllocType, size uint64) (uintptr, error) {
 	return ptr, nil
 }
 
-// allowAccess lets the given agents reach the allocation at ptr.
-func (p *Platform) allowAccess(agents []uint64, ptr uintptr) error {
-	var st C.uint32_t
-	if len(agents) == len(p.gpus) {
-		st = C.lgo_hsa_allow_access(p.run, p.agentsC, C.uint32_t(len(agents)), C.uintptr_t(ptr))
-	} else {
-		for _, a := range agents {
-			one := C.uint64_t(a)
-			if st = C.lgo_hsa_allow_access(p.run, &one, 1, C.uintptr_t(ptr)); st != hsaStatusSuccess {
-				break
-			}
-		}
-	}
+// allowAccess lets the n agents at agents (in C memory) reach the
+// allocation at ptr, in one call.
+func (p *Platform) allowAccess(agents *C.uint64_t, n int, ptr uintptr) error {
+	st := C.lgo_hsa_allow_access(p.run, agents, C.uint32_t(n), C.uintptr_t(ptr))
 	return p.drv.check(fmt.Sprintf("hsa_amd_agents_allow_access for %#x", ptr), st)
 }
 
@@ -74,89 +65,56 @@ func (d *Device) Free(ptr uintptr, kind ol.AllocType) error {
 	return d.call(fmt.Sprintf("hsa_amd_memory_pool_free of %s memory at %#x", kind, ptr), C.lgo_hsa_pool_free(d.p.run, C.uintptr_t(ptr)))
 }
 
-// lockTable remembers the agent address of each range a device
-// registered (hsa_amd_memory_lock may map host memory at another address
-// for GPUs) and whether the device locked it.
-type lockTable struct {
-	mu sync.Mutex
-	m  map[uintptr]lockedRange // by start
-}
-
+// lockedRange is what a device keeps of each range it registered: the
+// address the GPUs use for its start (hsa_amd_memory_lock may map host
+// memory at another address for GPUs) and whether the device locked it.
 type lockedRange struct {
-	end, agent uintptr
-	locked     bool
+	agent  uintptr
+	locked bool
 }
 
 // Register implements plugin.Device: the first registration of a range
 // locks it for every GPU agent (hsa_amd_memory_lock), unless the runtime
 // already knows the memory (its own allocations, memory locked already);
-// the result is the address the GPUs use for ptr.
+// the result is the address the GPUs use for ptr. A registration inside a
+// range waits for the range's first registration to be done (see
+// pinned.Ranges.AddLocked), so that it gets the agent address.
 func (d *Device) Register(ptr uintptr, size uint64) (uintptr, error) {
-	first, err := d.pinned.Add(ptr, size)
+	p := d.p
+	start, l, err := d.pinned.AddLocked(ptr, size, func() (lockedRange, error) {
+		if r := C.lgo_hsa_pointer_info(p.run, C.uintptr_t(ptr)); r._type != pointerUnknown {
+			return lockedRange{agent: uintptr(r.agent_addr)}, nil
+		}
+		r := C.lgo_hsa_lock(p.run, C.uintptr_t(ptr), C.size_t(size), p.agentsC, C.uint32_t(len(p.gpus)))
+		if r.st != hsaStatusSuccess {
+			return lockedRange{}, p.drv.failure(fmt.Sprintf("hsa_amd_memory_lock of %d bytes at %#x", size, ptr), uint32(r.st))
+		}
+		return lockedRange{agent: uintptr(r.v), locked: true}, nil
+	})
 	if err != nil {
 		return 0, err
 	}
-	p := d.p
-	if first {
-		l := lockedRange{end: ptr + uintptr(size)}
-		if r := C.lgo_hsa_agent_addr(p.run, C.uintptr_t(ptr)); r.st != pointerUnknown {
-			l.agent = uintptr(r.v)
-		} else {
-			r := C.lgo_hsa_lock(p.run, C.uintptr_t(ptr), C.size_t(size), p.agentsC, C.uint32_t(len(p.gpus)))
-			if r.st != hsaStatusSuccess {
-				d.pinned.Drop(ptr)
-				return 0, p.drv.failure(fmt.Sprintf("hsa_amd_memory_lock of %d bytes at %#x", size, ptr), uint32(r.st))
-			}
-			l.agent, l.locked = uintptr(r.v), true
-		}
-		d.locks.mu.Lock()
-		if d.locks.m == nil {
-			d.locks.m = map[uintptr]lockedRange{}
-		}
-		d.locks.m[ptr] = l
-		d.locks.mu.Unlock()
-		return l.agent, nil
-	}
-	d.locks.mu.Lock()
-	defer d.locks.mu.Unlock()
-	for start, l := range d.locks.m {
-		if start <= ptr && ptr < l.end {
-			return l.agent + (ptr - start), nil
-		}
-	}
-	return ptr, nil
+	return l.agent + (ptr - start), nil
 }
 
 // Unregister implements plugin.Device: the last user of a range unlocks it
 // (if this device locked it).
 func (d *Device) Unregister(ptr uintptr) error {
-	last, start, err := d.pinned.Remove(ptr)
-	if err != nil || !last {
+	last, start, l, err := d.pinned.Remove(ptr)
+	if err != nil || !last || !l.locked {
 		return err
-	}
-	d.locks.mu.Lock()
-	l := d.locks.m[start]
-	delete(d.locks.m, start)
-	d.locks.mu.Unlock()
-	if !l.locked {
-		return nil
 	}
 	return d.call(fmt.Sprintf("hsa_amd_memory_unlock at %#x", start), C.lgo_hsa_unlock(d.p.run, C.uintptr_t(start)))
 }
 
 // unlockAll unlocks the ranges still registered (Deinit).
 func (d *Device) unlockAll() error {
-	d.locks.mu.Lock()
-	defer d.locks.mu.Unlock()
 	var errs []error
-	for start, l := range d.locks.m {
-		if !l.locked {
-			continue
+	d.pinned.Reset(func(start uintptr, l lockedRange) {
+		if l.locked {
+			errs = append(errs, d.call(fmt.Sprintf("hsa_amd_memory_unlock at %#x", start), C.lgo_hsa_unlock(d.p.run, C.uintptr_t(start))))
 		}
-		errs = append(errs, d.call(fmt.Sprintf("hsa_amd_memory_unlock at %#x", start), C.lgo_hsa_unlock(d.p.run, C.uintptr_t(start))))
-	}
-	d.locks.m = nil
-	d.pinned.Reset()
+	})
 	return errors.Join(errs...)
 }
 
@@ -164,8 +122,8 @@ func (d *Device) unlockAll() error {
 // agent as the runtime knows it (a global of an executable, memory
 // allocated by another library in this process).
 func (d *Device) OwnsPointer(p uintptr) bool {
-	r := C.lgo_hsa_pointer_owner(d.p.run, C.uintptr_t(p))
-	return r.st == pointerHSA && uint64(r.v) == d.agent
+	r := C.lgo_hsa_pointer_info(d.p.run, C.uintptr_t(p))
+	return r._type == pointerHSA && uint64(r.owner) == d.agent
 }
 
 // tempLocks are host ranges the plugin locked itself for the copies that
@@ -186,9 +144,9 @@ type tempLock struct {
 // at h, and the temporary lock taken for it (nil when none was needed:
 // memory of the runtime's pools or locked memory).
 func (p *Platform) hostAddr(h uintptr, size uint64) (uintptr, *tempLock, error) {
-	r := C.lgo_hsa_agent_addr(p.run, C.uintptr_t(h))
-	if r.st != pointerUnknown {
-		return uintptr(r.v), nil, nil
+	r := C.lgo_hsa_pointer_info(p.run, C.uintptr_t(h))
+	if r._type != pointerUnknown {
+		return uintptr(r.agent_addr), nil, nil
 	}
 	end := h + uintptr(size)
 	p.tlocks.mu.Lock()

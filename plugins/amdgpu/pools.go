@@ -13,6 +13,7 @@ import (
 	"unsafe"
 
 	"github.com/liboffload-go/liboffload-go/api/ol"
+	"github.com/liboffload-go/liboffload-go/plugins/internal/gpu"
 )
 
 // signal is an HSA signal of the platform's pool. It counts its
@@ -48,7 +49,7 @@ type signalPool struct {
 // get returns a signal with value 1 and one reference.
 func (sp *signalPool) get() (*signal, error) {
 	sp.mu.Lock()
-	s := popLast(&sp.free)
+	s := gpu.PopLast(&sp.free)
 	sp.mu.Unlock()
 	if s == nil {
 		r := C.lgo_hsa_signal_create(sp.p.run, 1)
@@ -80,17 +81,6 @@ func (sp *signalPool) release() error {
 	}
 	sp.all, sp.free = nil, nil
 	return errors.Join(errs...)
-}
-
-// popLast takes the last entry of a pool, the zero value when it is empty.
-func popLast[T any](pool *[]T) T {
-	var last T
-	if n := len(*pool); n > 0 {
-		last = (*pool)[n-1]
-		(*pool)[n-1] = *new(T)
-		*pool = (*pool)[:n-1]
-	}
-	return last
 }
 
 // Kernel-argument buffers come in size classes of 256 << k bytes, carved
@@ -129,7 +119,7 @@ func (kp *kernargPool) get(size uint64) (uintptr, int8, error) {
 	}
 	kp.mu.Lock()
 	defer kp.mu.Unlock()
-	if b := popLast(&kp.free[class]); b != 0 {
+	if b := gpu.PopLast(&kp.free[class]); b != 0 {
 		return b, class, nil
 	}
 	slab, err := kp.allocate(kernargSlab)
@@ -154,7 +144,7 @@ func (kp *kernargPool) allocate(size uint64) (uintptr, error) {
 		return 0, p.drv.failure(fmt.Sprintf("hsa_amd_memory_pool_allocate of %d bytes of kernel-argument memory", size), uint32(r.st))
 	}
 	b := uintptr(r.v)
-	if err := p.allowAccess(p.gpus, b); err != nil {
+	if err := p.allowAccess(p.agentsC, len(p.gpus), b); err != nil {
 		_ = C.lgo_hsa_pool_free(p.run, C.uintptr_t(b))
 		return 0, err
 	}

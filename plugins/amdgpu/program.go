@@ -15,6 +15,7 @@ import (
 
 	"github.com/liboffload-go/liboffload-go/api/ol"
 	"github.com/liboffload-go/liboffload-go/plugins/image"
+	"github.com/liboffload-go/liboffload-go/plugins/internal/gpu"
 	"github.com/liboffload-go/liboffload-go/plugins/plugin"
 )
 
@@ -148,7 +149,7 @@ func (p *Program) Kernel(name string) (plugin.Kernel, error) {
 		}
 	}
 	k := &Kernel{p: p, name: name, object: object, kernargSize: kernargSize, kernargAlign: kernargAlign,
-		groupSize: group, privateSize: private, implicitOff: implicitOffset(uint64(kernargSize)), maxGroup: p.d.maxGroup, suggest: p.d.maxGroup}
+		groupSize: group, privateSize: private, implicitOff: implicitOffset(uint64(kernargSize)), maxGroup: p.d.info.MaxWorkGroupSize.V, suggest: p.d.info.MaxWorkGroupSize.V}
 	if m, ok := p.meta[name]; ok {
 		// the metadata says where the implicit arguments are, if any
 		k.implicitOff = m.implicitBase
@@ -268,23 +269,12 @@ func (d *Device) checkGroupMemory(k *Kernel, dyn uint64) error {
 }
 
 // checkLaunch refuses a grid the device cannot run, with the value named.
+// The grid is limited in work-items.
 func (d *Device) checkLaunch(k *Kernel, s plugin.LaunchSize) error {
-	g, b := [3]uint32{s.NumGroups.X, s.NumGroups.Y, s.NumGroups.Z}, [3]uint32{s.GroupSize.X, s.GroupSize.Y, s.GroupSize.Z}
-	threads := uint64(1)
-	for i, axis := range "xyz" {
-		if g[i] == 0 || b[i] == 0 {
-			return ol.Errorf(ol.ErrcInvalidSize, "NumGroups.%c is %d and GroupSize.%c is %d: every dimension needs at least one", axis, g[i], axis, b[i])
-		}
-		if b[i] > d.groupMax[i] {
-			return ol.Errorf(ol.ErrcInvalidSize, "GroupSize.%c %d exceeds the maximum %d of %s", axis, b[i], d.groupMax[i], d.name())
-		}
-		if items := uint64(g[i]) * uint64(b[i]); items > uint64(d.gridMax[i]) {
-			return ol.Errorf(ol.ErrcInvalidSize, "NumGroups.%c %d × GroupSize.%c %d is %d work-items, more than the maximum %d of %s", axis, g[i], axis, b[i], items, d.gridMax[i], d.name())
-		}
-		threads *= uint64(b[i])
-	}
-	if threads > uint64(k.maxGroup) {
-		return ol.Errorf(ol.ErrcInvalidSize, "GroupSize %dx%dx%d is %d work-items, more than kernel %q can have on %s (%d)", b[0], b[1], b[2], threads, k.name, d.name(), k.maxGroup)
+	gm, wm := d.info.MaxWorkGroupSizePerDimension.V, d.info.MaxWorkSizePerDimension.V
+	l := gpu.Limits{Group: [3]uint32{gm.X, gm.Y, gm.Z}, Grid: [3]uint32{wm.X, wm.Y, wm.Z}, GridInItems: true, KernelGroup: k.maxGroup}
+	if err := gpu.CheckLaunch(s, l, k.name, d.name); err != nil {
+		return err
 	}
 	return d.checkGroupMemory(k, s.DynSharedMemory)
 }
@@ -318,7 +308,8 @@ func (q *Queue) Launch(pk plugin.Kernel, args []byte, s plugin.LaunchSize) error
 	if err != nil {
 		return err
 	}
-	writeKernarg(bytesAt(karg, max(seg, 16)), seg, k.implicitOff, args, s)
+	dims := gridDims(s)
+	writeKernarg(bytesAt(karg, max(seg, 16)), seg, k.implicitOff, args, s, dims)
 	sig, err := h.begin()
 	if err != nil {
 		d.p.kernargs.put(karg, class)
@@ -328,7 +319,7 @@ func (q *Queue) Launch(pk plugin.Kernel, args []byte, s plugin.LaunchSize) error
 	if h.last != nil && !h.lastInRing {
 		C.lgo_hsa_barrier(run, C.uintptr_t(h.q), h.dep(), 0, 0)
 	}
-	C.lgo_hsa_dispatch(run, C.uintptr_t(h.q), C.uint16_t(gridDims(s)),
+	C.lgo_hsa_dispatch(run, C.uintptr_t(h.q), C.uint16_t(dims),
 		C.uint16_t(s.GroupSize.X), C.uint16_t(s.GroupSize.Y), C.uint16_t(s.GroupSize.Z),
 		C.uint32_t(s.NumGroups.X*s.GroupSize.X), C.uint32_t(s.NumGroups.Y*s.GroupSize.Y), C.uint32_t(s.NumGroups.Z*s.GroupSize.Z),
 		C.uint32_t(k.privateSize), C.uint32_t(uint64(k.groupSize)+s.DynSharedMemory),

@@ -29,7 +29,7 @@ func TestKernargLayout(t *testing.T) {
 		buf[i] = 0xcd
 	}
 	s := plugin.LaunchSize{NumGroups: ol.Dimensions{X: 7, Y: 3, Z: 1}, GroupSize: ol.Dimensions{X: 64, Y: 2, Z: 1}}
-	writeKernarg(buf, seg, implicitOffset(seg), args, s)
+	writeKernarg(buf, seg, implicitOffset(seg), args, s, gridDims(s))
 	want := make([]byte, seg)
 	copy(want, args)
 	h := want[24:]
@@ -44,7 +44,7 @@ func TestKernargLayout(t *testing.T) {
 	}
 	// a kernel without implicit arguments: the segment is the arguments only
 	buf2 := make([]byte, 24)
-	writeKernarg(buf2, 24, implicitOffset(24), args, s)
+	writeKernarg(buf2, 24, implicitOffset(24), args, s, gridDims(s))
 	if string(buf2) != string(args) {
 		t.Errorf("without implicit arguments: % x", buf2)
 	}

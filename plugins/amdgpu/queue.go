@@ -281,7 +281,7 @@ func (d *Device) getHW() (*hwQueue, error) {
 	}
 	clear(qs.outstanding[len(keep):])
 	qs.outstanding = keep
-	h := popLast(&qs.idle)
+	h := gpu.PopLast(&qs.idle)
 	var oldest *hwQueue
 	// (never from a host function: the queue released first may be the
 	// one waiting for it)
@@ -506,7 +506,7 @@ func (p *Platform) fillByCopy(agent uint64, ptr uintptr, v uint32, count uint64)
 	}
 	buf := uintptr(r.v)
 	defer C.lgo_hsa_pool_free(p.run, C.uintptr_t(buf))
-	if err := p.allowAccess(p.gpus, buf); err != nil {
+	if err := p.allowAccess(p.agentsC, len(p.gpus), buf); err != nil {
 		return err
 	}
 	var w [4]byte
@@ -574,11 +574,11 @@ func (q *Queue) Fill(ptr uintptr, pattern unsafe.Pointer, patternSize, size uint
 
 // isGPUMemory reports whether the runtime knows p as memory of a GPU agent.
 func (p *Platform) isGPUMemory(ptr uintptr) bool {
-	r := C.lgo_hsa_pointer_owner(p.run, C.uintptr_t(ptr))
-	switch r.st {
+	r := C.lgo_hsa_pointer_info(p.run, C.uintptr_t(ptr))
+	switch r._type {
 	case pointerHSA:
 		for _, a := range p.gpus {
-			if uint64(r.v) == a {
+			if uint64(r.owner) == a {
 				return true
 			}
 		}
@@ -638,7 +638,7 @@ func (q *Queue) fillStaged(ptr uintptr, pattern unsafe.Pointer, patternSize, siz
 		return ol.Errorf(ol.ErrcOutOfResources, "amdgpu: no host memory to stage a fill with a %d-byte pattern: %s", patternSize, p.drv.describe(uint32(r.st)))
 	}
 	buf := uintptr(r.v)
-	if err := p.allowAccess(p.gpus, buf); err != nil {
+	if err := p.allowAccess(p.agentsC, len(p.gpus), buf); err != nil {
 		_ = C.lgo_hsa_pool_free(p.run, C.uintptr_t(buf))
 		return err
 	}
@@ -721,7 +721,7 @@ func (q *Queue) Record() (plugin.Event, error) {
 	h.mu.Unlock()
 	d := q.d
 	d.queues.mu.Lock()
-	e := popLast(&d.queues.events)
+	e := gpu.PopLast(&d.queues.events)
 	d.queues.mu.Unlock()
 	if e == nil {
 		e = new(Event)
@@ -758,8 +758,8 @@ func (q *Queue) Wait(pe plugin.Event) error {
 // Sync implements plugin.Queue: waits for the queue's last signal and
 // reports the first failure since the last Sync.
 func (q *Queue) Sync() error {
-	if wouldWaitForever(q, q.ops.Load()) {
-		return ol.NewError(ol.ErrcInvalidArgument, "olSyncQueue called from a host function would wait forever: the queue's work waits for that host function")
+	if err := gpu.CheckWait(gpu.SyncQueue, q, q.ops.Load(), runningHostFunction); err != nil {
+		return err
 	}
 	h := q.hw
 	h.mu.Lock()
@@ -792,15 +792,15 @@ func (q *Queue) Release() error {
 	return nil
 }
 
-// wouldWaitForever reports whether waiting for q to reach mark would wait
-// for the host function the calling thread runs: one of q submitted before
-// mark, or one that q's work before mark waits for through events.
-func wouldWaitForever(q *Queue, mark uint64) bool {
+// runningHostFunction is the WaitID of the queue whose host function the
+// calling thread runs (0: none) and that host function's operation, for
+// gpu.CheckWait.
+func runningHostFunction() (uintptr, uint64) {
 	running := uintptr(C.lgo_hsa_running_queue())
 	if running == 0 {
-		return false
+		return 0, 0
 	}
-	return gpu.DependsOn(q, mark, running, uint64(C.lgo_hsa_running_mark()))
+	return running, uint64(C.lgo_hsa_running_mark())
 }
 
 // WaitID implements gpu.WaitNode.
@@ -823,8 +823,8 @@ func (e *Event) Sync() error {
 	if e.sig == nil {
 		return nil
 	}
-	if wouldWaitForever(e.q, e.mark) {
-		return ol.NewError(ol.ErrcInvalidArgument, "olSyncEvent called from a host function would wait forever: the event's work waits for that host function")
+	if err := gpu.CheckWait(gpu.SyncEvent, e.q, e.mark, runningHostFunction); err != nil {
+		return err
 	}
 	return e.hw.wait(e.sig, 0)
 }

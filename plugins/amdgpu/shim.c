@@ -53,23 +53,7 @@ uint32_t lgo_hsa_amd_agent_iterate_memory_pools(uintptr_t fn, uint64_t agent, ui
   return ((lgo_hsa_iterate_handle_t)fn)(a, collect, (void *)data);
 }
 
-uint32_t lgo_hsa_agent_iterate_isas(uintptr_t fn, uint64_t agent, uintptr_t data) {
-  lgo_hsa_handle_t a = {agent};
-  return ((lgo_hsa_iterate_handle_t)fn)(a, collect, (void *)data);
-}
-
 uint32_t lgo_hsa_shut_down(const lgo_hsa_fns *f) { return ((lgo_hsa_init_t)f->shut_down)(); }
-
-uint32_t lgo_hsa_isa_name(const lgo_hsa_fns *f, uint64_t isa, char *name, size_t size) {
-  lgo_hsa_handle_t i = {isa};
-  uint32_t len = 0;
-  /* HSA_ISA_INFO_NAME_LENGTH (0), then HSA_ISA_INFO_NAME (1) into a buffer of that size */
-  uint32_t st = ((lgo_hsa_handle_get_info_t)f->isa_get_info_alt)(i, 0, &len);
-  if (st != 0) return st;
-  if (len >= size) return 0x1001; /* HSA_STATUS_ERROR_INVALID_ARGUMENT */
-  memset(name, 0, size);
-  return ((lgo_hsa_handle_get_info_t)f->isa_get_info_alt)(i, 1, name);
-}
 
 uint32_t lgo_hsa_agent_pool_access(const lgo_hsa_fns *f, uint64_t agent, uint64_t pool, uint32_t *access) {
   lgo_hsa_handle_t a = {agent}, p = {pool};
@@ -120,30 +104,18 @@ typedef struct {
   lgo_hsa_handle_t owner;
 } lgo_hsa_pointer_info_t;
 
-lgo_hsa_r lgo_hsa_pointer_owner(const lgo_hsa_fns *f, uintptr_t p) {
+lgo_hsa_ptr lgo_hsa_pointer_info(const lgo_hsa_fns *f, uintptr_t p) {
   lgo_hsa_pointer_info_t info;
-  lgo_hsa_r r = {0, 0};
+  lgo_hsa_ptr r = {0, 0, p};
   memset(&info, 0, sizeof info);
   info.size = sizeof info;
   if (((uint32_t(*)(const void *, lgo_hsa_pointer_info_t *, void *(*)(size_t), uint32_t *, void *))f->pointer_info)(
           (const void *)p, &info, NULL, NULL, NULL) != 0)
     return r;
-  r.st = info.type;
-  r.v = info.owner.handle;
-  return r;
-}
-
-lgo_hsa_r lgo_hsa_agent_addr(const lgo_hsa_fns *f, uintptr_t p) {
-  lgo_hsa_pointer_info_t info;
-  lgo_hsa_r r = {0, (uint64_t)p};
-  memset(&info, 0, sizeof info);
-  info.size = sizeof info;
-  if (((uint32_t(*)(const void *, lgo_hsa_pointer_info_t *, void *(*)(size_t), uint32_t *, void *))f->pointer_info)(
-          (const void *)p, &info, NULL, NULL, NULL) != 0)
-    return r;
-  r.st = info.type;
+  r.type = info.type;
+  r.owner = info.owner.handle;
   if (info.type == 2 /* HSA_EXT_POINTER_TYPE_LOCKED */ && info.agent_base != NULL && info.host_base != NULL)
-    r.v = (uint64_t)(uintptr_t)info.agent_base + ((uint64_t)p - (uint64_t)(uintptr_t)info.host_base);
+    r.agent_addr = (uintptr_t)info.agent_base + (p - (uintptr_t)info.host_base);
   return r;
 }
 

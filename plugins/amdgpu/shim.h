@@ -23,20 +23,18 @@ LGO_HIDDEN uint32_t lgo_hsa_agent_get_info(uintptr_t fn, uint64_t agent, uint32_
 LGO_HIDDEN uint32_t lgo_hsa_amd_memory_pool_get_info(uintptr_t fn, uint64_t pool, uint32_t attr, void *value);
 
 // The iterators call the Go function lgoHsaCollect (an //export in
-// collect.go) for each agent, memory pool or ISA, passing data through
+// collect.go) for each agent or memory pool, passing data through
 // unchanged.
 LGO_HIDDEN uint32_t lgo_hsa_iterate_agents(uintptr_t fn, uintptr_t data);
 LGO_HIDDEN uint32_t lgo_hsa_amd_agent_iterate_memory_pools(uintptr_t fn, uint64_t agent, uintptr_t data);
-LGO_HIDDEN uint32_t lgo_hsa_agent_iterate_isas(uintptr_t fn, uint64_t agent, uintptr_t data);
 
 // Entry points used after hsa_init, in one table per runtime.
 typedef struct {
-  uintptr_t shut_down, isa_get_info_alt, agent_memory_pool_get_info;
+  uintptr_t shut_down, agent_memory_pool_get_info;
   uintptr_t pool_allocate, pool_free, allow_access, async_copy, fill, lock, unlock, pointer_info;
-  uintptr_t signal_create, signal_destroy, signal_load, signal_store_screlease, signal_store_relaxed,
-      signal_wait, async_handler;
-  uintptr_t queue_create, queue_destroy, queue_load_read_index, queue_add_write_index,
-      queue_load_write_index;
+  uintptr_t signal_create, signal_destroy, signal_load, signal_store_screlease, signal_wait,
+      async_handler;
+  uintptr_t queue_create, queue_destroy, queue_load_read_index, queue_add_write_index;
   uintptr_t reader_create, reader_destroy, executable_create, executable_load, executable_freeze,
       executable_symbol_by_name, symbol_get_info, executable_destroy;
 } lgo_hsa_fns;
@@ -48,7 +46,6 @@ typedef struct {
 } lgo_hsa_r;
 
 LGO_HIDDEN uint32_t lgo_hsa_shut_down(const lgo_hsa_fns *f);
-LGO_HIDDEN uint32_t lgo_hsa_isa_name(const lgo_hsa_fns *f, uint64_t isa, char *name, size_t size);
 LGO_HIDDEN uint32_t lgo_hsa_agent_pool_access(const lgo_hsa_fns *f, uint64_t agent, uint64_t pool, uint32_t *access);
 
 LGO_HIDDEN lgo_hsa_r lgo_hsa_pool_allocate(const lgo_hsa_fns *f, uint64_t pool, size_t size);
@@ -56,12 +53,17 @@ LGO_HIDDEN uint32_t lgo_hsa_pool_free(const lgo_hsa_fns *f, uintptr_t p);
 LGO_HIDDEN uint32_t lgo_hsa_allow_access(const lgo_hsa_fns *f, const uint64_t *agents, uint32_t n, uintptr_t p);
 LGO_HIDDEN lgo_hsa_r lgo_hsa_lock(const lgo_hsa_fns *f, uintptr_t p, size_t size, const uint64_t *agents, uint32_t n);
 LGO_HIDDEN uint32_t lgo_hsa_unlock(const lgo_hsa_fns *f, uintptr_t p);
-// The type (hsa_amd_pointer_type_t, in st) and owning agent (v) of p;
-// type 0 when the runtime does not know it or the query fails.
-LGO_HIDDEN lgo_hsa_r lgo_hsa_pointer_owner(const lgo_hsa_fns *f, uintptr_t p);
-// The type of p (st) and the address a GPU uses for it (v): p itself for
-// runtime allocations, the agent address of locked host memory.
-LGO_HIDDEN lgo_hsa_r lgo_hsa_agent_addr(const lgo_hsa_fns *f, uintptr_t p);
+// What hsa_amd_pointer_info says of p: its type (hsa_amd_pointer_type_t;
+// 0 when the runtime does not know it or the query fails), its owning
+// agent, and the address a GPU uses for it (p itself for runtime
+// allocations and unknown memory, the agent address of locked host
+// memory).
+typedef struct {
+  uint32_t type;
+  uint64_t owner;
+  uintptr_t agent_addr;
+} lgo_hsa_ptr;
+LGO_HIDDEN lgo_hsa_ptr lgo_hsa_pointer_info(const lgo_hsa_fns *f, uintptr_t p);
 
 // Copies size bytes after dep (0: none) completes, then decrements done.
 LGO_HIDDEN uint32_t lgo_hsa_copy(const lgo_hsa_fns *f, uintptr_t dst, uint64_t dst_agent, uintptr_t src,

@@ -286,7 +286,7 @@ type Device struct {
 	drv     *driver
 	ordinal int32
 	ctx     C.uintptr_t // the primary context, retained for this initialisation
-	pinned  pinned.Ranges
+	pinned  pinned.Ranges[struct{}]
 	streams streams
 	unloads sync.WaitGroup // programs unloading once their launches are done
 

@@ -74,7 +74,7 @@ func (d *Device) Register(p uintptr, size uint64) (uintptr, error) {
 
 // Unregister implements plugin.Device: the last user of a range unlocks it.
 func (d *Device) Unregister(p uintptr) error {
-	last, start, err := d.pinned.Remove(p)
+	last, start, _, err := d.pinned.Remove(p)
 	if err != nil || !last {
 		return err
 	}

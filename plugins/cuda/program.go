@@ -16,6 +16,7 @@ import (
 
 	"github.com/liboffload-go/liboffload-go/api/ol"
 	"github.com/liboffload-go/liboffload-go/plugins/image"
+	"github.com/liboffload-go/liboffload-go/plugins/internal/gpu"
 	"github.com/liboffload-go/liboffload-go/plugins/plugin"
 )
 
@@ -201,23 +202,11 @@ func (k *Kernel) MaxGroupSize(dynShared uint64) (uint64, error) {
 }
 
 // checkLaunch refuses a grid the device cannot run, with the value named.
+// The grid is limited in blocks.
 func (d *Device) checkLaunch(k *Kernel, s plugin.LaunchSize) error {
-	g, b := [3]uint32{s.NumGroups.X, s.NumGroups.Y, s.NumGroups.Z}, [3]uint32{s.GroupSize.X, s.GroupSize.Y, s.GroupSize.Z}
-	threads := uint64(1)
-	for i, axis := range "xyz" {
-		if g[i] == 0 || b[i] == 0 {
-			return ol.Errorf(ol.ErrcInvalidSize, "NumGroups.%c is %d and GroupSize.%c is %d: every dimension needs at least one", axis, g[i], axis, b[i])
-		}
-		if b[i] > d.blockMax[i] {
-			return ol.Errorf(ol.ErrcInvalidSize, "GroupSize.%c %d exceeds the maximum %d of %s", axis, b[i], d.blockMax[i], d.info.Name.V)
-		}
-		if g[i] > d.gridMax[i] {
-			return ol.Errorf(ol.ErrcInvalidSize, "NumGroups.%c %d exceeds the maximum %d of %s", axis, g[i], d.gridMax[i], d.info.Name.V)
-		}
-		threads *= uint64(b[i])
-	}
-	if threads > uint64(k.maxThreads) {
-		return ol.Errorf(ol.ErrcInvalidSize, "GroupSize %dx%dx%d is %d work-items, more than kernel %q can have on %s (%d)", b[0], b[1], b[2], threads, k.name, d.info.Name.V, k.maxThreads)
+	l := gpu.Limits{Group: d.blockMax, Grid: d.gridMax, KernelGroup: k.maxThreads}
+	if err := gpu.CheckLaunch(s, l, k.name, func() string { return d.info.Name.V }); err != nil {
+		return err
 	}
 	if s.DynSharedMemory > uint64(^uint32(0)) {
 		return ol.Errorf(ol.ErrcInvalidSize, "DynSharedMemory %d exceeds the shared memory of %s", s.DynSharedMemory, d.info.Name.V)

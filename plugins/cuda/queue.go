@@ -62,7 +62,7 @@ func (d *Device) NewQueue() (plugin.Queue, error) {
 		}
 	}
 	d.streams.outstanding = keep
-	s := popLast(&d.streams.idle)
+	s := gpu.PopLast(&d.streams.idle)
 	d.streams.mu.Unlock()
 	if s == 0 {
 		if err := d.call("cuStreamCreate", C.lgo_cu_stream_create(d.drv.run, d.ctx, &s)); err != nil {
@@ -75,16 +75,6 @@ func (d *Device) NewQueue() (plugin.Queue, error) {
 }
 
 var queueIDs atomic.Uintptr
-
-// popLast takes the last entry of a pool, the zero value when it is empty.
-func popLast[T any](pool *[]T) T {
-	var last T
-	if n := len(*pool); n > 0 {
-		last = (*pool)[n-1]
-		*pool = (*pool)[:n-1]
-	}
-	return last
-}
 
 // releaseStreams waits for the work of released queues (held back work
 // included), then synchronises and destroys every stream and event the
@@ -449,15 +439,15 @@ func lgoCudaRelay(id C.uintptr_t) {
 	}()
 }
 
-// wouldWaitForever reports whether waiting for q to reach mark would wait
-// for the host function the calling thread runs: one of q submitted before
-// mark, or one that q's work before mark waits for through events.
-func wouldWaitForever(q *Queue, mark uint64) bool {
+// runningHostFunction is the WaitID of the queue whose host function the
+// calling thread runs (0: none) and that host function's operation, for
+// gpu.CheckWait.
+func runningHostFunction() (uintptr, uint64) {
 	running := uintptr(C.lgo_cu_running_queue())
 	if running == 0 {
-		return false
+		return 0, 0
 	}
-	return gpu.DependsOn(q, mark, running, uint64(C.lgo_cu_running_mark()))
+	return running, uint64(C.lgo_cu_running_mark())
 }
 
 // WaitID implements gpu.WaitNode.
@@ -471,7 +461,7 @@ func (q *Queue) WaitList() (*sync.Mutex, *gpu.Waits[*Queue]) { return &q.mu, &q.
 func (q *Queue) Record() (plugin.Event, error) {
 	d := q.d
 	d.streams.mu.Lock()
-	ev := popLast(&d.streams.events)
+	ev := gpu.PopLast(&d.streams.events)
 	d.streams.mu.Unlock()
 	if ev == 0 {
 		// (a variable of its own: one whose address goes to C lives on
@@ -483,7 +473,7 @@ func (q *Queue) Record() (plugin.Event, error) {
 		ev = fresh
 	}
 	d.streams.mu.Lock()
-	e := popLast(&d.streams.eventObjs)
+	e := gpu.PopLast(&d.streams.eventObjs)
 	d.streams.mu.Unlock()
 	if e == nil {
 		e = new(Event)
@@ -550,8 +540,8 @@ func (q *Queue) waitNow(e *Event) error {
 // Sync implements plugin.Queue: waits for the held-back work and the
 // stream, and reports the first failure since the last Sync.
 func (q *Queue) Sync() error {
-	if wouldWaitForever(q, q.ops.Load()) {
-		return ol.NewError(ol.ErrcInvalidArgument, "olSyncQueue called from a host function would wait forever: the queue's work waits for that host function")
+	if err := gpu.CheckWait(gpu.SyncQueue, q, q.ops.Load(), runningHostFunction); err != nil {
+		return err
 	}
 	q.waitUnheld()
 	err := q.d.call("cuStreamSynchronize", q.d.handleOp(opStreamSync, q.s))
@@ -629,8 +619,8 @@ func (e *Event) waitRecorded() {
 
 // Sync implements plugin.Event.
 func (e *Event) Sync() error {
-	if wouldWaitForever(e.q, e.mark) {
-		return ol.NewError(ol.ErrcInvalidArgument, "olSyncEvent called from a host function would wait forever: the event's work waits for that host function")
+	if err := gpu.CheckWait(gpu.SyncEvent, e.q, e.mark, runningHostFunction); err != nil {
+		return err
 	}
 	e.waitRecorded()
 	return e.q.d.call("cuEventSynchronize", e.q.d.handleOp(opEventSync, e.ev))

@@ -132,7 +132,7 @@ func (p *Platform) Deinit() error {
 	d.pools = nil
 	d.free = nil
 	d.released = nil
-	d.pinned.Reset()
+	d.pinned.Reset(nil)
 	return nil
 }
 
@@ -156,7 +156,7 @@ type Device struct {
 	free     []*queue        // released, idle queues for reuse
 	released map[*queue]bool // released queues whose work has not ended
 	pools    []*C.ol_fiber_pool
-	pinned   pinned.Ranges // registered ranges (its own lock)
+	pinned   pinned.Ranges[struct{}] // registered ranges (its own lock)
 }
 
 const (

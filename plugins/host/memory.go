@@ -14,6 +14,6 @@ func (d *Device) Register(ptr uintptr, size uint64) (uintptr, error) {
 // Unregister implements plugin.Device: drops one user of the range that
 // contains ptr.
 func (d *Device) Unregister(ptr uintptr) error {
-	_, _, err := d.pinned.Remove(ptr)
+	_, _, _, err := d.pinned.Remove(ptr)
 	return err
 }

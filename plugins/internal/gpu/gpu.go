@@ -179,3 +179,16 @@ func (m Images) IsValidBinary(img []byte) bool { return m.Target.Accepts(image.C
 func (m Images) AcceptsImage(info image.Info) (bool, string) {
 	return m.Target.Accepts(info), m.Target.Needs()
 }
+
+// PopLast takes the last entry of a pool, the zero value when it is empty;
+// the slot it leaves is cleared so that the pool holds nothing it no
+// longer lists.
+func PopLast[T any](pool *[]T) T {
+	var last T
+	if n := len(*pool); n > 0 {
+		last = (*pool)[n-1]
+		(*pool)[n-1] = *new(T)
+		*pool = (*pool)[:n-1]
+	}
+	return last
+}

@@ -1,6 +1,10 @@
 package gpu
 
-import "sync"
+import (
+	"sync"
+
+	"github.com/liboffload-go/liboffload-go/api/ol"
+)
 
 // The waits of GPU queues for each other's events, kept so that a host
 // function that synchronises with work that waits, directly or through
@@ -81,4 +85,29 @@ func dependsOn[Q WaitNode[Q]](q Q, mark uint64, running uintptr, runMark uint64,
 		}
 	}
 	return false
+}
+
+// SyncKind is what a host function waits for: a queue or an event.
+type SyncKind bool
+
+const (
+	SyncQueue SyncKind = false // olSyncQueue
+	SyncEvent SyncKind = true  // olSyncEvent
+)
+
+// CheckWait refuses a wait for q to reach mark that would wait forever
+// because it waits for the host function the calling thread runs: one of
+// q's before mark, or one that q's work before mark waits for through
+// events. running reports the WaitID of the queue whose host function the
+// thread runs (0: none) and that host function's operation. It allocates
+// nothing when the wait may go on.
+func CheckWait[Q WaitNode[Q]](kind SyncKind, q Q, mark uint64, running func() (uintptr, uint64)) error {
+	queue, runMark := running()
+	if queue == 0 || !DependsOn(q, mark, queue, runMark) {
+		return nil
+	}
+	if kind == SyncEvent {
+		return ol.NewError(ol.ErrcInvalidArgument, "olSyncEvent called from a host function would wait forever: the event's work waits for that host function")
+	}
+	return ol.NewError(ol.ErrcInvalidArgument, "olSyncQueue called from a host function would wait forever: the queue's work waits for that host function")
 }

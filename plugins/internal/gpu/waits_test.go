@@ -1,8 +1,11 @@
 package gpu
 
 import (
+	"errors"
 	"sync"
 	"testing"
+
+	"github.com/liboffload-go/liboffload-go/api/ol"
 )
 
 type node struct {
@@ -60,5 +63,43 @@ func TestWaitsKeepsTheLatest(t *testing.T) {
 	}
 	if got := w.Before(10, &buf); len(got) != 5 {
 		t.Errorf("%d waits up to operation 10, want 5 (6..10)", len(got))
+	}
+}
+
+// CheckWait refuses, with the call named, only a wait from a host function
+// that the waited-for work depends on.
+func TestCheckWait(t *testing.T) {
+	a, c := &node{id: 1}, &node{id: 3}
+	a.waits.Add(3, c, 2)
+	outside := func() (uintptr, uint64) { return 0, 0 }
+	inC := func() (uintptr, uint64) { return 3, 2 }
+	if err := CheckWait(SyncQueue, a, 10, outside); err != nil {
+		t.Errorf("outside a host function: %v", err)
+	}
+	if err := CheckWait(SyncQueue, a, 2, inC); err != nil {
+		t.Errorf("work that does not wait for the host function: %v", err)
+	}
+	for kind, want := range map[SyncKind]string{
+		SyncQueue: "olSyncQueue called from a host function would wait forever: the queue's work waits for that host function",
+		SyncEvent: "olSyncEvent called from a host function would wait forever: the event's work waits for that host function",
+	} {
+		var e *ol.Error
+		if err := CheckWait(kind, a, 10, inC); !errors.As(err, &e) || e.Code != ol.ErrcInvalidArgument || e.Details != want {
+			t.Errorf("CheckWait(%v) = %v, want %q", kind, err, want)
+		}
+	}
+	if n := testing.AllocsPerRun(100, func() { _ = CheckWait(SyncQueue, a, 2, inC) }); n != 0 {
+		t.Errorf("CheckWait allocates %v times", n)
+	}
+}
+
+func TestPopLast(t *testing.T) {
+	pool := []*node{{id: 1}, {id: 2}}
+	if n := PopLast(&pool); n == nil || n.id != 2 || len(pool) != 1 || pool[:2][1] != nil {
+		t.Errorf("PopLast = %v, pool %v (cap %v)", n, pool, pool[:2])
+	}
+	PopLast(&pool)
+	if n := PopLast(&pool); n != nil || len(pool) != 0 {
+		t.Errorf("PopLast of an empty pool = %v", n)
 	}
 }
