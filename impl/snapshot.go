@@ -37,9 +37,14 @@ type snapBuilder struct {
 }
 
 // newSnapBuilder starts with the whole directory (every kind's directory
-// and iteration words), zero until kind and list fill them in.
+// and iteration words), zero until kind and list fill them in, in the
+// buffer of the last snapshot.
 func newSnapBuilder() *snapBuilder {
-	return &snapBuilder{words: make([]uint64, 2*snapMaxKinds, 1024)}
+	w := snapWords[:0]
+	if cap(w) < 1024 {
+		w = make([]uint64, 0, 1024)
+	}
+	return &snapBuilder{words: append(w, make([]uint64, 2*snapMaxKinds)...)}
 }
 
 // kind reserves the records of kind k: slots objects of props properties.
@@ -86,9 +91,16 @@ func (b *snapBuilder) list(k int, n int) []uint64 {
 }
 
 // snapMu guards the publishing of the snapshot (the C writers must be
-// one at a time). It is never held while waiting for anything else;
-// OlShutDown takes it under life.mu.
+// one at a time) and snapWords. It is never held while waiting for
+// anything else; OlShutDown takes it under life.mu.
 var snapMu sync.Mutex
+
+// snapWords is the layout buffer, kept between initialisations so that
+// publishing allocates nothing once it has grown: a program that
+// initialises the library over and over makes no garbage for it (the
+// lifecycle suite's dlopen cycles count threads, which a collection can
+// add).
+var snapWords []uint64
 
 // States of Context.snap.
 const (
@@ -115,6 +127,7 @@ func (c *Context) snapshotOnce() {
 	b := newSnapBuilder()
 	c.snapshot(b)
 	C.ol_snap_publish((*C.uint64_t)(unsafe.Pointer(&b.words[0])), C.size_t(len(b.words)))
+	snapWords = b.words
 	c.snap.Store(snapPublished)
 }
 
