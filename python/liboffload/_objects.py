@@ -3,6 +3,7 @@ functions."""
 
 import ctypes
 import itertools
+import operator
 import os
 import threading
 
@@ -228,12 +229,28 @@ class Buffer(_Owned):
     def info(self, prop):
         return get_info(MemInfo, self.ptr, prop, _wrap)
 
+    def _range(self, function, offset, size):
+        """self.ptr + offset after checking that [offset, offset + size)
+        lies inside the buffer: an address past it may be another
+        allocation (or, on the host device, the allocator's own data)."""
+        ptr = self.ptr
+        offset = operator.index(offset)
+        size = operator.index(size)
+        if offset < 0 or size < 0 or offset > self.size or \
+                size > self.size - offset:
+            raise OffloadError(
+                Errc.INVALID_SIZE,
+                "offset %d and size %d are outside the buffer at %#x "
+                "(%d bytes)" % (offset, size, ptr, self.size), function)
+        return ptr + offset
+
     def copy_from(self, src, offset=0, queue=None):
         """Copy a host object (bytes, bytearray, array.array, memoryview,
         numpy array...) into the buffer at offset. With a queue the copy is
         queued (src is kept alive until the queue is synced)."""
         addr, size, keep = _host_memory(src, writable=False)
-        call("olMemcpy", _queue_handle(queue), self.ptr + offset,
+        dst = self._range("olMemcpy", offset, size)
+        call("olMemcpy", _queue_handle(queue), dst,
              self.device.handle, addr, host_device().handle, size)
         if queue is not None:
             queue._keep(keep)
@@ -245,10 +262,14 @@ class Buffer(_Owned):
         is returned. With a queue the copy is queued: read dst after
         queue.sync()."""
         if dst is None:
+            self._range("olMemcpy", offset, 0)
             dst = bytearray(self.size - offset)
         addr, size, keep = _host_memory(dst, writable=True)
+        src = self._range("olMemcpy", offset, size)
+        if size == 0:
+            return dst  # nothing to copy (an empty object has no address)
         call("olMemcpy", _queue_handle(queue), addr, host_device().handle,
-             self.ptr + offset, self.device.handle, size)
+             src, self.device.handle, size)
         if queue is not None:
             queue._keep(keep)
         return dst
@@ -256,17 +277,20 @@ class Buffer(_Owned):
     def copy_from_buffer(self, src, size=None, queue=None):
         """Device-to-device olMemcpy from another Buffer."""
         size = src.size if size is None else size
-        call("olMemcpy", _queue_handle(queue), self.ptr, self.device.handle,
-             src.ptr, src.device.handle, size)
+        dst = self._range("olMemcpy", 0, size)
+        call("olMemcpy", _queue_handle(queue), dst, self.device.handle,
+             src._range("olMemcpy", 0, size), src.device.handle, size)
         return self
 
     def fill(self, pattern, size=None, offset=0, queue=None):
         """olMemFill: repeat the bytes of pattern over size bytes (default:
         the rest of the buffer)."""
         addr, psize, keep = _host_memory(pattern, writable=False)
-        size = self.size - offset if size is None else size
-        call("olMemFill", _queue_handle(queue), self.ptr + offset, psize,
-             addr, size)
+        if size is None:
+            self._range("olMemFill", offset, 0)
+            size = self.size - offset
+        dst = self._range("olMemFill", offset, size)
+        call("olMemFill", _queue_handle(queue), dst, psize, addr, size)
         if queue is not None:
             queue._keep(keep)
         return self
@@ -534,6 +558,12 @@ class Program(_Owned):
     def symbol(self, name, kind):
         """olGetSymbol."""
         out = ctypes.c_void_p()
+        if "\0" in name:
+            # C would read the name only up to the NUL: another symbol
+            raise OffloadError(
+                Errc.INVALID_ARGUMENT,
+                "symbol name %r contains a NUL character" % name,
+                "olGetSymbol")
         call("olGetSymbol", self.handle, name.encode(), SymbolKind(kind),
              ctypes.byref(out))
         cls = Kernel if SymbolKind(kind) == SymbolKind.KERNEL \

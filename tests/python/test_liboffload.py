@@ -344,6 +344,47 @@ print("numpy ok")
             with self.assertRaises(ValueError):
                 buf.copy_from(memoryview(bytearray(16))[::2])
 
+    def test_offsets_outside_the_buffer_are_refused(self):
+        # Neighbours on both sides, each filled with a marker, must be
+        # untouched by every refused call (on the host device a negative
+        # offset used to corrupt the C heap and abort the interpreter).
+        with self.host.alloc(64) as before, self.host.alloc(16) as buf, \
+                self.host.alloc(64) as after, self.host.queue() as q:
+            for b in (before, buf, after):
+                b.fill(b"\x5a")
+            calls = [
+                ("copy_from", lambda o: buf.copy_from(b"x", offset=o)),
+                ("copy_from q", lambda o: buf.copy_from(b"x", offset=o,
+                                                        queue=q)),
+                ("copy_to", lambda o: buf.copy_to(bytearray(1), offset=o)),
+                ("copy_to new", lambda o: buf.copy_to(offset=o)),
+                ("fill", lambda o: buf.fill(b"\x01", size=1, offset=o)),
+                ("fill rest", lambda o: buf.fill(b"\x01", offset=o)),
+            ]
+            for name, fn in calls:
+                for offset in (-1, -16, -(1 << 40), 16, 17, 1 << 40):
+                    if offset == 16 and name in ("copy_to new", "fill rest"):
+                        continue  # an empty rest of the buffer is fine
+                    with self.subTest(call=name, offset=offset):
+                        err = self.assertError(Errc.INVALID_SIZE, fn, offset)
+                        self.assertIn("offset %d" % offset, err.details)
+            self.assertError(Errc.INVALID_SIZE, buf.copy_from, bytes(8),
+                             offset=9)
+            self.assertError(Errc.INVALID_SIZE, buf.fill, b"\x01", size=17)
+            self.assertError(Errc.INVALID_SIZE, buf.fill, b"\x01", size=-1)
+            self.assertError(Errc.INVALID_SIZE, buf.copy_from_buffer,
+                             before, size=17)
+            self.assertError(Errc.INVALID_SIZE, before.copy_from_buffer,
+                             buf, size=17)
+            with self.assertRaises(TypeError):
+                buf.copy_from(b"x", offset=1.5)
+            q.sync()
+            self.assertEqual(buf.copy_to(offset=16), b"")
+            for b in (before, buf, after):
+                self.assertEqual(b.copy_to(), b"\x5a" * b.size, b)
+            buf.copy_from(b"end", offset=13)   # the last bytes still work
+            self.assertEqual(buf.copy_to(offset=12), b"\x5aend")
+
 
 # ---- kernels -----------------------------------------------------------------
 
@@ -564,7 +605,7 @@ class TestErrors(PackageTest):
         with self.host.alloc(8) as buf:
             err = self.assertError(Errc.INVALID_SIZE, buf.copy_from,
                                    bytes(16))
-            self.assertIn("runs past the end", err.details)
+            self.assertIn("outside the buffer", err.details)
             self.assertError(Errc.INVALID_SIZE, buf.fill, b"")
         self.assertError(Errc.INVALID_ARGUMENT, buf.free)       # freed twice
         self.assertError(Errc.INVALID_ARGUMENT, buf.copy_from, b"x")
@@ -611,6 +652,13 @@ class TestErrors(PackageTest):
         err = self.assertError(Errc.NOT_FOUND, prog.kernel, "no_such_kernel")
         self.assertIn("no_such_kernel", err.details)
         self.assertError(Errc.NOT_FOUND, prog.global_variable, "saxpy")
+        # C reads a name up to its first NUL: "saxpy\0x" must not find saxpy
+        for bad in ("saxpy\0x", "saxpy\0", "\0saxpy"):
+            err = self.assertError(Errc.INVALID_ARGUMENT, prog.kernel, bad)
+            self.assertIn("NUL", err.details)
+            self.assertEqual(err.function, "olGetSymbol")
+        self.assertError(Errc.INVALID_ARGUMENT, prog.global_variable,
+                         "table\0")
         k = prog.kernel("saxpy")
         with self.host.queue() as q:
             self.assertError(Errc.INVALID_ARGUMENT, q.launch, k, 1, 1,
