@@ -53,6 +53,40 @@ type Program struct {
 
 	mu      sync.Mutex
 	symbols map[symbolKey]*Symbol
+
+	// refs counts the handle and the calls (launches, occupancy queries)
+	// that are using the plugin's program now, with the flags below. The
+	// last one out after olDestroyProgram unloads the program, so a
+	// destroy racing a launch never pulls the code from under it, and a
+	// launch that starts after the destroy fails instead (see use).
+	refs atomic.Int64
+}
+
+const (
+	progDestroyed = 1 << 40 // set by olDestroyProgram
+	progUnloaded  = 1 << 41 // set by the one that calls Unload
+)
+
+// use takes a reference for a call that reaches the plugin's program
+// through one of its kernels, or says that the program was destroyed. The
+// caller releases it when the plugin no longer needs the program: a plugin
+// keeps it itself for the launches it has queued (plugin.Program).
+func (p *Program) use(fn string, k *Symbol) error {
+	if p.refs.Add(1)&progDestroyed != 0 {
+		_ = p.release()
+		return ol.Errorf(ol.ErrcInvalidArgument, "%s: kernel %q (%#x) belongs to program %#x, which was destroyed", fn, k.name, k.h, p.h)
+	}
+	return nil
+}
+
+// release drops a reference. After the destroy, the one that finds none
+// left unloads; the swap makes it exactly one, as a refused use may add
+// and drop a reference even after that.
+func (p *Program) release() error {
+	if p.refs.Add(-1) == progDestroyed && p.refs.CompareAndSwap(progDestroyed, progDestroyed|progUnloaded) {
+		return p.p.Unload()
+	}
+	return nil
 }
 
 type symbolKey struct {
@@ -275,6 +309,7 @@ func (c *Context) olCreateProgram(dev *Device, data unsafe.Pointer, size uint64,
 		return err
 	}
 	p := &Program{device: dev, p: pp, imageSize: size, symbols: map[symbolKey]*Symbol{}}
+	p.refs.Store(1) // the handle's
 	if p.h, err = c.programs.insert(p); err != nil {
 		_ = pp.Unload()
 		return err
@@ -331,7 +366,10 @@ func (c *Context) olDestroyProgram(p *Program) error {
 	}
 	p.symbols = nil
 	p.mu.Unlock()
-	return p.p.Unload()
+	// the handle's reference goes; a call still in the plugin unloads
+	// when it is done (and its error then goes unreported)
+	p.refs.Add(progDestroyed)
+	return p.release()
 }
 
 func (c *Context) olGetSymbol(p *Program, name unsafe.Pointer, kind ol.SymbolKind, out unsafe.Pointer) error {
@@ -419,6 +457,10 @@ func (c *Context) olLaunchKernel(q *Queue, dev *Device, k *Symbol, args unsafe.P
 	la := (*ol.KernelLaunchSizeArgs)(launch)
 	size := plugin.LaunchSize{NumGroups: la.NumGroups, GroupSize: la.GroupSize, DynSharedMemory: la.DynSharedMemory}
 	argBytes := bytesAt(args, argsSize) // the plugin copies what it keeps
+	if err := k.program.use("olLaunchKernel", k); err != nil {
+		return err
+	}
+	defer k.program.release()
 	if q != nil {
 		return q.q.Launch(k.kernel, argBytes, size)
 	}
@@ -432,6 +474,10 @@ func (c *Context) olCalculateOptimalOccupancy(dev *Device, k *Symbol, shared uin
 	if out == nil {
 		return ol.NewError(ol.ErrcInvalidNullPointer, "GroupSize is NULL")
 	}
+	if err := k.program.use("olCalculateOptimalOccupancy", k); err != nil {
+		return err
+	}
+	defer k.program.release()
 	n, err := k.kernel.MaxGroupSize(shared)
 	if err != nil {
 		return err

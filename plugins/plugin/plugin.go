@@ -232,6 +232,11 @@ type Event interface {
 type Program interface {
 	Kernel(name string) (Kernel, error)
 	Global(name string) (addr uintptr, size uint64, err error)
+	// Unload is called once no runtime call with the program (Kernel,
+	// Global, a Launch or MaxGroupSize of one of its kernels) is in the
+	// plugin, on any thread (possibly one that just launched one of its
+	// kernels). Launches already queued may still be waiting to run: the
+	// plugin keeps the image until they are done (Deinit waits for that).
 	Unload() error
 }
 

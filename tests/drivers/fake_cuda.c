@@ -52,6 +52,10 @@
  *     the source before it returns; a device-to-host copy returns when the
  *     data has arrived. Page-locked memory is read and written when the
  *     copy's turn on the stream comes.
+ *   - cuModuleUnload ends its functions: a later call naming one is
+ *     CUDA_ERROR_INVALID_HANDLE, and a launch of one still queued then
+ *     aborts the process with a message (the driver would run code that is
+ *     gone), so a backend that unloads too early fails its tests.
  * fake_cuda_live(kind) counts live objects ("ctxref", "alloc", "host",
  * "stream", "event", "register") for leak checks.
  */
@@ -991,8 +995,16 @@ typedef struct fake_function *CUfunction;
 struct fake_function {
   const ol_host_kernel_desc *desc;
   char name[128];
+  int dead; /* its module was unloaded (atomic) */
   struct fake_function *next;
 };
+
+/* Functions of unloaded modules are kept, dead, so that a stale CUfunction
+ * is refused (CUDA_ERROR_INVALID_HANDLE, as the driver does) instead of
+ * aliasing a function of a later module. */
+static struct fake_function *dead_functions;
+
+static int dead_function(CUfunction f) { return __atomic_load_n(&f->dead, __ATOMIC_ACQUIRE); }
 
 struct fake_module {
   void *handle;
@@ -1074,12 +1086,16 @@ CUresult cuModuleUnload(CUmodule m) {
   NEED_CTX();
   if (m == NULL) return CUDA_ERROR_INVALID_HANDLE;
   char err[256];
-  ol_host_unload(m->handle, m->fd, err, sizeof err);
+  pthread_mutex_lock(&mu);
   while (m->functions) {
     struct fake_function *f = m->functions;
     m->functions = f->next;
-    free(f);
+    __atomic_store_n(&f->dead, 1, __ATOMIC_RELEASE);
+    f->next = dead_functions;
+    dead_functions = f;
   }
+  pthread_mutex_unlock(&mu);
+  ol_host_unload(m->handle, m->fd, err, sizeof err);
   free(m);
   pthread_mutex_lock(&mu);
   live_modules--;
@@ -1131,6 +1147,7 @@ CUresult cuModuleGetGlobal_v2(CUdeviceptr *ptr, size_t *bytes, CUmodule m, const
 CUresult cuFuncGetAttribute(int *value, int attr, CUfunction f) {
   NEED_CTX();
   if (value == NULL || f == NULL) return CUDA_ERROR_INVALID_VALUE;
+  if (dead_function(f)) return CUDA_ERROR_INVALID_HANDLE;
   if (attr != 0) return CUDA_ERROR_INVALID_VALUE; /* MAX_THREADS_PER_BLOCK only */
   *value = 1024;
   return CUDA_SUCCESS;
@@ -1140,6 +1157,7 @@ CUresult cuFuncGetAttribute(int *value, int attr, CUfunction f) {
 CUresult cuFuncSetAttribute(CUfunction f, int attr, int value) {
   NEED_CTX();
   if (f == NULL || attr != 8 || value < 0 || value > OPTIN_SHARED) return CUDA_ERROR_INVALID_VALUE;
+  if (dead_function(f)) return CUDA_ERROR_INVALID_HANDLE;
   return CUDA_SUCCESS;
 }
 
@@ -1148,6 +1166,7 @@ CUresult cuOccupancyMaxPotentialBlockSize(int *min_grid, int *block, CUfunction 
   (void)fn;
   (void)limit;
   if (min_grid == NULL || block == NULL || f == NULL) return CUDA_ERROR_INVALID_VALUE;
+  if (dead_function(f)) return CUDA_ERROR_INVALID_HANDLE;
   *block = dyn <= 49152 ? 1024 : 256;
   *min_grid = 160;
   return CUDA_SUCCESS;
@@ -1165,6 +1184,11 @@ static void device_access(int on) {
 }
 
 static void run_launch(CUstream s, struct op *o) {
+  if (dead_function(o->func)) {
+    /* the driver would run code that is gone; the double stops loudly */
+    fprintf(stderr, "fake_cuda: a queued launch of kernel %s runs after cuModuleUnload of its module\n", o->func->name);
+    abort();
+  }
   if (s->fibers == NULL) s->fibers = ol_fiber_pool_new();
   uint64_t groups = (uint64_t)o->grid[0] * o->grid[1] * o->grid[2];
   device_access(1);
@@ -1177,6 +1201,7 @@ CUresult cuLaunchKernel(CUfunction f, unsigned gx, unsigned gy, unsigned gz, uns
                         unsigned shared, CUstream s, void **params, void **extra) {
   NEED_CTX();
   if (f == NULL || params != NULL) return CUDA_ERROR_INVALID_VALUE;
+  if (dead_function(f)) return CUDA_ERROR_INVALID_HANDLE;
   if (!gx || !gy || !gz || !bx || !by || !bz || (uint64_t)bx * by * bz > 1024 || bz > 64) return CUDA_ERROR_INVALID_VALUE;
   const void *args = NULL;
   size_t size = 0;
@@ -1223,6 +1248,7 @@ CUresult cuPointerGetAttribute(void *out, int attr, CUdeviceptr p) {
 CUresult cuFuncGetParamInfo(CUfunction f, size_t index, size_t *offset, size_t *size) {
   NEED_CTX();
   if (f == NULL || index > 0) return CUDA_ERROR_INVALID_VALUE;
+  if (dead_function(f)) return CUDA_ERROR_INVALID_HANDLE;
   if (offset) *offset = 0;
   if (size) *size = f->desc->args_size;
   return CUDA_SUCCESS;

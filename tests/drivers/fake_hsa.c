@@ -109,7 +109,8 @@
  *   packet type, bad dimensions, fence scope 3, partial work-groups:
  *   HSA_STATUS_ERROR_INVALID_PACKET_FORMAT; implicit arguments, group
  *   memory over 64 KiB, work-groups over 1024: INVALID_ARGUMENT; a kernel
- *   object the double did not hand out for this agent's frozen executable:
+ *   object the double did not hand out for this agent's frozen executable
+ *   (or one of a destroyed executable: kernel objects are never reused):
  *   INVALID_CODE_SYMBOL; kernarg memory: MEMORY_APERTURE_VIOLATION; a dead
  *   dependency or completion signal: INVALID_SIGNAL; a negative barrier
  *   dependency: HSA_STATUS_ERROR. The failed packet's completion signal is
@@ -2259,6 +2260,10 @@ struct fake_symbol {
   uint32_t kernarg_size;
   uintptr_t addr; /* variables */
   uint32_t size;
+  /* kernels: the KERNEL_OBJECT handed out, never used again, so that a
+   * packet naming a destroyed executable's kernel fails even when a new
+   * symbol takes the old one's memory */
+  uint64_t object;
   struct fake_exec *exec;
   struct fake_symbol *next;
 };
@@ -2296,8 +2301,12 @@ static struct fake_symbol *lookup_symbol(uint64_t h) {
 }
 
 static struct fake_symbol *lookup_kernel(uint64_t object, int gpu, char *msg, size_t size) {
-  struct fake_symbol *k = lookup_symbol(object);
-  if (k == NULL || k->kind != HSA_SYMBOL_KIND_KERNEL)
+  struct fake_symbol *k = NULL;
+  for (struct fake_exec *e = execs; e && k == NULL; e = e->next)
+    for (struct fake_symbol *s = e->symbols; s && k == NULL; s = s->next)
+      if (s->kind == HSA_SYMBOL_KIND_KERNEL && s->object == object)
+        k = s;
+  if (k == NULL)
     snprintf(msg, size, "kernel_object %#lx is not a kernel of a live executable", (unsigned long)object);
   else if (!k->exec->frozen)
     snprintf(msg, size, "kernel_object %#lx (%s): its executable is not frozen", (unsigned long)object, k->name);
@@ -2508,7 +2517,9 @@ static struct fake_symbol *find_symbol(struct fake_exec *e, const char *name, in
       const ol_host_kernel_desc *d = ol_host_sym(o->handle, sym);
       if (d == NULL || d->magic != OL_HOST_KERNEL_MAGIC || d->abi != OL_HOST_ABI)
         continue;
+      static uint64_t objects;
       s.kind = HSA_SYMBOL_KIND_KERNEL;
+      s.object = 0x4b0000000000ull + ++objects;
       s.desc = d;
       s.kernarg_size = ((d->args_size + 7u) & ~7u) + 256u;
     } else {
@@ -2606,7 +2617,7 @@ hsa_status_t hsa_executable_symbol_get_info(hsa_executable_symbol_t symbol, int 
   default:
     if (kernel) {
       switch (attr) {
-      case 22: *(uint64_t *)value = (uintptr_t)s; break;
+      case 22: *(uint64_t *)value = s->object; break;
       case 11: *(uint32_t *)value = s->kernarg_size; break;
       case 12: *(uint32_t *)value = 8; break;
       case 13: case 14: *(uint32_t *)value = 0; break;
