@@ -269,10 +269,13 @@ func (d *Device) checkGroupMemory(k *Kernel, dyn uint64) error {
 }
 
 // checkLaunch refuses a grid the device cannot run, with the value named.
-// The grid is limited in work-items.
+// The grid is limited in work-items, per dimension and in total (the
+// agent's GRID_MAX_SIZE, reported as MAX_WORK_SIZE): a dispatch packet
+// counts each dimension in 32 bits.
 func (d *Device) checkLaunch(k *Kernel, s plugin.LaunchSize) error {
 	gm, wm := d.info.MaxWorkGroupSizePerDimension.V, d.info.MaxWorkSizePerDimension.V
-	l := gpu.Limits{Group: [3]uint32{gm.X, gm.Y, gm.Z}, Grid: [3]uint32{wm.X, wm.Y, wm.Z}, GridInItems: true, KernelGroup: k.maxGroup}
+	l := gpu.Limits{Group: [3]uint32{gm.X, gm.Y, gm.Z}, Grid: [3]uint32{wm.X, wm.Y, wm.Z}, GridInItems: true,
+		Total: uint64(d.info.MaxWorkSize.V), KernelGroup: k.maxGroup}
 	if err := gpu.CheckLaunch(s, l, k.name, d.name); err != nil {
 		return err
 	}

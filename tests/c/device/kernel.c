@@ -703,6 +703,23 @@ static void test_bad_sizes(void) {
     ERR(olLaunchKernel(q, hc_dev, k, &a, sizeof a, &l), OL_ERRC_INVALID_SIZE, want);
     ERR(olLaunchKernel(NULL, hc_dev, k, &a, sizeof a, &l), OL_ERRC_INVALID_SIZE, want);
   }
+  if (hc_on_host || hc_backend == OL_PLATFORM_BACKEND_AMDGPU) {
+    /* every dimension within MAX_WORK_SIZE_PER_DIMENSION, the whole grid
+     * past MAX_WORK_SIZE (CUDA bounds its grids in blocks only) */
+    uint32_t max_work = 0;
+    ol_dimensions_t per_dim = {0, 0, 0};
+    OK(olGetDeviceInfo(hc_dev, OL_DEVICE_INFO_MAX_WORK_SIZE, sizeof max_work, &max_work));
+    OK(olGetDeviceInfo(hc_dev, OL_DEVICE_INFO_MAX_WORK_SIZE_PER_DIMENSION, sizeof per_dim, &per_dim));
+    if (TRUE(max_work == 4294967295u && per_dim.x == 4294967295u && per_dim.y >= 2)) {
+      l = hc_size1(1u << 23, 256); /* 2^31 work-items in x, 2 in y: 2^32 */
+      l.NumGroups.y = 2;
+      ERR(olLaunchKernel(q, hc_dev, k, &a, sizeof a, &l), OL_ERRC_INVALID_SIZE, "4294967296");
+      ERR(olLaunchKernel(NULL, hc_dev, k, &a, sizeof a, &l), OL_ERRC_INVALID_SIZE, "4294967296");
+      l = hc_size1(4294967295u, 1);
+      l.NumGroups.y = 2;
+      ERR(olLaunchKernel(q, hc_dev, k, &a, sizeof a, &l), OL_ERRC_INVALID_SIZE, "8589934590");
+    }
+  }
   if (!hc_on_host) {
     hc_skipped(__FILE__, __LINE__,
                "host device only: its launch limits (1024 per group, 1024x1024x64, 1 MiB)");
