@@ -148,10 +148,12 @@ func (p *Program) Kernel(name string) (plugin.Kernel, error) {
 			return nil, err
 		}
 	}
-	k := &Kernel{p: p, name: name, object: object, kernargSize: kernargSize, kernargAlign: kernargAlign,
+	k := &Kernel{p: p, name: name, object: object, kernargSize: kernargSize, kernargAlign: kernargAlign, argsSize: -1,
 		groupSize: group, privateSize: private, implicitOff: implicitOffset(uint64(kernargSize)), maxGroup: p.d.info.MaxWorkGroupSize.V, suggest: p.d.info.MaxWorkGroupSize.V}
 	if m, ok := p.meta[name]; ok {
-		// the metadata says where the implicit arguments are, if any
+		// the metadata says where the implicit arguments are, if any, and
+		// how many bytes of arguments the kernel reads
+		k.argsSize = int64(m.argsSize)
 		k.implicitOff = m.implicitBase
 		if k.implicitOff > int64(kernargSize) {
 			k.implicitOff = -1
@@ -244,6 +246,9 @@ type Kernel struct {
 	// or less when the waves of so large a group would not all fit on one
 	// compute unit for the vector registers the kernel uses (metadata).
 	suggest uint32
+	// argsSize is the bytes of explicit arguments the kernel reads (its
+	// metadata's arguments), or -1 when the code object has no metadata.
+	argsSize int64
 }
 
 // MaxGroupSize implements plugin.Kernel: the largest work-group the
@@ -294,6 +299,11 @@ func (q *Queue) Launch(pk plugin.Kernel, args []byte, s plugin.LaunchSize) error
 	d := q.d
 	if err := d.checkLaunch(k, s); err != nil {
 		return err
+	}
+	// a short buffer would leave arguments zero (pointers NULL); bytes
+	// past the arguments are ignored, as on the other devices
+	if k.argsSize >= 0 && int64(len(args)) < k.argsSize {
+		return ol.Errorf(ol.ErrcInvalidArgument, "kernel %q takes %d bytes of arguments, but ArgumentsSize is %d", k.name, k.argsSize, len(args))
 	}
 	h := q.hw
 	prog := k.p
