@@ -229,9 +229,10 @@ func TestClangKernelMetadata(t *testing.T) {
 			t.Errorf("%s: %d vector and %d accumulation registers in wave%d, clang says %v in wave64", tc.kernel, m.vgprs, m.agprs, m.wave, regs)
 		}
 	}
-	// host objects (the double's code objects) have no such note
-	if meta := parseKernelMeta(fakedriver.FakeHsaco(t, "noargs", "gfx90a")); len(meta) != 0 {
-		t.Errorf("metadata in a host object: %v", meta)
+	// the double's code objects carry a note of the same form
+	meta := parseKernelMeta(fakedriver.FakeHsaco(t, "multiargs", "gfx90a"))
+	if m, ok := meta["multiargs"]; !ok || m.argsSize != 56 || m.implicitBase != 56 || m.maxFlatGroupSize != 1024 {
+		t.Errorf("metadata of the double's code object: %+v", meta)
 	}
 }
 
