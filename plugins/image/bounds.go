@@ -39,8 +39,8 @@ const fatbinCompressed = 0x2000
 
 // CheckFatbin checks a CUDA fatbin: its header, and for each entry its
 // header and payload inside the entries the header declares, which must
-// lie inside b; an uncompressed ELF entry is checked with CheckELF, an
-// uncompressed PTX entry must hold a NUL.
+// lie inside b; an uncompressed ELF entry is checked with CheckELF. (A PTX
+// entry's text is bounded by its size, not by a NUL.)
 func CheckFatbin(b []byte) error {
 	limit := fmt.Sprintf("ProgDataSize %d", len(b))
 	le := binary.LittleEndian
@@ -84,8 +84,6 @@ func CheckFatbin(b []byte) error {
 			if err := checkELF(payload, fmt.Sprintf("the %d-byte payload of fatbin entry %d at %#x", size, n, off)); err != nil {
 				return fmt.Errorf("fatbin entry %d at %#x: %w", n, off, err)
 			}
-		case kind == 1 && bytes.IndexByte(payload, 0) < 0:
-			return fmt.Errorf("fatbin entry %d at %#x: its PTX text has no NUL within its %d-byte payload", n, off, size)
 		}
 		off += ehsize + size
 	}
