@@ -68,7 +68,8 @@ test-go:
 # (FuzzMemRanges); launches are refused exactly past the device's limits
 # (FuzzLaunchGrid); no value but a live handle decodes (FuzzHandleDecode);
 # the image classifier returns a one-line description for any bytes
-# (FuzzClassify); the spec parser never panics and what it accepts reads
+# (FuzzClassify); a CUDA image whose headers point outside it never reaches
+# the driver (FuzzCheckCUDA); the spec parser never panics and what it accepts reads
 # back the same (FuzzParse).
 # Each runs for FUZZTIME: 100,000 inputs here, 10,000 in make test (a count,
 # not a duration: Go 1.26's fuzz coordinator can report a spurious "context
@@ -83,6 +84,7 @@ fuzz:
 	$(GO) test -run='^$$' -fuzz='^FuzzLaunchGrid$$' -fuzztime=$(FUZZTIME) ./tests/go/
 	$(GO) test -run='^$$' -fuzz='^FuzzHandleDecode$$' -fuzztime=$(FUZZTIME) ./impl/
 	$(GO) test -run='^$$' -fuzz='^FuzzClassify$$' -fuzztime=$(FUZZTIME) ./plugins/image/
+	$(GO) test -run='^$$' -fuzz='^FuzzCheckCUDA$$' -fuzztime=$(FUZZTIME) ./plugins/image/
 	$(GO) test -run='^$$' -fuzz='^FuzzParse$$' -fuzztime=$(FUZZTIME) ./api/
 
 test-abi: $(LIB)

@@ -24,6 +24,10 @@ type kernelMeta struct {
 	// work-item uses (.vgpr_count, .agpr_count); wave the wavefront size
 	// (.wavefront_size). 0 when not given.
 	vgprs, agprs, wave uint32
+	// argsSize is where the explicit arguments end (the largest .offset +
+	// .size of the arguments that are not hidden_*): the least
+	// ArgumentsSize a launch must give.
+	argsSize uint64
 }
 
 // hiddenOffsets are the offsets of the implicit arguments of code object
@@ -120,9 +124,12 @@ func kernelsOf(v any) map[string]kernelMeta {
 			am, _ := a.(map[string]any)
 			kind, _ := am[".value_kind"].(string)
 			off, ok := am[".offset"].(int64)
-			if std, known := hiddenOffsets[kind]; known && ok && off >= std {
+			if std, known := hiddenOffsets[kind]; known && ok && off >= std && m.implicitBase < 0 {
 				m.implicitBase = off - std
-				break
+			}
+			if size, sized := am[".size"].(int64); ok && sized && off >= 0 && size >= 0 && off <= math.MaxUint32 && size <= math.MaxUint32 &&
+				!strings.HasPrefix(kind, "hidden_") {
+				m.argsSize = max(m.argsSize, uint64(off+size))
 			}
 		}
 		out[name] = m

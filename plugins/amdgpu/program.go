@@ -148,10 +148,12 @@ func (p *Program) Kernel(name string) (plugin.Kernel, error) {
 			return nil, err
 		}
 	}
-	k := &Kernel{p: p, name: name, object: object, kernargSize: kernargSize, kernargAlign: kernargAlign,
+	k := &Kernel{p: p, name: name, object: object, kernargSize: kernargSize, kernargAlign: kernargAlign, argsSize: -1,
 		groupSize: group, privateSize: private, implicitOff: implicitOffset(uint64(kernargSize)), maxGroup: p.d.info.MaxWorkGroupSize.V, suggest: p.d.info.MaxWorkGroupSize.V}
 	if m, ok := p.meta[name]; ok {
-		// the metadata says where the implicit arguments are, if any
+		// the metadata says where the implicit arguments are, if any, and
+		// how many bytes of arguments the kernel reads
+		k.argsSize = int64(m.argsSize)
 		k.implicitOff = m.implicitBase
 		if k.implicitOff > int64(kernargSize) {
 			k.implicitOff = -1
@@ -244,6 +246,9 @@ type Kernel struct {
 	// or less when the waves of so large a group would not all fit on one
 	// compute unit for the vector registers the kernel uses (metadata).
 	suggest uint32
+	// argsSize is the bytes of explicit arguments the kernel reads (its
+	// metadata's arguments), or -1 when the code object has no metadata.
+	argsSize int64
 }
 
 // MaxGroupSize implements plugin.Kernel: the largest work-group the
@@ -269,10 +274,13 @@ func (d *Device) checkGroupMemory(k *Kernel, dyn uint64) error {
 }
 
 // checkLaunch refuses a grid the device cannot run, with the value named.
-// The grid is limited in work-items.
+// The grid is limited in work-items, per dimension and in total (the
+// agent's GRID_MAX_SIZE, reported as MAX_WORK_SIZE): a dispatch packet
+// counts each dimension in 32 bits.
 func (d *Device) checkLaunch(k *Kernel, s plugin.LaunchSize) error {
 	gm, wm := d.info.MaxWorkGroupSizePerDimension.V, d.info.MaxWorkSizePerDimension.V
-	l := gpu.Limits{Group: [3]uint32{gm.X, gm.Y, gm.Z}, Grid: [3]uint32{wm.X, wm.Y, wm.Z}, GridInItems: true, KernelGroup: k.maxGroup}
+	l := gpu.Limits{Group: [3]uint32{gm.X, gm.Y, gm.Z}, Grid: [3]uint32{wm.X, wm.Y, wm.Z}, GridInItems: true,
+		Total: uint64(d.info.MaxWorkSize.V), KernelGroup: k.maxGroup}
 	if err := gpu.CheckLaunch(s, l, k.name, d.name); err != nil {
 		return err
 	}
@@ -291,6 +299,11 @@ func (q *Queue) Launch(pk plugin.Kernel, args []byte, s plugin.LaunchSize) error
 	d := q.d
 	if err := d.checkLaunch(k, s); err != nil {
 		return err
+	}
+	// a short buffer would leave arguments zero (pointers NULL); bytes
+	// past the arguments are ignored, as on the other devices
+	if k.argsSize >= 0 && int64(len(args)) < k.argsSize {
+		return ol.Errorf(ol.ErrcInvalidArgument, "kernel %q takes %d bytes of arguments, but ArgumentsSize is %d", k.name, k.argsSize, len(args))
 	}
 	h := q.hw
 	prog := k.p

@@ -184,7 +184,8 @@ func TestClangKernelMetadata(t *testing.T) {
 	for _, tc := range []struct {
 		source, kernel string
 		base           int64
-	}{{"multiargs", "multiargs", 56}, {"global", "read", 8}} {
+		args           uint64 // the argument struct's size
+	}{{"multiargs", "multiargs", 56, 56}, {"global", "read", 8, 8}} {
 		out := filepath.Join(t.TempDir(), tc.source+".hsaco")
 		// clang's resource-usage remarks are the reference for the
 		// registers the metadata should report
@@ -221,16 +222,17 @@ func TestClangKernelMetadata(t *testing.T) {
 		if !ok {
 			t.Fatalf("%s: no metadata for kernel %q: %v", tc.source, tc.kernel, meta)
 		}
-		if m.implicitBase != tc.base || m.maxFlatGroupSize != 1024 {
-			t.Errorf("%s: %+v, want implicit arguments at %d and work-groups up to 1024", tc.kernel, m, tc.base)
+		if m.implicitBase != tc.base || m.maxFlatGroupSize != 1024 || m.argsSize != tc.args {
+			t.Errorf("%s: %+v, want implicit arguments at %d, %d bytes of arguments and work-groups up to 1024", tc.kernel, m, tc.base, tc.args)
 		}
 		if m.vgprs != regs["VGPRs"] || m.agprs != regs["AGPRs"] || m.wave != 64 {
 			t.Errorf("%s: %d vector and %d accumulation registers in wave%d, clang says %v in wave64", tc.kernel, m.vgprs, m.agprs, m.wave, regs)
 		}
 	}
-	// host objects (the double's code objects) have no such note
-	if meta := parseKernelMeta(fakedriver.FakeHsaco(t, "noargs", "gfx90a")); len(meta) != 0 {
-		t.Errorf("metadata in a host object: %v", meta)
+	// the double's code objects carry a note of the same form
+	meta := parseKernelMeta(fakedriver.FakeHsaco(t, "multiargs", "gfx90a"))
+	if m, ok := meta["multiargs"]; !ok || m.argsSize != 56 || m.implicitBase != 56 || m.maxFlatGroupSize != 1024 {
+		t.Errorf("metadata of the double's code object: %+v", meta)
 	}
 }
 
@@ -289,6 +291,29 @@ func TestRegGroupLimit(t *testing.T) {
 	} {
 		if got := regGroupLimit(tc.gfx, tc.vgprs, tc.agprs, tc.wave); got != tc.want {
 			t.Errorf("regGroupLimit(%s, %d, %d, wave%d) = %d, want %d", tc.gfx, tc.vgprs, tc.agprs, tc.wave, got, tc.want)
+		}
+	}
+}
+
+// The explicit arguments end at the largest offset + size of the
+// arguments that are not hidden; the hidden ones do not count.
+func TestMetadataArgumentsSize(t *testing.T) {
+	arg := func(kind string, off, size int64) any {
+		return map[string]any{".value_kind": kind, ".offset": off, ".size": size}
+	}
+	for _, tc := range []struct {
+		args []any
+		want uint64
+		base int64
+	}{
+		{[]any{arg("by_value", 0, 12), arg("hidden_block_count_x", 16, 4), arg("hidden_grid_dims", 80, 2)}, 12, 16},
+		{[]any{arg("global_buffer", 0, 8), arg("by_value", 8, 4), arg("by_value", 16, 232), arg("hidden_block_count_y", 252, 4)}, 248, 248},
+		{[]any{arg("hidden_block_count_x", 0, 4)}, 0, 0},
+		{nil, 0, -1},
+	} {
+		m := kernelsOf(map[string]any{"amdhsa.kernels": []any{map[string]any{".name": "k", ".args": tc.args}}})["k"]
+		if m.argsSize != tc.want || m.implicitBase != tc.base {
+			t.Errorf("%v: %d bytes of arguments, implicit ones at %d; want %d and %d", tc.args, m.argsSize, m.implicitBase, tc.want, tc.base)
 		}
 	}
 }

@@ -246,7 +246,8 @@ type Platform struct {
 func (p *Platform) InCallback() bool { return C.lgo_cu_running_queue() != 0 }
 
 // Deinit implements plugin.Platform: waits for every stream, destroys the
-// streams and events, and releases the primary contexts. Failures are
+// streams and events, unregisters the host ranges still registered and
+// releases the primary contexts. Failures are
 // joined; every context is released anyway.
 func (p *Platform) Deinit() error {
 	var first error
@@ -262,6 +263,10 @@ func (p *Platform) Deinit() error {
 	for _, d := range p.devices {
 		d.unloads.Wait()
 		if err := d.releaseStreams(); err != nil && first == nil {
+			first = err
+		}
+		// after the streams: no copy still reads a range being unlocked
+		if err := d.unregisterAll(); err != nil && first == nil {
 			first = err
 		}
 		if d.ctx == 0 {

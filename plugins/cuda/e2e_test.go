@@ -1,6 +1,7 @@
 package cuda_test
 
 import (
+	"runtime"
 	"strings"
 	"testing"
 	"unsafe"
@@ -93,4 +94,43 @@ func TestRuntimeFaultInjection(t *testing.T) {
 func TestTraceSaysWhyAbsent(t *testing.T) {
 	imagetest.CUDA.CheckTraceSaysWhyAbsent(t, "libcuda-absent.so", map[string]string{"FAKE_CUDA_INIT_RESULT": "100"},
 		"liboffload-go: platform cuda is absent: cuInit: 100 CUDA_ERROR_NO_DEVICE")
+}
+
+// Host ranges still registered at the final olShutDown are unregistered
+// in the driver (the AMDGPU plugin unlocks its ranges the same way), also
+// one registered on two devices and one registered twice; a new
+// initialisation can register them again.
+func TestShutDownUnregisters(t *testing.T) {
+	lib := imagetest.CUDA.Build(t, "libcuda-unregister.so")
+	t.Setenv(cuda.EnvLibrary, lib)
+	t.Setenv("FAKE_CUDA_DEVICES", "2")
+	t.Setenv(impl.EnvPlugins, "cuda")
+	impl.UsePlugins(amdgpu.New(), cuda.New(), host.New())
+	hooks := fakedriver.OpenHooks(t, lib)
+	buf := make([]byte, 7*4096)
+	defer runtime.KeepAlive(buf)
+	mem := unsafe.Pointer(&buf[0])
+	for round := 0; round < 2; round++ {
+		must(t, "olInit", impl.OlInit(nil))
+		it := ccb.NewIter(0)
+		must(t, "olIterateDevices", impl.OlIterateDevices(it.Callback(), it.User(), nil))
+		gpus := []uintptr{it.Device(0), it.Device(1)}
+		it.Free()
+		for i := 0; i < 7; i++ {
+			var pinned unsafe.Pointer
+			dev := gpus[i%2]
+			p := unsafe.Add(mem, i*4096)
+			must(t, "olMemRegister", impl.OlMemRegister(dev, p, 4096, 0, unsafe.Pointer(&pinned), nil))
+			if i == 3 { // a second user of the same range
+				must(t, "olMemRegister", impl.OlMemRegister(dev, p, 4096, 0, unsafe.Pointer(&pinned), nil))
+			}
+		}
+		if n := hooks.Count("fake_cuda_live", "register"); n != 7 {
+			t.Fatalf("round %d: %d ranges registered in the driver, want 7", round, n)
+		}
+		must(t, "olShutDown", impl.OlShutDown(nil))
+		if n := hooks.Count("fake_cuda_live", "register"); n != 0 {
+			t.Errorf("round %d: %d ranges still registered in the driver after the final olShutDown", round, n)
+		}
+	}
 }

@@ -1,6 +1,7 @@
 package cuda_test
 
 import (
+	"encoding/binary"
 	"fmt"
 	"strings"
 	"testing"
@@ -67,5 +68,37 @@ func TestProgramImages(t *testing.T) {
 	if code != ol.ErrcInvalidBinary || !strings.Contains(details, "the image is PTX for sm_80 (PTX ISA 7.8); device") ||
 		!strings.Contains(details, "needs "+imagetest.HostDesc()+" (built with -shared -fPIC)") {
 		t.Errorf("host device, PTX: %s %q", code, details)
+	}
+}
+
+// A cubin or fatbin whose headers point past ProgDataSize is refused
+// before the driver reads it, naming the field; olIsValidBinary says no.
+func TestDamagedImagesNeverReachTheDriver(t *testing.T) {
+	devs := imagetest.CUDA.Start(t, "libcuda-damaged.so", 1, nil)
+	le := binary.LittleEndian
+	phdrs := imagetest.Cubin(80, false)
+	le.PutUint16(phdrs[54:], 56) // e_phentsize
+	le.PutUint16(phdrs[56:], 3)  // e_phnum, with e_phoff 0: past the 64 bytes
+	shdrs := imagetest.Cubin(80, false)
+	le.PutUint64(shdrs[40:], 0xffffffffffffffc0) // e_shoff
+	le.PutUint16(shdrs[58:], 64)
+	le.PutUint16(shdrs[60:], 1)
+	fat := imagetest.Fatbin()
+	le.PutUint64(fat[8:], 1<<30) // 1 GiB of entries in 16 bytes
+	for _, tc := range []struct {
+		name string
+		img  []byte
+		want string
+	}{
+		{"program headers", phdrs, "cuda: the image is a CUDA cubin for sm_80, damaged: e_phoff 0x0 + e_phnum 3 × e_phentsize 56 runs past ProgDataSize 64"},
+		{"section headers", shdrs, "damaged: e_shoff 0xffffffffffffffc0 + e_shentsize 64 runs past ProgDataSize 64"},
+		{"fatbin", fat, "damaged: fatbin header size 16 + entries size 0x40000000 runs past ProgDataSize 16"},
+	} {
+		if imagetest.IsValid(t, devs[0], tc.img) {
+			t.Errorf("%s: olIsValidBinary says true", tc.name)
+		}
+		if code, details := imagetest.Create(t, devs[0], tc.img); code != ol.ErrcInvalidBinary || !strings.Contains(details, tc.want) {
+			t.Errorf("%s: olCreateProgram = %s %q, want INVALID_BINARY %q", tc.name, code, details, tc.want)
+		}
 	}
 }

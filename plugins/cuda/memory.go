@@ -6,6 +6,7 @@ package cuda
 import "C"
 
 import (
+	"errors"
 	"fmt"
 
 	"github.com/liboffload-go/liboffload-go/api/ol"
@@ -79,6 +80,21 @@ func (d *Device) Unregister(p uintptr) error {
 		return err
 	}
 	return d.call(fmt.Sprintf("cuMemHostUnregister at %#x", start), C.lgo_cu_unregister(d.drv.run, d.ctx, C.uintptr_t(start)))
+}
+
+// unregisterAll unregisters the ranges still registered (Deinit): the
+// driver keeps them page-locked until the process ends otherwise, and a
+// later initialisation could not register them again.
+func (d *Device) unregisterAll() error {
+	if d.ctx == 0 {
+		d.pinned.Reset(nil)
+		return nil
+	}
+	var errs []error
+	d.pinned.Reset(func(start uintptr, _ struct{}) {
+		errs = append(errs, d.call(fmt.Sprintf("cuMemHostUnregister at %#x", start), C.lgo_cu_unregister(d.drv.run, d.ctx, C.uintptr_t(start))))
+	})
+	return errors.Join(errs...)
 }
 
 // OwnsPointer implements plugin.PointerDevice: p is device memory of this

@@ -39,10 +39,14 @@ const (
 
 // LoadProgram implements plugin.Device: cuModuleLoadDataEx on a copy of
 // the image in C memory (PTX text gets its NUL), with the JIT's error log
-// in the Details of a refused image.
+// in the Details of a refused image. The driver takes no size, so an image
+// whose headers point past its end is refused first (image.CheckCUDA).
 func (d *Device) LoadProgram(img []byte) (plugin.Program, error) {
 	if len(img) == 0 {
 		return nil, ol.NewError(ol.ErrcInvalidBinary, "cuda: the image is empty")
+	}
+	if err := image.CheckCUDA(img); err != nil {
+		return nil, ol.Errorf(ol.ErrcInvalidBinary, "cuda: the image is %s, damaged: %v", image.Classify(img).Phrase(), err)
 	}
 	buf := C.malloc(C.size_t(len(img) + 1 + 2*jitLogSize))
 	if buf == nil {
@@ -70,6 +74,12 @@ func (d *Device) LoadProgram(img []byte) (plugin.Program, error) {
 		return nil, ol.Errorf(code, "cuda: cuModuleLoadDataEx of %s for %s failed: %s%s", what, d.info.Name.V, d.drv.describe(r), log)
 	}
 	return &Program{d: d, mod: mod, queues: map[C.uintptr_t]*Queue{}}, nil
+}
+
+// IsValidBinary implements plugin.Device: an image of a kind the device
+// loads whose headers lie inside it.
+func (d *Device) IsValidBinary(img []byte) bool {
+	return d.Images.IsValidBinary(img) && image.CheckCUDA(img) == nil
 }
 
 func cString(b []byte) string {

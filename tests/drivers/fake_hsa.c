@@ -1957,6 +1957,11 @@ static hsa_status_t run_dispatch(struct fake_queue *q, const dispatch_packet *p,
   if (grid[1] > 65535 || grid[2] > 65535)
     return ERR(HSA_STATUS_ERROR_INVALID_ARGUMENT, "grid %ux%ux%u is larger than the agent's 4294967295x65535x65535",
                grid[0], grid[1], grid[2]);
+  /* 64 bits hold x*y; the total wraps only if it is far past the limit */
+  unsigned __int128 items = (unsigned __int128)((uint64_t)grid[0] * grid[1]) * grid[2];
+  if (items > 4294967295u)
+    return ERR(HSA_STATUS_ERROR_INVALID_ARGUMENT, "grid %ux%ux%u has more work-items than the agent's GRID_MAX_SIZE 4294967295",
+               grid[0], grid[1], grid[2]);
   if (p->group_segment_size > GROUP_MEMORY)
     return ERR(HSA_STATUS_ERROR_INVALID_ARGUMENT, "group_segment_size %u is larger than the agent's %u",
                p->group_segment_size, GROUP_MEMORY);

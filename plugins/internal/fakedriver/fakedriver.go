@@ -458,20 +458,46 @@ func amdgpuFlags(gfx string) (uint32, bool) {
 }
 
 // FakeHsaco builds a kernel source of tests/c/kernels as a host shared
-// object and dresses it as an AMDGPU code object (code object v5) for gfx
-// (only "gfx90a" is known): ELFOSABI_AMDGPU_HSA, ABI version 3,
-// EM_AMDGPU and the processor's e_flags. The HSA runtime double loads and
-// runs it.
+// object, adds the kernel metadata note a real code object carries
+// (tests/drivers/hsaco_meta.c) and dresses it as an AMDGPU code object
+// (code object v5) for gfx (only "gfx90a" is known): ELFOSABI_AMDGPU_HSA,
+// ABI version 3, EM_AMDGPU and the processor's e_flags. The HSA runtime
+// double loads and runs it.
 func FakeHsaco(t *testing.T, kernel, gfx string) []byte {
 	t.Helper()
 	flags, ok := amdgpuFlags(gfx)
 	if !ok {
 		t.Fatalf("FakeHsaco: no e_flags known for %s", gfx)
 	}
-	img := hostKernel(t, kernel)
+	img := withMetadata(t, hostKernel(t, kernel))
 	img[7], img[8] = 64, 3                         // EI_OSABI: ELFOSABI_AMDGPU_HSA; EI_ABIVERSION: code object v5
 	binary.LittleEndian.PutUint16(img[18:], 224)   // e_machine: EM_AMDGPU
 	binary.LittleEndian.PutUint32(img[48:], flags) // e_flags
+	return img
+}
+
+// withMetadata runs tests/drivers/hsaco_meta on a host shared object.
+func withMetadata(t *testing.T, so []byte) []byte {
+	t.Helper()
+	root, dir := ModuleRoot(t), t.TempDir()
+	tool, in, out := filepath.Join(dir, "hsaco_meta"), filepath.Join(dir, "in.so"), filepath.Join(dir, "out")
+	cc := os.Getenv("CC")
+	if cc == "" {
+		cc = "cc"
+	}
+	if b, err := exec.Command(cc, "-O1", "-I", filepath.Join(root, "include"), filepath.Join(root, "tests", "drivers", "hsaco_meta.c"), "-o", tool).CombinedOutput(); err != nil {
+		t.Fatalf("building hsaco_meta: %v\n%s", err, b)
+	}
+	if err := os.WriteFile(in, so, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if b, err := exec.Command(tool, in, out).CombinedOutput(); err != nil {
+		t.Fatalf("hsaco_meta: %v\n%s", err, b)
+	}
+	img, err := os.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
 	return img
 }
 

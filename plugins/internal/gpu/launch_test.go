@@ -13,6 +13,9 @@ func TestCheckLaunch(t *testing.T) {
 	items := Limits{Group: [3]uint32{256, 256, 4}, Grid: [3]uint32{1024, 16, 16}, GridInItems: true, KernelGroup: 512}
 	groups := items
 	groups.GridInItems = false
+	total := items
+	total.Total = 1 << 16
+	wide := Limits{Group: [3]uint32{1024, 1024, 1024}, Grid: [3]uint32{1<<32 - 1, 1<<32 - 1, 1<<32 - 1}, GridInItems: true, Total: 1<<32 - 1, KernelGroup: 1024}
 	for _, c := range []struct {
 		l    Limits
 		s    plugin.LaunchSize
@@ -25,6 +28,11 @@ func TestCheckLaunch(t *testing.T) {
 		{groups, size(ol.Dimensions{X: 5, Y: 1, Z: 1}, ol.Dimensions{X: 256, Y: 1, Z: 1}), ""},
 		{groups, size(ol.Dimensions{X: 1025, Y: 1, Z: 1}, ol.Dimensions{X: 1, Y: 1, Z: 1}), "NumGroups.x 1025 exceeds the maximum 1024 of dev"},
 		{groups, size(ol.Dimensions{X: 1, Y: 1, Z: 1}, ol.Dimensions{X: 256, Y: 1, Z: 4}), `GroupSize 256x1x4 is 1024 work-items, more than kernel "k" can have on dev (512)`},
+		{total, size(ol.Dimensions{X: 4, Y: 16, Z: 1}, ol.Dimensions{X: 256, Y: 1, Z: 1}), ""},
+		{total, size(ol.Dimensions{X: 4, Y: 16, Z: 5}, ol.Dimensions{X: 256, Y: 1, Z: 1}), "the grid of 4x16x5 groups of 256x1x1 work-items has 81920 work-items in total, more than the maximum 65536 of dev"},
+		{wide, size(ol.Dimensions{X: 1 << 16, Y: 1 << 16, Z: 1}, ol.Dimensions{X: 1, Y: 1, Z: 1}), "the grid of 65536x65536x1 groups of 1x1x1 work-items has 4294967296 work-items in total, more than the maximum 4294967295 of dev"},
+		{wide, size(ol.Dimensions{X: 1<<32 - 1, Y: 1<<32 - 1, Z: 1<<32 - 1}, ol.Dimensions{X: 1, Y: 1, Z: 1}), "the grid of 4294967295x4294967295x4294967295 groups of 1x1x1 work-items has 79228162458924105385300197375 work-items in total, more than the maximum 4294967295 of dev"},
+		{wide, size(ol.Dimensions{X: 1<<32 - 1, Y: 1, Z: 1}, ol.Dimensions{X: 1, Y: 1, Z: 1}), ""},
 	} {
 		err := CheckLaunch(c.s, c.l, "k", func() string { return "dev" })
 		if c.want == "" {

@@ -703,6 +703,23 @@ static void test_bad_sizes(void) {
     ERR(olLaunchKernel(q, hc_dev, k, &a, sizeof a, &l), OL_ERRC_INVALID_SIZE, want);
     ERR(olLaunchKernel(NULL, hc_dev, k, &a, sizeof a, &l), OL_ERRC_INVALID_SIZE, want);
   }
+  if (hc_on_host || hc_backend == OL_PLATFORM_BACKEND_AMDGPU) {
+    /* every dimension within MAX_WORK_SIZE_PER_DIMENSION, the whole grid
+     * past MAX_WORK_SIZE (CUDA bounds its grids in blocks only) */
+    uint32_t max_work = 0;
+    ol_dimensions_t per_dim = {0, 0, 0};
+    OK(olGetDeviceInfo(hc_dev, OL_DEVICE_INFO_MAX_WORK_SIZE, sizeof max_work, &max_work));
+    OK(olGetDeviceInfo(hc_dev, OL_DEVICE_INFO_MAX_WORK_SIZE_PER_DIMENSION, sizeof per_dim, &per_dim));
+    if (TRUE(max_work == 4294967295u && per_dim.x == 4294967295u && per_dim.y >= 2)) {
+      l = hc_size1(1u << 23, 256); /* 2^31 work-items in x, 2 in y: 2^32 */
+      l.NumGroups.y = 2;
+      ERR(olLaunchKernel(q, hc_dev, k, &a, sizeof a, &l), OL_ERRC_INVALID_SIZE, "4294967296");
+      ERR(olLaunchKernel(NULL, hc_dev, k, &a, sizeof a, &l), OL_ERRC_INVALID_SIZE, "4294967296");
+      l = hc_size1(4294967295u, 1);
+      l.NumGroups.y = 2;
+      ERR(olLaunchKernel(q, hc_dev, k, &a, sizeof a, &l), OL_ERRC_INVALID_SIZE, "8589934590");
+    }
+  }
   if (!hc_on_host) {
     hc_skipped(__FILE__, __LINE__,
                "host device only: its launch limits (1024 per group, 1024x1024x64, 1 MiB)");
@@ -754,17 +771,39 @@ static void test_bad_arguments(void) {
     return;
   struct out_args a = {out};
   ol_kernel_launch_size_args_t l = hc_size1(1, 1);
-  if (hc_on_host) {
+  if (hc_on_host || hc_backend == OL_PLATFORM_BACKEND_AMDGPU ||
+      hc_backend == OL_PLATFORM_BACKEND_CUDA) {
     /* smaller than the kernel's argument struct (the host image's kernel
-     * descriptor gives its size) */
+     * descriptor, an AMDGPU code object's metadata or the CUDA driver
+     * gives its size) */
     ERR(olLaunchKernel(NULL, hc_dev, k, &a, sizeof a - 1, &l), OL_ERRC_INVALID_ARGUMENT, NULL);
     ERR(olLaunchKernel(NULL, hc_dev, k, NULL, 0, &l), OL_ERRC_INVALID_ARGUMENT, NULL);
     struct multiargs_args ma;
     memset(&ma, 0, sizeof ma);
     ERR(olLaunchKernel(NULL, hc_dev, m, &ma, 8, &l), OL_ERRC_INVALID_ARGUMENT, "8");
+    ERR(olLaunchKernel(NULL, hc_dev, m, &ma, 12, &l), OL_ERRC_INVALID_ARGUMENT, "ArgumentsSize is 12");
+    ERR(olLaunchKernel(NULL, hc_dev, m, &ma, sizeof ma - 8, &l), OL_ERRC_INVALID_ARGUMENT, NULL);
+    ol_queue_handle_t q = hc_queue();
+    ERR(olLaunchKernel(q, hc_dev, k, &a, sizeof a - 1, &l), OL_ERRC_INVALID_ARGUMENT, NULL);
+    ERR(olLaunchKernel(q, hc_dev, m, NULL, 0, &l), OL_ERRC_INVALID_ARGUMENT, "ArgumentsSize is 0");
+    /* a longer buffer is accepted: the bytes past the struct are ignored */
+    uint32_t *o = hc_alloc(OL_ALLOC_TYPE_MANAGED, 64 * sizeof(uint32_t));
+    if (o) {
+      struct {
+        uint32_t *out;
+        uint64_t extra[4];
+      } longer = {o, {1, 2, 3, 4}};
+      ol_kernel_launch_size_args_t l32 = hc_size1(2, 16);
+      OK(olLaunchKernel(q, hc_dev, k, &longer, sizeof longer, &l32));
+      OK(olSyncQueue(q));
+      EQ_ARRAY(o, 32, i);
+      OK(olMemFree(o));
+    }
+    OK(olSyncQueue(q));
+    OK(olDestroyQueue(q));
   } else {
     hc_skipped(__FILE__, __LINE__,
-               "host device only: argument buffers shorter than the kernel's struct");
+               "host, CUDA and AMDGPU only: argument buffers shorter than the kernel's struct");
   }
   /* size without data */
   ERR(olLaunchKernel(NULL, hc_dev, k, NULL, sizeof a, &l), OL_ERRC_INVALID_ARGUMENT,
