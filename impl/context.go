@@ -181,9 +181,12 @@ func (c *Context) refuseFinalShutdown() error {
 	return nil
 }
 
-// teardown releases everything of the context: outstanding queue work is
-// finished, objects and allocations are released, and every platform is
-// de-initialised even when some fail. Errors are joined.
+// teardown releases everything of the context, in one order on every
+// backend: first all submitted work ends (live queues are synced and
+// released, then every platform drains its released queues, work behind
+// host functions and waits for other queues included); only then are
+// events, programs and allocations released and the platforms
+// de-initialised, each even when some fail. Errors are joined.
 func (c *Context) teardown() error {
 	if c.leakCheck {
 		c.reportLeaks(os.Stderr)
@@ -200,6 +203,9 @@ func (c *Context) teardown() error {
 		add("queue", q.q.Release())
 		c.queues.remove(h)
 	})
+	for _, p := range c.platformList {
+		add("platform "+p.name, p.p.Drain())
+	}
 	c.events.each(func(h uintptr, e *Event) {
 		add("event", e.releaseRef())
 		c.events.remove(h)

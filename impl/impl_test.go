@@ -198,6 +198,7 @@ func (p *fakePlatform) Vendor() string              { return "test" }
 func (p *fakePlatform) Version() string             { return "v0" }
 func (p *fakePlatform) Backend() ol.PlatformBackend { return ol.PlatformBackendUnknown }
 func (p *fakePlatform) Devices() []plugin.Device    { return []plugin.Device{&p.dev} }
+func (p *fakePlatform) Drain() error                { return nil }
 func (p *fakePlatform) Deinit() error               { *p.deinits++; return p.fail }
 
 type fakeDevice struct{ plugin.Device }

@@ -76,9 +76,27 @@ func (d *Device) NewQueue() (plugin.Queue, error) {
 
 var queueIDs atomic.Uintptr
 
-// releaseStreams waits for the work of released queues (held back work
-// included), then synchronises and destroys every stream and event the
-// device holds (Deinit).
+// drain waits for the work of released queues, held-back work included
+// (Drain): each queue's backlog reaches its stream (a queue held by a wait
+// for another queue's held-back event is let go once that event is
+// recorded), then the stream is synchronised. The queues stay outstanding
+// for releaseStreams.
+func (d *Device) drain() error {
+	d.streams.mu.Lock()
+	outstanding := append([]*Queue(nil), d.streams.outstanding...)
+	d.streams.mu.Unlock()
+	var first error
+	for _, q := range outstanding {
+		q.waitUnheld()
+		if err := d.call("cuStreamSynchronize", d.handleOp(opStreamSync, q.s)); err != nil && first == nil {
+			first = err
+		}
+	}
+	return first
+}
+
+// releaseStreams synchronises and destroys every stream and event the
+// device holds (Deinit, after Drain: released queues hold no work back).
 func (d *Device) releaseStreams() error {
 	d.streams.mu.Lock()
 	outstanding := d.streams.outstanding

@@ -74,8 +74,19 @@ type Platform interface {
 	Version() string
 	Backend() ol.PlatformBackend
 	Devices() []Device
+	// Drain waits until the work submitted to every released queue of the
+	// platform has ended: work held back behind host functions and waits
+	// for events of other queues (of any device of the platform, or bridged
+	// from another platform) included. The final olShutDown releases each
+	// live queue and then drains every platform before it releases any
+	// event, program or allocation, so that work still in flight runs on
+	// live memory. Work that waits for another platform's queues ends on
+	// its own: no platform's work needs a Drain call to progress. A wait
+	// that cannot end (a broken device) is bounded and reported as an
+	// error; Drain never releases anything.
+	Drain() error
 	// Deinit releases everything the platform holds; after it no goroutine
-	// or thread of the platform may remain.
+	// or thread of the platform may remain. It is called after Drain.
 	Deinit() error
 }
 
