@@ -222,7 +222,10 @@ type Queue interface {
 	Record() (Event, error)
 	// Wait makes later work wait for e, an event of a queue of this
 	// platform (possibly another queue or device). The runtime bridges
-	// events of other platforms with HostCall.
+	// events of other platforms with HostCall. The wait is for the point e
+	// marks when Wait is called; e may be released right after Wait
+	// returns, also while it is still pending or held back, and the wait
+	// still ends when that point is reached.
 	Wait(e Event) error
 	Sync() error
 	// Empty reports whether no submitted work is outstanding.
