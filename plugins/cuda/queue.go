@@ -634,8 +634,13 @@ func (e *Event) record() error {
 	err := q.d.call("cuEventRecord", C.lgo_cu_event_record(q.d.drv.run, q.d.ctx, e.ev, q.s))
 	q.mu.Lock()
 	e.recorded = true
+	// released meanwhile, with no wait for it: Release left it to us
+	last := e.released && e.waiters == 0
 	q.cond.Broadcast()
 	q.mu.Unlock()
+	if last {
+		e.giveBack()
+	}
 	return err
 }
 
