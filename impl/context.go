@@ -182,11 +182,12 @@ func (c *Context) refuseFinalShutdown() error {
 }
 
 // teardown releases everything of the context, in one order on every
-// backend: first all submitted work ends (live queues are synced and
-// released, then every platform drains its released queues, work behind
-// host functions and waits for other queues included); only then are
-// events, programs and allocations released and the platforms
-// de-initialised, each even when some fail. Errors are joined.
+// backend: first all submitted work ends (live queues are synced, every
+// platform drains its released queues, work behind host functions and
+// waits for other queues included); only then are queues, events,
+// programs and allocations released and the platforms de-initialised,
+// each even when some fail (handles stay valid until all work has ended).
+// Errors are joined.
 func (c *Context) teardown() error {
 	if c.leakCheck {
 		c.reportLeaks(os.Stderr)
@@ -200,12 +201,16 @@ func (c *Context) teardown() error {
 	}
 	c.queues.each(func(h uintptr, q *Queue) {
 		add("queue", q.q.Sync())
-		add("queue", q.q.Release())
-		c.queues.remove(h)
 	})
 	for _, p := range c.platformList {
 		add("platform "+p.name, p.p.Drain())
 	}
+	c.queues.each(func(h uintptr, q *Queue) {
+		// again: host functions of released queues may have added work
+		add("queue", q.q.Sync())
+		add("queue", q.q.Release())
+		c.queues.remove(h)
+	})
 	c.events.each(func(h uintptr, e *Event) {
 		add("event", e.releaseRef())
 		c.events.remove(h)
