@@ -181,9 +181,13 @@ func (c *Context) refuseFinalShutdown() error {
 	return nil
 }
 
-// teardown releases everything of the context: outstanding queue work is
-// finished, objects and allocations are released, and every platform is
-// de-initialised even when some fail. Errors are joined.
+// teardown releases everything of the context, in one order on every
+// backend: first all submitted work ends (live queues are synced, every
+// platform drains its released queues, work behind host functions and
+// waits for other queues included); only then are queues, events,
+// programs and allocations released and the platforms de-initialised,
+// each even when some fail (handles stay valid until all work has ended).
+// Errors are joined.
 func (c *Context) teardown() error {
 	if c.leakCheck {
 		c.reportLeaks(os.Stderr)
@@ -196,6 +200,13 @@ func (c *Context) teardown() error {
 		}
 	}
 	c.queues.each(func(h uintptr, q *Queue) {
+		add("queue", q.q.Sync())
+	})
+	for _, p := range c.platformList {
+		add("platform "+p.name, p.p.Drain())
+	}
+	c.queues.each(func(h uintptr, q *Queue) {
+		// again: host functions of released queues may have added work
 		add("queue", q.q.Sync())
 		add("queue", q.q.Release())
 		c.queues.remove(h)

@@ -185,12 +185,14 @@ func TestAllocMap(t *testing.T) {
 	}
 }
 
-// fakePlatform is a platform whose Deinit can fail.
+// fakePlatform is a platform whose Deinit can fail; with log set it and
+// its device note their teardown calls there.
 type fakePlatform struct {
 	name    string
 	fail    error
 	deinits *int
 	dev     fakeDevice
+	log     *[]string
 }
 
 func (p *fakePlatform) Name() string                { return p.name }
@@ -198,9 +200,28 @@ func (p *fakePlatform) Vendor() string              { return "test" }
 func (p *fakePlatform) Version() string             { return "v0" }
 func (p *fakePlatform) Backend() ol.PlatformBackend { return ol.PlatformBackendUnknown }
 func (p *fakePlatform) Devices() []plugin.Device    { return []plugin.Device{&p.dev} }
-func (p *fakePlatform) Deinit() error               { *p.deinits++; return p.fail }
+func (p *fakePlatform) Drain() error                { p.note("drain " + p.name); return nil }
+func (p *fakePlatform) Deinit() error {
+	p.note("deinit " + p.name)
+	*p.deinits++
+	return p.fail
+}
 
-type fakeDevice struct{ plugin.Device }
+func (p *fakePlatform) note(s string) {
+	if p.log != nil {
+		*p.log = append(*p.log, s)
+	}
+}
+
+type fakeDevice struct {
+	plugin.Device
+	p *fakePlatform
+}
+
+func (d *fakeDevice) Free(ptr uintptr, kind ol.AllocType) error {
+	d.p.note(fmt.Sprintf("free %#x", ptr))
+	return nil
+}
 
 func (*fakeDevice) Info() *plugin.DeviceInfo {
 	return &plugin.DeviceInfo{Type: plugin.Some(ol.DeviceTypeGpu)}
@@ -235,6 +256,30 @@ func TestTeardownJoinsPlatformErrors(t *testing.T) {
 	}
 	if code != ol.ErrcBackendFailure || !strings.Contains(details, "platform A: A broke") || !strings.Contains(details, "platform C: C broke") {
 		t.Fatalf("joined error: %s %q", code, details)
+	}
+}
+
+// The final shutdown waits for the work of every platform before it
+// releases anything of any platform.
+func TestTeardownDrainsBeforeReleasing(t *testing.T) {
+	n := 0
+	var log []string
+	a := &fakePlatform{name: "A", deinits: &n, log: &log}
+	b := &fakePlatform{name: "B", deinits: &n, log: &log}
+	a.dev.p, b.dev.p = a, b
+	c, err := newContext(generations{}, []plugin.Plugin{&fakePlugin{name: "a", p: a}, &fakePlugin{name: "b", p: b}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !c.mem.insert(&alloc{base: 0x1000, size: 64, kind: ol.AllocTypeDevice, device: c.deviceList[0]}) {
+		t.Fatal("insert refused")
+	}
+	if err := c.teardown(); err != nil {
+		t.Fatal(err)
+	}
+	want := "drain A, drain B, free 0x1000, deinit A, deinit B"
+	if got := strings.Join(log, ", "); got != want {
+		t.Fatalf("teardown order: %s, want %s", got, want)
 	}
 }
 

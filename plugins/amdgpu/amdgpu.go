@@ -295,6 +295,17 @@ var (
 // thread runs a host function of an AMDGPU queue.
 func (p *Platform) InCallback() bool { return C.lgo_hsa_running_queue() != 0 }
 
+// Drain implements plugin.Platform: waits for the work of every released
+// queue (bounded, see drainTimeout), host functions and waits for other
+// queues' signals included.
+func (p *Platform) Drain() error {
+	var errs []error
+	for _, d := range p.devices {
+		errs = append(errs, d.drain())
+	}
+	return errors.Join(errs...)
+}
+
 // Deinit implements plugin.Platform: waits for the queues' work (bounded,
 // see drainTimeout), releases queues, signals and buffers, stops the host
 // function threads and shuts the runtime down. Failures are joined; the

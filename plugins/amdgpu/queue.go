@@ -364,8 +364,45 @@ func (d *Device) destroyHW(h *hwQueue) error {
 	return d.call(fmt.Sprintf("hsa_queue_destroy on %s", d.name()), C.lgo_hsa_queue_destroy(d.p.run, C.uintptr_t(h.q)))
 }
 
-// releaseQueues waits (up to drainTimeout each) for the work of every
-// queue of the device and destroys them (Deinit).
+// drain waits (up to drainTimeout each) for the work of the queues
+// released with work pending (Drain); they stay outstanding.
+func (d *Device) drain() error {
+	qs := &d.queues
+	qs.mu.Lock()
+	busy := append([]*hwQueue(nil), qs.outstanding...)
+	qs.mu.Unlock()
+	var first error
+	for _, h := range busy {
+		if err := h.drain(); err != nil && first == nil {
+			first = err
+		}
+	}
+	return first
+}
+
+// drain waits (up to drainTimeout) for the queue's last operation, and so
+// for all its work (the operations are chained).
+func (h *hwQueue) drain() error {
+	h.mu.Lock()
+	s := h.last
+	if s != nil {
+		s.refs.Add(1)
+	}
+	h.mu.Unlock()
+	if s == nil {
+		return nil
+	}
+	defer s.release()
+	// a broken queue's error was Sync's to report; its work never ends
+	if err := h.wait(s, drainTimeout); err != nil && h.fault.Load() == nil {
+		return err
+	}
+	return nil
+}
+
+// releaseQueues waits (up to drainTimeout each, in case Drain was not
+// called) for the work of every queue of the device and destroys them
+// (Deinit).
 func (d *Device) releaseQueues() error {
 	qs := &d.queues
 	qs.mu.Lock()
@@ -374,18 +411,8 @@ func (d *Device) releaseQueues() error {
 	qs.mu.Unlock()
 	var first error
 	for _, h := range all {
-		h.mu.Lock()
-		s := h.last
-		if s != nil {
-			s.refs.Add(1)
-		}
-		h.mu.Unlock()
-		if s != nil {
-			// a broken queue's error was Sync's to report; its work never ends
-			if err := h.wait(s, drainTimeout); err != nil && first == nil && h.fault.Load() == nil {
-				first = err
-			}
-			s.release()
+		if err := h.drain(); err != nil && first == nil {
+			first = err
 		}
 		h.idle()
 		if err := d.destroyHW(h); err != nil && first == nil {

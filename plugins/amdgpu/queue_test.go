@@ -181,6 +181,12 @@ func TestFakeEventsWaitsAndQueueReuse(t *testing.T) {
 	fakedriver.CheckEventsWaitsAndQueueReuse(t, newDouble(t, "libhsa-events.so").Double, "signal")
 }
 
+// Releasing an event a queue waits for (pending) keeps the wait; Drain
+// waits for a released queue's work behind a host call.
+func TestFakeReleasedEventsAndDrain(t *testing.T) {
+	fakedriver.CheckReleasedEventsAndDrain(t, newDouble(t, "libhsa-drain.so").Double)
+}
+
 // Registration is reference counted: the runtime locks a range once and
 // unlocks it with the last user; registered memory is copied without
 // another lock.

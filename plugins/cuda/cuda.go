@@ -245,6 +245,22 @@ type Platform struct {
 // thread runs a host function of a CUDA queue.
 func (p *Platform) InCallback() bool { return C.lgo_cu_running_queue() != 0 }
 
+// Drain implements plugin.Platform: waits for the work of every released
+// queue of every device. Queues of one device may wait for another's
+// events; each waits on its own, so the order does not matter.
+func (p *Platform) Drain() error {
+	var first error
+	for _, d := range p.devices {
+		if d.ctx == 0 {
+			continue
+		}
+		if err := d.drain(); err != nil && first == nil {
+			first = err
+		}
+	}
+	return first
+}
+
 // Deinit implements plugin.Platform: waits for every stream, destroys the
 // streams and events, unregisters the host ranges still registered and
 // releases the primary contexts. Failures are

@@ -42,6 +42,7 @@ func (brokenPlatform) Vendor() string              { return "test" }
 func (brokenPlatform) Version() string             { return "0" }
 func (brokenPlatform) Backend() ol.PlatformBackend { return ol.PlatformBackendUnknown }
 func (brokenPlatform) Devices() []plugin.Device    { return []plugin.Device{brokenDevice{}} }
+func (brokenPlatform) Drain() error                { return nil }
 func (brokenPlatform) Deinit() error {
 	return ol.NewError(ol.ErrcBackendFailure, "the broken platform failed to shut down")
 }

@@ -76,9 +76,27 @@ func (d *Device) NewQueue() (plugin.Queue, error) {
 
 var queueIDs atomic.Uintptr
 
-// releaseStreams waits for the work of released queues (held back work
-// included), then synchronises and destroys every stream and event the
-// device holds (Deinit).
+// drain waits for the work of released queues, held-back work included
+// (Drain): each queue's backlog reaches its stream (a queue held by a wait
+// for another queue's held-back event is let go once that event is
+// recorded), then the stream is synchronised. The queues stay outstanding
+// for releaseStreams.
+func (d *Device) drain() error {
+	d.streams.mu.Lock()
+	outstanding := append([]*Queue(nil), d.streams.outstanding...)
+	d.streams.mu.Unlock()
+	var first error
+	for _, q := range outstanding {
+		q.waitUnheld()
+		if err := d.call("cuStreamSynchronize", d.handleOp(opStreamSync, q.s)); err != nil && first == nil {
+			first = err
+		}
+	}
+	return first
+}
+
+// releaseStreams synchronises and destroys every stream and event the
+// device holds (Deinit, after Drain: released queues hold no work back).
 func (d *Device) releaseStreams() error {
 	d.streams.mu.Lock()
 	outstanding := d.streams.outstanding
@@ -503,13 +521,26 @@ func (q *Queue) Wait(e plugin.Event) error {
 	if ce.q == q {
 		return nil // in order anyway
 	}
-	if ce.isRecorded() {
-		if q.isHeld() && q.hold(deferred{submit: func() error { return q.waitNow(ce) }}) {
-			return nil
-		}
+	// The wait keeps the event (its CUevent and this object) until
+	// cuStreamWaitEvent has captured it: the runtime may release the event
+	// at once, and a released one is recorded again by a later Record.
+	recorded := ce.addWaiter()
+	if recorded && !q.isHeld() {
+		// (no closure: the common path allocates nothing)
+		err := q.waitNow(ce)
+		ce.dropWaiter()
+		return err
+	}
+	wait := func() error {
+		defer ce.dropWaiter()
 		return q.waitNow(ce)
 	}
-	wait := func() error { return q.waitNow(ce) }
+	if recorded {
+		if q.hold(deferred{submit: wait}) {
+			return nil
+		}
+		return wait()
+	}
 	// a gate: once the event is recorded, wait for it on the stream and
 	// let the work after it go
 	gate := func() {
@@ -575,32 +606,63 @@ func (q *Queue) Release() error {
 }
 
 // Event is a CUDA event recorded on a queue's stream (or to be recorded,
-// when the queue's work before it is held back).
+// when the queue's work before it is held back). Its CUevent and the
+// object go back to the device once the runtime has released it, it is
+// recorded, and no wait of another queue still has to capture it.
 type Event struct {
 	q    *Queue
 	ev   C.uintptr_t
 	mark uint64
 	// under q.mu:
 	recorded bool
-	released bool // released before it was recorded: record gives it back
+	released bool // the runtime let go of it
+	waiters  int  // waits of other queues not yet on their stream
 }
 
-// record puts the event on the stream (at once, or when flushed).
+// record puts the event on the stream (at once, or when flushed). One
+// that was released with no wait for it is given back unrecorded: nothing
+// can observe it.
 func (e *Event) record() error {
 	q := e.q
 	q.mu.Lock()
-	released := e.released
+	unseen := e.released && e.waiters == 0
 	q.mu.Unlock()
-	if released {
-		q.d.releaseEvent(e.ev)
+	if unseen {
+		e.giveBack()
 		return nil
 	}
 	err := q.d.call("cuEventRecord", C.lgo_cu_event_record(q.d.drv.run, q.d.ctx, e.ev, q.s))
 	q.mu.Lock()
 	e.recorded = true
+	// released meanwhile, with no wait for it: Release left it to us
+	last := e.released && e.waiters == 0
 	q.cond.Broadcast()
 	q.mu.Unlock()
+	if last {
+		e.giveBack()
+	}
 	return err
+}
+
+// addWaiter keeps the event for a wait until dropWaiter, and reports
+// whether it is recorded already.
+func (e *Event) addWaiter() bool {
+	e.q.mu.Lock()
+	defer e.q.mu.Unlock()
+	e.waiters++
+	return e.recorded
+}
+
+// dropWaiter ends a wait's hold (its cuStreamWaitEvent was made, or
+// failed); the last one gives a released event back.
+func (e *Event) dropWaiter() {
+	e.q.mu.Lock()
+	e.waiters--
+	last := e.waiters == 0 && e.released && e.recorded
+	e.q.mu.Unlock()
+	if last {
+		e.giveBack()
+	}
 }
 
 func (e *Event) isRecorded() bool {
@@ -631,26 +693,30 @@ func (e *Event) Done() bool {
 	return e.isRecorded() && e.q.d.handleOp(opEventQuery, e.ev) == cudaSuccess
 }
 
-// Release implements plugin.Event: the event goes back to the device (once
-// recorded, if it is still held back).
+// Release implements plugin.Event: the event goes back to the device now,
+// or once it is recorded and the waits for it are on their streams.
 func (e *Event) Release() error {
 	e.q.mu.Lock()
-	if !e.recorded {
-		e.released = true
-		e.q.mu.Unlock()
-		return nil
-	}
+	e.released = true
+	now := e.recorded && e.waiters == 0
 	e.q.mu.Unlock()
+	if now {
+		e.giveBack()
+	}
+	return nil
+}
+
+// giveBack returns the CUevent and the object to the device for reuse;
+// nothing refers to either any more.
+func (e *Event) giveBack() {
 	d := e.q.d
 	d.releaseEvent(e.ev)
-	// the runtime holds no reference after Release: the object is reused
 	*e = Event{}
 	d.streams.mu.Lock()
 	if len(d.streams.eventObjs) < maxIdleEvents {
 		d.streams.eventObjs = append(d.streams.eventObjs, e)
 	}
 	d.streams.mu.Unlock()
-	return nil
 }
 
 func (d *Device) releaseEvent(ev C.uintptr_t) {

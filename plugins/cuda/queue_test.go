@@ -118,6 +118,12 @@ func TestFakeEventsWaitsAndQueueReuse(t *testing.T) {
 	fakedriver.CheckEventsWaitsAndQueueReuse(t, newDouble(t, "libcuda-events.so").Double, "")
 }
 
+// Releasing an event a queue waits for (held back, then pending) keeps the
+// wait; Drain waits for a released queue's held-back work.
+func TestFakeReleasedEventsAndDrain(t *testing.T) {
+	fakedriver.CheckReleasedEventsAndDrain(t, newDouble(t, "libcuda-drain.so").Double)
+}
+
 // Registration is reference counted: the driver locks a range once and
 // unlocks it with the last user.
 func TestFakeRegister(t *testing.T) {

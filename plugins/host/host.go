@@ -117,9 +117,27 @@ func (p *Platform) InCallback() bool { return p.dev.hf.current() != 0 }
 // Devices implements plugin.Platform.
 func (p *Platform) Devices() []plugin.Device { return []plugin.Device{p.dev} }
 
-// Deinit implements plugin.Platform: it waits for the work of released
-// queues to end and joins the device's pool, so that no goroutine of the
-// platform remains.
+// Drain implements plugin.Platform: it waits until the work of every
+// released queue has ended (run here when nobody runs it, as a sync
+// would; host functions on their library threads).
+func (p *Platform) Drain() error {
+	d := p.dev
+	d.mu.Lock()
+	busy := make([]*queue, 0, len(d.released))
+	for q := range d.released {
+		busy = append(busy, q)
+	}
+	d.mu.Unlock()
+	for _, q := range busy {
+		q.waitFor(q.submitted.Load())
+	}
+	d.runners.Wait()
+	return nil
+}
+
+// Deinit implements plugin.Platform: it joins the device's pool (after
+// Drain, so the runners are idle), so that no goroutine of the platform
+// remains.
 func (p *Platform) Deinit() error {
 	d := p.dev
 	d.runners.Wait()

@@ -74,8 +74,19 @@ type Platform interface {
 	Version() string
 	Backend() ol.PlatformBackend
 	Devices() []Device
+	// Drain waits until the work submitted to every released queue of the
+	// platform has ended: work held back behind host functions and waits
+	// for events of other queues (of any device of the platform, or bridged
+	// from another platform) included. The final olShutDown releases each
+	// live queue and then drains every platform before it releases any
+	// event, program or allocation, so that work still in flight runs on
+	// live memory. Work that waits for another platform's queues ends on
+	// its own: no platform's work needs a Drain call to progress. A wait
+	// that cannot end (a broken device) is bounded and reported as an
+	// error; Drain never releases anything.
+	Drain() error
 	// Deinit releases everything the platform holds; after it no goroutine
-	// or thread of the platform may remain.
+	// or thread of the platform may remain. It is called after Drain.
 	Deinit() error
 }
 
@@ -211,7 +222,10 @@ type Queue interface {
 	Record() (Event, error)
 	// Wait makes later work wait for e, an event of a queue of this
 	// platform (possibly another queue or device). The runtime bridges
-	// events of other platforms with HostCall.
+	// events of other platforms with HostCall. The wait is for the point e
+	// marks when Wait is called; e may be released right after Wait
+	// returns, also while it is still pending or held back, and the wait
+	// still ends when that point is reached.
 	Wait(e Event) error
 	Sync() error
 	// Empty reports whether no submitted work is outstanding.

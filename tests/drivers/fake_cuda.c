@@ -604,6 +604,18 @@ struct fake_event {
   unsigned long mark;
 };
 
+/* An event's record (stream and mark) is read and written whole under
+ * ev_mu: a wait or query captures one record, never half of a new one,
+ * as with the driver. */
+static pthread_mutex_t ev_mu = PTHREAD_MUTEX_INITIALIZER;
+
+static struct fake_event ev_capture(CUevent e) {
+  pthread_mutex_lock(&ev_mu);
+  struct fake_event r = *e;
+  pthread_mutex_unlock(&ev_mu);
+  return r;
+}
+
 /* Host functions of every stream run on one callback thread, one at a
  * time, as the driver may run them: a stream waits until its callback has
  * returned. A callback that waits for another stream's callback waits
@@ -897,30 +909,35 @@ CUresult cuEventRecord(CUevent e, CUstream s) {
   NEED_CTX();
   if (e == NULL || s == NULL) return CUDA_ERROR_INVALID_HANDLE;
   pthread_mutex_lock(&s->mu);
-  e->stream = s;
-  e->mark = s->submitted;
+  unsigned long mark = s->submitted;
   pthread_mutex_unlock(&s->mu);
+  pthread_mutex_lock(&ev_mu);
+  e->stream = s;
+  e->mark = mark;
+  pthread_mutex_unlock(&ev_mu);
   return CUDA_SUCCESS;
 }
 
 CUresult cuEventQuery(CUevent e) {
   NEED_CTX();
   if (e == NULL) return CUDA_ERROR_INVALID_HANDLE;
-  if (e->stream == NULL) return CUDA_SUCCESS;
-  pthread_mutex_lock(&e->stream->mu);
-  CUresult r = e->stream->completed >= e->mark ? CUDA_SUCCESS : CUDA_ERROR_NOT_READY;
-  pthread_mutex_unlock(&e->stream->mu);
+  struct fake_event r0 = ev_capture(e);
+  if (r0.stream == NULL) return CUDA_SUCCESS;
+  pthread_mutex_lock(&r0.stream->mu);
+  CUresult r = r0.stream->completed >= r0.mark ? CUDA_SUCCESS : CUDA_ERROR_NOT_READY;
+  pthread_mutex_unlock(&r0.stream->mu);
   return r;
 }
 
 CUresult cuEventSynchronize(CUevent e) {
   NEED_CTX();
   if (e == NULL) return CUDA_ERROR_INVALID_HANDLE;
-  if (e->stream == NULL) return CUDA_SUCCESS;
-  pthread_mutex_lock(&e->stream->mu);
-  while (e->stream->completed < e->mark)
-    pthread_cond_wait(&e->stream->cv, &e->stream->mu);
-  pthread_mutex_unlock(&e->stream->mu);
+  struct fake_event r = ev_capture(e);
+  if (r.stream == NULL) return CUDA_SUCCESS;
+  pthread_mutex_lock(&r.stream->mu);
+  while (r.stream->completed < r.mark)
+    pthread_cond_wait(&r.stream->cv, &r.stream->mu);
+  pthread_mutex_unlock(&r.stream->mu);
   return CUDA_SUCCESS;
 }
 
@@ -938,8 +955,9 @@ CUresult cuStreamWaitEvent(CUstream s, CUevent e, unsigned int flags) {
   NEED_CTX();
   (void)flags;
   if (e == NULL) return CUDA_ERROR_INVALID_HANDLE;
-  if (e->stream == NULL || e->stream == s) return s ? CUDA_SUCCESS : CUDA_ERROR_INVALID_HANDLE;
-  return push(s, (struct op){.kind = OP_WAIT, .wait_stream = e->stream, .wait_mark = e->mark});
+  struct fake_event r = ev_capture(e); /* later records do not move this wait */
+  if (r.stream == NULL || r.stream == s) return s ? CUDA_SUCCESS : CUDA_ERROR_INVALID_HANDLE;
+  return push(s, (struct op){.kind = OP_WAIT, .wait_stream = r.stream, .wait_mark = r.mark});
 }
 
 /* fake_cuda_peek and fake_cuda_poke copy device memory out and in for

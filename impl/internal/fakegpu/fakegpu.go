@@ -152,6 +152,12 @@ func (p *Platform) Devices() []plugin.Device {
 	return out
 }
 
+// Drain waits for every queue's goroutine.
+func (p *Platform) Drain() error {
+	p.workers.Wait()
+	return nil
+}
+
 // Deinit waits for every queue's goroutine and unmaps device memory.
 func (p *Platform) Deinit() error {
 	p.workers.Wait()

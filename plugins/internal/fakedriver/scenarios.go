@@ -399,6 +399,87 @@ func CheckEventsWaitsAndQueueReuse(t *testing.T, d *Double, bounded string) {
 	d.Deinit()
 }
 
+// within fails the test if fn has not returned after 10 s (it then leaks
+// fn's goroutine: the test has failed anyway).
+func within(t *testing.T, what string, fn func() error) {
+	t.Helper()
+	done := make(chan error, 1)
+	go func() { done <- fn() }()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatalf("%s: %v", what, err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatalf("%s has not returned after 10 s: it waits forever", what)
+	}
+}
+
+// CheckReleasedEventsAndDrain checks that work in flight survives releases:
+// a wait for an event that is released while still held back (then
+// pending) still ends once the event's point is reached, on the same GPU
+// and across GPUs; and Drain waits for the held-back work of a released
+// queue. Then it deinitialises.
+func CheckReleasedEventsAndDrain(t *testing.T, d *Double) {
+	t.Helper()
+	g0 := d.Devices[0]
+	src := MustAlloc(t, g0, ol.AllocTypeDevice, 256)
+	pattern := uint32(0x5a5a5a5a)
+	want := bytes.Repeat([]byte{0x5a}, 256)
+	for _, g1 := range d.Devices[:2] {
+		q0, q1 := MustQueue(t, g0), MustQueue(t, g1)
+		dst := MustAlloc(t, g1, ol.AllocTypeDevice, 256)
+		d.Poke(src, make([]byte, 256))
+		gate := make(chan struct{})
+		if err := q0.HostCall(func() error { <-gate; return nil }); err != nil {
+			t.Fatal(err)
+		}
+		if err := q0.Fill(src, unsafe.Pointer(&pattern), 4, 256); err != nil {
+			t.Fatal(err)
+		}
+		e0, err := q0.Record()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := q1.Wait(e0); err != nil {
+			t.Fatal(err)
+		}
+		if err := e0.Release(); err != nil { // held back: not even recorded yet
+			t.Fatal(err)
+		}
+		if err := q1.CopyDevice(dst, g1, src, g0, 256); err != nil {
+			t.Fatal(err)
+		}
+		close(gate)
+		within(t, "Sync of a queue waiting for a released event", q1.Sync)
+		if got := d.Peek(dst, 256); !bytes.Equal(got, want) {
+			t.Errorf("the waiting queue copied % x..., want % x...", got[:8], want[:8])
+		}
+		_ = q0.Sync()
+		_ = q0.Release()
+		_ = q1.Release()
+		_ = g1.Free(dst, ol.AllocTypeDevice)
+	}
+	// a released queue held back by a host function: Drain waits for it
+	q := MustQueue(t, g0)
+	d.Poke(src, make([]byte, 256))
+	gate := make(chan struct{})
+	if err := q.HostCall(func() error { <-gate; return nil }); err != nil {
+		t.Fatal(err)
+	}
+	if err := q.Fill(src, unsafe.Pointer(&pattern), 4, 256); err != nil {
+		t.Fatal(err)
+	}
+	_ = q.Release()
+	time.AfterFunc(100*time.Millisecond, func() { close(gate) })
+	within(t, "Drain", d.Platform.Drain)
+	if got := d.Peek(src, 256); !bytes.Equal(got, want) {
+		t.Errorf("after Drain the released queue's fill left % x..., want % x...", got[:8], want[:8])
+	}
+	_ = g0.Free(src, ol.AllocTypeDevice)
+	d.Deinit()
+}
+
 // RegisterWant is what differs between doubles in CheckRegister.
 type RegisterWant struct {
 	// Buf is 8192 bytes of host memory to register.

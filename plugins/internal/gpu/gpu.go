@@ -118,6 +118,10 @@ func (p *Platform) Backend() ol.PlatformBackend { return p.kind.Backend }
 // Devices implements plugin.Platform.
 func (p *Platform) Devices() []plugin.Device { return p.devices }
 
+// Drain implements plugin.Platform: a platform without queues has no work
+// to wait for.
+func (*Platform) Drain() error { return nil }
+
 // Deinit implements plugin.Platform. The platform holds no driver resources
 // yet and starts no goroutine; the driver itself stays loaded and
 // initialised for the process (see vendorlib.Cache).
