@@ -155,7 +155,14 @@ func (c *Context) olDestroyQueue(q *Queue) error {
 	return q.q.Release()
 }
 
-func (c *Context) olSyncQueue(q *Queue) error { return q.q.Sync() }
+func (c *Context) olSyncQueue(q *Queue) error {
+	if c.waits.pending.Load() != 0 {
+		if err := c.checkWait("olSyncQueue", "the queue", q.q, queuePoint(q.q)); err != nil {
+			return err
+		}
+	}
+	return q.q.Sync()
+}
 
 func (c *Context) olWaitEvents(q *Queue, events unsafe.Pointer, n uint64) error {
 	if events == nil {
@@ -179,7 +186,7 @@ func (c *Context) olWaitEvents(q *Queue, events unsafe.Pointer, n uint64) error 
 			continue
 		}
 		if e.device.platform != q.device.platform {
-			if err := waitOther(q, e); err != nil {
+			if err := c.waitOther(q, e); err != nil {
 				return err
 			}
 			continue
@@ -242,6 +249,15 @@ func (c *Context) olDestroyEvent(e *Event) error {
 func (c *Context) olSyncEvent(e *Event) error {
 	if e.e == nil {
 		return nil
+	}
+	if c.waits.pending.Load() != 0 {
+		if p, ok := e.e.(plugin.PointEvent); ok {
+			if q, at := p.Point(); at != 0 {
+				if err := c.checkWait("olSyncEvent", "the event's work", q, at); err != nil {
+					return err
+				}
+			}
+		}
 	}
 	return e.e.Sync()
 }

@@ -86,6 +86,46 @@ type CallbackPlatform interface {
 	InCallback() bool
 }
 
+// Waits across platforms. A plugin refuses a wait from a host function
+// that could never end when the cycle lies within its platform. Waits
+// between platforms are the runtime's own (olWaitEvents bridged with
+// HostCall), so only the runtime can see a cycle through them: it follows
+// its own edges and asks each plugin about the edges within its platform,
+// through the three optional interfaces below. A queue's operations are
+// numbered from 1 in submission order (HostCall included); an event, a
+// host function and a wait are placed by that number.
+
+// HostFunctionPlatform is implemented by platforms that can say which
+// host function the calling thread runs.
+type HostFunctionPlatform interface {
+	// RunningHostFunction returns the queue whose host function the
+	// calling thread runs and that host function's number; ok is false
+	// when the thread runs no host function of this platform. It is cheap
+	// when no host function runs.
+	RunningHostFunction() (q Queue, at uint64, ok bool)
+}
+
+// WaitGraphQueue is implemented by queues whose waits the runtime can
+// follow.
+type WaitGraphQueue interface {
+	// Position is the number of the last operation submitted (0: none).
+	Position() uint64
+	// Waits calls visit for each thing the queue's work up to operation
+	// at waits for within this platform: a queue of the platform (this
+	// one included) and the number of the operation it must reach
+	// (olWaitEvents, and the waits host functions of the queue are
+	// making now). Work already complete waits for nothing. visit must
+	// not call back into the queue; Waits holds no lock while it runs.
+	Waits(at uint64, visit func(q Queue, at uint64))
+}
+
+// PointEvent is implemented by events that can say where they are.
+type PointEvent interface {
+	// Point returns the event's queue and the number of the operation
+	// that completes it (0: it was complete when recorded).
+	Point() (q Queue, at uint64)
+}
+
 // Opt is a device property that a plugin may leave out: V is its value
 // when OK is set. DeviceInfo (generated from api/offload.json) is made of
 // them; a plugin sets the properties it answers with Some.
@@ -202,7 +242,8 @@ type Queue interface {
 	// itself in the queue's order: waiting for an event of another
 	// platform, copies and fills that involve another platform's memory.
 	// fn may block and may call any plugin method except Sync of this
-	// queue (and waits for events recorded on it after fn). An error it
+	// queue (and waits for events recorded on it after fn). The runtime
+	// tells which waits of fn could never end (see WaitGraphQueue). An error it
 	// returns is the queue's error, reported by the next Sync. When HostCall
 	// returns nil, fn runs exactly once (the runtime frees what it gave fn
 	// there); when it returns an error, fn never runs.
