@@ -157,7 +157,7 @@ func (c *Context) olDestroyQueue(q *Queue) error {
 
 func (c *Context) olSyncQueue(q *Queue) error {
 	if c.waits.pending.Load() != 0 {
-		if err := c.checkWait("olSyncQueue", "the queue", q.q, queuePoint(q.q)); err != nil {
+		if err := c.checkWait("olSyncQueue", q.q, queuePoint(q.q)); err != nil {
 			return err
 		}
 	}
@@ -253,7 +253,7 @@ func (c *Context) olSyncEvent(e *Event) error {
 	if c.waits.pending.Load() != 0 {
 		if p, ok := e.e.(plugin.PointEvent); ok {
 			if q, at := p.Point(); at != 0 {
-				if err := c.checkWait("olSyncEvent", "the event's work", q, at); err != nil {
+				if err := c.checkWait("olSyncEvent", q, at); err != nil {
 					return err
 				}
 			}

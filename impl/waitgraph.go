@@ -74,17 +74,19 @@ func (g *waitGraph) from(q plugin.Queue, at uint64, out []waitPoint) []waitPoint
 	g.mu.Lock()
 	for _, e := range g.edges {
 		if e.q == q && e.at <= at {
-			out = append(out, waitPoint{e.on, e.mark})
+			out = append(out, waitPoint{q: e.on, at: e.mark})
 		}
 	}
 	g.mu.Unlock()
 	return out
 }
 
-// waitPoint is a queue of some platform reaching an operation.
+// waitPoint is a queue of some platform reaching an operation; cross:
+// the search got there through an edge between platforms.
 type waitPoint struct {
-	q  plugin.Queue
-	at uint64
+	q     plugin.Queue
+	at    uint64
+	cross bool
 }
 
 // maxWaitVisits bounds the search: a graph that large is not one a
@@ -93,18 +95,14 @@ const maxWaitVisits = 4096
 
 // checkWait refuses a wait, from a host function, for queue q to reach
 // operation at when that needs the host function to return first. what
-// is the API call and target what it waits for ("the queue", "the
-// event"), for the message.
-func (c *Context) checkWait(what, target string, q plugin.Queue, at uint64) error {
-	if c.waits.pending.Load() == 0 {
-		return nil
-	}
+// is the API call, for the message.
+func (c *Context) checkWait(what string, q plugin.Queue, at uint64) error {
 	var run waitPoint
 	var runPlatform *Platform
 	for _, p := range c.platformList {
 		if hp, ok := p.p.(plugin.HostFunctionPlatform); ok {
 			if rq, rat, ok := hp.RunningHostFunction(); ok {
-				run, runPlatform = waitPoint{rq, rat}, p
+				run, runPlatform = waitPoint{q: rq, at: rat}, p
 				break
 			}
 		}
@@ -112,40 +110,52 @@ func (c *Context) checkWait(what, target string, q plugin.Queue, at uint64) erro
 	if runPlatform == nil {
 		return nil // not called from a host function
 	}
-	if !c.waits.reaches(waitPoint{q, at}, run) {
+	found, cross := c.waits.reaches(waitPoint{q: q, at: at}, run)
+	switch {
+	case !found:
 		return nil
+	case q == run.q:
+		return ol.Errorf(ol.ErrcInvalidArgument,
+			"%s called from a host function would wait forever: it waits for work queued after that host function on the same queue, which cannot run until the host function returns", what)
+	}
+	how := "through olWaitEvents"
+	if cross {
+		how = "through olWaitEvents across platforms"
 	}
 	return ol.Errorf(ol.ErrcInvalidArgument,
-		"%s called from a host function of platform %s would wait forever: %s waits, through olWaitEvents across platforms, for work queued after that host function, which cannot run until the host function returns",
-		what, runPlatform.name, target)
+		"%s called from a host function would wait forever: the work it waits for depends (%s) on work queued after that host function on a queue of platform %s, which cannot run until the host function returns",
+		what, how, runPlatform.name)
 }
 
 // reaches reports whether from's work waits, within platforms or across
-// them, for run: run's queue at or past its operation. It follows every
-// edge once at its latest operation.
-func (g *waitGraph) reaches(from, run waitPoint) bool {
+// them, for run: run's queue at or past its operation; cross tells
+// whether the path found crosses platforms. It follows each queue once at
+// the latest operation reached.
+func (g *waitGraph) reaches(from, run waitPoint) (found, cross bool) {
 	seen := map[plugin.Queue]uint64{}
 	stack := []waitPoint{from}
-	visits := 0
-	for len(stack) > 0 && visits < maxWaitVisits {
+	for visits := 0; len(stack) > 0 && visits < maxWaitVisits; visits++ {
 		p := stack[len(stack)-1]
 		stack = stack[:len(stack)-1]
 		if p.q == run.q && p.at >= run.at {
-			return true
+			return true, p.cross
 		}
 		if done, ok := seen[p.q]; ok && done >= p.at {
 			continue // its work up to a later operation was followed already
 		}
 		seen[p.q] = p.at
-		visits++
+		n := len(stack)
 		stack = g.from(p.q, p.at, stack)
+		for i := n; i < len(stack); i++ {
+			stack[i].cross = true
+		}
 		if wq, ok := p.q.(plugin.WaitGraphQueue); ok {
 			wq.Waits(p.at, func(q plugin.Queue, at uint64) {
-				stack = append(stack, waitPoint{q, at})
+				stack = append(stack, waitPoint{q: q, at: at, cross: p.cross})
 			})
 		}
 	}
-	return false
+	return false, false
 }
 
 // queuePoint is where an olSyncQueue of q waits to: its last operation.

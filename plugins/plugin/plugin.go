@@ -100,8 +100,7 @@ type CallbackPlatform interface {
 type HostFunctionPlatform interface {
 	// RunningHostFunction returns the queue whose host function the
 	// calling thread runs and that host function's number; ok is false
-	// when the thread runs no host function of this platform. It is cheap
-	// when no host function runs.
+	// when the thread runs no host function of this platform.
 	RunningHostFunction() (q Queue, at uint64, ok bool)
 }
 
@@ -110,12 +109,13 @@ type HostFunctionPlatform interface {
 type WaitGraphQueue interface {
 	// Position is the number of the last operation submitted (0: none).
 	Position() uint64
-	// Waits calls visit for each thing the queue's work up to operation
-	// at waits for within this platform: a queue of the platform (this
-	// one included) and the number of the operation it must reach
-	// (olWaitEvents, and the waits host functions of the queue are
-	// making now). Work already complete waits for nothing. visit must
-	// not call back into the queue; Waits holds no lock while it runs.
+	// Waits calls visit for each wait, within this platform, of the
+	// queue's work up to operation at: the queue of this platform waited
+	// for and the number of the operation it must reach (olWaitEvents;
+	// the host device also reports the waits its running host functions
+	// make). Work already complete waits for nothing. No lock of the
+	// plugin is held while visit runs. The runtime calls it only while a
+	// wait between platforms is pending, never on launches or copies.
 	Waits(at uint64, visit func(q Queue, at uint64))
 }
 
