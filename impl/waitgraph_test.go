@@ -85,3 +85,24 @@ func TestWaitGraphReaches(t *testing.T) {
 		t.Errorf("pending = %d, edges = %d after removing all", g.pending.Load(), len(g.edges))
 	}
 }
+
+// A sync pays nothing for the wait graph: without a pending wait between
+// platforms, and with one but outside a host function.
+func TestSyncWithWaitGraphAllocatesNothing(t *testing.T) {
+	e := newRouteEnv(t)
+	qh := e.queue(e.host)
+	sync := func() {
+		if err := e.c.callOlSyncQueue(qh); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if n := testing.AllocsPerRun(100, sync); n != 0 {
+		t.Errorf("olSyncQueue allocates %v times without pending waits", n)
+	}
+	edge := &crossEdge{q: e.c.mustQueue(t, qh).q, at: 1, on: e.c.mustQueue(t, qh).q, mark: 1}
+	e.c.waits.add(edge)
+	defer e.c.waits.remove(edge)
+	if n := testing.AllocsPerRun(100, sync); n != 0 {
+		t.Errorf("olSyncQueue allocates %v times with a pending wait, outside a host function", n)
+	}
+}
