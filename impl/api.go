@@ -156,10 +156,8 @@ func (c *Context) olDestroyQueue(q *Queue) error {
 }
 
 func (c *Context) olSyncQueue(q *Queue) error {
-	if c.waits.pending.Load() != 0 {
-		if err := c.checkWait("olSyncQueue", q.q, queuePoint(q.q)); err != nil {
-			return err
-		}
+	if plugin.HostFunctionsRunning() {
+		return c.syncFromHostFunction("olSyncQueue", q.q, queuePoint(q.q), q.q.Sync)
 	}
 	return q.q.Sync()
 }
@@ -250,12 +248,10 @@ func (c *Context) olSyncEvent(e *Event) error {
 	if e.e == nil {
 		return nil
 	}
-	if c.waits.pending.Load() != 0 {
+	if plugin.HostFunctionsRunning() {
 		if p, ok := e.e.(plugin.PointEvent); ok {
 			if q, at := p.Point(); at != 0 {
-				if err := c.checkWait("olSyncEvent", q, at); err != nil {
-					return err
-				}
+				return c.syncFromHostFunction("olSyncEvent", q, at, e.e.Sync)
 			}
 		}
 	}

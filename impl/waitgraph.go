@@ -8,33 +8,39 @@ import (
 	"github.com/liboffload-go/liboffload-go/plugins/plugin"
 )
 
-// The waits between platforms are the runtime's own: a queue waits for an
-// event of another platform through a HostCall (waitOther). No plugin
-// sees them, so a host function that syncs a queue which waits, through
-// such an edge, for work queued after that host function would wait
-// forever. The runtime keeps its edges while they are pending and, only
-// then, follows them together with each plugin's own edges (see
-// plugin.WaitGraphQueue) before a sync: without pending edges every cycle
-// lies within one platform, which the plugin refuses itself, so syncs pay
-// one atomic load.
+// The runtime's edges of the wait graph: a queue waiting for an event of
+// another platform through a HostCall (waitOther), and a host function
+// waiting in olSyncQueue/olSyncEvent (its queue's work waits for what it
+// waits for). No plugin sees them, so a host function that syncs a queue
+// which waits through such an edge for work queued after that host
+// function would wait forever. The runtime keeps its edges while they
+// last and, before a sync from a host function, follows them together
+// with each plugin's own edges (plugin.WaitGraphQueue). A sync made while
+// no host function runs (one atomic load, plugin.HostFunctionsRunning)
+// checks nothing: nothing can wait for its caller.
 
-// crossEdge is a pending wait of queue q's work after operation at for
-// queue on (another platform's) to reach operation mark.
+// crossEdge says that queue q's work, from its operation at onwards,
+// waits for queue on to reach operation mark.
 type crossEdge struct {
-	q    plugin.Queue
-	at   uint64 // ^0 until the HostCall is placed
-	on   plugin.Queue
-	mark uint64
+	q        plugin.Queue
+	at       uint64 // ^0 until the HostCall is placed
+	on       plugin.Queue
+	mark     uint64
+	hostFunc bool // a host function's own wait (else an olWaitEvents)
 }
 
-// waitGraph is the context's pending cross-platform waits.
+// waitGraph is the context's edges.
 type waitGraph struct {
-	pending atomic.Int32 // len(edges): 0 skips every check
+	pending atomic.Int32 // len(edges): 0 skips the search
 	mu      sync.Mutex
 	edges   []*crossEdge
+	// check makes a host function's check and the edge of its wait one
+	// step, so that two host functions syncing each other's queues cannot
+	// both pass and then wait for each other.
+	check sync.Mutex
 }
 
-// add records an edge whose position on its queue is not known yet.
+// add records an edge (an olWaitEvents's before its HostCall is placed).
 func (g *waitGraph) add(e *crossEdge) {
 	g.mu.Lock()
 	g.edges = append(g.edges, e)
@@ -69,93 +75,109 @@ func (g *waitGraph) remove(e *crossEdge) {
 	g.mu.Unlock()
 }
 
-// from lists the targets of the edges of queue q's work up to at.
-func (g *waitGraph) from(q plugin.Queue, at uint64, out []waitPoint) []waitPoint {
+// from appends to out the targets of the edges of p's queue's work up to
+// p.at.
+func (g *waitGraph) from(p waitPoint, out []waitPoint) []waitPoint {
 	g.mu.Lock()
 	for _, e := range g.edges {
-		if e.q == q && e.at <= at {
-			out = append(out, waitPoint{q: e.on, at: e.mark})
+		if e.q == p.q && e.at <= p.at {
+			out = append(out, waitPoint{q: e.on, at: e.mark, cross: true, hostFunc: p.hostFunc || e.hostFunc})
 		}
 	}
 	g.mu.Unlock()
 	return out
 }
 
-// waitPoint is a queue of some platform reaching an operation; cross:
-// the search got there through an edge between platforms.
+// waitPoint is a queue of some platform reaching an operation; cross and
+// hostFunc: the search got there through an edge of the runtime's, and
+// through a host function's wait.
 type waitPoint struct {
-	q     plugin.Queue
-	at    uint64
-	cross bool
+	q               plugin.Queue
+	at              uint64
+	cross, hostFunc bool
 }
 
 // maxWaitVisits bounds the search: a graph that large is not one a
 // program waits through, and an unfinished search refuses nothing.
 const maxWaitVisits = 4096
 
-// checkWait refuses a wait, from a host function, for queue q to reach
-// operation at when that needs the host function to return first. what
-// is the API call, for the message.
-func (c *Context) checkWait(what string, q plugin.Queue, at uint64) error {
-	var run waitPoint
-	var runPlatform *Platform
+// runningHostFunction finds the host function the calling thread runs:
+// its queue and operation, and its platform (nil: none).
+func (c *Context) runningHostFunction() (waitPoint, *Platform) {
 	for _, p := range c.platformList {
 		if hp, ok := p.p.(plugin.HostFunctionPlatform); ok {
 			if rq, rat, ok := hp.RunningHostFunction(); ok {
-				run, runPlatform = waitPoint{q: rq, at: rat}, p
-				break
+				return waitPoint{q: rq, at: rat}, p
 			}
 		}
 	}
+	return waitPoint{}, nil
+}
+
+// syncFromHostFunction makes a sync (for queue q to reach operation at)
+// that may come from a host function: one that would wait for that host
+// function is refused; otherwise the wait is an edge of the graph while
+// it lasts. what is the API call, for the message.
+func (c *Context) syncFromHostFunction(what string, q plugin.Queue, at uint64, sync func() error) error {
+	run, runPlatform := c.runningHostFunction()
 	if runPlatform == nil {
-		return nil // not called from a host function
+		return sync()
 	}
-	found, cross := c.waits.reaches(waitPoint{q: q, at: at}, run)
-	switch {
-	case !found:
-		return nil
-	case q == run.q:
+	edge := &crossEdge{q: run.q, at: run.at, on: q, mark: at, hostFunc: true}
+	g := &c.waits
+	g.check.Lock()
+	if g.pending.Load() != 0 {
+		// without edges of the runtime's every cycle lies within one
+		// platform, which its plugin refuses itself
+		if found, path := g.reaches(waitPoint{q: q, at: at}, run); found {
+			g.check.Unlock()
+			return waitForeverError(what, q == run.q, path, runPlatform)
+		}
+	}
+	g.add(edge)
+	g.check.Unlock()
+	defer g.remove(edge)
+	return sync()
+}
+
+func waitForeverError(what string, sameQueue bool, path waitPoint, p *Platform) error {
+	if sameQueue {
 		return ol.Errorf(ol.ErrcInvalidArgument,
 			"%s called from a host function would wait forever: it waits for work queued after that host function on the same queue, which cannot run until the host function returns", what)
 	}
-	how := "through olWaitEvents"
-	if cross {
+	how := "through olWaitEvents or other host functions' own waits"
+	if path.cross && !path.hostFunc {
 		how = "through olWaitEvents across platforms"
 	}
 	return ol.Errorf(ol.ErrcInvalidArgument,
 		"%s called from a host function would wait forever: the work it waits for depends (%s) on work queued after that host function on a queue of platform %s, which cannot run until the host function returns",
-		what, how, runPlatform.name)
+		what, how, p.name)
 }
 
 // reaches reports whether from's work waits, within platforms or across
-// them, for run: run's queue at or past its operation; cross tells
-// whether the path found crosses platforms. It follows each queue once at
-// the latest operation reached.
-func (g *waitGraph) reaches(from, run waitPoint) (found, cross bool) {
+// them, for run: run's queue at or past its operation; path tells how it
+// got there. It follows each queue once at the latest operation reached.
+func (g *waitGraph) reaches(from, run waitPoint) (found bool, path waitPoint) {
 	seen := map[plugin.Queue]uint64{}
 	stack := []waitPoint{from}
 	for visits := 0; len(stack) > 0 && visits < maxWaitVisits; visits++ {
 		p := stack[len(stack)-1]
 		stack = stack[:len(stack)-1]
 		if p.q == run.q && p.at >= run.at {
-			return true, p.cross
+			return true, p
 		}
 		if done, ok := seen[p.q]; ok && done >= p.at {
 			continue // its work up to a later operation was followed already
 		}
 		seen[p.q] = p.at
-		n := len(stack)
-		stack = g.from(p.q, p.at, stack)
-		for i := n; i < len(stack); i++ {
-			stack[i].cross = true
-		}
+		stack = g.from(p, stack)
 		if wq, ok := p.q.(plugin.WaitGraphQueue); ok {
 			wq.Waits(p.at, func(q plugin.Queue, at uint64) {
-				stack = append(stack, waitPoint{q: q, at: at, cross: p.cross})
+				stack = append(stack, waitPoint{q: q, at: at, cross: p.cross, hostFunc: p.hostFunc})
 			})
 		}
 	}
-	return false, false
+	return false, waitPoint{}
 }
 
 // queuePoint is where an olSyncQueue of q waits to: its last operation.

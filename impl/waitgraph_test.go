@@ -61,9 +61,9 @@ func TestWaitGraphReaches(t *testing.T) {
 		{c, 6, true, true},   // C → B2 → B → A
 		{c, 5, false, false},
 	} {
-		found, cross := g.reaches(waitPoint{q: tc.q, at: tc.at}, run)
-		if found != tc.found || cross != tc.cross {
-			t.Errorf("reaches(%s at %d) = %v, %v; want %v, %v", tc.q.name, tc.at, found, cross, tc.found, tc.cross)
+		found, path := g.reaches(waitPoint{q: tc.q, at: tc.at}, run)
+		if cross := path.cross; found != tc.found || cross != tc.cross {
+			t.Errorf("reaches(%s at %d) = %v, %v; want %v, %v", tc.q.name, tc.at, found, path.cross, tc.found, tc.cross)
 		}
 	}
 	// A's host function at 5 is past what B waits for
@@ -80,6 +80,17 @@ func TestWaitGraphReaches(t *testing.T) {
 	if found, _ := g.reaches(waitPoint{q: c, at: 10}, run); found {
 		t.Error("a removed edge was followed")
 	}
+	// a host function of B at 5 waits for A at 9: A's work from 9 on
+	// waits for B's host function
+	hf := &crossEdge{q: b, at: 5, on: a, mark: 9, hostFunc: true}
+	g.add(hf)
+	if found, _ := g.reaches(waitPoint{q: a, at: 9}, waitPoint{q: b, at: 5}); found {
+		t.Error("A's own work waits for nothing of B's")
+	}
+	if found, path := g.reaches(waitPoint{q: c, at: 10}, waitPoint{q: a, at: 9}); !found || !path.hostFunc {
+		t.Errorf("C → B2 → B, whose host function waits for A: %v, %+v", found, path)
+	}
+	g.remove(hf)
 	g.remove(ec)
 	if g.pending.Load() != 0 || len(g.edges) != 0 {
 		t.Errorf("pending = %d, edges = %d after removing all", g.pending.Load(), len(g.edges))

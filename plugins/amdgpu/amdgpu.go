@@ -297,6 +297,9 @@ func (p *Platform) InCallback() bool { return C.lgo_hsa_running_queue() != 0 }
 
 // RunningHostFunction implements plugin.HostFunctionPlatform.
 func (p *Platform) RunningHostFunction() (plugin.Queue, uint64, bool) {
+	if !plugin.HostFunctionsRunning() {
+		return nil, 0, false
+	}
 	id, mark := runningHostFunction()
 	if id == 0 {
 		return nil, 0, false

@@ -11,6 +11,7 @@ import (
 	"sync/atomic"
 
 	"github.com/liboffload-go/liboffload-go/api/ol"
+	"github.com/liboffload-go/liboffload-go/plugins/plugin"
 )
 
 // MaxHostFunctionThreads is how many host functions run at once: later ones
@@ -69,6 +70,7 @@ func (h *hostFuncs) call(q *queue, o *op) {
 	h.runs[tok-1] = hostRun{q: q, mark: o.mark}
 	h.mu.Unlock()
 	h.running.Add(1)
+	plugin.EnterHostFunction()
 	// deferred: a panic (recovered by the queue's runner as the queue's
 	// error) still gives the turn and the token back
 	defer h.done(tok)
@@ -79,6 +81,7 @@ func (h *hostFuncs) call(q *queue, o *op) {
 
 // done ends host function tok: its turn goes to the next one.
 func (h *hostFuncs) done(tok int) {
+	plugin.LeaveHostFunction()
 	h.running.Add(-1)
 	h.mu.Lock()
 	h.runs[tok-1] = hostRun{}

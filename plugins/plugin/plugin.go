@@ -38,6 +38,7 @@
 package plugin
 
 import (
+	"sync/atomic"
 	"unsafe"
 
 	"github.com/liboffload-go/liboffload-go/api/ol"
@@ -89,11 +90,28 @@ type CallbackPlatform interface {
 // Waits across platforms. A plugin refuses a wait from a host function
 // that could never end when the cycle lies within its platform. Waits
 // between platforms are the runtime's own (olWaitEvents bridged with
-// HostCall), so only the runtime can see a cycle through them: it follows
-// its own edges and asks each plugin about the edges within its platform,
-// through the three optional interfaces below. A queue's operations are
-// numbered from 1 in submission order (HostCall included); an event, a
-// host function and a wait are placed by that number.
+// HostCall, and host functions syncing queues and events), so only the
+// runtime can see a cycle through them: it follows its own edges and asks
+// each plugin about the edges within its platform, through the three
+// optional interfaces below. A queue's operations are numbered from 1 in
+// submission order (HostCall included); an event, a host function and a
+// wait are placed by that number.
+
+// hostFunctions counts the host functions running now, on every platform.
+var hostFunctions atomic.Int32
+
+// EnterHostFunction is called by a plugin (that implements
+// HostFunctionPlatform) as a host function starts, and LeaveHostFunction
+// as it returns: while none runs, no wait can be made from one, so the
+// runtime checks nothing.
+func EnterHostFunction() { hostFunctions.Add(1) }
+
+// LeaveHostFunction: see EnterHostFunction.
+func LeaveHostFunction() { hostFunctions.Add(-1) }
+
+// HostFunctionsRunning reports whether a host function runs now, on any
+// platform (one atomic load).
+func HostFunctionsRunning() bool { return hostFunctions.Load() != 0 }
 
 // HostFunctionPlatform is implemented by platforms that can say which
 // host function the calling thread runs.
@@ -114,8 +132,9 @@ type WaitGraphQueue interface {
 	// for and the number of the operation it must reach (olWaitEvents;
 	// the host device also reports the waits its running host functions
 	// make). Work already complete waits for nothing. No lock of the
-	// plugin is held while visit runs. The runtime calls it only while a
-	// wait between platforms is pending, never on launches or copies.
+	// plugin is held while visit runs. The runtime calls it only for a
+	// sync from a host function while it has edges of its own, never on
+	// launches or copies.
 	Waits(at uint64, visit func(q Queue, at uint64))
 }
 

@@ -4,6 +4,7 @@ import (
 	"sync"
 
 	"github.com/liboffload-go/liboffload-go/api/ol"
+	"github.com/liboffload-go/liboffload-go/plugins/plugin"
 )
 
 // The waits of GPU queues for each other's events, kept so that a host
@@ -135,6 +136,7 @@ type Running[Q any] struct {
 
 // Enter records that a host function of q (with WaitID id) starts.
 func (r *Running[Q]) Enter(id uintptr, q Q) {
+	plugin.EnterHostFunction()
 	r.mu.Lock()
 	if r.m == nil {
 		r.m = map[uintptr]Q{}
@@ -148,10 +150,15 @@ func (r *Running[Q]) Leave(id uintptr) {
 	r.mu.Lock()
 	delete(r.m, id)
 	r.mu.Unlock()
+	plugin.LeaveHostFunction()
 }
 
 // Queue returns the queue with WaitID id whose host function runs.
 func (r *Running[Q]) Queue(id uintptr) (Q, bool) {
+	var none Q
+	if !plugin.HostFunctionsRunning() {
+		return none, false
+	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	q, ok := r.m[id]

@@ -4,7 +4,9 @@
  * function. The library must refuse the sync at once (INVALID_ARGUMENT,
  * "would wait forever"), for every ordered pair of host, CUDA and AMDGPU
  * and for chains through all three; a sync that does not depend on the
- * host function must still work.
+ * host function must still work. Two host functions that sync each
+ * other's queues (on one platform or two) are the same cycle through the
+ * host functions' own waits.
  *
  * A hang is a failure here, never a stuck run: the main thread waits for
  * each host function with a deadline, and an alarm ends the program if
@@ -208,6 +210,61 @@ static void chain(int a, int b, int c) {
   OK(olMemFree(bb)), OK(olMemFree(bc));
 }
 
+/* Host functions on qa and qb sync each other's queue: whichever syncs
+ * second would wait for the first, which waits for it. Exactly one is
+ * refused; the other's wait then ends. */
+struct mutual {
+  atomic_int *go, ran;
+  ol_queue_handle_t other;
+  ol_result_t r;
+};
+
+static void mutual_fn(void *user) {
+  struct mutual *m = user;
+  double t0 = hc_now_ms();
+  while (!atomic_load(m->go) && hc_now_ms() - t0 < 10 * DEADLINE_MS)
+    sched_yield();
+  m->r = olSyncQueue(m->other);
+  atomic_store(&m->ran, 1);
+}
+
+static void mutual(int a, int b) {
+  char name[64];
+  snprintf(name, sizeof name, "%s <-> %s", hc_backend_name(backends[a]),
+           hc_backend_name(backends[b]));
+  if (!selected(name) || !present(a, name) || !present(b, name))
+    return;
+  printf("    %s\n", name);
+  fflush(stdout);
+  ol_queue_handle_t qa = new_queue(a), qb = new_queue(b);
+  if (!qa || !qb)
+    return;
+  atomic_int go = 0;
+  struct mutual ma = {&go, 0, qb, NULL}, mb = {&go, 0, qa, NULL};
+  OK(olLaunchHostFunction(qa, mutual_fn, &ma));
+  OK(olLaunchHostFunction(qb, mutual_fn, &mb));
+  atomic_store(&go, 1);
+  double t0 = hc_now_ms();
+  while (!atomic_load(&ma.ran) || !atomic_load(&mb.ran)) {
+    if (hc_now_ms() - t0 > DEADLINE_MS)
+      hung(name);
+    hc_sleep_ms(1);
+  }
+  ol_result_t refused = ma.r ? ma.r : mb.r, other = ma.r ? mb.r : ma.r;
+  show(refused);
+  ERR(refused, OL_ERRC_INVALID_ARGUMENT, "would wait forever");
+  OK(other);
+  OK(olSyncQueue(qa));
+  OK(olSyncQueue(qb));
+  OK(olDestroyQueue(qa)), OK(olDestroyQueue(qb));
+}
+
+static void test_host_functions_syncing_each_other(void) {
+  for (int a = 0; a < 3; a++)
+    for (int b = a; b < 3; b++)
+      mutual(a, b);
+}
+
 static void test_pairs(void) {
   for (int a = 0; a < 3; a++)
     for (int b = 0; b < 3; b++)
@@ -249,5 +306,6 @@ int main(int argc, char **argv) {
     }
   RUN(test_pairs);
   RUN(test_chains);
+  RUN(test_host_functions_syncing_each_other);
   return hc_finish("crosswait");
 }
