@@ -295,22 +295,6 @@ var (
 // thread runs a host function of an AMDGPU queue.
 func (p *Platform) InCallback() bool { return C.lgo_hsa_running_queue() != 0 }
 
-// RunningHostFunction implements plugin.HostFunctionPlatform.
-func (p *Platform) RunningHostFunction() (plugin.Queue, uint64, bool) {
-	if !plugin.HostFunctionsRunning() {
-		return nil, 0, false
-	}
-	id, mark := runningHostFunction()
-	if id == 0 {
-		return nil, 0, false
-	}
-	q, ok := runningQueues.Queue(id)
-	if !ok {
-		return nil, 0, false
-	}
-	return q, mark, true
-}
-
 // Deinit implements plugin.Platform: waits for the queues' work (bounded,
 // see drainTimeout), releases queues, signals and buffers, stops the host
 // function threads and shuts the runtime down. Failures are joined; the

@@ -823,6 +823,30 @@ func (q *Queue) Waits(at uint64, visit func(plugin.Queue, uint64)) {
 	gpu.VisitWaits(q, at, func(o *Queue, mark uint64) { visit(o, mark) })
 }
 
+// Point implements plugin.PointEvent (0: complete when recorded).
+func (e *Event) Point() (plugin.Queue, uint64) {
+	if e.sig == nil {
+		return e.q, 0
+	}
+	return e.q, e.mark
+}
+
+// RunningHostFunction implements plugin.HostFunctionPlatform.
+func (p *Platform) RunningHostFunction() (plugin.Queue, uint64, bool) {
+	if !plugin.HostFunctionsRunning() {
+		return nil, 0, false
+	}
+	id, mark := runningHostFunction()
+	if id == 0 {
+		return nil, 0, false
+	}
+	q, ok := runningQueues.Queue(id)
+	if !ok {
+		return nil, 0, false
+	}
+	return q, mark, true
+}
+
 // WaitList implements gpu.WaitNode.
 func (q *Queue) WaitList() (*sync.Mutex, *gpu.Waits[*Queue]) { return &q.mu, &q.waits }
 
@@ -848,14 +872,6 @@ func (e *Event) Sync() error {
 
 // Done implements plugin.Event.
 func (e *Event) Done() bool { return e.sig == nil || e.sig.value() <= 0 }
-
-// Point implements plugin.PointEvent (0: complete when recorded).
-func (e *Event) Point() (plugin.Queue, uint64) {
-	if e.sig == nil {
-		return e.q, 0
-	}
-	return e.q, e.mark
-}
 
 // Release implements plugin.Event: the signal reference is dropped and the
 // object reused.

@@ -245,22 +245,6 @@ type Platform struct {
 // thread runs a host function of a CUDA queue.
 func (p *Platform) InCallback() bool { return C.lgo_cu_running_queue() != 0 }
 
-// RunningHostFunction implements plugin.HostFunctionPlatform.
-func (p *Platform) RunningHostFunction() (plugin.Queue, uint64, bool) {
-	if !plugin.HostFunctionsRunning() {
-		return nil, 0, false
-	}
-	id, mark := runningHostFunction()
-	if id == 0 {
-		return nil, 0, false
-	}
-	q, ok := runningQueues.Queue(id)
-	if !ok {
-		return nil, 0, false
-	}
-	return q, mark, true
-}
-
 // Deinit implements plugin.Platform: waits for every stream, destroys the
 // streams and events, and releases the primary contexts. Failures are
 // joined; every context is released anyway.

@@ -472,6 +472,25 @@ func (q *Queue) Waits(at uint64, visit func(plugin.Queue, uint64)) {
 	gpu.VisitWaits(q, at, func(o *Queue, mark uint64) { visit(o, mark) })
 }
 
+// Point implements plugin.PointEvent.
+func (e *Event) Point() (plugin.Queue, uint64) { return e.q, e.mark }
+
+// RunningHostFunction implements plugin.HostFunctionPlatform.
+func (p *Platform) RunningHostFunction() (plugin.Queue, uint64, bool) {
+	if !plugin.HostFunctionsRunning() {
+		return nil, 0, false
+	}
+	id, mark := runningHostFunction()
+	if id == 0 {
+		return nil, 0, false
+	}
+	q, ok := runningQueues.Queue(id)
+	if !ok {
+		return nil, 0, false
+	}
+	return q, mark, true
+}
+
 // WaitList implements gpu.WaitNode.
 func (q *Queue) WaitList() (*sync.Mutex, *gpu.Waits[*Queue]) { return &q.mu, &q.waits }
 
@@ -649,9 +668,6 @@ func (e *Event) Sync() error {
 func (e *Event) Done() bool {
 	return e.isRecorded() && e.q.d.handleOp(opEventQuery, e.ev) == cudaSuccess
 }
-
-// Point implements plugin.PointEvent.
-func (e *Event) Point() (plugin.Queue, uint64) { return e.q, e.mark }
 
 // Release implements plugin.Event: the event goes back to the device (once
 // recorded, if it is still held back).
