@@ -98,6 +98,7 @@ test-c: $(LIB)
 	$(MAKE) --no-print-directory -C tests/c/device check
 	$(MAKE) --no-print-directory -C tests/c/device check-fake-cuda
 	$(MAKE) --no-print-directory -C tests/c/device check-fake-amdgpu
+	$(MAKE) --no-print-directory -C tests/c/device check-fake-mixed
 
 # The C suites once more against a build that checks every pointer passed
 # between Go and C (GOEXPERIMENT=cgocheck2): no Go pointer may end up in C memory.

@@ -189,7 +189,12 @@ func (c *Context) olDestroyQueue(q *Queue) error {
 	return q.q.Release()
 }
 
-func (c *Context) olSyncQueue(q *Queue) error { return q.q.Sync() }
+func (c *Context) olSyncQueue(q *Queue) error {
+	if plugin.HostFunctionsRunning() {
+		return c.syncFromHostFunction("olSyncQueue", q.q, queuePoint(q.q), q.q.Sync)
+	}
+	return q.q.Sync()
+}
 
 func (c *Context) olWaitEvents(q *Queue, events unsafe.Pointer, n uint64) error {
 	if events == nil {
@@ -213,7 +218,7 @@ func (c *Context) olWaitEvents(q *Queue, events unsafe.Pointer, n uint64) error 
 			continue
 		}
 		if e.device.platform != q.device.platform {
-			if err := waitOther(q, e); err != nil {
+			if err := c.waitOther(q, e); err != nil {
 				return err
 			}
 			continue
@@ -276,6 +281,13 @@ func (c *Context) olDestroyEvent(e *Event) error {
 func (c *Context) olSyncEvent(e *Event) error {
 	if e.e == nil {
 		return nil
+	}
+	if plugin.HostFunctionsRunning() {
+		if p, ok := e.e.(plugin.PointEvent); ok {
+			if q, at := p.Point(); at != 0 {
+				return c.syncFromHostFunction("olSyncEvent", q, at, e.e.Sync)
+			}
+		}
 	}
 	return e.e.Sync()
 }

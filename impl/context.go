@@ -32,6 +32,7 @@ type Context struct {
 	globals      *allocMap     // globals of loaded programs, by address (olGetSymbol)
 	queueIDs     atomic.Uint64 // ids that tell queues apart after their handles are gone
 	snap         atomic.Uint32 // the info snapshot's state: snapPending, snapPublished, snapGone
+	waits        waitGraph     // pending waits between platforms (waitgraph.go)
 }
 
 // Platform is a backend that found devices.

@@ -302,8 +302,9 @@ func (c *Context) hostDevice() *Device {
 // waitOther makes q hold its later work until e, an event of another
 // platform, completes: a HostCall on q waits for it. The caller does not
 // wait. The event's plugin object stays alive until then, even if the
-// event is destroyed meanwhile.
-func waitOther(q *Queue, e *Event) error {
+// event is destroyed meanwhile. The wait is an edge of the context's wait
+// graph until it ends.
+func (c *Context) waitOther(q *Queue, e *Event) error {
 	if !e.acquire() {
 		return ol.Errorf(ol.ErrcInvalidEvent, "olWaitEvents: event %#x was destroyed during the call", e.h)
 	}
@@ -312,16 +313,37 @@ func waitOther(q *Queue, e *Event) error {
 		_ = e.releaseRef()
 		return nil
 	}
+	var edge *crossEdge
+	if p, ok := pe.(plugin.PointEvent); ok {
+		if on, mark := p.Point(); mark != 0 {
+			edge = &crossEdge{q: q.q, at: ^uint64(0), on: on, mark: mark}
+			c.waits.add(edge)
+		}
+	}
 	err := q.q.HostCall(func() error {
-		defer func() { _ = e.releaseRef() }()
+		defer func() {
+			if edge != nil {
+				c.waits.remove(edge)
+			}
+			_ = e.releaseRef()
+		}()
 		// a failure of the event's own work is reported by its own queue
 		_ = pe.Sync()
 		return nil
 	})
 	if err != nil {
+		if edge != nil {
+			c.waits.remove(edge)
+		}
 		_ = e.releaseRef()
+		return err
 	}
-	return err
+	if edge != nil {
+		// the HostCall is the queue's latest operation, unless another
+		// thread submits to the same queue meanwhile
+		c.waits.place(edge, queuePoint(q.q))
+	}
+	return nil
 }
 
 // acquire takes a reference on a live event (the handle holds one).

@@ -115,9 +115,11 @@ func (op *hostOp) run() {
 		fillHost(op.ptr, op.pattern, op.count)
 	case opFunc:
 		runtime.LockOSThread()
+		runningQueues.Enter(op.q.id, op.q)
 		C.lgo_hsa_set_running(C.uintptr_t(op.q.id), C.uint64_t(op.mark))
 		C.lgo_hsa_call(C.uintptr_t(op.cfn), C.uintptr_t(op.user))
 		C.lgo_hsa_set_running(0, 0)
+		runningQueues.Leave(op.q.id)
 		runtime.UnlockOSThread()
 	case opCall:
 		if err := op.fn(); err != nil {

@@ -341,6 +341,8 @@ func (q *Queue) HostFunc(fn, user unsafe.Pointer) error {
 	return q.gate(func() {
 		runtime.LockOSThread()
 		defer runtime.UnlockOSThread()
+		runningQueues.Enter(q.id, q)
+		defer runningQueues.Leave(q.id)
 		C.lgo_cu_set_running(C.uintptr_t(q.id), C.uint64_t(mark))
 		defer C.lgo_cu_set_running(0, 0)
 		C.lgo_cu_call(C.uintptr_t(uintptr(fn)), C.uintptr_t(uintptr(user)))
@@ -468,8 +470,44 @@ func runningHostFunction() (uintptr, uint64) {
 	return running, uint64(C.lgo_cu_running_mark())
 }
 
+var (
+	_ plugin.WaitGraphQueue = (*Queue)(nil)
+	_ plugin.PointEvent     = (*Event)(nil)
+)
+
+// runningQueues names the queues whose host function runs now, for
+// RunningHostFunction.
+var runningQueues gpu.Running[*Queue]
+
 // WaitID implements gpu.WaitNode.
 func (q *Queue) WaitID() uintptr { return q.id }
+
+// Position implements plugin.WaitGraphQueue.
+func (q *Queue) Position() uint64 { return q.ops.Load() }
+
+// Waits implements plugin.WaitGraphQueue: the queue's olWaitEvents.
+func (q *Queue) Waits(at uint64, visit func(plugin.Queue, uint64)) {
+	gpu.VisitWaits(q, at, func(o *Queue, mark uint64) { visit(o, mark) })
+}
+
+// Point implements plugin.PointEvent.
+func (e *Event) Point() (plugin.Queue, uint64) { return e.q, e.mark }
+
+// RunningHostFunction implements plugin.HostFunctionPlatform.
+func (p *Platform) RunningHostFunction() (plugin.Queue, uint64, bool) {
+	if !plugin.HostFunctionsRunning() {
+		return nil, 0, false
+	}
+	id, mark := runningHostFunction()
+	if id == 0 {
+		return nil, 0, false
+	}
+	q, ok := runningQueues.Queue(id)
+	if !ok {
+		return nil, 0, false
+	}
+	return q, mark, true
+}
 
 // WaitList implements gpu.WaitNode.
 func (q *Queue) WaitList() (*sync.Mutex, *gpu.Waits[*Queue]) { return &q.mu, &q.waits }

@@ -114,6 +114,19 @@ func (*Platform) Backend() ol.PlatformBackend { return ol.PlatformBackendHost }
 // thread is running a host function.
 func (p *Platform) InCallback() bool { return p.dev.hf.current() != 0 }
 
+// RunningHostFunction implements plugin.HostFunctionPlatform.
+func (p *Platform) RunningHostFunction() (plugin.Queue, uint64, bool) {
+	tok := p.dev.hf.current()
+	if tok == 0 {
+		return nil, 0, false
+	}
+	q, at := p.dev.hf.runOf(tok)
+	if q == nil {
+		return nil, 0, false
+	}
+	return q, at, true
+}
+
 // Devices implements plugin.Platform.
 func (p *Platform) Devices() []plugin.Device { return []plugin.Device{p.dev} }
 

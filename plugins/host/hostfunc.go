@@ -11,6 +11,7 @@ import (
 	"sync/atomic"
 
 	"github.com/liboffload-go/liboffload-go/api/ol"
+	"github.com/liboffload-go/liboffload-go/plugins/plugin"
 )
 
 // MaxHostFunctionThreads is how many host functions run at once: later ones
@@ -69,6 +70,7 @@ func (h *hostFuncs) call(q *queue, o *op) {
 	h.runs[tok-1] = hostRun{q: q, mark: o.mark}
 	h.mu.Unlock()
 	h.running.Add(1)
+	plugin.EnterHostFunction()
 	// deferred: a panic (recovered by the queue's runner as the queue's
 	// error) still gives the turn and the token back
 	defer h.done(tok)
@@ -79,6 +81,7 @@ func (h *hostFuncs) call(q *queue, o *op) {
 
 // done ends host function tok: its turn goes to the next one.
 func (h *hostFuncs) done(tok int) {
+	plugin.LeaveHostFunction()
 	h.running.Add(-1)
 	h.mu.Lock()
 	h.runs[tok-1] = hostRun{}
@@ -147,35 +150,51 @@ func (h *hostFuncs) dependsOn(q *queue, mark uint64, self hostRun, depth int) bo
 	if depth > 256 || q.completed.Load() >= mark {
 		return false
 	}
-	type target struct {
-		q    *queue
-		mark uint64
+	for _, t := range h.waitsOf(q, mark) {
+		if h.dependsOn(t.q, t.mark, self, depth+1) {
+			return true
+		}
 	}
-	var next []target
+	return false
+}
+
+// waitTarget is a queue reaching an operation.
+type waitTarget struct {
+	q    *queue
+	mark uint64
+}
+
+// waitsOf lists what q's pending work up to mark waits for on this
+// device: its olWaitEvents, and the waits its running host functions make.
+func (h *hostFuncs) waitsOf(q *queue, mark uint64) []waitTarget {
+	var next []waitTarget
 	q.mu.Lock()
 	if q.waitingOn != nil {
-		next = append(next, target{q.waitingOn, q.waitingMark})
+		next = append(next, waitTarget{q.waitingOn, q.waitingMark})
 	}
 	for _, o := range q.ops[q.head:] {
 		if o.mark > mark {
 			break
 		}
 		if o.kind == opWait {
-			next = append(next, target{o.waitQueue, o.waitMark})
+			next = append(next, waitTarget{o.waitQueue, o.waitMark})
 		}
 	}
 	q.mu.Unlock()
 	h.mu.Lock()
 	for _, r := range h.runs {
 		if r.q == q && r.waitQ != nil && r.mark <= mark {
-			next = append(next, target{r.waitQ, r.waitMark})
+			next = append(next, waitTarget{r.waitQ, r.waitMark})
 		}
 	}
 	h.mu.Unlock()
-	for _, t := range next {
-		if h.dependsOn(t.q, t.mark, self, depth+1) {
-			return true
-		}
-	}
-	return false
+	return next
+}
+
+// runOf returns the queue and operation of host function tok.
+func (h *hostFuncs) runOf(tok int) (*queue, uint64) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	r := h.runs[tok-1]
+	return r.q, r.mark
 }

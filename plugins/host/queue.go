@@ -397,6 +397,19 @@ func (q *queue) Release() error {
 	return nil
 }
 
+// Position implements plugin.WaitGraphQueue.
+func (q *queue) Position() uint64 { return q.submitted.Load() }
+
+// Waits implements plugin.WaitGraphQueue.
+func (q *queue) Waits(at uint64, visit func(plugin.Queue, uint64)) {
+	if q.completed.Load() >= at {
+		return
+	}
+	for _, t := range q.dev.hf.waitsOf(q, at) {
+		visit(t.q, t.mark)
+	}
+}
+
 // event is a point in a queue's work.
 type event struct {
 	q    *queue
@@ -411,6 +424,9 @@ func (e *event) Sync() error {
 }
 func (e *event) Done() bool     { return e.q.completed.Load() >= e.mark }
 func (e *event) Release() error { return nil }
+
+// Point implements plugin.PointEvent.
+func (e *event) Point() (plugin.Queue, uint64) { return e.q, e.mark }
 
 // execute runs one op of q.
 func (d *Device) execute(q *queue, o *op) error {

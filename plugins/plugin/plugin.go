@@ -38,6 +38,7 @@
 package plugin
 
 import (
+	"sync/atomic"
 	"unsafe"
 
 	"github.com/liboffload-go/liboffload-go/api/ol"
@@ -95,6 +96,64 @@ type Platform interface {
 type CallbackPlatform interface {
 	// InCallback reports whether the calling thread is running such code.
 	InCallback() bool
+}
+
+// Waits across platforms. A plugin refuses a wait from a host function
+// that could never end when the cycle lies within its platform. Waits
+// between platforms are the runtime's own (olWaitEvents bridged with
+// HostCall, and host functions syncing queues and events), so only the
+// runtime can see a cycle through them: it follows its own edges and asks
+// each plugin about the edges within its platform, through the three
+// optional interfaces below. A queue's operations are numbered from 1 in
+// submission order (HostCall included); an event, a host function and a
+// wait are placed by that number.
+
+// hostFunctions counts the host functions running now, on every platform.
+var hostFunctions atomic.Int32
+
+// EnterHostFunction is called by a plugin (that implements
+// HostFunctionPlatform) as a host function starts, and LeaveHostFunction
+// as it returns: while none runs, no wait can be made from one, so the
+// runtime checks nothing.
+func EnterHostFunction() { hostFunctions.Add(1) }
+
+// LeaveHostFunction: see EnterHostFunction.
+func LeaveHostFunction() { hostFunctions.Add(-1) }
+
+// HostFunctionsRunning reports whether a host function runs now, on any
+// platform (one atomic load).
+func HostFunctionsRunning() bool { return hostFunctions.Load() != 0 }
+
+// HostFunctionPlatform is implemented by platforms that can say which
+// host function the calling thread runs.
+type HostFunctionPlatform interface {
+	// RunningHostFunction returns the queue whose host function the
+	// calling thread runs and that host function's number; ok is false
+	// when the thread runs no host function of this platform.
+	RunningHostFunction() (q Queue, at uint64, ok bool)
+}
+
+// WaitGraphQueue is implemented by queues whose waits the runtime can
+// follow.
+type WaitGraphQueue interface {
+	// Position is the number of the last operation submitted (0: none).
+	Position() uint64
+	// Waits calls visit for each wait, within this platform, of the
+	// queue's work up to operation at: the queue of this platform waited
+	// for and the number of the operation it must reach (olWaitEvents;
+	// the host device also reports the waits its running host functions
+	// make). Work already complete waits for nothing. No lock of the
+	// plugin is held while visit runs. The runtime calls it only for a
+	// sync from a host function while it has edges of its own, never on
+	// launches or copies.
+	Waits(at uint64, visit func(q Queue, at uint64))
+}
+
+// PointEvent is implemented by events that can say where they are.
+type PointEvent interface {
+	// Point returns the event's queue and the number of the operation
+	// that completes it (0: it was complete when recorded).
+	Point() (q Queue, at uint64)
 }
 
 // Opt is a device property that a plugin may leave out: V is its value
@@ -213,7 +272,8 @@ type Queue interface {
 	// itself in the queue's order: waiting for an event of another
 	// platform, copies and fills that involve another platform's memory.
 	// fn may block and may call any plugin method except Sync of this
-	// queue (and waits for events recorded on it after fn). An error it
+	// queue (and waits for events recorded on it after fn). The runtime
+	// tells which waits of fn could never end (see WaitGraphQueue). An error it
 	// returns is the queue's error, reported by the next Sync. When HostCall
 	// returns nil, fn runs exactly once (the runtime frees what it gave fn
 	// there); when it returns an error, fn never runs.

@@ -4,6 +4,7 @@ import (
 	"sync"
 
 	"github.com/liboffload-go/liboffload-go/api/ol"
+	"github.com/liboffload-go/liboffload-go/plugins/plugin"
 )
 
 // The waits of GPU queues for each other's events, kept so that a host
@@ -110,4 +111,56 @@ func CheckWait[Q WaitNode[Q]](kind SyncKind, q Q, mark uint64, running func() (u
 		return ol.NewError(ol.ErrcInvalidArgument, "olSyncEvent called from a host function would wait forever: the event's work waits for that host function")
 	}
 	return ol.NewError(ol.ErrcInvalidArgument, "olSyncQueue called from a host function would wait forever: the queue's work waits for that host function")
+}
+
+// VisitWaits calls visit for each wait of q's work up to mark, for the
+// runtime's wait graph (plugin.WaitGraphQueue); no lock is held meanwhile.
+func VisitWaits[Q WaitNode[Q]](q Q, mark uint64, visit func(Q, uint64)) {
+	var buf [MaxWaitEdges]WaitEdge[Q]
+	mu, w := q.WaitList()
+	mu.Lock()
+	edges := w.Before(mark, &buf)
+	mu.Unlock()
+	for _, e := range edges {
+		visit(e.On, e.Mark)
+	}
+}
+
+// Running knows the queues whose host function runs now, by WaitID (what
+// the driver callback's thread-local state records), so that a plugin can
+// name the queue to the runtime (plugin.HostFunctionPlatform).
+type Running[Q any] struct {
+	mu sync.Mutex
+	m  map[uintptr]Q
+}
+
+// Enter records that a host function of q (with WaitID id) starts.
+func (r *Running[Q]) Enter(id uintptr, q Q) {
+	plugin.EnterHostFunction()
+	r.mu.Lock()
+	if r.m == nil {
+		r.m = map[uintptr]Q{}
+	}
+	r.m[id] = q
+	r.mu.Unlock()
+}
+
+// Leave records that it returned.
+func (r *Running[Q]) Leave(id uintptr) {
+	r.mu.Lock()
+	delete(r.m, id)
+	r.mu.Unlock()
+	plugin.LeaveHostFunction()
+}
+
+// Queue returns the queue with WaitID id whose host function runs.
+func (r *Running[Q]) Queue(id uintptr) (Q, bool) {
+	var none Q
+	if !plugin.HostFunctionsRunning() {
+		return none, false
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	q, ok := r.m[id]
+	return q, ok
 }

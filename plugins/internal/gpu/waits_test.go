@@ -103,3 +103,26 @@ func TestPopLast(t *testing.T) {
 		t.Errorf("PopLast of an empty pool = %v", n)
 	}
 }
+
+func TestVisitWaitsAndRunning(t *testing.T) {
+	a, b, c := &node{id: 1}, &node{id: 2}, &node{id: 3}
+	a.waits.Add(3, b, 7)
+	a.waits.Add(5, c, 2)
+	var got []uintptr
+	VisitWaits(a, 4, func(n *node, mark uint64) { got = append(got, n.id*100+uintptr(mark)) })
+	if len(got) != 1 || got[0] != 207 {
+		t.Errorf("waits of a up to 4: %v, want [207]", got)
+	}
+	var r Running[*node]
+	if _, ok := r.Queue(1); ok {
+		t.Error("an empty table names a queue")
+	}
+	r.Enter(1, a)
+	if q, ok := r.Queue(1); !ok || q != a {
+		t.Errorf("Queue(1) = %v, %v", q, ok)
+	}
+	r.Leave(1)
+	if _, ok := r.Queue(1); ok {
+		t.Error("a queue whose host function returned is still named")
+	}
+}
