@@ -327,8 +327,12 @@ func (c *Context) waitOther(q *Queue, e *Event) error {
 			}
 			_ = e.releaseRef()
 		}()
-		// a failure of the event's own work is reported by its own queue
-		_ = pe.Sync()
+		// A failure of the event's own work is reported by its own queue;
+		// a wait that could not be made (the event is still pending) is
+		// this queue's error, never a silent step past the wait.
+		if err := pe.Sync(); err != nil && !pe.Done() {
+			return err
+		}
 		return nil
 	})
 	if err != nil {
