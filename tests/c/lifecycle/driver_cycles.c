@@ -28,10 +28,11 @@
  *     600 cycles (the run prints when the Go threads rose, and every thread
  *     with its system call and program counter when a check fails);
  *   - VmRSS: the highest value over the last third of the measured cycles
- *     may exceed the highest over the first third by at most 1 MiB.  Highest
+ *     may exceed the highest over the first third by at most 2 MiB.  Highest
  *     over 200 cycles, because RSS swings by some 300 kB with the Go heap's
- *     collections; 1 MiB for a one-off step (a new thread's stack, a malloc
- *     arena, a heap goal).  A leak of 64 KiB a cycle rises by 25 MiB;
+ *     collections; 2 MiB for a one-off step (a new thread's stack, a malloc
+ *     arena, a heap goal: 40 runs on a loaded 2-core machine rose by -288 to
+ *     +716 kB).  A leak of 64 KiB a cycle rises by 25 MiB;
  *   - the open descriptors must not change.
  *
  * Only for our library (IMPL=ours): the images are the host kernels dressed
@@ -45,7 +46,7 @@
 #include <dirent.h>
 #include <dlfcn.h>
 
-#define RSS_BOUND_KIB 1024L
+#define RSS_BOUND_KIB 2048L
 #define WARM_SLACK_KIB 64L
 #define WARM_BLOCK 100
 #define WARM_MAX_BLOCKS 20
