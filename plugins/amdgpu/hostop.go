@@ -7,7 +7,6 @@ import "C"
 
 import (
 	"fmt"
-	"runtime"
 	"sync"
 
 	"github.com/liboffload-go/liboffload-go/api/ol"
@@ -114,13 +113,9 @@ func (op *hostOp) run() {
 	case opFillHost:
 		fillHost(op.ptr, op.pattern, op.count)
 	case opFunc:
-		runtime.LockOSThread()
 		runningQueues.Enter(op.q.id, op.q)
-		C.lgo_hsa_set_running(C.uintptr_t(op.q.id), C.uint64_t(op.mark))
-		C.lgo_hsa_call(C.uintptr_t(op.cfn), C.uintptr_t(op.user))
-		C.lgo_hsa_set_running(0, 0)
+		C.lgo_hsa_run_host(C.uintptr_t(op.q.id), C.uint64_t(op.mark), C.uintptr_t(op.cfn), C.uintptr_t(op.user))
 		runningQueues.Leave(op.q.id)
-		runtime.UnlockOSThread()
 	case opCall:
 		if err := op.fn(); err != nil {
 			h.fail(err)

@@ -348,11 +348,20 @@ uint32_t lgo_hsa_symbol_info(const lgo_hsa_fns *f, uint64_t sym, uint32_t attr, 
 
 static __thread uintptr_t running_queue;
 static __thread uint64_t running_mark;
-void lgo_hsa_set_running(uintptr_t queue, uint64_t mark) {
-  running_queue = queue;
-  running_mark = mark;
-}
 uintptr_t lgo_hsa_running_queue(void) { return running_queue; }
 uint64_t lgo_hsa_running_mark(void) { return running_mark; }
 
-void lgo_hsa_call(uintptr_t fn, uintptr_t user) { ((void (*)(void *))fn)((void *)user); }
+/* One call into C (which puts back the state of a host function that the
+ * thread was running already): the thread cannot change between setting
+ * the state and the call, so the goroutine need not lock itself to its thread (a locked
+ * goroutine that is preempted or blocks makes the Go runtime hand its P to
+ * another thread, and start one if none is idle). */
+void lgo_hsa_run_host(uintptr_t queue, uint64_t mark, uintptr_t fn, uintptr_t user) {
+  uintptr_t outer_queue = running_queue;
+  uint64_t outer_mark = running_mark;
+  running_queue = queue;
+  running_mark = mark;
+  ((void (*)(void *))fn)((void *)user);
+  running_queue = outer_queue;
+  running_mark = outer_mark;
+}

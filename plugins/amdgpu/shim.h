@@ -105,9 +105,9 @@ LGO_HIDDEN lgo_hsa_r lgo_hsa_symbol(const lgo_hsa_fns *f, uint64_t exe, const ch
 LGO_HIDDEN uint32_t lgo_hsa_symbol_info(const lgo_hsa_fns *f, uint64_t sym, uint32_t attr, void *value);
 
 // The host-function state of a library thread running one (see hostop.go).
-LGO_HIDDEN void lgo_hsa_set_running(uintptr_t queue, uint64_t mark);
 LGO_HIDDEN uintptr_t lgo_hsa_running_queue(void);
 LGO_HIDDEN uint64_t lgo_hsa_running_mark(void);
-LGO_HIDDEN void lgo_hsa_call(uintptr_t fn, uintptr_t user);
+// Runs host function fn(user) with the state set to (queue, mark), then puts it back.
+LGO_HIDDEN void lgo_hsa_run_host(uintptr_t queue, uint64_t mark, uintptr_t fn, uintptr_t user);
 
 #endif

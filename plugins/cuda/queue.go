@@ -9,7 +9,6 @@ import "C"
 
 import (
 	"fmt"
-	"runtime"
 	"sync"
 	"sync/atomic"
 	"unsafe"
@@ -339,13 +338,9 @@ func (q *Queue) memsetNow(p uintptr, width uint64, v uint32, size uint64) error 
 func (q *Queue) HostFunc(fn, user unsafe.Pointer) error {
 	mark := q.ops.Add(1)
 	return q.gate(func() {
-		runtime.LockOSThread()
-		defer runtime.UnlockOSThread()
 		runningQueues.Enter(q.id, q)
 		defer runningQueues.Leave(q.id)
-		C.lgo_cu_set_running(C.uintptr_t(q.id), C.uint64_t(mark))
-		defer C.lgo_cu_set_running(0, 0)
-		C.lgo_cu_call(C.uintptr_t(uintptr(fn)), C.uintptr_t(uintptr(user)))
+		C.lgo_cu_run_host(C.uintptr_t(q.id), C.uint64_t(mark), C.uintptr_t(uintptr(fn)), C.uintptr_t(uintptr(user)))
 	})
 }
 

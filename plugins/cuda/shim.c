@@ -111,14 +111,23 @@ int lgo_cu_host_func(const lgo_cu_fns *f, uintptr_t ctx, uintptr_t stream, uintp
 
 static __thread uintptr_t running_queue;
 static __thread uint64_t running_mark;
-void lgo_cu_set_running(uintptr_t queue, uint64_t mark) {
-  running_queue = queue;
-  running_mark = mark;
-}
 uintptr_t lgo_cu_running_queue(void) { return running_queue; }
 uint64_t lgo_cu_running_mark(void) { return running_mark; }
 
-void lgo_cu_call(uintptr_t fn, uintptr_t user) { ((void (*)(void *))fn)((void *)user); }
+/* One call into C (which puts back the state of a host function that the
+ * thread was running already): the thread cannot change between setting
+ * the state and the call, so the goroutine need not lock itself to its thread (a locked
+ * goroutine that is preempted or blocks makes the Go runtime hand its P to
+ * another thread, and start one if none is idle). */
+void lgo_cu_run_host(uintptr_t queue, uint64_t mark, uintptr_t fn, uintptr_t user) {
+  uintptr_t outer_queue = running_queue;
+  uint64_t outer_mark = running_mark;
+  running_queue = queue;
+  running_mark = mark;
+  ((void (*)(void *))fn)((void *)user);
+  running_queue = outer_queue;
+  running_mark = outer_mark;
+}
 
 int lgo_cu_module_load(const lgo_cu_fns *f, uintptr_t ctx, uintptr_t *mod, const void *image, char *err_log,
                        size_t err_size, char *info_log, size_t info_size) {

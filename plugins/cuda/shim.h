@@ -82,9 +82,9 @@ int lgo_cu_pointer_info(const lgo_cu_fns *f, uintptr_t ctx, uintptr_t p, unsigne
 size_t lgo_cu_param_bytes(const lgo_cu_fns *f, uintptr_t ctx, uintptr_t fn);
 
 // The host-function state of a library thread running one (see queue.go).
-void lgo_cu_set_running(uintptr_t queue, uint64_t mark);
 uintptr_t lgo_cu_running_queue(void);
 uint64_t lgo_cu_running_mark(void);
-void lgo_cu_call(uintptr_t fn, uintptr_t user);
+// Runs host function fn(user) with the state set to (queue, mark), then puts it back.
+void lgo_cu_run_host(uintptr_t queue, uint64_t mark, uintptr_t fn, uintptr_t user);
 
 #endif
