@@ -5,7 +5,7 @@ BUILD   := build
 LIBDIR  := $(BUILD)/lib
 LIB     := $(LIBDIR)/libLLVMOffload.so.22.1
 MAP     := $(CURDIR)/cmd/liboffload/exports.map
-SOURCES := $(shell find api cmd impl plugins -type f \( -name '*.go' -o -name '*.c' -o -name '*.h' -o -name '*.json' -o -name '*.map' \)) go.mod go.sum include/offload.h
+SOURCES := $(shell find api cmd impl plugins -type f \( -name '*.go' -o -name '*.c' -o -name '*.h' -o -name '*.json' -o -name '*.map' \)) go.mod go.sum include/offload.h include/offload/OffloadAPI.h
 # lld, like LLVM's own build: GNU ld would also export an absolute VERS1.0 symbol
 LDFLAGS := -extldflags '-fuse-ld=lld -B/usr/lib/llvm-22/bin -Wl,--version-script=$(MAP) -Wl,-soname,libLLVMOffload.so.22.1'
 

@@ -11,6 +11,7 @@
 #
 #   $libdir/libLLVMOffload.so.22.1, links libLLVMOffload.so and liboffload.so
 #   $includedir/offload.h, $includedir/offload/{OffloadAPI.h,kernel.h}
+#   (offload.h only includes offload/OffloadAPI.h, next to it)
 #   $libdir/pkgconfig/{offload,LLVMOffload}.pc
 #   $libdir/cmake/Offload/OffloadConfig{,Version}.cmake
 #   $libdir/cmake/liboffload-go/liboffload-goConfig{,Version}.cmake

@@ -7,6 +7,22 @@ import (
 	"github.com/liboffload-go/liboffload-go/api"
 )
 
+// genForwardHeader writes include/offload.h, the second name of the public
+// header: <offload.h> with -I<includedir>. It includes the one generated
+// header, include/offload/OffloadAPI.h (LLVM's name: <OffloadAPI.h> with
+// -I<includedir>/offload, <offload/OffloadAPI.h> with -I<includedir>); a
+// quoted include is looked up next to the including file first, so the pair
+// works in the source tree and installed alike.
+func genForwardHeader() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "// %s\n", genLine)
+	b.WriteString("//\n// liboffload-go: <offload.h> is the Offload API's header by a second name;\n")
+	b.WriteString("// the header itself is offload/OffloadAPI.h, next to this file.\n")
+	b.WriteString("// SPDX-License-Identifier: Apache-2.0\n\n")
+	b.WriteString("#include \"offload/OffloadAPI.h\"\n")
+	return b.String()
+}
+
 // genHeader writes the public C header: self-contained C17 and C++, with the
 // names, values, layouts and prototypes of the 22.1 ABI.
 func genHeader(s *api.Spec) string {

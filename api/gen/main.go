@@ -18,10 +18,9 @@ import (
 
 // outputs lists the generated files, relative to the repository root.
 func outputs(s *api.Spec) map[string]string {
-	h := genHeader(s)
 	return map[string]string{
-		"include/offload.h":              h,
-		"include/offload/OffloadAPI.h":   h,
+		"include/offload/OffloadAPI.h":   genHeader(s),
+		"include/offload.h":              genForwardHeader(),
 		"cmd/liboffload/zshims.c":        genShims(s),
 		"cmd/liboffload/zexports.go":     genExports(s),
 		"cmd/liboffload/exports.map":     genExportsMap(s),

@@ -30,6 +30,11 @@ gcc -std=c17 -Wall -Wextra -Werror -pedantic -fsyntax-only -I "$root/include/off
 g++ -std=c++17 -Wall -Wextra -Werror -fsyntax-only -x c++ -I "$root/include/offload" "$out/inc.c" && ok "header is valid C++17" || bad "header is not valid C++17"
 echo '#include <offload.h>' > "$out/inc2.c"
 gcc -std=c17 -Wall -Werror -fsyntax-only -I "$root/include" "$out/inc2.c" && ok "include/offload.h is valid C17" || bad "include/offload.h"
+# include/offload.h only forwards to include/offload/OffloadAPI.h: one header, two names
+printf '#include <offload.h>\n#include <offload/OffloadAPI.h>\nint n = OL_VERSION_MAJOR;\n' > "$out/inc3.c"
+if g++ -std=c++17 -Wall -Wextra -Werror -fsyntax-only -x c++ -I "$root/include" "$out/inc3.c" &&
+   ! grep -q '^typedef' "$root/include/offload.h"; then ok "include/offload.h forwards to offload/OffloadAPI.h (C++17)"
+else bad "include/offload.h is not a forwarding header"; fi
 
 # 2. prototypes (LLVM's olInit()/olShutDown() are unprototyped in C; ours say (void): same ABI)
 protos() {
