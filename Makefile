@@ -9,7 +9,7 @@ SOURCES := $(shell find api cmd impl plugins -type f \( -name '*.go' -o -name '*
 # lld, like LLVM's own build: GNU ld would also export an absolute VERS1.0 symbol
 LDFLAGS := -extldflags '-fuse-ld=lld -B/usr/lib/llvm-22/bin -Wl,--version-script=$(MAP) -Wl,-soname,libLLVMOffload.so.22.1'
 
-.PHONY: all lib generate check-generated demo test deps-check test-static test-go test-abi test-c test-python test-cgocheck2 fuzz bench setup clean install uninstall test-install gpu-check
+.PHONY: all lib generate check-generated demo test check deps-check test-static test-go test-abi test-c test-python test-cgocheck2 fuzz bench setup clean install uninstall test-install gpu-check
 
 all: lib
 
@@ -49,6 +49,15 @@ test: deps-check $(LIB)
 
 deps-check:
 	@bash scripts/deps.sh
+
+# The inner loop: static checks, the Go tests without -race and fuzzing
+# (each package's seed corpora still run), and the device suite on the host
+# device. A few minutes on a 2-core machine; make test before a merge.
+check: deps-check $(LIB)
+	$(MAKE) --no-print-directory test-static
+	$(GO) test -count=1 ./...
+	$(MAKE) --no-print-directory -C tests/c/device check
+	@echo "make check: static checks, Go tests and the host device suite passed (make test runs everything)"
 
 test-static:
 	@test -z "$$(gofmt -l api cmd impl plugins tests)" || { echo "gofmt needed:"; gofmt -l api cmd impl plugins tests; exit 1; }

@@ -344,6 +344,51 @@ static void test_memcpy_queued_is_async(void) {
   OK(olDestroyQueue(q));
 }
 
+/* A copy queued on a queue of another platform than the memory's (the host
+ * device's queue, copying the device's DEVICE memory): the queue holds its
+ * later work while the runtime makes the copy (impl/route.go), so the copy
+ * keeps that queue's order: it waits behind a blocked host function, and
+ * the queue's next copy reads what it wrote. On the host device the queue
+ * is the memory's own; the order is the same. */
+static void test_memcpy_on_other_platform_queue(void) {
+  enum { N = 4096 };
+  uint8_t *a = hc_alloc(OL_ALLOC_TYPE_DEVICE, N), *b = hc_alloc(OL_ALLOC_TYPE_DEVICE, N);
+  uint8_t *seq = malloc(N), *out = malloc(N);
+  ol_queue_handle_t q = NULL;
+  hc_gate g;
+  if (!a || !b || !seq || !out || !OK(olCreateQueue(hc_host, &q)))
+    goto done;
+  fill_seq(seq, N, 42);
+  memset(out, 0, N);
+  hc_write(a, seq, N);
+  hc_memset(b, 0, N);
+  if (!hc_gate_close(&g, q))
+    goto done;
+  OK(olMemcpy(q, b, hc_dev, a, hc_dev, N));   /* device -> device */
+  OK(olMemcpy(q, out, hc_host, b, hc_dev, N)); /* device -> malloc, after it */
+  hc_sleep_ms(20);
+  uint8_t *early = hc_fetch(b, N);
+  int moved = 0;
+  for (size_t i = 0; i < N; i++)
+    moved += early[i] != 0 || out[i] != 0;
+  free(early);
+  EQ(moved, 0); /* nothing ran behind the closed gate */
+  hc_gate_open(&g);
+  OK(olSyncQueue(q));
+  TRUE(memcmp(out, seq, N) == 0);
+  uint8_t *late = hc_fetch(b, N);
+  TRUE(memcmp(late, seq, N) == 0);
+  free(late);
+done:
+  if (q)
+    OK(olDestroyQueue(q));
+  if (a)
+    OK(olMemFree(a));
+  if (b)
+    OK(olMemFree(b));
+  free(seq), free(out);
+}
+
 static void test_memcpy_errors(void) {
   char a[8] = {0}, b[8] = {0};
   ERR(olMemcpy(NULL, a, NULL, b, hc_dev, 8), OL_ERRC_INVALID_NULL_HANDLE, "NULL == DstDevice");
@@ -619,6 +664,7 @@ int main(int argc, char **argv) {
     RUN(test_memcpy_every_pair);
     RUN(test_memcpy_queue_order);
     RUN(test_memcpy_queued_is_async);
+    RUN(test_memcpy_on_other_platform_queue);
     RUN(test_memcpy_errors);
     RUN(test_fill_patterns);
     RUN(test_fill_pattern_copied);
