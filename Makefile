@@ -50,12 +50,13 @@ test: deps-check $(LIB)
 deps-check:
 	@bash scripts/deps.sh
 
-# The inner loop: static checks, the Go tests without -race and fuzzing
-# (each package's seed corpora still run), and the device suite on the host
-# device. A few minutes on a 2-core machine; make test before a merge.
+# The inner loop: static checks, the Go tests with -race but without
+# fuzzing (each package's seed corpora still run), and the device suite on
+# the host device. About a minute on a 2-core machine with a warm build
+# cache; make test (all of it, every device double) before a merge.
 check: deps-check $(LIB)
 	$(MAKE) --no-print-directory test-static
-	$(GO) test -count=1 ./...
+	$(GO) test -race -count=1 ./...
 	$(MAKE) --no-print-directory -C tests/c/device check
 	@echo "make check: static checks, Go tests and the host device suite passed (make test runs everything)"
 
