@@ -132,7 +132,35 @@ type Param struct {
 	Dir      string `json:"dir"` // "in" or "out"
 	Optional bool   `json:"optional,omitempty"`
 	Desc     string `json:"desc"`
+	// Ptr says what a pointer (or callback) parameter is, so that the
+	// generated entry layer owns every C pointer: it refuses NULL where
+	// the mark requires a value, converts the pointer to a typed Go value
+	// and writes outputs (see PtrMarks). Size names the size parameter of
+	// "bytes", Count the count parameter of "handles". NonNull makes the
+	// runtime refuse a NULL "address".
+	Ptr     string `json:"ptr,omitempty"`
+	Size    string `json:"size,omitempty"`
+	Count   string `json:"count,omitempty"`
+	NonNull bool   `json:"nonnull,omitempty"`
 }
+
+// PtrMarks are the values of Param.Ptr with what the runtime method gets:
+//   - bytes: a byte range the call reads, with its size parameter: []byte
+//     viewing the caller's memory, valid only during the call.
+//   - string: a NUL-terminated string: string.
+//   - handles: an array of handles with its count parameter: []uintptr
+//     viewing the caller's memory, valid only during the call.
+//   - struct: a struct the call reads: a typed pointer.
+//   - out-handle: where a created handle goes: the method returns it.
+//   - out-value: where one value goes: the method returns it.
+//   - callback: a function the library calls: passed on, never NULL
+//     unless optional.
+//   - user: opaque data passed back to a callback, never read.
+//   - address: memory the runtime judges itself (its allocation map, the
+//     owning device): passed on as is.
+//   - info-value, info-size: the outputs of an info query, written by the
+//     generated Info rules.
+var PtrMarks = []string{"bytes", "string", "handles", "struct", "out-handle", "out-value", "callback", "user", "address", "info-value", "info-size"}
 
 // Check is a validation condition written as C. When it holds, the call
 // fails with Errc and the Details text "validation failure: <Cond>".

@@ -70,7 +70,15 @@ func (c *Context) callOlCalculateOptimalOccupancy(device uintptr, kernel uintptr
 	if err != nil {
 		return err
 	}
-	return c.olCalculateOptimalOccupancy(deviceObj, kernelObj, sharedMemory, groupSize)
+	if groupSize == nil {
+		return nullPointer("GroupSize")
+	}
+	v, err := c.olCalculateOptimalOccupancy(deviceObj, kernelObj, sharedMemory)
+	if err != nil {
+		return err
+	}
+	*(*uint64)(groupSize) = v
+	return nil
 }
 
 func traceOlCreateEvent(tb *traceBuf, queue uintptr, event unsafe.Pointer) {
@@ -121,7 +129,15 @@ func (c *Context) callOlCreateEvent(queue uintptr, event unsafe.Pointer) error {
 	if err != nil {
 		return err
 	}
-	return c.olCreateEvent(queueObj, event)
+	if event == nil {
+		return nullPointer("Event")
+	}
+	v, err := c.olCreateEvent(queueObj)
+	if err != nil {
+		return err
+	}
+	*(*uintptr)(event) = v
+	return nil
 }
 
 func traceOlCreateProgram(tb *traceBuf, device uintptr, progData unsafe.Pointer, progDataSize uint64, program unsafe.Pointer) {
@@ -180,7 +196,22 @@ func (c *Context) callOlCreateProgram(device uintptr, progData unsafe.Pointer, p
 	if err != nil {
 		return err
 	}
-	return c.olCreateProgram(deviceObj, progData, progDataSize, program)
+	if progData == nil {
+		return nullPointer("ProgData")
+	}
+	if program == nil {
+		return nullPointer("Program")
+	}
+	progDataV, err := userBytes("olCreateProgram", "ProgData", "ProgDataSize", progData, progDataSize)
+	if err != nil {
+		return err
+	}
+	v, err := c.olCreateProgram(deviceObj, progDataV)
+	if err != nil {
+		return err
+	}
+	*(*uintptr)(program) = v
+	return nil
 }
 
 func traceOlCreateQueue(tb *traceBuf, device uintptr, queue unsafe.Pointer) {
@@ -231,7 +262,15 @@ func (c *Context) callOlCreateQueue(device uintptr, queue unsafe.Pointer) error 
 	if err != nil {
 		return err
 	}
-	return c.olCreateQueue(deviceObj, queue)
+	if queue == nil {
+		return nullPointer("Queue")
+	}
+	v, err := c.olCreateQueue(deviceObj)
+	if err != nil {
+		return err
+	}
+	*(*uintptr)(queue) = v
+	return nil
 }
 
 func traceOlDestroyEvent(tb *traceBuf, event uintptr) {
@@ -1021,7 +1060,19 @@ func (c *Context) callOlGetSymbol(program uintptr, name unsafe.Pointer, kind uin
 	if err != nil {
 		return err
 	}
-	return c.olGetSymbol(programObj, name, ol.SymbolKind(kind), symbol)
+	if name == nil {
+		return nullPointer("Name")
+	}
+	if symbol == nil {
+		return nullPointer("Symbol")
+	}
+	nameV := goString(name, 1<<16)
+	v, err := c.olGetSymbol(programObj, nameV, ol.SymbolKind(kind))
+	if err != nil {
+		return err
+	}
+	*(*uintptr)(symbol) = v
+	return nil
 }
 
 func traceOlGetSymbolInfo(tb *traceBuf, symbol uintptr, propName uint32, propSize uint64, propValue unsafe.Pointer) {
@@ -1203,7 +1254,22 @@ func (c *Context) callOlIsValidBinary(device uintptr, progData unsafe.Pointer, p
 	if err != nil {
 		return err
 	}
-	return c.olIsValidBinary(deviceObj, progData, progDataSize, valid)
+	if progData == nil {
+		return nullPointer("ProgData")
+	}
+	if valid == nil {
+		return nullPointer("Valid")
+	}
+	progDataV, err := userBytes("olIsValidBinary", "ProgData", "ProgDataSize", progData, progDataSize)
+	if err != nil {
+		return err
+	}
+	v, err := c.olIsValidBinary(deviceObj, progDataV)
+	if err != nil {
+		return err
+	}
+	*(*bool)(valid) = v
+	return nil
 }
 
 func traceOlIterateDevices(tb *traceBuf, callback unsafe.Pointer, userData unsafe.Pointer) {
@@ -1247,6 +1313,9 @@ func checkOlIterateDevices(callback unsafe.Pointer, userData unsafe.Pointer) uin
 }
 
 func (c *Context) callOlIterateDevices(callback unsafe.Pointer, userData unsafe.Pointer) error {
+	if callback == nil {
+		return nullPointer("Callback")
+	}
 	return c.olIterateDevices(callback, userData)
 }
 
@@ -1299,6 +1368,9 @@ func (c *Context) callOlLaunchHostFunction(queue uintptr, callback unsafe.Pointe
 	queueObj, err := c.queues.get(queue, "Queue")
 	if err != nil {
 		return err
+	}
+	if callback == nil {
+		return nullPointer("Callback")
 	}
 	return c.olLaunchHostFunction(queueObj, callback, userData)
 }
@@ -1375,7 +1447,18 @@ func (c *Context) callOlLaunchKernel(queue uintptr, device uintptr, kernel uintp
 	if err != nil {
 		return err
 	}
-	return c.olLaunchKernel(queueObj, deviceObj, kernelObj, argumentsData, argumentsSize, launchSizeArgs)
+	if launchSizeArgs == nil {
+		return nullPointer("LaunchSizeArgs")
+	}
+	if argumentsSize > 0 && argumentsData == nil {
+		return ol.Errorf(ol.ErrcInvalidArgument, "ArgumentsSize is %d but ArgumentsData is NULL", argumentsSize)
+	}
+	argumentsDataV, err := userBytes("olLaunchKernel", "ArgumentsData", "ArgumentsSize", argumentsData, argumentsSize)
+	if err != nil {
+		return err
+	}
+	launchSizeArgsV := (*ol.KernelLaunchSizeArgs)(launchSizeArgs)
+	return c.olLaunchKernel(queueObj, deviceObj, kernelObj, argumentsDataV, launchSizeArgsV)
 }
 
 func traceOlMemAlloc(tb *traceBuf, device uintptr, typ uint32, size uint64, allocationOut unsafe.Pointer) {
@@ -1434,7 +1517,15 @@ func (c *Context) callOlMemAlloc(device uintptr, typ uint32, size uint64, alloca
 	if err != nil {
 		return err
 	}
-	return c.olMemAlloc(deviceObj, ol.AllocType(typ), size, allocationOut)
+	if allocationOut == nil {
+		return nullPointer("AllocationOut")
+	}
+	v, err := c.olMemAlloc(deviceObj, ol.AllocType(typ), size)
+	if err != nil {
+		return err
+	}
+	*(*uintptr)(allocationOut) = v
+	return nil
 }
 
 func traceOlMemFill(tb *traceBuf, queue uintptr, ptr unsafe.Pointer, patternSize uint64, patternPtr unsafe.Pointer, fillSize uint64) {
@@ -1605,7 +1696,18 @@ func (c *Context) callOlMemRegister(device uintptr, ptr unsafe.Pointer, size uin
 	if err != nil {
 		return err
 	}
-	return c.olMemRegister(deviceObj, ptr, size, flags, pinnedPtr)
+	if ptr == nil {
+		return nullPointer("Ptr")
+	}
+	if pinnedPtr == nil {
+		return nullPointer("PinnedPtr")
+	}
+	v, err := c.olMemRegister(deviceObj, ptr, size, flags)
+	if err != nil {
+		return err
+	}
+	*(*uintptr)(pinnedPtr) = v
+	return nil
 }
 
 func traceOlMemUnregister(tb *traceBuf, device uintptr, ptr unsafe.Pointer) {
@@ -1655,6 +1757,9 @@ func (c *Context) callOlMemUnregister(device uintptr, ptr unsafe.Pointer) error 
 	deviceObj, err := c.devices.get(device, "Device")
 	if err != nil {
 		return err
+	}
+	if ptr == nil {
+		return nullPointer("Ptr")
 	}
 	return c.olMemUnregister(deviceObj, ptr)
 }
@@ -1877,7 +1982,63 @@ func (c *Context) callOlWaitEvents(queue uintptr, events unsafe.Pointer, numEven
 	if err != nil {
 		return err
 	}
-	return c.olWaitEvents(queueObj, events, numEvents)
+	if events == nil {
+		return nullPointer("Events")
+	}
+	eventsV, err := userHandles("olWaitEvents", "Events", "NumEvents", "events", events, numEvents)
+	if err != nil {
+		return err
+	}
+	return c.olWaitEvents(queueObj, eventsV)
+}
+
+// maxUserRange bounds a buffer the caller hands in by pointer and size:
+// no user address range on a 64-bit machine is larger, and a Go slice of
+// it could not be made.
+const maxUserRange = 1 << 47
+
+// nullPointer refuses a NULL that the runtime would have to dereference:
+// it holds with validation disabled too.
+func nullPointer(param string) error {
+	return ol.NewError(ol.ErrcInvalidNullPointer, param+" is NULL")
+}
+
+// checkUserRange refuses a caller's buffer whose size cannot be real: it
+// wraps around the address space or exceeds any user address range.
+func checkUserRange(fn, ptrName, sizeName string, p unsafe.Pointer, size uint64) error {
+	if size == 0 {
+		return nil
+	}
+	if a := uint64(uintptr(p)); a+size < a || size > maxUserRange {
+		return ol.Errorf(ol.ErrcInvalidSize, "%s: %s %d at %s %p runs past the end of the address space", fn, sizeName, size, ptrName, p)
+	}
+	return nil
+}
+
+// userBytes views size bytes of the caller's memory at p, without a copy.
+func userBytes(fn, ptrName, sizeName string, p unsafe.Pointer, size uint64) ([]byte, error) {
+	if err := checkUserRange(fn, ptrName, sizeName, p, size); err != nil {
+		return nil, err
+	}
+	if size == 0 {
+		return nil, nil
+	}
+	return unsafe.Slice((*byte)(p), size), nil
+}
+
+// userHandles views n handle values of the caller's memory at p, without
+// a copy.
+func userHandles(fn, ptrName, countName, what string, p unsafe.Pointer, n uint64) ([]uintptr, error) {
+	if n > maxUserRange/8 {
+		return nil, ol.Errorf(ol.ErrcInvalidSize, "%s: %s %d is more %s than the address space holds", fn, countName, n, what)
+	}
+	if err := checkUserRange(fn, ptrName, countName+"*8 =", p, n*8); err != nil {
+		return nil, err
+	}
+	if n == 0 {
+		return nil, nil
+	}
+	return unsafe.Slice((*uintptr)(p), n), nil
 }
 
 func traceDeviceInfoValue(v ol.DeviceInfo) valuePrinter {

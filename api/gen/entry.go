@@ -99,7 +99,8 @@ func genEntry(s *api.Spec) string {
 			}
 			w("\treturn 0\n}\n\n")
 		}
-		// handle decoding and the call of the hand-written implementation
+		// handle decoding, the pointer marks, and the call of the
+		// hand-written implementation
 		w("func (c *Context) call%s(%s) error {\n", ex, strings.Join(params, ", "))
 		var implArgs []string
 		for _, p := range f.Params {
@@ -117,8 +118,21 @@ func genEntry(s *api.Spec) string {
 				implArgs = append(implArgs, "ol."+goTypeName(p.Type)+"("+gp+")")
 				continue
 			}
+			if consumed(f, p.Name) {
+				continue // the length of a converted byte range or array
+			}
+			if typedMark(p.Ptr) {
+				if p.Ptr == "out-handle" || p.Ptr == "out-value" {
+					continue // the method returns it
+				}
+				implArgs = append(implArgs, gp+"V")
+				continue
+			}
 			implArgs = append(implArgs, gp)
 		}
+		ptrs := ptrCode(s, f)
+		b.WriteString(ptrs.checks)
+		b.WriteString(ptrs.convert)
 		if query, size, ok := infoPair(s, f); ok {
 			// both halves of an info pair share one path: query, then the Info rules
 			var out string
@@ -133,8 +147,14 @@ func genEntry(s *api.Spec) string {
 			w("\tv, err := c.%s(%s, %s)\n\tif err != nil {\n\t\treturn err\n\t}\n\treturn v.write(%s)\n}\n\n", query, implArgs[0], implArgs[1], out)
 			continue
 		}
-		w("\treturn c.%s(%s)\n}\n\n", f.Name, strings.Join(implArgs, ", "))
+		if ptrs.out == "" {
+			w("\treturn c.%s(%s)\n}\n\n", f.Name, strings.Join(implArgs, ", "))
+			continue
+		}
+		w("\tv, err := c.%s(%s)\n\tif err != nil {\n\t\treturn err\n\t}\n", f.Name, strings.Join(implArgs, ", "))
+		w("%s\treturn nil\n}\n\n", ptrs.out)
 	}
+	genPtrHelpers(w)
 	genInfoTracers(s, w)
 	genStructTracers(s, w)
 	return b.String()
