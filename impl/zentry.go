@@ -37,7 +37,7 @@ func OlCalculateOptimalOccupancy(device uintptr, kernel uintptr, sharedMemory ui
 	if c.trace != nil {
 		tb := c.trace.begin("olCalculateOptimalOccupancy")
 		traceOlCalculateOptimalOccupancy(tb, device, kernel, sharedMemory, groupSize)
-		c.trace.end(tb, res, loc)
+		c.trace.end(tb, res, (*ol.CodeLocation)(loc))
 	}
 	return res
 }
@@ -104,7 +104,7 @@ func OlCreateEvent(queue uintptr, event unsafe.Pointer, loc unsafe.Pointer) uint
 	if c.trace != nil {
 		tb := c.trace.begin("olCreateEvent")
 		traceOlCreateEvent(tb, queue, event)
-		c.trace.end(tb, res, loc)
+		c.trace.end(tb, res, (*ol.CodeLocation)(loc))
 	}
 	return res
 }
@@ -167,7 +167,7 @@ func OlCreateProgram(device uintptr, progData unsafe.Pointer, progDataSize uint6
 	if c.trace != nil {
 		tb := c.trace.begin("olCreateProgram")
 		traceOlCreateProgram(tb, device, progData, progDataSize, program)
-		c.trace.end(tb, res, loc)
+		c.trace.end(tb, res, (*ol.CodeLocation)(loc))
 	}
 	return res
 }
@@ -237,7 +237,7 @@ func OlCreateQueue(device uintptr, queue unsafe.Pointer, loc unsafe.Pointer) uin
 	if c.trace != nil {
 		tb := c.trace.begin("olCreateQueue")
 		traceOlCreateQueue(tb, device, queue)
-		c.trace.end(tb, res, loc)
+		c.trace.end(tb, res, (*ol.CodeLocation)(loc))
 	}
 	return res
 }
@@ -294,7 +294,7 @@ func OlDestroyEvent(event uintptr, loc unsafe.Pointer) uintptr {
 	if c.trace != nil {
 		tb := c.trace.begin("olDestroyEvent")
 		traceOlDestroyEvent(tb, event)
-		c.trace.end(tb, res, loc)
+		c.trace.end(tb, res, (*ol.CodeLocation)(loc))
 	}
 	return res
 }
@@ -339,7 +339,7 @@ func OlDestroyProgram(program uintptr, loc unsafe.Pointer) uintptr {
 	if c.trace != nil {
 		tb := c.trace.begin("olDestroyProgram")
 		traceOlDestroyProgram(tb, program)
-		c.trace.end(tb, res, loc)
+		c.trace.end(tb, res, (*ol.CodeLocation)(loc))
 	}
 	return res
 }
@@ -384,7 +384,7 @@ func OlDestroyQueue(queue uintptr, loc unsafe.Pointer) uintptr {
 	if c.trace != nil {
 		tb := c.trace.begin("olDestroyQueue")
 		traceOlDestroyQueue(tb, queue)
-		c.trace.end(tb, res, loc)
+		c.trace.end(tb, res, (*ol.CodeLocation)(loc))
 	}
 	return res
 }
@@ -436,7 +436,7 @@ func OlGetDeviceInfo(device uintptr, propName uint32, propSize uint64, propValue
 	if c.trace != nil {
 		tb := c.trace.begin("olGetDeviceInfo")
 		traceOlGetDeviceInfo(tb, device, propName, propSize, propValue)
-		c.trace.end(tb, res, loc)
+		c.trace.end(tb, res, (*ol.CodeLocation)(loc))
 	}
 	return res
 }
@@ -498,7 +498,7 @@ func OlGetDeviceInfoSize(device uintptr, propName uint32, propSizeRet unsafe.Poi
 	if c.trace != nil {
 		tb := c.trace.begin("olGetDeviceInfoSize")
 		traceOlGetDeviceInfoSize(tb, device, propName, propSizeRet)
-		c.trace.end(tb, res, loc)
+		c.trace.end(tb, res, (*ol.CodeLocation)(loc))
 	}
 	return res
 }
@@ -557,7 +557,7 @@ func OlGetEventInfo(event uintptr, propName uint32, propSize uint64, propValue u
 	if c.trace != nil {
 		tb := c.trace.begin("olGetEventInfo")
 		traceOlGetEventInfo(tb, event, propName, propSize, propValue)
-		c.trace.end(tb, res, loc)
+		c.trace.end(tb, res, (*ol.CodeLocation)(loc))
 	}
 	return res
 }
@@ -618,7 +618,7 @@ func OlGetEventInfoSize(event uintptr, propName uint32, propSizeRet unsafe.Point
 	if c.trace != nil {
 		tb := c.trace.begin("olGetEventInfoSize")
 		traceOlGetEventInfoSize(tb, event, propName, propSizeRet)
-		c.trace.end(tb, res, loc)
+		c.trace.end(tb, res, (*ol.CodeLocation)(loc))
 	}
 	return res
 }
@@ -677,7 +677,7 @@ func OlGetMemInfo(ptr unsafe.Pointer, propName uint32, propSize uint64, propValu
 	if c.trace != nil {
 		tb := c.trace.begin("olGetMemInfo")
 		traceOlGetMemInfo(tb, ptr, propName, propSize, propValue)
-		c.trace.end(tb, res, loc)
+		c.trace.end(tb, res, (*ol.CodeLocation)(loc))
 	}
 	return res
 }
@@ -734,7 +734,7 @@ func OlGetMemInfoSize(ptr unsafe.Pointer, propName uint32, propSizeRet unsafe.Po
 	if c.trace != nil {
 		tb := c.trace.begin("olGetMemInfoSize")
 		traceOlGetMemInfoSize(tb, ptr, propName, propSizeRet)
-		c.trace.end(tb, res, loc)
+		c.trace.end(tb, res, (*ol.CodeLocation)(loc))
 	}
 	return res
 }
@@ -790,7 +790,7 @@ func OlGetPlatformInfo(platform uintptr, propName uint32, propSize uint64, propV
 	if c.trace != nil {
 		tb := c.trace.begin("olGetPlatformInfo")
 		traceOlGetPlatformInfo(tb, platform, propName, propSize, propValue)
-		c.trace.end(tb, res, loc)
+		c.trace.end(tb, res, (*ol.CodeLocation)(loc))
 	}
 	return res
 }
@@ -852,7 +852,7 @@ func OlGetPlatformInfoSize(platform uintptr, propName uint32, propSizeRet unsafe
 	if c.trace != nil {
 		tb := c.trace.begin("olGetPlatformInfoSize")
 		traceOlGetPlatformInfoSize(tb, platform, propName, propSizeRet)
-		c.trace.end(tb, res, loc)
+		c.trace.end(tb, res, (*ol.CodeLocation)(loc))
 	}
 	return res
 }
@@ -911,7 +911,7 @@ func OlGetQueueInfo(queue uintptr, propName uint32, propSize uint64, propValue u
 	if c.trace != nil {
 		tb := c.trace.begin("olGetQueueInfo")
 		traceOlGetQueueInfo(tb, queue, propName, propSize, propValue)
-		c.trace.end(tb, res, loc)
+		c.trace.end(tb, res, (*ol.CodeLocation)(loc))
 	}
 	return res
 }
@@ -972,7 +972,7 @@ func OlGetQueueInfoSize(queue uintptr, propName uint32, propSizeRet unsafe.Point
 	if c.trace != nil {
 		tb := c.trace.begin("olGetQueueInfoSize")
 		traceOlGetQueueInfoSize(tb, queue, propName, propSizeRet)
-		c.trace.end(tb, res, loc)
+		c.trace.end(tb, res, (*ol.CodeLocation)(loc))
 	}
 	return res
 }
@@ -1031,7 +1031,7 @@ func OlGetSymbol(program uintptr, name unsafe.Pointer, kind uint32, symbol unsaf
 	if c.trace != nil {
 		tb := c.trace.begin("olGetSymbol")
 		traceOlGetSymbol(tb, program, name, kind, symbol)
-		c.trace.end(tb, res, loc)
+		c.trace.end(tb, res, (*ol.CodeLocation)(loc))
 	}
 	return res
 }
@@ -1102,7 +1102,7 @@ func OlGetSymbolInfo(symbol uintptr, propName uint32, propSize uint64, propValue
 	if c.trace != nil {
 		tb := c.trace.begin("olGetSymbolInfo")
 		traceOlGetSymbolInfo(tb, symbol, propName, propSize, propValue)
-		c.trace.end(tb, res, loc)
+		c.trace.end(tb, res, (*ol.CodeLocation)(loc))
 	}
 	return res
 }
@@ -1163,7 +1163,7 @@ func OlGetSymbolInfoSize(symbol uintptr, propName uint32, propSizeRet unsafe.Poi
 	if c.trace != nil {
 		tb := c.trace.begin("olGetSymbolInfoSize")
 		traceOlGetSymbolInfoSize(tb, symbol, propName, propSizeRet)
-		c.trace.end(tb, res, loc)
+		c.trace.end(tb, res, (*ol.CodeLocation)(loc))
 	}
 	return res
 }
@@ -1198,6 +1198,11 @@ func (c *Context) callOlGetSymbolInfoSize(symbol uintptr, propName uint32, propS
 func traceOlInit(tb *traceBuf) {
 }
 
+// OlInit is the entry point of olInit: Start the library or add a reference to it; each call needs a matching olShutDown.
+func OlInit(loc unsafe.Pointer) uintptr {
+	return olInit((*ol.CodeLocation)(loc))
+}
+
 func traceOlIsValidBinary(tb *traceBuf, device uintptr, progData unsafe.Pointer, progDataSize uint64, valid unsafe.Pointer) {
 	tb.param("Device")
 	tb.handle(device)
@@ -1225,7 +1230,7 @@ func OlIsValidBinary(device uintptr, progData unsafe.Pointer, progDataSize uint6
 	if c.trace != nil {
 		tb := c.trace.begin("olIsValidBinary")
 		traceOlIsValidBinary(tb, device, progData, progDataSize, valid)
-		c.trace.end(tb, res, loc)
+		c.trace.end(tb, res, (*ol.CodeLocation)(loc))
 	}
 	return res
 }
@@ -1296,7 +1301,7 @@ func OlIterateDevices(callback unsafe.Pointer, userData unsafe.Pointer, loc unsa
 	if c.trace != nil {
 		tb := c.trace.begin("olIterateDevices")
 		traceOlIterateDevices(tb, callback, userData)
-		c.trace.end(tb, res, loc)
+		c.trace.end(tb, res, (*ol.CodeLocation)(loc))
 	}
 	return res
 }
@@ -1344,7 +1349,7 @@ func OlLaunchHostFunction(queue uintptr, callback unsafe.Pointer, userData unsaf
 	if c.trace != nil {
 		tb := c.trace.begin("olLaunchHostFunction")
 		traceOlLaunchHostFunction(tb, queue, callback, userData)
-		c.trace.end(tb, res, loc)
+		c.trace.end(tb, res, (*ol.CodeLocation)(loc))
 	}
 	return res
 }
@@ -1406,7 +1411,7 @@ func OlLaunchKernel(queue uintptr, device uintptr, kernel uintptr, argumentsData
 	if c.trace != nil {
 		tb := c.trace.begin("olLaunchKernel")
 		traceOlLaunchKernel(tb, queue, device, kernel, argumentsData, argumentsSize, launchSizeArgs)
-		c.trace.end(tb, res, loc)
+		c.trace.end(tb, res, (*ol.CodeLocation)(loc))
 	}
 	return res
 }
@@ -1488,7 +1493,7 @@ func OlMemAlloc(device uintptr, typ uint32, size uint64, allocationOut unsafe.Po
 	if c.trace != nil {
 		tb := c.trace.begin("olMemAlloc")
 		traceOlMemAlloc(tb, device, typ, size, allocationOut)
-		c.trace.end(tb, res, loc)
+		c.trace.end(tb, res, (*ol.CodeLocation)(loc))
 	}
 	return res
 }
@@ -1557,7 +1562,7 @@ func OlMemFill(queue uintptr, ptr unsafe.Pointer, patternSize uint64, patternPtr
 	if c.trace != nil {
 		tb := c.trace.begin("olMemFill")
 		traceOlMemFill(tb, queue, ptr, patternSize, patternPtr, fillSize)
-		c.trace.end(tb, res, loc)
+		c.trace.end(tb, res, (*ol.CodeLocation)(loc))
 	}
 	return res
 }
@@ -1614,7 +1619,7 @@ func OlMemFree(address unsafe.Pointer, loc unsafe.Pointer) uintptr {
 	if c.trace != nil {
 		tb := c.trace.begin("olMemFree")
 		traceOlMemFree(tb, address)
-		c.trace.end(tb, res, loc)
+		c.trace.end(tb, res, (*ol.CodeLocation)(loc))
 	}
 	return res
 }
@@ -1663,7 +1668,7 @@ func OlMemRegister(device uintptr, ptr unsafe.Pointer, size uint64, flags uint32
 	if c.trace != nil {
 		tb := c.trace.begin("olMemRegister")
 		traceOlMemRegister(tb, device, ptr, size, flags, pinnedPtr)
-		c.trace.end(tb, res, loc)
+		c.trace.end(tb, res, (*ol.CodeLocation)(loc))
 	}
 	return res
 }
@@ -1733,7 +1738,7 @@ func OlMemUnregister(device uintptr, ptr unsafe.Pointer, loc unsafe.Pointer) uin
 	if c.trace != nil {
 		tb := c.trace.begin("olMemUnregister")
 		traceOlMemUnregister(tb, device, ptr)
-		c.trace.end(tb, res, loc)
+		c.trace.end(tb, res, (*ol.CodeLocation)(loc))
 	}
 	return res
 }
@@ -1795,7 +1800,7 @@ func OlMemcpy(queue uintptr, dstPtr unsafe.Pointer, dstDevice uintptr, srcPtr un
 	if c.trace != nil {
 		tb := c.trace.begin("olMemcpy")
 		traceOlMemcpy(tb, queue, dstPtr, dstDevice, srcPtr, srcDevice, size)
-		c.trace.end(tb, res, loc)
+		c.trace.end(tb, res, (*ol.CodeLocation)(loc))
 	}
 	return res
 }
@@ -1842,6 +1847,11 @@ func (c *Context) callOlMemcpy(queue uintptr, dstPtr unsafe.Pointer, dstDevice u
 func traceOlShutDown(tb *traceBuf) {
 }
 
+// OlShutDown is the entry point of olShutDown: Drop one reference; the last one releases every platform and object.
+func OlShutDown(loc unsafe.Pointer) uintptr {
+	return olShutDown((*ol.CodeLocation)(loc))
+}
+
 func traceOlSyncEvent(tb *traceBuf, event uintptr) {
 	tb.param("Event")
 	tb.handle(event)
@@ -1863,7 +1873,7 @@ func OlSyncEvent(event uintptr, loc unsafe.Pointer) uintptr {
 	if c.trace != nil {
 		tb := c.trace.begin("olSyncEvent")
 		traceOlSyncEvent(tb, event)
-		c.trace.end(tb, res, loc)
+		c.trace.end(tb, res, (*ol.CodeLocation)(loc))
 	}
 	return res
 }
@@ -1908,7 +1918,7 @@ func OlSyncQueue(queue uintptr, loc unsafe.Pointer) uintptr {
 	if c.trace != nil {
 		tb := c.trace.begin("olSyncQueue")
 		traceOlSyncQueue(tb, queue)
-		c.trace.end(tb, res, loc)
+		c.trace.end(tb, res, (*ol.CodeLocation)(loc))
 	}
 	return res
 }
@@ -1957,7 +1967,7 @@ func OlWaitEvents(queue uintptr, events unsafe.Pointer, numEvents uint64, loc un
 	if c.trace != nil {
 		tb := c.trace.begin("olWaitEvents")
 		traceOlWaitEvents(tb, queue, events, numEvents)
-		c.trace.end(tb, res, loc)
+		c.trace.end(tb, res, (*ol.CodeLocation)(loc))
 	}
 	return res
 }
@@ -2041,6 +2051,134 @@ func userHandles(fn, ptrName, countName, what string, p unsafe.Pointer, n uint64
 	return unsafe.Slice((*uintptr)(p), n), nil
 }
 
+// goString copies a C string of at most max bytes ("" for NULL).
+func goString(p unsafe.Pointer, max int) string {
+	if p == nil {
+		return ""
+	}
+	n := 0
+	for n < max && *(*byte)(unsafe.Add(p, n)) != 0 {
+		n++
+	}
+	return string(unsafe.Slice((*byte)(p), n))
+}
+
+// ptr prints a pointer the way the reference prints void pointers.
+func (tb *traceBuf) ptr(p unsafe.Pointer) { tb.handle(uintptr(p)) }
+
+// rawPtr prints an address even when it is NULL (0x0).
+func (tb *traceBuf) rawPtr(p unsafe.Pointer) { tb.hex(uintptr(p)) }
+
+// cstr prints a C string as its address followed by the text.
+func (tb *traceBuf) cstr(p unsafe.Pointer, max int) {
+	if p == nil {
+		tb.b = append(tb.b, "nullptr"...)
+		return
+	}
+	if max < 0 || max > 1<<16 {
+		max = 1 << 16
+	}
+	tb.hex(uintptr(p))
+	tb.b = append(tb.b, " ("...)
+	tb.b = append(tb.b, goString(p, max)...)
+	tb.b = append(tb.b, ')')
+}
+
+func (tb *traceBuf) open(p unsafe.Pointer) bool {
+	if p == nil {
+		tb.b = append(tb.b, "nullptr"...)
+		return false
+	}
+	tb.hex(uintptr(p))
+	tb.b = append(tb.b, " ("...)
+	return true
+}
+
+func (tb *traceBuf) ptrToU64(p unsafe.Pointer) {
+	if tb.open(p) {
+		tb.uint(*(*uint64)(p))
+		tb.b = append(tb.b, ')')
+	}
+}
+
+func (tb *traceBuf) ptrToBool(p unsafe.Pointer) {
+	if tb.open(p) {
+		tb.uint(uint64(*(*uint8)(p)))
+		tb.b = append(tb.b, ')')
+	}
+}
+
+func (tb *traceBuf) ptrToPtr(p unsafe.Pointer) {
+	if tb.open(p) {
+		tb.ptr(*(*unsafe.Pointer)(p))
+		tb.b = append(tb.b, ')')
+	}
+}
+
+// ptrToPtrIf dereferences only when the array it points to is not empty.
+func (tb *traceBuf) ptrToPtrIf(p unsafe.Pointer, nonEmpty bool) {
+	if !nonEmpty {
+		tb.ptr(p)
+		return
+	}
+	tb.ptrToPtr(p)
+}
+
+func (tb *traceBuf) ptrTo(p unsafe.Pointer, print func(*traceBuf, unsafe.Pointer)) {
+	if tb.open(p) {
+		print(tb, p)
+		tb.b = append(tb.b, ')')
+	}
+}
+
+// valuePrinter prints the value an info query wrote, typed by the property.
+type valuePrinter struct {
+	size  int // bytes the value takes; 0 for strings
+	print func(*traceBuf, unsafe.Pointer)
+}
+
+// tagged prints an info output buffer. It reads no more than the caller
+// said the buffer holds.
+func (tb *traceBuf) tagged(p unsafe.Pointer, propSize uint64, vp valuePrinter) {
+	switch {
+	case p == nil:
+		tb.b = append(tb.b, "nullptr"...)
+	case vp.print == nil:
+		tb.b = append(tb.b, "unknown enumerator"...)
+	case vp.size == 0:
+		tb.cstr(p, int(min(propSize, 1<<16)))
+	case propSize < uint64(vp.size):
+		// The reference prints the full value even from a buffer declared
+		// smaller; do the same from a copy that cannot fault.
+		var tmp [16]byte
+		tb.hex(uintptr(p))
+		if !safeRead(tmp[:vp.size], uintptr(p)) {
+			tb.b = append(tb.b, " (unreadable)"...)
+			return
+		}
+		tb.b = append(tb.b, " ("...)
+		vp.print(tb, unsafe.Pointer(&tmp[0]))
+		tb.b = append(tb.b, ')')
+	default:
+		tb.hex(uintptr(p))
+		tb.b = append(tb.b, " ("...)
+		vp.print(tb, p)
+		tb.b = append(tb.b, ')')
+	}
+}
+
+func printString(tb *traceBuf, p unsafe.Pointer) { tb.cstr(p, -1) }
+func printU32(tb *traceBuf, p unsafe.Pointer)    { tb.uint(uint64(*(*uint32)(p))) }
+func printU64(tb *traceBuf, p unsafe.Pointer)    { tb.uint(*(*uint64)(p)) }
+func printBool(tb *traceBuf, p unsafe.Pointer)   { tb.uint(uint64(*(*uint8)(p))) }
+func printRawPtr(tb *traceBuf, p unsafe.Pointer) { tb.rawPtr(*(*unsafe.Pointer)(p)) }
+
+// printPtrQuirk reproduces how the reference prints a void* info value: the
+// inner pointer print is followed by the printer's own NULL result (0x0).
+func printPtrQuirk(tb *traceBuf, p unsafe.Pointer) {
+	tb.ptrToPtr(p)
+	tb.b = append(tb.b, "0x0"...)
+}
 func traceDeviceInfoValue(v ol.DeviceInfo) valuePrinter {
 	switch v {
 	case ol.DeviceInfoType:

@@ -70,6 +70,8 @@ func genEntry(s *api.Spec) string {
 		}
 		w("}\n\n")
 		if lifecycle(f.Name) {
+			w("// %s is the entry point of %s: %s\n", ex, f.Name, f.Desc)
+			w("func %s(loc unsafe.Pointer) uintptr {\n\treturn %s((*ol.CodeLocation)(loc))\n}\n\n", ex, f.Name)
 			continue
 		}
 		w("// %s is the entry point of %s: %s\n", ex, f.Name, f.Desc)
@@ -85,7 +87,7 @@ func genEntry(s *api.Spec) string {
 			w("\tif c.validate {\n\t\tres = check%s(%s)\n\t}\n", ex, strings.Join(args, ", "))
 		}
 		w("\tif res == 0 {\n\t\tres = c.result(c.call%s(%s))\n\t}\n", ex, strings.Join(args, ", "))
-		w("\tif c.trace != nil {\n\t\ttb := c.trace.begin(%q)\n\t\ttrace%s(tb%s)\n\t\tc.trace.end(tb, res, loc)\n\t}\n", f.Name, ex, prefixComma(strings.Join(args, ", ")))
+		w("\tif c.trace != nil {\n\t\ttb := c.trace.begin(%q)\n\t\ttrace%s(tb%s)\n\t\tc.trace.end(tb, res, (*ol.CodeLocation)(loc))\n\t}\n", f.Name, ex, prefixComma(strings.Join(args, ", ")))
 		w("\treturn res\n}\n\n")
 		if len(f.Checks) > 0 {
 			w("var vf%s = [...]staticResult{\n", ex)
@@ -155,6 +157,7 @@ func genEntry(s *api.Spec) string {
 		w("%s\treturn nil\n}\n\n", ptrs.out)
 	}
 	genPtrHelpers(w)
+	b.WriteString(traceHelpers)
 	genInfoTracers(s, w)
 	genStructTracers(s, w)
 	return b.String()
@@ -179,36 +182,37 @@ func traceExpr(s *api.Spec, f *api.Function, j int) string {
 		return fmt.Sprintf("tb.text(ol.%s(%s).String())", goTypeName(p.Type), gp)
 	case api.KindScalar:
 		return fmt.Sprintf("tb.uint(uint64(%s))", gp)
-	case api.KindCallback:
-		return fmt.Sprintf("tb.rawPtr(%s)", gp)
 	}
-	// pointers
-	if p.Name == "PropValue" {
+	// pointers and callbacks print by their mark
+	elem := strings.TrimSpace(ti.Elem)
+	switch p.Ptr {
+	case "callback":
+		return fmt.Sprintf("tb.rawPtr(%s)", gp)
+	case "bytes", "user", "address":
+		return fmt.Sprintf("tb.ptr(%s)", gp)
+	case "string":
+		return fmt.Sprintf("tb.cstr(%s, -1)", gp)
+	case "info-value":
 		for _, q := range f.Params {
 			if q.Name == "PropName" {
 				return fmt.Sprintf("tb.tagged(%s, propSize, trace%sValue(ol.%s(propName)))", gp, goTypeName(q.Type), goTypeName(q.Type))
 			}
 		}
-	}
-	elem := strings.TrimSpace(ti.Elem)
-	switch {
-	case elem == "void":
-		return fmt.Sprintf("tb.ptr(%s)", gp)
-	case elem == "char":
-		return fmt.Sprintf("tb.cstr(%s, -1)", gp)
-	case elem == "size_t":
-		return fmt.Sprintf("tb.ptrToU64(%s)", gp)
-	case elem == "bool":
-		return fmt.Sprintf("tb.ptrToBool(%s)", gp)
-	case elem == "void *" || handleKind(s, elem) != "":
-		for _, q := range f.Params {
-			if q.Name == "Num"+p.Name {
-				return fmt.Sprintf("tb.ptrToPtrIf(%s, %s > 0)", gp, goParam(q.Name))
-			}
-		}
+	case "handles":
+		return fmt.Sprintf("tb.ptrToPtrIf(%s, %s > 0)", gp, goParam(p.Count))
+	case "out-handle":
 		return fmt.Sprintf("tb.ptrToPtr(%s)", gp)
-	case s.StructByName(elem) != nil:
-		return fmt.Sprintf("tb.ptrTo(%s, trace%s)", gp, goTypeName(elem))
+	case "struct":
+		return fmt.Sprintf("tb.ptrTo(%s, trace%s)", gp, goTypeName(strings.TrimPrefix(elem, "const ")))
+	case "out-value", "info-size":
+		switch elem {
+		case "size_t":
+			return fmt.Sprintf("tb.ptrToU64(%s)", gp)
+		case "bool":
+			return fmt.Sprintf("tb.ptrToBool(%s)", gp)
+		case "void *":
+			return fmt.Sprintf("tb.ptrToPtr(%s)", gp)
+		}
 	}
 	panic("gen: cannot trace " + f.Name + "." + p.Name)
 }

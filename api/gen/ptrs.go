@@ -166,3 +166,136 @@ func userHandles(fn, ptrName, countName, what string, p unsafe.Pointer, n uint64
 
 `)
 }
+
+// traceHelpers are the trace printers that read the caller's memory: the
+// generated trace functions call them by the marks and types of the
+// parameters, so no hand-written code dereferences a C pointer.
+const traceHelpers = `// goString copies a C string of at most max bytes ("" for NULL).
+func goString(p unsafe.Pointer, max int) string {
+	if p == nil {
+		return ""
+	}
+	n := 0
+	for n < max && *(*byte)(unsafe.Add(p, n)) != 0 {
+		n++
+	}
+	return string(unsafe.Slice((*byte)(p), n))
+}
+
+// ptr prints a pointer the way the reference prints void pointers.
+func (tb *traceBuf) ptr(p unsafe.Pointer) { tb.handle(uintptr(p)) }
+
+// rawPtr prints an address even when it is NULL (0x0).
+func (tb *traceBuf) rawPtr(p unsafe.Pointer) { tb.hex(uintptr(p)) }
+
+// cstr prints a C string as its address followed by the text.
+func (tb *traceBuf) cstr(p unsafe.Pointer, max int) {
+	if p == nil {
+		tb.b = append(tb.b, "nullptr"...)
+		return
+	}
+	if max < 0 || max > 1<<16 {
+		max = 1 << 16
+	}
+	tb.hex(uintptr(p))
+	tb.b = append(tb.b, " ("...)
+	tb.b = append(tb.b, goString(p, max)...)
+	tb.b = append(tb.b, ')')
+}
+
+func (tb *traceBuf) open(p unsafe.Pointer) bool {
+	if p == nil {
+		tb.b = append(tb.b, "nullptr"...)
+		return false
+	}
+	tb.hex(uintptr(p))
+	tb.b = append(tb.b, " ("...)
+	return true
+}
+
+func (tb *traceBuf) ptrToU64(p unsafe.Pointer) {
+	if tb.open(p) {
+		tb.uint(*(*uint64)(p))
+		tb.b = append(tb.b, ')')
+	}
+}
+
+func (tb *traceBuf) ptrToBool(p unsafe.Pointer) {
+	if tb.open(p) {
+		tb.uint(uint64(*(*uint8)(p)))
+		tb.b = append(tb.b, ')')
+	}
+}
+
+func (tb *traceBuf) ptrToPtr(p unsafe.Pointer) {
+	if tb.open(p) {
+		tb.ptr(*(*unsafe.Pointer)(p))
+		tb.b = append(tb.b, ')')
+	}
+}
+
+// ptrToPtrIf dereferences only when the array it points to is not empty.
+func (tb *traceBuf) ptrToPtrIf(p unsafe.Pointer, nonEmpty bool) {
+	if !nonEmpty {
+		tb.ptr(p)
+		return
+	}
+	tb.ptrToPtr(p)
+}
+
+func (tb *traceBuf) ptrTo(p unsafe.Pointer, print func(*traceBuf, unsafe.Pointer)) {
+	if tb.open(p) {
+		print(tb, p)
+		tb.b = append(tb.b, ')')
+	}
+}
+
+// valuePrinter prints the value an info query wrote, typed by the property.
+type valuePrinter struct {
+	size  int // bytes the value takes; 0 for strings
+	print func(*traceBuf, unsafe.Pointer)
+}
+
+// tagged prints an info output buffer. It reads no more than the caller
+// said the buffer holds.
+func (tb *traceBuf) tagged(p unsafe.Pointer, propSize uint64, vp valuePrinter) {
+	switch {
+	case p == nil:
+		tb.b = append(tb.b, "nullptr"...)
+	case vp.print == nil:
+		tb.b = append(tb.b, "unknown enumerator"...)
+	case vp.size == 0:
+		tb.cstr(p, int(min(propSize, 1<<16)))
+	case propSize < uint64(vp.size):
+		// The reference prints the full value even from a buffer declared
+		// smaller; do the same from a copy that cannot fault.
+		var tmp [16]byte
+		tb.hex(uintptr(p))
+		if !safeRead(tmp[:vp.size], uintptr(p)) {
+			tb.b = append(tb.b, " (unreadable)"...)
+			return
+		}
+		tb.b = append(tb.b, " ("...)
+		vp.print(tb, unsafe.Pointer(&tmp[0]))
+		tb.b = append(tb.b, ')')
+	default:
+		tb.hex(uintptr(p))
+		tb.b = append(tb.b, " ("...)
+		vp.print(tb, p)
+		tb.b = append(tb.b, ')')
+	}
+}
+
+func printString(tb *traceBuf, p unsafe.Pointer) { tb.cstr(p, -1) }
+func printU32(tb *traceBuf, p unsafe.Pointer)    { tb.uint(uint64(*(*uint32)(p))) }
+func printU64(tb *traceBuf, p unsafe.Pointer)    { tb.uint(*(*uint64)(p)) }
+func printBool(tb *traceBuf, p unsafe.Pointer)   { tb.uint(uint64(*(*uint8)(p))) }
+func printRawPtr(tb *traceBuf, p unsafe.Pointer) { tb.rawPtr(*(*unsafe.Pointer)(p)) }
+
+// printPtrQuirk reproduces how the reference prints a void* info value: the
+// inner pointer print is followed by the printer's own NULL result (0x0).
+func printPtrQuirk(tb *traceBuf, p unsafe.Pointer) {
+	tb.ptrToPtr(p)
+	tb.b = append(tb.b, "0x0"...)
+}
+`
