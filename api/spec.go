@@ -157,10 +157,13 @@ type Param struct {
 //     unless optional.
 //   - user: opaque data passed back to a callback, never read.
 //   - address: memory the runtime judges itself (its allocation map, the
-//     owning device): passed on as is.
+//     owning device), never read by it: uintptr.
+//   - c-bytes: a byte range with its size parameter that the runtime hands
+//     to a plugin as the C pointer (plugin.Queue.Fill takes one); the
+//     method checks it.
 //   - info-value, info-size: the outputs of an info query, written by the
 //     generated Info rules.
-var PtrMarks = []string{"bytes", "string", "handles", "struct", "out-handle", "out-value", "callback", "user", "address", "info-value", "info-size"}
+var PtrMarks = []string{"bytes", "string", "handles", "struct", "out-handle", "out-value", "callback", "user", "address", "c-bytes", "info-value", "info-size"}
 
 // Check is a validation condition written as C. When it holds, the call
 // fails with Errc and the Details text "validation failure: <Cond>".

@@ -115,15 +115,15 @@ func (c *Context) olIterateDevices(cb, user unsafe.Pointer) error { // C functio
 	return nil
 }
 
-func (c *Context) olMemRegister(dev *Device, ptr unsafe.Pointer, size uint64, flags uint32) (uintptr, error) { // ptr: an address, never read
+func (c *Context) olMemRegister(dev *Device, ptr uintptr, size uint64, flags uint32) (uintptr, error) {
 	if size == 0 {
 		return 0, ol.NewError(ol.ErrcInvalidSize, "Size is 0")
 	}
-	return dev.d.Register(uintptr(ptr), size)
+	return dev.d.Register(ptr, size)
 }
 
-func (c *Context) olMemUnregister(dev *Device, ptr unsafe.Pointer) error { // ptr: an address, never read
-	return dev.d.Unregister(uintptr(ptr))
+func (c *Context) olMemUnregister(dev *Device, ptr uintptr) error {
+	return dev.d.Unregister(ptr)
 }
 
 func (c *Context) olCreateQueue(dev *Device) (uintptr, error) {

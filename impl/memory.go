@@ -3,7 +3,6 @@ package impl
 import (
 	"sort"
 	"sync"
-	"unsafe"
 
 	"github.com/liboffload-go/liboffload-go/api/ol"
 )
@@ -135,16 +134,16 @@ func (c *Context) olMemAlloc(dev *Device, typ ol.AllocType, size uint64) (uintpt
 	return 0, ol.NewError(ol.ErrcBackendFailure, "failed to allocate non-overlapping memory")
 }
 
-func (c *Context) olMemFree(address unsafe.Pointer) error {
-	a := c.mem.removeBase(uint64(uintptr(address)))
+func (c *Context) olMemFree(address uintptr) error {
+	a := c.mem.removeBase(uint64(address))
 	if a == nil {
 		return ol.NewError(ol.ErrcInvalidArgument, "address is not a known allocation")
 	}
 	return a.device.d.Free(uintptr(a.base), a.kind)
 }
 
-func (c *Context) memInfo(ptr unsafe.Pointer, prop ol.MemInfo) (infoValue, error) {
-	a := c.mem.find(uint64(uintptr(ptr)))
+func (c *Context) memInfo(ptr uintptr, prop ol.MemInfo) (infoValue, error) {
+	a := c.mem.find(uint64(ptr))
 	if a == nil {
 		return infoValue{}, ol.NewError(ol.ErrcNotFound, "allocated memory information not found")
 	}

@@ -702,7 +702,7 @@ func checkOlGetMemInfo(ptr unsafe.Pointer, propName uint32, propSize uint64, pro
 }
 
 func (c *Context) callOlGetMemInfo(ptr unsafe.Pointer, propName uint32, propSize uint64, propValue unsafe.Pointer) error {
-	v, err := c.memInfo(ptr, ol.MemInfo(propName))
+	v, err := c.memInfo(uintptr(ptr), ol.MemInfo(propName))
 	if err != nil {
 		return err
 	}
@@ -755,7 +755,7 @@ func checkOlGetMemInfoSize(ptr unsafe.Pointer, propName uint32, propSizeRet unsa
 }
 
 func (c *Context) callOlGetMemInfoSize(ptr unsafe.Pointer, propName uint32, propSizeRet unsafe.Pointer) error {
-	v, err := c.memInfo(ptr, ol.MemInfo(propName))
+	v, err := c.memInfo(uintptr(ptr), ol.MemInfo(propName))
 	if err != nil {
 		return err
 	}
@@ -1595,7 +1595,7 @@ func (c *Context) callOlMemFill(queue uintptr, ptr unsafe.Pointer, patternSize u
 	if err != nil {
 		return err
 	}
-	return c.olMemFill(queueObj, ptr, patternSize, patternPtr, fillSize)
+	return c.olMemFill(queueObj, uintptr(ptr), patternSize, patternPtr, fillSize)
 }
 
 func traceOlMemFree(tb *traceBuf, address unsafe.Pointer) {
@@ -1636,7 +1636,7 @@ func checkOlMemFree(address unsafe.Pointer) uintptr {
 }
 
 func (c *Context) callOlMemFree(address unsafe.Pointer) error {
-	return c.olMemFree(address)
+	return c.olMemFree(uintptr(address))
 }
 
 func traceOlMemRegister(tb *traceBuf, device uintptr, ptr unsafe.Pointer, size uint64, flags uint32, pinnedPtr unsafe.Pointer) {
@@ -1707,7 +1707,7 @@ func (c *Context) callOlMemRegister(device uintptr, ptr unsafe.Pointer, size uin
 	if pinnedPtr == nil {
 		return nullPointer("PinnedPtr")
 	}
-	v, err := c.olMemRegister(deviceObj, ptr, size, flags)
+	v, err := c.olMemRegister(deviceObj, uintptr(ptr), size, flags)
 	if err != nil {
 		return err
 	}
@@ -1766,7 +1766,7 @@ func (c *Context) callOlMemUnregister(device uintptr, ptr unsafe.Pointer) error 
 	if ptr == nil {
 		return nullPointer("Ptr")
 	}
-	return c.olMemUnregister(deviceObj, ptr)
+	return c.olMemUnregister(deviceObj, uintptr(ptr))
 }
 
 func traceOlMemcpy(tb *traceBuf, queue uintptr, dstPtr unsafe.Pointer, dstDevice uintptr, srcPtr unsafe.Pointer, srcDevice uintptr, size uint64) {
@@ -1841,7 +1841,7 @@ func (c *Context) callOlMemcpy(queue uintptr, dstPtr unsafe.Pointer, dstDevice u
 	if err != nil {
 		return err
 	}
-	return c.olMemcpy(queueObj, dstPtr, dstDeviceObj, srcPtr, srcDeviceObj, size)
+	return c.olMemcpy(queueObj, uintptr(dstPtr), dstDeviceObj, uintptr(srcPtr), srcDeviceObj, size)
 }
 
 func traceOlShutDown(tb *traceBuf) {

@@ -123,6 +123,10 @@ func genEntry(s *api.Spec) string {
 			if consumed(f, p.Name) {
 				continue // the length of a converted byte range or array
 			}
+			if p.Ptr == "address" {
+				implArgs = append(implArgs, "uintptr("+gp+")")
+				continue
+			}
 			if typedMark(p.Ptr) {
 				if p.Ptr == "out-handle" || p.Ptr == "out-value" {
 					continue // the method returns it
@@ -188,7 +192,7 @@ func traceExpr(s *api.Spec, f *api.Function, j int) string {
 	switch p.Ptr {
 	case "callback":
 		return fmt.Sprintf("tb.rawPtr(%s)", gp)
-	case "bytes", "user", "address":
+	case "bytes", "c-bytes", "user", "address":
 		return fmt.Sprintf("tb.ptr(%s)", gp)
 	case "string":
 		return fmt.Sprintf("tb.cstr(%s, -1)", gp)

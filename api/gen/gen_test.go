@@ -175,7 +175,7 @@ func TestDeviceInfoPlumbing(t *testing.T) {
 	for _, want := range []string{
 		"v, err := c.deviceInfo(deviceObj, ol.DeviceInfo(propName))\n\tif err != nil {\n\t\treturn err\n\t}\n\treturn v.write(propSize, propValue, nil)",
 		"v, err := c.deviceInfo(deviceObj, ol.DeviceInfo(propName))\n\tif err != nil {\n\t\treturn err\n\t}\n\treturn v.write(0, nil, propSizeRet)",
-		"v, err := c.memInfo(ptr, ol.MemInfo(propName))\n\tif err != nil {\n\t\treturn err\n\t}\n\treturn v.write(0, nil, propSizeRet)",
+		"v, err := c.memInfo(uintptr(ptr), ol.MemInfo(propName))\n\tif err != nil {\n\t\treturn err\n\t}\n\treturn v.write(0, nil, propSizeRet)",
 	} {
 		if !strings.Contains(entry, want) {
 			t.Errorf("entry lacks %q", want)
