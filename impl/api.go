@@ -105,7 +105,7 @@ type Symbol struct {
 	size    uint64
 }
 
-func (c *Context) olIterateDevices(cb, user unsafe.Pointer) error { // C function and data, called from C
+func (c *Context) olIterateDevices(cb, user unsafe.Pointer) error { // unsafe: a C function and its data, only ever called from C
 	// No lock is held while user code runs: the callback may call back in.
 	for _, d := range c.deviceList {
 		if !bool(C.ol_call_iterate(cb, C.uintptr_t(d.h), user)) {
@@ -158,9 +158,10 @@ func (c *Context) olWaitEvents(q *Queue, events []uintptr) error {
 		if h == 0 {
 			return ol.NewError(ol.ErrcInvalidNullHandle, "olWaitEvents asked to wait on a NULL event")
 		}
-		e, err := c.events.get(h, fmt.Sprintf("Events[%d]", i))
+		e, err := c.events.get(h, "Events")
 		if err != nil {
-			return err
+			// the element's name only on failure: no formatting per wait
+			return c.events.explain(h, fmt.Sprintf("Events[%d]", i))
 		}
 		if e.queueID == q.id || e.e == nil {
 			continue
@@ -188,7 +189,7 @@ func (c *Context) queueInfo(q *Queue, prop ol.QueueInfo) (infoValue, error) {
 	return infoValue{}, badEnum("olGetQueueInfo", uint32(prop))
 }
 
-func (c *Context) olLaunchHostFunction(q *Queue, cb, user unsafe.Pointer) error { // C function and data, called from C
+func (c *Context) olLaunchHostFunction(q *Queue, cb, user unsafe.Pointer) error { // unsafe: a C function and its data, only ever called from C
 	return q.q.HostFunc(cb, user)
 }
 

@@ -201,8 +201,8 @@ func stagedCopy(dst uintptr, dstDev *Device, src uintptr, srcDev *Device, size u
 	return nil
 }
 
-// pattern stays the C pointer: plugin.Queue.Fill takes one, and a fill
-// on another platform copies it with memcpy.
+// unsafe: pattern stays the C pointer (mark c-bytes): plugin.Queue.Fill
+// takes one, and a fill on another platform copies it with memcpy.
 func (c *Context) olMemFill(q *Queue, ptr uintptr, patternSize uint64, pattern unsafe.Pointer, fillSize uint64) error {
 	switch {
 	case patternSize == 0:

@@ -1995,7 +1995,7 @@ func (c *Context) callOlWaitEvents(queue uintptr, events unsafe.Pointer, numEven
 	if events == nil {
 		return nullPointer("Events")
 	}
-	eventsV, err := userHandles("olWaitEvents", "Events", "NumEvents", "events", events, numEvents)
+	eventsV, err := userHandles("olWaitEvents", "Events", "NumEvents", "NumEvents*8 =", "events", events, numEvents)
 	if err != nil {
 		return err
 	}
@@ -2037,12 +2037,13 @@ func userBytes(fn, ptrName, sizeName string, p unsafe.Pointer, size uint64) ([]b
 }
 
 // userHandles views n handle values of the caller's memory at p, without
-// a copy.
-func userHandles(fn, ptrName, countName, what string, p unsafe.Pointer, n uint64) ([]uintptr, error) {
+// a copy. sizeName names the byte size in messages (a constant: no
+// concatenation on the call's path).
+func userHandles(fn, ptrName, countName, sizeName, what string, p unsafe.Pointer, n uint64) ([]uintptr, error) {
 	if n > maxUserRange/8 {
 		return nil, ol.Errorf(ol.ErrcInvalidSize, "%s: %s %d is more %s than the address space holds", fn, countName, n, what)
 	}
-	if err := checkUserRange(fn, ptrName, countName+"*8 =", p, n*8); err != nil {
+	if err := checkUserRange(fn, ptrName, sizeName, p, n*8); err != nil {
 		return nil, err
 	}
 	if n == 0 {
@@ -2179,6 +2180,52 @@ func printPtrQuirk(tb *traceBuf, p unsafe.Pointer) {
 	tb.ptrToPtr(p)
 	tb.b = append(tb.b, "0x0"...)
 }
+
+// write applies the Info rules (the info-value and info-size marks): the Size variant reports the byte count;
+// otherwise the value is written only if it fits, exactly size() bytes, and
+// strings include their terminating NUL.
+func (v infoValue) write(propSize uint64, out, sizeRet unsafe.Pointer) error {
+	n := v.size()
+	if sizeRet != nil {
+		*(*uint64)(sizeRet) = n
+		return nil
+	}
+	if out == nil {
+		return ol.NewError(ol.ErrcInvalidNullPointer, "value and size outputs are nullptr")
+	}
+	if propSize < n {
+		return ol.NewError(ol.ErrcInvalidSize, "provided size is invalid")
+	}
+	switch v.kind {
+	case ol.ValueString:
+		dst := unsafe.Slice((*byte)(out), n)
+		copy(dst, v.s)
+		dst[n-1] = 0
+	case ol.ValueU32, ol.ValueEnum:
+		*(*uint32)(out) = uint32(v.u)
+	case ol.ValueU64, ol.ValueHandle, ol.ValuePointer:
+		*(*uint64)(out) = v.u
+	case ol.ValueBool:
+		b := uint8(0)
+		if v.u != 0 {
+			b = 1
+		}
+		*(*uint8)(out) = b
+	case ol.ValueDimensions:
+		*(*ol.Dimensions)(out) = v.d
+	}
+	return nil
+}
+
+// writeWords writes the value, n bytes, at the start of words (the
+// snapshot's layout); words must hold n bytes.
+func (v infoValue) writeWords(words []uint64, n uint64) error {
+	if n > uint64(len(words))*8 {
+		return ol.NewError(ol.ErrcInvalidSize, "provided size is invalid")
+	}
+	return v.write(n, unsafe.Pointer(&words[0]), nil)
+}
+
 func traceDeviceInfoValue(v ol.DeviceInfo) valuePrinter {
 	switch v {
 	case ol.DeviceInfoType:

@@ -162,6 +162,7 @@ func genEntry(s *api.Spec) string {
 	}
 	genPtrHelpers(w)
 	b.WriteString(traceHelpers)
+	b.WriteString(infoWriter)
 	genInfoTracers(s, w)
 	genStructTracers(s, w)
 	return b.String()

@@ -85,7 +85,7 @@ func ptrCode(s *api.Spec, f *api.Function) ptrBlocks {
 			if kind == "" {
 				panic("gen: " + f.Name + "." + p.Name + " is not an array of handles")
 			}
-			fmt.Fprintf(&cv, "\t%sV, err := userHandles(%q, %q, %q, %q, %s, %s)\n\tif err != nil {\n\t\treturn err\n\t}\n", gp, f.Name, p.Name, p.Count, kind+"s", gp, goParam(p.Count))
+			fmt.Fprintf(&cv, "\t%sV, err := userHandles(%q, %q, %q, %q, %q, %s, %s)\n\tif err != nil {\n\t\treturn err\n\t}\n", gp, f.Name, p.Name, p.Count, p.Count+"*8 =", kind+"s", gp, goParam(p.Count))
 		case "string":
 			fmt.Fprintf(&cv, "\t%sV := goString(%s, 1<<16)\n", gp, gp)
 		case "struct":
@@ -150,12 +150,13 @@ func userBytes(fn, ptrName, sizeName string, p unsafe.Pointer, size uint64) ([]b
 }
 
 // userHandles views n handle values of the caller's memory at p, without
-// a copy.
-func userHandles(fn, ptrName, countName, what string, p unsafe.Pointer, n uint64) ([]uintptr, error) {
+// a copy. sizeName names the byte size in messages (a constant: no
+// concatenation on the call's path).
+func userHandles(fn, ptrName, countName, sizeName, what string, p unsafe.Pointer, n uint64) ([]uintptr, error) {
 	if n > maxUserRange/8 {
 		return nil, ol.Errorf(ol.ErrcInvalidSize, "%%s: %%s %%d is more %%s than the address space holds", fn, countName, n, what)
 	}
-	if err := checkUserRange(fn, ptrName, countName+"*8 =", p, n*8); err != nil {
+	if err := checkUserRange(fn, ptrName, sizeName, p, n*8); err != nil {
 		return nil, err
 	}
 	if n == 0 {
@@ -298,4 +299,53 @@ func printPtrQuirk(tb *traceBuf, p unsafe.Pointer) {
 	tb.ptrToPtr(p)
 	tb.b = append(tb.b, "0x0"...)
 }
+`
+
+// infoWriter writes an info query's value or size where the caller's
+// pointers say: the outputs of the info-value and info-size marks.
+const infoWriter = `// write applies the Info rules (the info-value and info-size marks): the Size variant reports the byte count;
+// otherwise the value is written only if it fits, exactly size() bytes, and
+// strings include their terminating NUL.
+func (v infoValue) write(propSize uint64, out, sizeRet unsafe.Pointer) error {
+	n := v.size()
+	if sizeRet != nil {
+		*(*uint64)(sizeRet) = n
+		return nil
+	}
+	if out == nil {
+		return ol.NewError(ol.ErrcInvalidNullPointer, "value and size outputs are nullptr")
+	}
+	if propSize < n {
+		return ol.NewError(ol.ErrcInvalidSize, "provided size is invalid")
+	}
+	switch v.kind {
+	case ol.ValueString:
+		dst := unsafe.Slice((*byte)(out), n)
+		copy(dst, v.s)
+		dst[n-1] = 0
+	case ol.ValueU32, ol.ValueEnum:
+		*(*uint32)(out) = uint32(v.u)
+	case ol.ValueU64, ol.ValueHandle, ol.ValuePointer:
+		*(*uint64)(out) = v.u
+	case ol.ValueBool:
+		b := uint8(0)
+		if v.u != 0 {
+			b = 1
+		}
+		*(*uint8)(out) = b
+	case ol.ValueDimensions:
+		*(*ol.Dimensions)(out) = v.d
+	}
+	return nil
+}
+
+// writeWords writes the value, n bytes, at the start of words (the
+// snapshot's layout); words must hold n bytes.
+func (v infoValue) writeWords(words []uint64, n uint64) error {
+	if n > uint64(len(words))*8 {
+		return ol.NewError(ol.ErrcInvalidSize, "provided size is invalid")
+	}
+	return v.write(n, unsafe.Pointer(&words[0]), nil)
+}
+
 `

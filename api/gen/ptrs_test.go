@@ -25,7 +25,7 @@ func TestPointerMarks(t *testing.T) {
 		// string
 		"nameV := goString(name, 1<<16)",
 		// handles: a view with its count
-		`eventsV, err := userHandles("olWaitEvents", "Events", "NumEvents", "events", events, numEvents)`,
+		`eventsV, err := userHandles("olWaitEvents", "Events", "NumEvents", "NumEvents*8 =", "events", events, numEvents)`,
 		// out-value: typed by the pointee
 		"*(*bool)(valid) = v",
 		"*(*uint64)(groupSize) = v",
