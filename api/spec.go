@@ -193,6 +193,39 @@ func Parse(data []byte) (*Spec, error) {
 
 var reIdent = regexp.MustCompile(`[A-Za-z_]\w*`)
 
+// checkMark requires a known mark on every pointer and callback
+// parameter, and a size or count parameter where the mark needs one.
+func checkMark(s *Spec, fn string, p Param, params map[string]Param) error {
+	k := s.Classify(p.Type).Kind
+	if k != KindPointer && k != KindCallback {
+		if p.Ptr != "" {
+			return fmt.Errorf("%s.%s: pointer mark %q on a %s", fn, p.Name, p.Ptr, p.Type)
+		}
+		return nil
+	}
+	known := false
+	for _, m := range PtrMarks {
+		known = known || m == p.Ptr
+	}
+	if !known {
+		return fmt.Errorf("%s.%s: pointer parameter without a known mark (%q)", fn, p.Name, p.Ptr)
+	}
+	switch p.Ptr {
+	case "bytes", "c-bytes":
+		if _, ok := params[p.Size]; !ok {
+			return fmt.Errorf("%s.%s: size %q is not a parameter", fn, p.Name, p.Size)
+		}
+	case "handles":
+		if _, ok := params[p.Count]; !ok {
+			return fmt.Errorf("%s.%s: count %q is not a parameter", fn, p.Name, p.Count)
+		}
+	}
+	if p.NonNull && p.Ptr != "address" {
+		return fmt.Errorf("%s.%s: nonnull is for addresses; mark %q is never NULL unless optional", fn, p.Name, p.Ptr)
+	}
+	return nil
+}
+
 func (s *Spec) check() error {
 	seen := map[string]bool{}
 	for _, f := range s.Functions {
@@ -212,6 +245,11 @@ func (s *Spec) check() error {
 				return fmt.Errorf("%s.%s: unknown type %q", f.Name, p.Name, p.Type)
 			}
 			params[p.Name] = p
+		}
+		for _, p := range f.Params {
+			if err := checkMark(s, f.Name, p, params); err != nil {
+				return err
+			}
 		}
 		for _, c := range f.Checks {
 			if s.ErrcValue(c.Errc) < 0 {

@@ -39,6 +39,9 @@ func TestSpecRejectsInconsistency(t *testing.T) {
 		`{"functions":[{"name":"olX","desc":"d","params":[],"checks":[{"errc":"OL_ERRC_NOPE","cond":"NULL == A"}]}]}`,
 		`{"functions":[{"name":"olX","desc":"d","params":[],"checks":[]}],"surprise":1}`,
 		`{"functions":[{"name":"olX","desc":"d","params":[],"checks":[]}],"enums":[{"name":"e_t","values":[{"name":"E_A","value":0,"desc":"d","runtime":true}]}]}`,
+		// a pointer without a mark, a byte range whose size is not a parameter
+		`{"functions":[{"name":"olX","desc":"d","params":[{"name":"A","type":"void *","dir":"in","desc":"d"}],"checks":[]}]}`,
+		`{"functions":[{"name":"olX","desc":"d","params":[{"name":"A","type":"void *","dir":"in","desc":"d","ptr":"bytes","size":"N"}],"checks":[]}]}`,
 	}
 	for _, b := range bad {
 		if _, err := api.Parse([]byte(b)); err == nil {
