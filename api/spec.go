@@ -132,7 +132,38 @@ type Param struct {
 	Dir      string `json:"dir"` // "in" or "out"
 	Optional bool   `json:"optional,omitempty"`
 	Desc     string `json:"desc"`
+	// Ptr says what a pointer (or callback) parameter is, so that the
+	// generated entry layer owns every C pointer: it refuses NULL where
+	// the mark requires a value, converts the pointer to a typed Go value
+	// and writes outputs (see PtrMarks). Size names the size parameter of
+	// "bytes", Count the count parameter of "handles". NonNull makes the
+	// runtime refuse a NULL "address".
+	Ptr     string `json:"ptr,omitempty"`
+	Size    string `json:"size,omitempty"`
+	Count   string `json:"count,omitempty"`
+	NonNull bool   `json:"nonnull,omitempty"`
 }
+
+// PtrMarks are the values of Param.Ptr with what the runtime method gets:
+//   - bytes: a byte range the call reads, with its size parameter: []byte
+//     viewing the caller's memory, valid only during the call.
+//   - string: a NUL-terminated string: string.
+//   - handles: an array of handles with its count parameter: []uintptr
+//     viewing the caller's memory, valid only during the call.
+//   - struct: a struct the call reads: a typed pointer.
+//   - out-handle: where a created handle goes: the method returns it.
+//   - out-value: where one value goes: the method returns it.
+//   - callback: a function the library calls: passed on, never NULL
+//     unless optional.
+//   - user: opaque data passed back to a callback, never read.
+//   - address: memory the runtime judges itself (its allocation map, the
+//     owning device), never read by it: uintptr.
+//   - c-bytes: a byte range with its size parameter that the runtime hands
+//     to a plugin as the C pointer (plugin.Queue.Fill takes one); the
+//     method checks it.
+//   - info-value, info-size: the outputs of an info query, written by the
+//     generated Info rules.
+var PtrMarks = []string{"bytes", "string", "handles", "struct", "out-handle", "out-value", "callback", "user", "address", "c-bytes", "info-value", "info-size"}
 
 // Check is a validation condition written as C. When it holds, the call
 // fails with Errc and the Details text "validation failure: <Cond>".
@@ -162,6 +193,39 @@ func Parse(data []byte) (*Spec, error) {
 
 var reIdent = regexp.MustCompile(`[A-Za-z_]\w*`)
 
+// checkMark requires a known mark on every pointer and callback
+// parameter, and a size or count parameter where the mark needs one.
+func checkMark(s *Spec, fn string, p Param, params map[string]Param) error {
+	k := s.Classify(p.Type).Kind
+	if k != KindPointer && k != KindCallback {
+		if p.Ptr != "" {
+			return fmt.Errorf("%s.%s: pointer mark %q on a %s", fn, p.Name, p.Ptr, p.Type)
+		}
+		return nil
+	}
+	known := false
+	for _, m := range PtrMarks {
+		known = known || m == p.Ptr
+	}
+	if !known {
+		return fmt.Errorf("%s.%s: pointer parameter without a known mark (%q)", fn, p.Name, p.Ptr)
+	}
+	switch p.Ptr {
+	case "bytes", "c-bytes":
+		if _, ok := params[p.Size]; !ok {
+			return fmt.Errorf("%s.%s: size %q is not a parameter", fn, p.Name, p.Size)
+		}
+	case "handles":
+		if _, ok := params[p.Count]; !ok {
+			return fmt.Errorf("%s.%s: count %q is not a parameter", fn, p.Name, p.Count)
+		}
+	}
+	if p.NonNull && p.Ptr != "address" {
+		return fmt.Errorf("%s.%s: nonnull is for addresses; mark %q is never NULL unless optional", fn, p.Name, p.Ptr)
+	}
+	return nil
+}
+
 func (s *Spec) check() error {
 	seen := map[string]bool{}
 	for _, f := range s.Functions {
@@ -181,6 +245,11 @@ func (s *Spec) check() error {
 				return fmt.Errorf("%s.%s: unknown type %q", f.Name, p.Name, p.Type)
 			}
 			params[p.Name] = p
+		}
+		for _, p := range f.Params {
+			if err := checkMark(s, f.Name, p, params); err != nil {
+				return err
+			}
 		}
 		for _, c := range f.Checks {
 			if s.ErrcValue(c.Errc) < 0 {

@@ -105,10 +105,7 @@ type Symbol struct {
 	size    uint64
 }
 
-func (c *Context) olIterateDevices(cb, user unsafe.Pointer) error {
-	if cb == nil {
-		return ol.NewError(ol.ErrcInvalidNullPointer, "Callback is NULL")
-	}
+func (c *Context) olIterateDevices(cb, user unsafe.Pointer) error { // unsafe: a C function and its data, only ever called from C
 	// No lock is held while user code runs: the callback may call back in.
 	for _, d := range c.deviceList {
 		if !bool(C.ol_call_iterate(cb, C.uintptr_t(d.h), user)) {
@@ -118,68 +115,28 @@ func (c *Context) olIterateDevices(cb, user unsafe.Pointer) error {
 	return nil
 }
 
-// maxUserRange bounds a buffer the caller hands in by pointer and size:
-// no user address range on a 64-bit machine is larger, and a Go slice of
-// it could not be made.
-const maxUserRange = 1 << 47
-
-// checkUserRange refuses a caller's buffer whose size cannot be real: it
-// wraps around the address space or exceeds any user address range.
-func checkUserRange(fn, ptrName, sizeName string, p unsafe.Pointer, size uint64) error {
+func (c *Context) olMemRegister(dev *Device, ptr uintptr, size uint64, flags uint32) (uintptr, error) {
 	if size == 0 {
-		return nil
+		return 0, ol.NewError(ol.ErrcInvalidSize, "Size is 0")
 	}
-	if a := uint64(uintptr(p)); a+size < a || size > maxUserRange {
-		return ol.Errorf(ol.ErrcInvalidSize, "%s: %s %d at %s %p runs past the end of the address space", fn, sizeName, size, ptrName, p)
-	}
-	return nil
+	return dev.d.Register(ptr, size)
 }
 
-// bytesAt views C memory as a byte slice without copying.
-func bytesAt(p unsafe.Pointer, n uint64) []byte {
-	if n == 0 {
-		return nil
-	}
-	return unsafe.Slice((*byte)(p), n)
+func (c *Context) olMemUnregister(dev *Device, ptr uintptr) error {
+	return dev.d.Unregister(ptr)
 }
 
-func (c *Context) olMemRegister(dev *Device, ptr unsafe.Pointer, size uint64, flags uint32, pinned unsafe.Pointer) error {
-	if ptr == nil || pinned == nil {
-		return ol.NewError(ol.ErrcInvalidNullPointer, "Ptr and PinnedPtr must not be NULL")
-	}
-	if size == 0 {
-		return ol.NewError(ol.ErrcInvalidSize, "Size is 0")
-	}
-	p, err := dev.d.Register(uintptr(ptr), size)
-	if err != nil {
-		return err
-	}
-	*(*uintptr)(pinned) = p
-	return nil
-}
-
-func (c *Context) olMemUnregister(dev *Device, ptr unsafe.Pointer) error {
-	if ptr == nil {
-		return ol.NewError(ol.ErrcInvalidNullPointer, "Ptr is NULL")
-	}
-	return dev.d.Unregister(uintptr(ptr))
-}
-
-func (c *Context) olCreateQueue(dev *Device, out unsafe.Pointer) error {
-	if out == nil {
-		return ol.NewError(ol.ErrcInvalidNullPointer, "Queue is NULL")
-	}
+func (c *Context) olCreateQueue(dev *Device) (uintptr, error) {
 	pq, err := dev.d.NewQueue()
 	if err != nil {
-		return err
+		return 0, err
 	}
 	q := &Queue{id: c.queueIDs.Add(1), device: dev, q: pq}
 	if q.h, err = c.queues.insert(q); err != nil {
 		_ = pq.Release()
-		return err
+		return 0, err
 	}
-	*(*uintptr)(out) = q.h
-	return nil
+	return q.h, nil
 }
 
 func (c *Context) olDestroyQueue(q *Queue) error {
@@ -196,23 +153,15 @@ func (c *Context) olSyncQueue(q *Queue) error {
 	return q.q.Sync()
 }
 
-func (c *Context) olWaitEvents(q *Queue, events unsafe.Pointer, n uint64) error {
-	if events == nil {
-		return ol.NewError(ol.ErrcInvalidNullPointer, "Events is NULL")
-	}
-	if n > maxUserRange/8 {
-		return ol.Errorf(ol.ErrcInvalidSize, "olWaitEvents: NumEvents %d is more events than the address space holds", n)
-	}
-	if err := checkUserRange("olWaitEvents", "Events", "NumEvents*8 =", events, n*8); err != nil {
-		return err
-	}
-	for i, h := range unsafe.Slice((*uintptr)(events), n) {
+func (c *Context) olWaitEvents(q *Queue, events []uintptr) error {
+	for i, h := range events {
 		if h == 0 {
 			return ol.NewError(ol.ErrcInvalidNullHandle, "olWaitEvents asked to wait on a NULL event")
 		}
-		e, err := c.events.get(h, fmt.Sprintf("Events[%d]", i))
+		e, err := c.events.get(h, "Events")
 		if err != nil {
-			return err
+			// the element's name only on failure: no formatting per wait
+			return c.events.explain(h, fmt.Sprintf("Events[%d]", i))
 		}
 		if e.queueID == q.id || e.e == nil {
 			continue
@@ -240,23 +189,17 @@ func (c *Context) queueInfo(q *Queue, prop ol.QueueInfo) (infoValue, error) {
 	return infoValue{}, badEnum("olGetQueueInfo", uint32(prop))
 }
 
-func (c *Context) olLaunchHostFunction(q *Queue, cb, user unsafe.Pointer) error {
-	if cb == nil {
-		return ol.NewError(ol.ErrcInvalidNullPointer, "Callback is NULL")
-	}
+func (c *Context) olLaunchHostFunction(q *Queue, cb, user unsafe.Pointer) error { // unsafe: a C function and its data, only ever called from C
 	return q.q.HostFunc(cb, user)
 }
 
-func (c *Context) olCreateEvent(q *Queue, out unsafe.Pointer) error {
-	if out == nil {
-		return ol.NewError(ol.ErrcInvalidNullPointer, "Event is NULL")
-	}
+func (c *Context) olCreateEvent(q *Queue) (uintptr, error) {
 	e := &Event{device: q.device, queueH: q.h, queueID: q.id}
 	e.refs.Store(1)
 	if !q.q.Empty() {
 		pe, err := q.q.Record()
 		if err != nil {
-			return err
+			return 0, err
 		}
 		e.e = pe
 	}
@@ -265,10 +208,9 @@ func (c *Context) olCreateEvent(q *Queue, out unsafe.Pointer) error {
 		if e.e != nil {
 			_ = e.e.Release()
 		}
-		return err
+		return 0, err
 	}
-	*(*uintptr)(out) = e.h
-	return nil
+	return e.h, nil
 }
 
 func (c *Context) olDestroyEvent(e *Event) error {
@@ -302,45 +244,28 @@ func (c *Context) eventInfo(e *Event, prop ol.EventInfo) (infoValue, error) {
 	return infoValue{}, badEnum("olGetEventInfo", uint32(prop))
 }
 
-func (c *Context) olCreateProgram(dev *Device, data unsafe.Pointer, size uint64, out unsafe.Pointer) error {
-	if data == nil || out == nil {
-		return ol.NewError(ol.ErrcInvalidNullPointer, "ProgData and Program must not be NULL")
-	}
-	if err := checkUserRange("olCreateProgram", "ProgData", "ProgDataSize", data, size); err != nil {
-		return err
-	}
-	// The image is the caller's memory, read only during this call (the
-	// caller may free it when we return): no copy on the Go heap, which
-	// would add the image's size to every load's garbage.
-	img := bytesAt(data, size)
+// img is the caller's memory, read only during this call (the caller may
+// free it when we return): no copy on the Go heap, which would add the
+// image's size to every load's garbage.
+func (c *Context) olCreateProgram(dev *Device, img []byte) (uintptr, error) {
 	if err := checkImage("olCreateProgram", dev, img); err != nil {
-		return err
+		return 0, err
 	}
 	pp, err := dev.d.LoadProgram(img)
 	if err != nil {
-		return err
+		return 0, err
 	}
-	p := &Program{device: dev, p: pp, imageSize: size, symbols: map[symbolKey]*Symbol{}}
+	p := &Program{device: dev, p: pp, imageSize: uint64(len(img)), symbols: map[symbolKey]*Symbol{}}
 	p.refs.Store(1) // the handle's
 	if p.h, err = c.programs.insert(p); err != nil {
 		_ = pp.Unload()
-		return err
+		return 0, err
 	}
-	*(*uintptr)(out) = p.h
-	return nil
+	return p.h, nil
 }
 
-func (c *Context) olIsValidBinary(dev *Device, data unsafe.Pointer, size uint64, valid unsafe.Pointer) error {
-	if data == nil || valid == nil {
-		return ol.NewError(ol.ErrcInvalidNullPointer, "ProgData and Valid must not be NULL")
-	}
-	if err := checkUserRange("olIsValidBinary", "ProgData", "ProgDataSize", data, size); err != nil {
-		return err
-	}
-	img := bytesAt(data, size)
-	ok := size > 0 && checkImage("olIsValidBinary", dev, img) == nil && dev.d.IsValidBinary(img)
-	*(*bool)(valid) = ok
-	return nil
+func (c *Context) olIsValidBinary(dev *Device, img []byte) (bool, error) {
+	return len(img) > 0 && checkImage("olIsValidBinary", dev, img) == nil && dev.d.IsValidBinary(img), nil
 }
 
 // checkImage classifies an image once and asks the device whether it loads
@@ -384,22 +309,18 @@ func (c *Context) olDestroyProgram(p *Program) error {
 	return p.release()
 }
 
-func (c *Context) olGetSymbol(p *Program, name unsafe.Pointer, kind ol.SymbolKind, out unsafe.Pointer) error {
-	if name == nil || out == nil {
-		return ol.NewError(ol.ErrcInvalidNullPointer, "Name and Symbol must not be NULL")
-	}
+func (c *Context) olGetSymbol(p *Program, name string, kind ol.SymbolKind) (uintptr, error) {
 	if !kind.Valid() {
-		return ol.Errorf(ol.ErrcInvalidEnumeration, "getSymbol kind enum '%d' is invalid", uint32(kind))
+		return 0, ol.Errorf(ol.ErrcInvalidEnumeration, "getSymbol kind enum '%d' is invalid", uint32(kind))
 	}
-	key := symbolKey{name: goString(name, 1<<16), kind: kind}
+	key := symbolKey{name: name, kind: kind}
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if p.symbols == nil {
-		return ol.Errorf(ol.ErrcInvalidArgument, "Program (%#x) was destroyed", p.h)
+		return 0, ol.Errorf(ol.ErrcInvalidArgument, "Program (%#x) was destroyed", p.h)
 	}
 	if s, ok := p.symbols[key]; ok {
-		*(*uintptr)(out) = s.h
-		return nil
+		return s.h, nil
 	}
 	s := &Symbol{program: p, kind: kind, name: key.name}
 	var err error
@@ -409,18 +330,17 @@ func (c *Context) olGetSymbol(p *Program, name unsafe.Pointer, kind ol.SymbolKin
 		s.addr, s.size, err = p.p.Global(key.name)
 	}
 	if err != nil {
-		return err
+		return 0, err
 	}
 	if s.h, err = c.symbols.insert(s); err != nil {
-		return err
+		return 0, err
 	}
 	if kind == ol.SymbolKindGlobalVariable && s.size > 0 {
 		// known as the program's device memory (see ownerOf)
 		c.globals.insert(&alloc{base: uint64(s.addr), size: s.size, kind: ol.AllocTypeDevice, device: p.device})
 	}
 	p.symbols[key] = s
-	*(*uintptr)(out) = s.h
-	return nil
+	return s.h, nil
 }
 
 func (c *Context) symbolInfo(s *Symbol, prop ol.SymbolInfo) (infoValue, error) {
@@ -450,50 +370,33 @@ func (c *Context) kernelOf(dev *Device, k *Symbol) error {
 	return nil
 }
 
-func (c *Context) olLaunchKernel(q *Queue, dev *Device, k *Symbol, args unsafe.Pointer, argsSize uint64, launch unsafe.Pointer) error {
+// args is the caller's memory, valid during the call: the plugin copies
+// what it keeps.
+func (c *Context) olLaunchKernel(q *Queue, dev *Device, k *Symbol, args []byte, la *ol.KernelLaunchSizeArgs) error {
 	if q != nil && q.device != dev {
 		return ol.NewError(ol.ErrcInvalidDevice, "device specified does not match the device of the given queue")
 	}
 	if err := c.kernelOf(dev, k); err != nil {
 		return err
 	}
-	if launch == nil {
-		return ol.NewError(ol.ErrcInvalidNullPointer, "LaunchSizeArgs is NULL")
-	}
-	if argsSize > 0 && args == nil {
-		return ol.Errorf(ol.ErrcInvalidArgument, "ArgumentsSize is %d but ArgumentsData is NULL", argsSize)
-	}
-	if err := checkUserRange("olLaunchKernel", "ArgumentsData", "ArgumentsSize", args, argsSize); err != nil {
-		return err
-	}
-	la := (*ol.KernelLaunchSizeArgs)(launch)
 	size := plugin.LaunchSize{NumGroups: la.NumGroups, GroupSize: la.GroupSize, DynSharedMemory: la.DynSharedMemory}
-	argBytes := bytesAt(args, argsSize) // the plugin copies what it keeps
 	if err := k.program.use("olLaunchKernel", k); err != nil {
 		return err
 	}
 	defer k.program.release()
 	if q != nil {
-		return q.q.Launch(k.kernel, argBytes, size)
+		return q.q.Launch(k.kernel, args, size)
 	}
-	return onTempQueue(dev, func(tq plugin.Queue) error { return tq.Launch(k.kernel, argBytes, size) })
+	return onTempQueue(dev, func(tq plugin.Queue) error { return tq.Launch(k.kernel, args, size) })
 }
 
-func (c *Context) olCalculateOptimalOccupancy(dev *Device, k *Symbol, shared uint64, out unsafe.Pointer) error {
+func (c *Context) olCalculateOptimalOccupancy(dev *Device, k *Symbol, shared uint64) (uint64, error) {
 	if err := c.kernelOf(dev, k); err != nil {
-		return err
-	}
-	if out == nil {
-		return ol.NewError(ol.ErrcInvalidNullPointer, "GroupSize is NULL")
+		return 0, err
 	}
 	if err := k.program.use("olCalculateOptimalOccupancy", k); err != nil {
-		return err
+		return 0, err
 	}
 	defer k.program.release()
-	n, err := k.kernel.MaxGroupSize(shared)
-	if err != nil {
-		return err
-	}
-	*(*uint64)(out) = n
-	return nil
+	return k.kernel.MaxGroupSize(shared)
 }

@@ -2,10 +2,10 @@ package impl
 
 /*
 #include <stdlib.h>
+
+static void ol_env_free(char *p) { free(p); }
 */
 import "C"
-
-import "unsafe"
 
 // cEnv reads the environment through the C library. Go's os.Getenv sees
 // only the environment as it was when the runtime started, which misses
@@ -14,7 +14,7 @@ type cEnv struct{}
 
 func (cEnv) Lookup(name string) (string, bool) {
 	cs := C.CString(name)
-	defer C.free(unsafe.Pointer(cs))
+	defer C.ol_env_free(cs)
 	v := C.getenv(cs)
 	if v == nil {
 		return "", false

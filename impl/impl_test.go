@@ -338,7 +338,7 @@ func TestLeakReport(t *testing.T) {
 	}
 	dev := c.deviceList[len(c.deviceList)-1]
 	var p uintptr
-	if err := c.olMemAlloc(dev, ol.AllocTypeHost, 4096, unsafe.Pointer(&p)); err != nil {
+	if p, err = c.olMemAlloc(dev, ol.AllocTypeHost, 4096); err != nil {
 		t.Fatal(err)
 	}
 	f, err := os.CreateTemp(t.TempDir(), "leaks")

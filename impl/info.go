@@ -1,10 +1,6 @@
 package impl
 
-import (
-	"unsafe"
-
-	"github.com/liboffload-go/liboffload-go/api/ol"
-)
+import "github.com/liboffload-go/liboffload-go/api/ol"
 
 // infoValue is the answer to one info query before it is written out.
 type infoValue struct {
@@ -19,42 +15,6 @@ func (v infoValue) size() uint64 {
 		return uint64(len(v.s)) + 1
 	}
 	return v.kind.Size()
-}
-
-// write applies the Info rules: the Size variant reports the byte count;
-// otherwise the value is written only if it fits, exactly size() bytes, and
-// strings include their terminating NUL.
-func (v infoValue) write(propSize uint64, out, sizeRet unsafe.Pointer) error {
-	n := v.size()
-	if sizeRet != nil {
-		*(*uint64)(sizeRet) = n
-		return nil
-	}
-	if out == nil {
-		return ol.NewError(ol.ErrcInvalidNullPointer, "value and size outputs are nullptr")
-	}
-	if propSize < n {
-		return ol.NewError(ol.ErrcInvalidSize, "provided size is invalid")
-	}
-	switch v.kind {
-	case ol.ValueString:
-		dst := unsafe.Slice((*byte)(out), n)
-		copy(dst, v.s)
-		dst[n-1] = 0
-	case ol.ValueU32, ol.ValueEnum:
-		*(*uint32)(out) = uint32(v.u)
-	case ol.ValueU64, ol.ValueHandle, ol.ValuePointer:
-		*(*uint64)(out) = v.u
-	case ol.ValueBool:
-		b := uint8(0)
-		if v.u != 0 {
-			b = 1
-		}
-		*(*uint8)(out) = b
-	case ol.ValueDimensions:
-		*(*ol.Dimensions)(out) = v.d
-	}
-	return nil
 }
 
 func badEnum(prefix string, v uint32) error {

@@ -6,7 +6,6 @@ package impl
 import (
 	"sync"
 	"sync/atomic"
-	"unsafe"
 
 	"github.com/liboffload-go/liboffload-go/api/ol"
 	"github.com/liboffload-go/liboffload-go/plugins/plugin"
@@ -48,8 +47,8 @@ var life struct {
 // initialised.
 func current() *Context { return life.ctx.Load() }
 
-// OlInit is the entry point of olInit.
-func OlInit(loc unsafe.Pointer) uintptr {
+// olInit is the hand-written entry of olInit (see OlInit).
+func olInit(loc *ol.CodeLocation) uintptr {
 	life.mu.Lock()
 	if life.refs > 0 {
 		life.refs++
@@ -79,8 +78,8 @@ func OlInit(loc unsafe.Pointer) uintptr {
 	return res
 }
 
-// OlShutDown is the entry point of olShutDown.
-func OlShutDown(loc unsafe.Pointer) uintptr {
+// olShutDown is the hand-written entry of olShutDown (see OlShutDown).
+func olShutDown(loc *ol.CodeLocation) uintptr {
 	life.mu.Lock()
 	if life.refs == 0 {
 		life.mu.Unlock()
@@ -114,7 +113,7 @@ func OlShutDown(loc unsafe.Pointer) uintptr {
 	return res
 }
 
-func (c *Context) traceLifecycle(name string, res uintptr, loc unsafe.Pointer) {
+func (c *Context) traceLifecycle(name string, res uintptr, loc *ol.CodeLocation) {
 	if c.trace != nil {
 		c.trace.end(c.trace.begin(name), res, loc)
 	}

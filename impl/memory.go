@@ -3,7 +3,6 @@ package impl
 import (
 	"sort"
 	"sync"
-	"unsafe"
 
 	"github.com/liboffload-go/liboffload-go/api/ol"
 )
@@ -101,19 +100,16 @@ func (m *allocMap) drain() []*alloc {
 
 const maxAllocAttempts = 50
 
-func (c *Context) olMemAlloc(dev *Device, typ ol.AllocType, size uint64, out unsafe.Pointer) error {
-	if out == nil {
-		return ol.NewError(ol.ErrcInvalidNullPointer, "AllocationOut is NULL")
-	}
+func (c *Context) olMemAlloc(dev *Device, typ ol.AllocType, size uint64) (uintptr, error) {
 	if size == 0 {
-		return ol.NewError(ol.ErrcInvalidSize, "Size is 0")
+		return 0, ol.NewError(ol.ErrcInvalidSize, "Size is 0")
 	}
 	if !typ.Valid() {
 		// LLVM 22.1 treats every other value as managed memory.
 		typ = ol.AllocTypeManaged
 	}
 	if max := dev.d.Info().MaxMemAllocSize.V; max > 0 && size > max {
-		return ol.Errorf(ol.ErrcOutOfResources, "Size %d exceeds the largest allocation of device %#x (%d bytes)", size, dev.h, max)
+		return 0, ol.Errorf(ol.ErrcOutOfResources, "Size %d exceeds the largest allocation of device %#x (%d bytes)", size, dev.h, max)
 	}
 	var rejected []uintptr
 	defer func() {
@@ -124,31 +120,30 @@ func (c *Context) olMemAlloc(dev *Device, typ ol.AllocType, size uint64, out uns
 	for attempt := 0; attempt < maxAllocAttempts; attempt++ {
 		p, err := dev.d.Alloc(typ, size)
 		if err != nil {
-			return err
+			return 0, err
 		}
 		if uint64(p)+size < uint64(p) {
 			rejected = append(rejected, p)
-			return ol.Errorf(ol.ErrcBackendFailure, "the device returned %#x for %d bytes, a range that wraps around the address space", p, size)
+			return 0, ol.Errorf(ol.ErrcBackendFailure, "the device returned %#x for %d bytes, a range that wraps around the address space", p, size)
 		}
 		if c.mem.insert(&alloc{base: uint64(p), size: size, kind: typ, device: dev}) {
-			*(*uintptr)(out) = p
-			return nil
+			return p, nil
 		}
 		rejected = append(rejected, p)
 	}
-	return ol.NewError(ol.ErrcBackendFailure, "failed to allocate non-overlapping memory")
+	return 0, ol.NewError(ol.ErrcBackendFailure, "failed to allocate non-overlapping memory")
 }
 
-func (c *Context) olMemFree(address unsafe.Pointer) error {
-	a := c.mem.removeBase(uint64(uintptr(address)))
+func (c *Context) olMemFree(address uintptr) error {
+	a := c.mem.removeBase(uint64(address))
 	if a == nil {
 		return ol.NewError(ol.ErrcInvalidArgument, "address is not a known allocation")
 	}
 	return a.device.d.Free(uintptr(a.base), a.kind)
 }
 
-func (c *Context) memInfo(ptr unsafe.Pointer, prop ol.MemInfo) (infoValue, error) {
-	a := c.mem.find(uint64(uintptr(ptr)))
+func (c *Context) memInfo(ptr uintptr, prop ol.MemInfo) (infoValue, error) {
+	a := c.mem.find(uint64(ptr))
 	if a == nil {
 		return infoValue{}, ol.NewError(ol.ErrcNotFound, "allocated memory information not found")
 	}

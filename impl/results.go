@@ -15,7 +15,10 @@ static ol_result_struct ol_uninitialized_result = {
 static uintptr_t ol_uninitialized(void) { return (uintptr_t)&ol_uninitialized_result; }
 
 // One allocation holds the struct and its text; it is never freed.
-static uintptr_t ol_new_result(uint32_t code, const char *text, size_t n) {
+// The text is a Go string, read only during the call.
+static uintptr_t ol_new_result(uint32_t code, _GoString_ s) {
+  const char *text = _GoStringPtr(s);
+  size_t n = _GoStringLen(s);
   ol_result_struct *r = calloc(1, sizeof *r + n + 1);
   if (r == NULL) return 0;
   char *d = (char *)(r + 1);
@@ -36,7 +39,6 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
-	"unsafe"
 
 	"github.com/hashicorp/go-multierror"
 
@@ -118,9 +120,7 @@ func fallbackResult(code ol.Errc) uintptr {
 }
 
 func newCResult(code ol.Errc, details string) uintptr {
-	cs := C.CString(details)
-	defer C.free(unsafe.Pointer(cs))
-	return uintptr(C.ol_new_result(C.uint32_t(code), cs, C.size_t(len(details))))
+	return uintptr(C.ol_new_result(C.uint32_t(code), details))
 }
 
 // staticResult is a validation failure whose result is interned on first use.

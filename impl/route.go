@@ -40,15 +40,15 @@ func (c *Context) ownerOf(p uint64) (*Device, bool) {
 // checkSide refuses a pointer that the runtime knows to be device memory
 // of another platform than the device the caller named for it: that
 // device could not reach it (and the CPU must never touch it).
-func (c *Context) checkSide(fn, what string, p unsafe.Pointer, dev *Device) error {
+func (c *Context) checkSide(fn, what string, p uintptr, dev *Device) error {
 	if len(c.platformList) == 1 {
 		return nil // every device is of the one platform (the host's)
 	}
-	owner, devMem := c.ownerOf(uint64(uintptr(p)))
+	owner, devMem := c.ownerOf(uint64(p))
 	if owner == nil || !devMem || owner.platform == dev.platform || owner.d.IsHost() {
 		return nil
 	}
-	return ol.Errorf(ol.ErrcInvalidArgument, "%s: %sPtr %p is device memory of device %#x (%s), but %sDevice is %#x (%s)",
+	return ol.Errorf(ol.ErrcInvalidArgument, "%s: %sPtr %#x is device memory of device %#x (%s), but %sDevice is %#x (%s)",
 		fn, what, p, owner.h, owner.platform.name, what, dev.h, dev.platform.name)
 }
 
@@ -77,17 +77,17 @@ func onTempQueue(dev *Device, fn func(q plugin.Queue) error) error {
 	return err
 }
 
-func (c *Context) olMemcpy(q *Queue, dst unsafe.Pointer, dstDev *Device, src unsafe.Pointer, srcDev *Device, size uint64) error {
+func (c *Context) olMemcpy(q *Queue, dst uintptr, dstDev *Device, src uintptr, srcDev *Device, size uint64) error {
 	if size == 0 {
 		return nil
 	}
-	if dst == nil || src == nil {
-		return ol.Errorf(ol.ErrcInvalidNullPointer, "olMemcpy of %d bytes with DstPtr %p and SrcPtr %p", size, dst, src)
+	if dst == 0 || src == 0 {
+		return ol.Errorf(ol.ErrcInvalidNullPointer, "olMemcpy of %d bytes with DstPtr %#x and SrcPtr %#x", size, dst, src)
 	}
-	if _, err := c.mem.checkRange("olMemcpy", "DstPtr", uint64(uintptr(dst)), size); err != nil {
+	if _, err := c.mem.checkRange("olMemcpy", "DstPtr", uint64(dst), size); err != nil {
 		return err
 	}
-	if _, err := c.mem.checkRange("olMemcpy", "SrcPtr", uint64(uintptr(src)), size); err != nil {
+	if _, err := c.mem.checkRange("olMemcpy", "SrcPtr", uint64(src), size); err != nil {
 		return err
 	}
 	if err := c.checkSide("olMemcpy", "Dst", dst, dstDev); err != nil {
@@ -96,7 +96,7 @@ func (c *Context) olMemcpy(q *Queue, dst unsafe.Pointer, dstDev *Device, src uns
 	if err := c.checkSide("olMemcpy", "Src", src, srcDev); err != nil {
 		return err
 	}
-	d, s := uintptr(dst), uintptr(src)
+	d, s := dst, src
 	if q == nil {
 		return copyNow(d, dstDev, s, srcDev, size)
 	}
@@ -201,27 +201,29 @@ func stagedCopy(dst uintptr, dstDev *Device, src uintptr, srcDev *Device, size u
 	return nil
 }
 
-func (c *Context) olMemFill(q *Queue, ptr unsafe.Pointer, patternSize uint64, pattern unsafe.Pointer, fillSize uint64) error {
+// unsafe: pattern stays the C pointer (mark c-bytes): plugin.Queue.Fill
+// takes one, and a fill on another platform copies it with memcpy.
+func (c *Context) olMemFill(q *Queue, ptr uintptr, patternSize uint64, pattern unsafe.Pointer, fillSize uint64) error {
 	switch {
 	case patternSize == 0:
 		return ol.NewError(ol.ErrcInvalidSize, "PatternSize is 0")
 	case fillSize%patternSize != 0:
 		return ol.Errorf(ol.ErrcInvalidSize, "FillSize %d is not a multiple of PatternSize %d", fillSize, patternSize)
-	case ptr == nil || pattern == nil:
+	case ptr == 0 || pattern == nil:
 		return ol.NewError(ol.ErrcInvalidNullPointer, "Ptr and PatternPtr must not be NULL")
 	case fillSize == 0:
 		return nil
 	}
 	// Sizes are checked before anything is copied: the pattern is never
 	// longer than the fill, and the fill must fit where it goes.
-	a, err := c.mem.checkRange("olMemFill", "Ptr", uint64(uintptr(ptr)), fillSize)
+	a, err := c.mem.checkRange("olMemFill", "Ptr", uint64(ptr), fillSize)
 	if err != nil {
 		return err
 	}
 	if _, err := c.mem.checkRange("olMemFill", "PatternPtr", uint64(uintptr(pattern)), patternSize); err != nil {
 		return err
 	}
-	p := uintptr(ptr)
+	p := ptr
 	var owner *Device
 	switch {
 	case a != nil:
@@ -266,7 +268,7 @@ func (c *Context) olMemFill(q *Queue, ptr unsafe.Pointer, patternSize uint64, pa
 // a queue): a device that says it is its memory, else the host device,
 // when every other device can say. The CPU never writes to a pointer that
 // might be a GPU's.
-func (c *Context) unplacedPointer(p unsafe.Pointer) (*Device, error) {
+func (c *Context) unplacedPointer(p uintptr) (*Device, error) {
 	var unsure []string
 	for _, d := range c.deviceList {
 		if d.d.IsHost() {
@@ -277,13 +279,13 @@ func (c *Context) unplacedPointer(p unsafe.Pointer) (*Device, error) {
 			unsure = append(unsure, fmt.Sprintf("%#x (%s)", d.h, d.platform.name))
 			continue
 		}
-		if pd.OwnsPointer(uintptr(p)) {
+		if pd.OwnsPointer(p) {
 			return d, nil
 		}
 	}
 	if len(unsure) > 0 {
 		return nil, ol.Errorf(ol.ErrcInvalidArgument,
-			"olMemFill without a queue: Ptr %p is not from olMemAlloc nor a global of a loaded program, and device %s cannot tell whether it is its memory; fill it on a queue of the device that owns it",
+			"olMemFill without a queue: Ptr %#x is not from olMemAlloc nor a global of a loaded program, and device %s cannot tell whether it is its memory; fill it on a queue of the device that owns it",
 			p, strings.Join(unsure, ", "))
 	}
 	return c.hostDevice(), nil

@@ -74,7 +74,7 @@ func (b *snapBuilder) value(k int, h uintptr, prop uint32, v infoValue, err erro
 		return
 	}
 	var buf [snapMaxValue / 8]uint64
-	if v.write(n, unsafe.Pointer(&buf[0]), nil) != nil {
+	if v.writeWords(buf[:], n) != nil {
 		return
 	}
 	b.words[rec+1+uint64(prop)] = uint64(len(b.words))<<32 | n
@@ -126,6 +126,7 @@ func (c *Context) snapshotOnce() {
 	}
 	b := newSnapBuilder()
 	c.snapshot(b)
+	// unsafe: C copies the laid-out words into its static array
 	C.ol_snap_publish((*C.uint64_t)(unsafe.Pointer(&b.words[0])), C.size_t(len(b.words)))
 	snapWords = b.words
 	c.snap.Store(snapPublished)

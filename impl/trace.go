@@ -2,14 +2,14 @@ package impl
 
 /*
 #define _GNU_SOURCE
-#include <string.h>
+#include <stdint.h>
 #include <sys/uio.h>
 #include <unistd.h>
 
 // Copies n bytes of the caller's memory without faulting: 0 when the range
 // is not readable. Used only to trace a buffer the caller declared smaller
 // than the value the reference prints from it.
-static int ol_safe_read(void *dst, const void *src, size_t n) {
+static int ol_safe_read(void *dst, uintptr_t src, size_t n) {
   struct iovec local = {dst, n}, remote = {(void *)src, n};
   return process_vm_readv(getpid(), &local, 1, &remote, 1, 0) == (ssize_t)n;
 }
@@ -92,7 +92,7 @@ func (t *tracer) begin(name string) *traceBuf {
 
 // end finishes the line with the result, its details and the caller's
 // location, and writes it.
-func (t *tracer) end(tb *traceBuf, res uintptr, loc unsafe.Pointer) {
+func (t *tracer) end(tb *traceBuf, res uintptr, l *ol.CodeLocation) {
 	tb.b = append(tb.b, ")-> "...)
 	if res == 0 {
 		tb.b = append(tb.b, "OL_SUCCESS\n"...)
@@ -105,8 +105,7 @@ func (t *tracer) end(tb *traceBuf, res uintptr, loc unsafe.Pointer) {
 			tb.b = append(tb.b, " \n"...)
 		}
 	}
-	if loc != nil {
-		l := (*ol.CodeLocation)(loc)
+	if l != nil {
 		tb.b = append(tb.b, "     *Code Location* "...)
 		tb.b = append(tb.b, goString(l.SourceFile, 4096)...)
 		tb.b = append(tb.b, ':')
@@ -121,15 +120,6 @@ func (t *tracer) end(tb *traceBuf, res uintptr, loc unsafe.Pointer) {
 	_, _ = t.out.Write(tb.b)
 	t.mu.Unlock()
 	t.bufs.Put(tb)
-}
-
-// goString copies a C string of at most max bytes ("" for NULL).
-func goString(p unsafe.Pointer, max int) string {
-	if p == nil {
-		return ""
-	}
-	n := int(C.strnlen((*C.char)(p), C.size_t(max)))
-	return string(unsafe.Slice((*byte)(p), n))
 }
 
 func (tb *traceBuf) param(name string) {
@@ -156,119 +146,9 @@ func (tb *traceBuf) handle(h uintptr) {
 	tb.hex(h)
 }
 
-// ptr prints a pointer the way the reference prints void pointers.
-func (tb *traceBuf) ptr(p unsafe.Pointer) { tb.handle(uintptr(p)) }
-
-// rawPtr prints an address even when it is NULL (0x0).
-func (tb *traceBuf) rawPtr(p unsafe.Pointer) { tb.hex(uintptr(p)) }
-
-// cstr prints a C string as its address followed by the text.
-func (tb *traceBuf) cstr(p unsafe.Pointer, max int) {
-	if p == nil {
-		tb.b = append(tb.b, "nullptr"...)
-		return
-	}
-	if max < 0 || max > 1<<16 {
-		max = 1 << 16
-	}
-	tb.hex(uintptr(p))
-	tb.b = append(tb.b, " ("...)
-	tb.b = append(tb.b, goString(p, max)...)
-	tb.b = append(tb.b, ')')
-}
-
-func (tb *traceBuf) open(p unsafe.Pointer) bool {
-	if p == nil {
-		tb.b = append(tb.b, "nullptr"...)
-		return false
-	}
-	tb.hex(uintptr(p))
-	tb.b = append(tb.b, " ("...)
-	return true
-}
-
-func (tb *traceBuf) ptrToU64(p unsafe.Pointer) {
-	if tb.open(p) {
-		tb.uint(*(*uint64)(p))
-		tb.b = append(tb.b, ')')
-	}
-}
-
-func (tb *traceBuf) ptrToBool(p unsafe.Pointer) {
-	if tb.open(p) {
-		tb.uint(uint64(*(*uint8)(p)))
-		tb.b = append(tb.b, ')')
-	}
-}
-
-func (tb *traceBuf) ptrToPtr(p unsafe.Pointer) {
-	if tb.open(p) {
-		tb.ptr(*(*unsafe.Pointer)(p))
-		tb.b = append(tb.b, ')')
-	}
-}
-
-// ptrToPtrIf dereferences only when the array it points to is not empty.
-func (tb *traceBuf) ptrToPtrIf(p unsafe.Pointer, nonEmpty bool) {
-	if !nonEmpty {
-		tb.ptr(p)
-		return
-	}
-	tb.ptrToPtr(p)
-}
-
-func (tb *traceBuf) ptrTo(p unsafe.Pointer, print func(*traceBuf, unsafe.Pointer)) {
-	if tb.open(p) {
-		print(tb, p)
-		tb.b = append(tb.b, ')')
-	}
-}
-
-// valuePrinter prints the value an info query wrote, typed by the property.
-type valuePrinter struct {
-	size  int // bytes the value takes; 0 for strings
-	print func(*traceBuf, unsafe.Pointer)
-}
-
-// tagged prints an info output buffer. It reads no more than the caller
-// said the buffer holds.
-func (tb *traceBuf) tagged(p unsafe.Pointer, propSize uint64, vp valuePrinter) {
-	switch {
-	case p == nil:
-		tb.b = append(tb.b, "nullptr"...)
-	case vp.print == nil:
-		tb.b = append(tb.b, "unknown enumerator"...)
-	case vp.size == 0:
-		tb.cstr(p, int(min(propSize, 1<<16)))
-	case propSize < uint64(vp.size):
-		// The reference prints the full value even from a buffer declared
-		// smaller; do the same from a copy that cannot fault.
-		var tmp [16]byte
-		tb.hex(uintptr(p))
-		if C.ol_safe_read(unsafe.Pointer(&tmp[0]), p, C.size_t(vp.size)) == 0 {
-			tb.b = append(tb.b, " (unreadable)"...)
-			return
-		}
-		tb.b = append(tb.b, " ("...)
-		vp.print(tb, unsafe.Pointer(&tmp[0]))
-		tb.b = append(tb.b, ')')
-	default:
-		tb.hex(uintptr(p))
-		tb.b = append(tb.b, " ("...)
-		vp.print(tb, p)
-		tb.b = append(tb.b, ')')
-	}
-}
-
-func printString(tb *traceBuf, p unsafe.Pointer) { tb.cstr(p, -1) }
-func printU32(tb *traceBuf, p unsafe.Pointer)    { tb.uint(uint64(*(*uint32)(p))) }
-func printU64(tb *traceBuf, p unsafe.Pointer)    { tb.uint(*(*uint64)(p)) }
-func printBool(tb *traceBuf, p unsafe.Pointer)   { tb.uint(uint64(*(*uint8)(p))) }
-func printRawPtr(tb *traceBuf, p unsafe.Pointer) { tb.rawPtr(*(*unsafe.Pointer)(p)) }
-
-// printPtrQuirk reproduces how the reference prints a void* info value: the
-// inner pointer print is followed by the printer's own NULL result (0x0).
-func printPtrQuirk(tb *traceBuf, p unsafe.Pointer) {
-	tb.ptrToPtr(p)
-	tb.b = append(tb.b, "0x0"...)
+// safeRead fills dst from the caller's memory at src, or reports that the
+// range is not readable.
+func safeRead(dst []byte, src uintptr) bool {
+	// unsafe: process_vm_readv writes into dst, a Go array on our stack
+	return C.ol_safe_read(unsafe.Pointer(&dst[0]), C.uintptr_t(src), C.size_t(len(dst))) != 0
 }

@@ -37,7 +37,7 @@ func OlCalculateOptimalOccupancy(device uintptr, kernel uintptr, sharedMemory ui
 	if c.trace != nil {
 		tb := c.trace.begin("olCalculateOptimalOccupancy")
 		traceOlCalculateOptimalOccupancy(tb, device, kernel, sharedMemory, groupSize)
-		c.trace.end(tb, res, loc)
+		c.trace.end(tb, res, (*ol.CodeLocation)(loc))
 	}
 	return res
 }
@@ -70,7 +70,15 @@ func (c *Context) callOlCalculateOptimalOccupancy(device uintptr, kernel uintptr
 	if err != nil {
 		return err
 	}
-	return c.olCalculateOptimalOccupancy(deviceObj, kernelObj, sharedMemory, groupSize)
+	if groupSize == nil {
+		return nullPointer("GroupSize")
+	}
+	v, err := c.olCalculateOptimalOccupancy(deviceObj, kernelObj, sharedMemory)
+	if err != nil {
+		return err
+	}
+	*(*uint64)(groupSize) = v
+	return nil
 }
 
 func traceOlCreateEvent(tb *traceBuf, queue uintptr, event unsafe.Pointer) {
@@ -96,7 +104,7 @@ func OlCreateEvent(queue uintptr, event unsafe.Pointer, loc unsafe.Pointer) uint
 	if c.trace != nil {
 		tb := c.trace.begin("olCreateEvent")
 		traceOlCreateEvent(tb, queue, event)
-		c.trace.end(tb, res, loc)
+		c.trace.end(tb, res, (*ol.CodeLocation)(loc))
 	}
 	return res
 }
@@ -121,7 +129,15 @@ func (c *Context) callOlCreateEvent(queue uintptr, event unsafe.Pointer) error {
 	if err != nil {
 		return err
 	}
-	return c.olCreateEvent(queueObj, event)
+	if event == nil {
+		return nullPointer("Event")
+	}
+	v, err := c.olCreateEvent(queueObj)
+	if err != nil {
+		return err
+	}
+	*(*uintptr)(event) = v
+	return nil
 }
 
 func traceOlCreateProgram(tb *traceBuf, device uintptr, progData unsafe.Pointer, progDataSize uint64, program unsafe.Pointer) {
@@ -151,7 +167,7 @@ func OlCreateProgram(device uintptr, progData unsafe.Pointer, progDataSize uint6
 	if c.trace != nil {
 		tb := c.trace.begin("olCreateProgram")
 		traceOlCreateProgram(tb, device, progData, progDataSize, program)
-		c.trace.end(tb, res, loc)
+		c.trace.end(tb, res, (*ol.CodeLocation)(loc))
 	}
 	return res
 }
@@ -180,7 +196,22 @@ func (c *Context) callOlCreateProgram(device uintptr, progData unsafe.Pointer, p
 	if err != nil {
 		return err
 	}
-	return c.olCreateProgram(deviceObj, progData, progDataSize, program)
+	if progData == nil {
+		return nullPointer("ProgData")
+	}
+	if program == nil {
+		return nullPointer("Program")
+	}
+	progDataV, err := userBytes("olCreateProgram", "ProgData", "ProgDataSize", progData, progDataSize)
+	if err != nil {
+		return err
+	}
+	v, err := c.olCreateProgram(deviceObj, progDataV)
+	if err != nil {
+		return err
+	}
+	*(*uintptr)(program) = v
+	return nil
 }
 
 func traceOlCreateQueue(tb *traceBuf, device uintptr, queue unsafe.Pointer) {
@@ -206,7 +237,7 @@ func OlCreateQueue(device uintptr, queue unsafe.Pointer, loc unsafe.Pointer) uin
 	if c.trace != nil {
 		tb := c.trace.begin("olCreateQueue")
 		traceOlCreateQueue(tb, device, queue)
-		c.trace.end(tb, res, loc)
+		c.trace.end(tb, res, (*ol.CodeLocation)(loc))
 	}
 	return res
 }
@@ -231,7 +262,15 @@ func (c *Context) callOlCreateQueue(device uintptr, queue unsafe.Pointer) error 
 	if err != nil {
 		return err
 	}
-	return c.olCreateQueue(deviceObj, queue)
+	if queue == nil {
+		return nullPointer("Queue")
+	}
+	v, err := c.olCreateQueue(deviceObj)
+	if err != nil {
+		return err
+	}
+	*(*uintptr)(queue) = v
+	return nil
 }
 
 func traceOlDestroyEvent(tb *traceBuf, event uintptr) {
@@ -255,7 +294,7 @@ func OlDestroyEvent(event uintptr, loc unsafe.Pointer) uintptr {
 	if c.trace != nil {
 		tb := c.trace.begin("olDestroyEvent")
 		traceOlDestroyEvent(tb, event)
-		c.trace.end(tb, res, loc)
+		c.trace.end(tb, res, (*ol.CodeLocation)(loc))
 	}
 	return res
 }
@@ -300,7 +339,7 @@ func OlDestroyProgram(program uintptr, loc unsafe.Pointer) uintptr {
 	if c.trace != nil {
 		tb := c.trace.begin("olDestroyProgram")
 		traceOlDestroyProgram(tb, program)
-		c.trace.end(tb, res, loc)
+		c.trace.end(tb, res, (*ol.CodeLocation)(loc))
 	}
 	return res
 }
@@ -345,7 +384,7 @@ func OlDestroyQueue(queue uintptr, loc unsafe.Pointer) uintptr {
 	if c.trace != nil {
 		tb := c.trace.begin("olDestroyQueue")
 		traceOlDestroyQueue(tb, queue)
-		c.trace.end(tb, res, loc)
+		c.trace.end(tb, res, (*ol.CodeLocation)(loc))
 	}
 	return res
 }
@@ -397,7 +436,7 @@ func OlGetDeviceInfo(device uintptr, propName uint32, propSize uint64, propValue
 	if c.trace != nil {
 		tb := c.trace.begin("olGetDeviceInfo")
 		traceOlGetDeviceInfo(tb, device, propName, propSize, propValue)
-		c.trace.end(tb, res, loc)
+		c.trace.end(tb, res, (*ol.CodeLocation)(loc))
 	}
 	return res
 }
@@ -459,7 +498,7 @@ func OlGetDeviceInfoSize(device uintptr, propName uint32, propSizeRet unsafe.Poi
 	if c.trace != nil {
 		tb := c.trace.begin("olGetDeviceInfoSize")
 		traceOlGetDeviceInfoSize(tb, device, propName, propSizeRet)
-		c.trace.end(tb, res, loc)
+		c.trace.end(tb, res, (*ol.CodeLocation)(loc))
 	}
 	return res
 }
@@ -518,7 +557,7 @@ func OlGetEventInfo(event uintptr, propName uint32, propSize uint64, propValue u
 	if c.trace != nil {
 		tb := c.trace.begin("olGetEventInfo")
 		traceOlGetEventInfo(tb, event, propName, propSize, propValue)
-		c.trace.end(tb, res, loc)
+		c.trace.end(tb, res, (*ol.CodeLocation)(loc))
 	}
 	return res
 }
@@ -579,7 +618,7 @@ func OlGetEventInfoSize(event uintptr, propName uint32, propSizeRet unsafe.Point
 	if c.trace != nil {
 		tb := c.trace.begin("olGetEventInfoSize")
 		traceOlGetEventInfoSize(tb, event, propName, propSizeRet)
-		c.trace.end(tb, res, loc)
+		c.trace.end(tb, res, (*ol.CodeLocation)(loc))
 	}
 	return res
 }
@@ -638,7 +677,7 @@ func OlGetMemInfo(ptr unsafe.Pointer, propName uint32, propSize uint64, propValu
 	if c.trace != nil {
 		tb := c.trace.begin("olGetMemInfo")
 		traceOlGetMemInfo(tb, ptr, propName, propSize, propValue)
-		c.trace.end(tb, res, loc)
+		c.trace.end(tb, res, (*ol.CodeLocation)(loc))
 	}
 	return res
 }
@@ -663,7 +702,7 @@ func checkOlGetMemInfo(ptr unsafe.Pointer, propName uint32, propSize uint64, pro
 }
 
 func (c *Context) callOlGetMemInfo(ptr unsafe.Pointer, propName uint32, propSize uint64, propValue unsafe.Pointer) error {
-	v, err := c.memInfo(ptr, ol.MemInfo(propName))
+	v, err := c.memInfo(uintptr(ptr), ol.MemInfo(propName))
 	if err != nil {
 		return err
 	}
@@ -695,7 +734,7 @@ func OlGetMemInfoSize(ptr unsafe.Pointer, propName uint32, propSizeRet unsafe.Po
 	if c.trace != nil {
 		tb := c.trace.begin("olGetMemInfoSize")
 		traceOlGetMemInfoSize(tb, ptr, propName, propSizeRet)
-		c.trace.end(tb, res, loc)
+		c.trace.end(tb, res, (*ol.CodeLocation)(loc))
 	}
 	return res
 }
@@ -716,7 +755,7 @@ func checkOlGetMemInfoSize(ptr unsafe.Pointer, propName uint32, propSizeRet unsa
 }
 
 func (c *Context) callOlGetMemInfoSize(ptr unsafe.Pointer, propName uint32, propSizeRet unsafe.Pointer) error {
-	v, err := c.memInfo(ptr, ol.MemInfo(propName))
+	v, err := c.memInfo(uintptr(ptr), ol.MemInfo(propName))
 	if err != nil {
 		return err
 	}
@@ -751,7 +790,7 @@ func OlGetPlatformInfo(platform uintptr, propName uint32, propSize uint64, propV
 	if c.trace != nil {
 		tb := c.trace.begin("olGetPlatformInfo")
 		traceOlGetPlatformInfo(tb, platform, propName, propSize, propValue)
-		c.trace.end(tb, res, loc)
+		c.trace.end(tb, res, (*ol.CodeLocation)(loc))
 	}
 	return res
 }
@@ -813,7 +852,7 @@ func OlGetPlatformInfoSize(platform uintptr, propName uint32, propSizeRet unsafe
 	if c.trace != nil {
 		tb := c.trace.begin("olGetPlatformInfoSize")
 		traceOlGetPlatformInfoSize(tb, platform, propName, propSizeRet)
-		c.trace.end(tb, res, loc)
+		c.trace.end(tb, res, (*ol.CodeLocation)(loc))
 	}
 	return res
 }
@@ -872,7 +911,7 @@ func OlGetQueueInfo(queue uintptr, propName uint32, propSize uint64, propValue u
 	if c.trace != nil {
 		tb := c.trace.begin("olGetQueueInfo")
 		traceOlGetQueueInfo(tb, queue, propName, propSize, propValue)
-		c.trace.end(tb, res, loc)
+		c.trace.end(tb, res, (*ol.CodeLocation)(loc))
 	}
 	return res
 }
@@ -933,7 +972,7 @@ func OlGetQueueInfoSize(queue uintptr, propName uint32, propSizeRet unsafe.Point
 	if c.trace != nil {
 		tb := c.trace.begin("olGetQueueInfoSize")
 		traceOlGetQueueInfoSize(tb, queue, propName, propSizeRet)
-		c.trace.end(tb, res, loc)
+		c.trace.end(tb, res, (*ol.CodeLocation)(loc))
 	}
 	return res
 }
@@ -992,7 +1031,7 @@ func OlGetSymbol(program uintptr, name unsafe.Pointer, kind uint32, symbol unsaf
 	if c.trace != nil {
 		tb := c.trace.begin("olGetSymbol")
 		traceOlGetSymbol(tb, program, name, kind, symbol)
-		c.trace.end(tb, res, loc)
+		c.trace.end(tb, res, (*ol.CodeLocation)(loc))
 	}
 	return res
 }
@@ -1021,7 +1060,19 @@ func (c *Context) callOlGetSymbol(program uintptr, name unsafe.Pointer, kind uin
 	if err != nil {
 		return err
 	}
-	return c.olGetSymbol(programObj, name, ol.SymbolKind(kind), symbol)
+	if name == nil {
+		return nullPointer("Name")
+	}
+	if symbol == nil {
+		return nullPointer("Symbol")
+	}
+	nameV := goString(name, 1<<16)
+	v, err := c.olGetSymbol(programObj, nameV, ol.SymbolKind(kind))
+	if err != nil {
+		return err
+	}
+	*(*uintptr)(symbol) = v
+	return nil
 }
 
 func traceOlGetSymbolInfo(tb *traceBuf, symbol uintptr, propName uint32, propSize uint64, propValue unsafe.Pointer) {
@@ -1051,7 +1102,7 @@ func OlGetSymbolInfo(symbol uintptr, propName uint32, propSize uint64, propValue
 	if c.trace != nil {
 		tb := c.trace.begin("olGetSymbolInfo")
 		traceOlGetSymbolInfo(tb, symbol, propName, propSize, propValue)
-		c.trace.end(tb, res, loc)
+		c.trace.end(tb, res, (*ol.CodeLocation)(loc))
 	}
 	return res
 }
@@ -1112,7 +1163,7 @@ func OlGetSymbolInfoSize(symbol uintptr, propName uint32, propSizeRet unsafe.Poi
 	if c.trace != nil {
 		tb := c.trace.begin("olGetSymbolInfoSize")
 		traceOlGetSymbolInfoSize(tb, symbol, propName, propSizeRet)
-		c.trace.end(tb, res, loc)
+		c.trace.end(tb, res, (*ol.CodeLocation)(loc))
 	}
 	return res
 }
@@ -1147,6 +1198,11 @@ func (c *Context) callOlGetSymbolInfoSize(symbol uintptr, propName uint32, propS
 func traceOlInit(tb *traceBuf) {
 }
 
+// OlInit is the entry point of olInit: Start the library or add a reference to it; each call needs a matching olShutDown.
+func OlInit(loc unsafe.Pointer) uintptr {
+	return olInit((*ol.CodeLocation)(loc))
+}
+
 func traceOlIsValidBinary(tb *traceBuf, device uintptr, progData unsafe.Pointer, progDataSize uint64, valid unsafe.Pointer) {
 	tb.param("Device")
 	tb.handle(device)
@@ -1174,7 +1230,7 @@ func OlIsValidBinary(device uintptr, progData unsafe.Pointer, progDataSize uint6
 	if c.trace != nil {
 		tb := c.trace.begin("olIsValidBinary")
 		traceOlIsValidBinary(tb, device, progData, progDataSize, valid)
-		c.trace.end(tb, res, loc)
+		c.trace.end(tb, res, (*ol.CodeLocation)(loc))
 	}
 	return res
 }
@@ -1203,7 +1259,22 @@ func (c *Context) callOlIsValidBinary(device uintptr, progData unsafe.Pointer, p
 	if err != nil {
 		return err
 	}
-	return c.olIsValidBinary(deviceObj, progData, progDataSize, valid)
+	if progData == nil {
+		return nullPointer("ProgData")
+	}
+	if valid == nil {
+		return nullPointer("Valid")
+	}
+	progDataV, err := userBytes("olIsValidBinary", "ProgData", "ProgDataSize", progData, progDataSize)
+	if err != nil {
+		return err
+	}
+	v, err := c.olIsValidBinary(deviceObj, progDataV)
+	if err != nil {
+		return err
+	}
+	*(*bool)(valid) = v
+	return nil
 }
 
 func traceOlIterateDevices(tb *traceBuf, callback unsafe.Pointer, userData unsafe.Pointer) {
@@ -1230,7 +1301,7 @@ func OlIterateDevices(callback unsafe.Pointer, userData unsafe.Pointer, loc unsa
 	if c.trace != nil {
 		tb := c.trace.begin("olIterateDevices")
 		traceOlIterateDevices(tb, callback, userData)
-		c.trace.end(tb, res, loc)
+		c.trace.end(tb, res, (*ol.CodeLocation)(loc))
 	}
 	return res
 }
@@ -1247,6 +1318,9 @@ func checkOlIterateDevices(callback unsafe.Pointer, userData unsafe.Pointer) uin
 }
 
 func (c *Context) callOlIterateDevices(callback unsafe.Pointer, userData unsafe.Pointer) error {
+	if callback == nil {
+		return nullPointer("Callback")
+	}
 	return c.olIterateDevices(callback, userData)
 }
 
@@ -1275,7 +1349,7 @@ func OlLaunchHostFunction(queue uintptr, callback unsafe.Pointer, userData unsaf
 	if c.trace != nil {
 		tb := c.trace.begin("olLaunchHostFunction")
 		traceOlLaunchHostFunction(tb, queue, callback, userData)
-		c.trace.end(tb, res, loc)
+		c.trace.end(tb, res, (*ol.CodeLocation)(loc))
 	}
 	return res
 }
@@ -1299,6 +1373,9 @@ func (c *Context) callOlLaunchHostFunction(queue uintptr, callback unsafe.Pointe
 	queueObj, err := c.queues.get(queue, "Queue")
 	if err != nil {
 		return err
+	}
+	if callback == nil {
+		return nullPointer("Callback")
 	}
 	return c.olLaunchHostFunction(queueObj, callback, userData)
 }
@@ -1334,7 +1411,7 @@ func OlLaunchKernel(queue uintptr, device uintptr, kernel uintptr, argumentsData
 	if c.trace != nil {
 		tb := c.trace.begin("olLaunchKernel")
 		traceOlLaunchKernel(tb, queue, device, kernel, argumentsData, argumentsSize, launchSizeArgs)
-		c.trace.end(tb, res, loc)
+		c.trace.end(tb, res, (*ol.CodeLocation)(loc))
 	}
 	return res
 }
@@ -1375,7 +1452,18 @@ func (c *Context) callOlLaunchKernel(queue uintptr, device uintptr, kernel uintp
 	if err != nil {
 		return err
 	}
-	return c.olLaunchKernel(queueObj, deviceObj, kernelObj, argumentsData, argumentsSize, launchSizeArgs)
+	if launchSizeArgs == nil {
+		return nullPointer("LaunchSizeArgs")
+	}
+	if argumentsSize > 0 && argumentsData == nil {
+		return ol.Errorf(ol.ErrcInvalidArgument, "ArgumentsSize is %d but ArgumentsData is NULL", argumentsSize)
+	}
+	argumentsDataV, err := userBytes("olLaunchKernel", "ArgumentsData", "ArgumentsSize", argumentsData, argumentsSize)
+	if err != nil {
+		return err
+	}
+	launchSizeArgsV := (*ol.KernelLaunchSizeArgs)(launchSizeArgs)
+	return c.olLaunchKernel(queueObj, deviceObj, kernelObj, argumentsDataV, launchSizeArgsV)
 }
 
 func traceOlMemAlloc(tb *traceBuf, device uintptr, typ uint32, size uint64, allocationOut unsafe.Pointer) {
@@ -1405,7 +1493,7 @@ func OlMemAlloc(device uintptr, typ uint32, size uint64, allocationOut unsafe.Po
 	if c.trace != nil {
 		tb := c.trace.begin("olMemAlloc")
 		traceOlMemAlloc(tb, device, typ, size, allocationOut)
-		c.trace.end(tb, res, loc)
+		c.trace.end(tb, res, (*ol.CodeLocation)(loc))
 	}
 	return res
 }
@@ -1434,7 +1522,15 @@ func (c *Context) callOlMemAlloc(device uintptr, typ uint32, size uint64, alloca
 	if err != nil {
 		return err
 	}
-	return c.olMemAlloc(deviceObj, ol.AllocType(typ), size, allocationOut)
+	if allocationOut == nil {
+		return nullPointer("AllocationOut")
+	}
+	v, err := c.olMemAlloc(deviceObj, ol.AllocType(typ), size)
+	if err != nil {
+		return err
+	}
+	*(*uintptr)(allocationOut) = v
+	return nil
 }
 
 func traceOlMemFill(tb *traceBuf, queue uintptr, ptr unsafe.Pointer, patternSize uint64, patternPtr unsafe.Pointer, fillSize uint64) {
@@ -1466,7 +1562,7 @@ func OlMemFill(queue uintptr, ptr unsafe.Pointer, patternSize uint64, patternPtr
 	if c.trace != nil {
 		tb := c.trace.begin("olMemFill")
 		traceOlMemFill(tb, queue, ptr, patternSize, patternPtr, fillSize)
-		c.trace.end(tb, res, loc)
+		c.trace.end(tb, res, (*ol.CodeLocation)(loc))
 	}
 	return res
 }
@@ -1499,7 +1595,7 @@ func (c *Context) callOlMemFill(queue uintptr, ptr unsafe.Pointer, patternSize u
 	if err != nil {
 		return err
 	}
-	return c.olMemFill(queueObj, ptr, patternSize, patternPtr, fillSize)
+	return c.olMemFill(queueObj, uintptr(ptr), patternSize, patternPtr, fillSize)
 }
 
 func traceOlMemFree(tb *traceBuf, address unsafe.Pointer) {
@@ -1523,7 +1619,7 @@ func OlMemFree(address unsafe.Pointer, loc unsafe.Pointer) uintptr {
 	if c.trace != nil {
 		tb := c.trace.begin("olMemFree")
 		traceOlMemFree(tb, address)
-		c.trace.end(tb, res, loc)
+		c.trace.end(tb, res, (*ol.CodeLocation)(loc))
 	}
 	return res
 }
@@ -1540,7 +1636,7 @@ func checkOlMemFree(address unsafe.Pointer) uintptr {
 }
 
 func (c *Context) callOlMemFree(address unsafe.Pointer) error {
-	return c.olMemFree(address)
+	return c.olMemFree(uintptr(address))
 }
 
 func traceOlMemRegister(tb *traceBuf, device uintptr, ptr unsafe.Pointer, size uint64, flags uint32, pinnedPtr unsafe.Pointer) {
@@ -1572,7 +1668,7 @@ func OlMemRegister(device uintptr, ptr unsafe.Pointer, size uint64, flags uint32
 	if c.trace != nil {
 		tb := c.trace.begin("olMemRegister")
 		traceOlMemRegister(tb, device, ptr, size, flags, pinnedPtr)
-		c.trace.end(tb, res, loc)
+		c.trace.end(tb, res, (*ol.CodeLocation)(loc))
 	}
 	return res
 }
@@ -1605,7 +1701,18 @@ func (c *Context) callOlMemRegister(device uintptr, ptr unsafe.Pointer, size uin
 	if err != nil {
 		return err
 	}
-	return c.olMemRegister(deviceObj, ptr, size, flags, pinnedPtr)
+	if ptr == nil {
+		return nullPointer("Ptr")
+	}
+	if pinnedPtr == nil {
+		return nullPointer("PinnedPtr")
+	}
+	v, err := c.olMemRegister(deviceObj, uintptr(ptr), size, flags)
+	if err != nil {
+		return err
+	}
+	*(*uintptr)(pinnedPtr) = v
+	return nil
 }
 
 func traceOlMemUnregister(tb *traceBuf, device uintptr, ptr unsafe.Pointer) {
@@ -1631,7 +1738,7 @@ func OlMemUnregister(device uintptr, ptr unsafe.Pointer, loc unsafe.Pointer) uin
 	if c.trace != nil {
 		tb := c.trace.begin("olMemUnregister")
 		traceOlMemUnregister(tb, device, ptr)
-		c.trace.end(tb, res, loc)
+		c.trace.end(tb, res, (*ol.CodeLocation)(loc))
 	}
 	return res
 }
@@ -1656,7 +1763,10 @@ func (c *Context) callOlMemUnregister(device uintptr, ptr unsafe.Pointer) error 
 	if err != nil {
 		return err
 	}
-	return c.olMemUnregister(deviceObj, ptr)
+	if ptr == nil {
+		return nullPointer("Ptr")
+	}
+	return c.olMemUnregister(deviceObj, uintptr(ptr))
 }
 
 func traceOlMemcpy(tb *traceBuf, queue uintptr, dstPtr unsafe.Pointer, dstDevice uintptr, srcPtr unsafe.Pointer, srcDevice uintptr, size uint64) {
@@ -1690,7 +1800,7 @@ func OlMemcpy(queue uintptr, dstPtr unsafe.Pointer, dstDevice uintptr, srcPtr un
 	if c.trace != nil {
 		tb := c.trace.begin("olMemcpy")
 		traceOlMemcpy(tb, queue, dstPtr, dstDevice, srcPtr, srcDevice, size)
-		c.trace.end(tb, res, loc)
+		c.trace.end(tb, res, (*ol.CodeLocation)(loc))
 	}
 	return res
 }
@@ -1731,10 +1841,15 @@ func (c *Context) callOlMemcpy(queue uintptr, dstPtr unsafe.Pointer, dstDevice u
 	if err != nil {
 		return err
 	}
-	return c.olMemcpy(queueObj, dstPtr, dstDeviceObj, srcPtr, srcDeviceObj, size)
+	return c.olMemcpy(queueObj, uintptr(dstPtr), dstDeviceObj, uintptr(srcPtr), srcDeviceObj, size)
 }
 
 func traceOlShutDown(tb *traceBuf) {
+}
+
+// OlShutDown is the entry point of olShutDown: Drop one reference; the last one releases every platform and object.
+func OlShutDown(loc unsafe.Pointer) uintptr {
+	return olShutDown((*ol.CodeLocation)(loc))
 }
 
 func traceOlSyncEvent(tb *traceBuf, event uintptr) {
@@ -1758,7 +1873,7 @@ func OlSyncEvent(event uintptr, loc unsafe.Pointer) uintptr {
 	if c.trace != nil {
 		tb := c.trace.begin("olSyncEvent")
 		traceOlSyncEvent(tb, event)
-		c.trace.end(tb, res, loc)
+		c.trace.end(tb, res, (*ol.CodeLocation)(loc))
 	}
 	return res
 }
@@ -1803,7 +1918,7 @@ func OlSyncQueue(queue uintptr, loc unsafe.Pointer) uintptr {
 	if c.trace != nil {
 		tb := c.trace.begin("olSyncQueue")
 		traceOlSyncQueue(tb, queue)
-		c.trace.end(tb, res, loc)
+		c.trace.end(tb, res, (*ol.CodeLocation)(loc))
 	}
 	return res
 }
@@ -1852,7 +1967,7 @@ func OlWaitEvents(queue uintptr, events unsafe.Pointer, numEvents uint64, loc un
 	if c.trace != nil {
 		tb := c.trace.begin("olWaitEvents")
 		traceOlWaitEvents(tb, queue, events, numEvents)
-		c.trace.end(tb, res, loc)
+		c.trace.end(tb, res, (*ol.CodeLocation)(loc))
 	}
 	return res
 }
@@ -1877,7 +1992,238 @@ func (c *Context) callOlWaitEvents(queue uintptr, events unsafe.Pointer, numEven
 	if err != nil {
 		return err
 	}
-	return c.olWaitEvents(queueObj, events, numEvents)
+	if events == nil {
+		return nullPointer("Events")
+	}
+	eventsV, err := userHandles("olWaitEvents", "Events", "NumEvents", "NumEvents*8 =", "events", events, numEvents)
+	if err != nil {
+		return err
+	}
+	return c.olWaitEvents(queueObj, eventsV)
+}
+
+// maxUserRange bounds a buffer the caller hands in by pointer and size:
+// no user address range on a 64-bit machine is larger, and a Go slice of
+// it could not be made.
+const maxUserRange = 1 << 47
+
+// nullPointer refuses a NULL that the runtime would have to dereference:
+// it holds with validation disabled too.
+func nullPointer(param string) error {
+	return ol.NewError(ol.ErrcInvalidNullPointer, param+" is NULL")
+}
+
+// checkUserRange refuses a caller's buffer whose size cannot be real: it
+// wraps around the address space or exceeds any user address range.
+func checkUserRange(fn, ptrName, sizeName string, p unsafe.Pointer, size uint64) error {
+	if size == 0 {
+		return nil
+	}
+	if a := uint64(uintptr(p)); a+size < a || size > maxUserRange {
+		return ol.Errorf(ol.ErrcInvalidSize, "%s: %s %d at %s %p runs past the end of the address space", fn, sizeName, size, ptrName, p)
+	}
+	return nil
+}
+
+// userBytes views size bytes of the caller's memory at p, without a copy.
+func userBytes(fn, ptrName, sizeName string, p unsafe.Pointer, size uint64) ([]byte, error) {
+	if err := checkUserRange(fn, ptrName, sizeName, p, size); err != nil {
+		return nil, err
+	}
+	if size == 0 {
+		return nil, nil
+	}
+	return unsafe.Slice((*byte)(p), size), nil
+}
+
+// userHandles views n handle values of the caller's memory at p, without
+// a copy. sizeName names the byte size in messages (a constant: no
+// concatenation on the call's path).
+func userHandles(fn, ptrName, countName, sizeName, what string, p unsafe.Pointer, n uint64) ([]uintptr, error) {
+	if n > maxUserRange/8 {
+		return nil, ol.Errorf(ol.ErrcInvalidSize, "%s: %s %d is more %s than the address space holds", fn, countName, n, what)
+	}
+	if err := checkUserRange(fn, ptrName, sizeName, p, n*8); err != nil {
+		return nil, err
+	}
+	if n == 0 {
+		return nil, nil
+	}
+	return unsafe.Slice((*uintptr)(p), n), nil
+}
+
+// goString copies a C string of at most max bytes ("" for NULL).
+func goString(p unsafe.Pointer, max int) string {
+	if p == nil {
+		return ""
+	}
+	n := 0
+	for n < max && *(*byte)(unsafe.Add(p, n)) != 0 {
+		n++
+	}
+	return string(unsafe.Slice((*byte)(p), n))
+}
+
+// ptr prints a pointer the way the reference prints void pointers.
+func (tb *traceBuf) ptr(p unsafe.Pointer) { tb.handle(uintptr(p)) }
+
+// rawPtr prints an address even when it is NULL (0x0).
+func (tb *traceBuf) rawPtr(p unsafe.Pointer) { tb.hex(uintptr(p)) }
+
+// cstr prints a C string as its address followed by the text.
+func (tb *traceBuf) cstr(p unsafe.Pointer, max int) {
+	if p == nil {
+		tb.b = append(tb.b, "nullptr"...)
+		return
+	}
+	if max < 0 || max > 1<<16 {
+		max = 1 << 16
+	}
+	tb.hex(uintptr(p))
+	tb.b = append(tb.b, " ("...)
+	tb.b = append(tb.b, goString(p, max)...)
+	tb.b = append(tb.b, ')')
+}
+
+func (tb *traceBuf) open(p unsafe.Pointer) bool {
+	if p == nil {
+		tb.b = append(tb.b, "nullptr"...)
+		return false
+	}
+	tb.hex(uintptr(p))
+	tb.b = append(tb.b, " ("...)
+	return true
+}
+
+func (tb *traceBuf) ptrToU64(p unsafe.Pointer) {
+	if tb.open(p) {
+		tb.uint(*(*uint64)(p))
+		tb.b = append(tb.b, ')')
+	}
+}
+
+func (tb *traceBuf) ptrToBool(p unsafe.Pointer) {
+	if tb.open(p) {
+		tb.uint(uint64(*(*uint8)(p)))
+		tb.b = append(tb.b, ')')
+	}
+}
+
+func (tb *traceBuf) ptrToPtr(p unsafe.Pointer) {
+	if tb.open(p) {
+		tb.ptr(*(*unsafe.Pointer)(p))
+		tb.b = append(tb.b, ')')
+	}
+}
+
+// ptrToPtrIf dereferences only when the array it points to is not empty.
+func (tb *traceBuf) ptrToPtrIf(p unsafe.Pointer, nonEmpty bool) {
+	if !nonEmpty {
+		tb.ptr(p)
+		return
+	}
+	tb.ptrToPtr(p)
+}
+
+func (tb *traceBuf) ptrTo(p unsafe.Pointer, print func(*traceBuf, unsafe.Pointer)) {
+	if tb.open(p) {
+		print(tb, p)
+		tb.b = append(tb.b, ')')
+	}
+}
+
+// valuePrinter prints the value an info query wrote, typed by the property.
+type valuePrinter struct {
+	size  int // bytes the value takes; 0 for strings
+	print func(*traceBuf, unsafe.Pointer)
+}
+
+// tagged prints an info output buffer. It reads no more than the caller
+// said the buffer holds.
+func (tb *traceBuf) tagged(p unsafe.Pointer, propSize uint64, vp valuePrinter) {
+	switch {
+	case p == nil:
+		tb.b = append(tb.b, "nullptr"...)
+	case vp.print == nil:
+		tb.b = append(tb.b, "unknown enumerator"...)
+	case vp.size == 0:
+		tb.cstr(p, int(min(propSize, 1<<16)))
+	case propSize < uint64(vp.size):
+		// The reference prints the full value even from a buffer declared
+		// smaller; do the same from a copy that cannot fault.
+		var tmp [16]byte
+		tb.hex(uintptr(p))
+		if !safeRead(tmp[:vp.size], uintptr(p)) {
+			tb.b = append(tb.b, " (unreadable)"...)
+			return
+		}
+		tb.b = append(tb.b, " ("...)
+		vp.print(tb, unsafe.Pointer(&tmp[0]))
+		tb.b = append(tb.b, ')')
+	default:
+		tb.hex(uintptr(p))
+		tb.b = append(tb.b, " ("...)
+		vp.print(tb, p)
+		tb.b = append(tb.b, ')')
+	}
+}
+
+func printString(tb *traceBuf, p unsafe.Pointer) { tb.cstr(p, -1) }
+func printU32(tb *traceBuf, p unsafe.Pointer)    { tb.uint(uint64(*(*uint32)(p))) }
+func printU64(tb *traceBuf, p unsafe.Pointer)    { tb.uint(*(*uint64)(p)) }
+func printBool(tb *traceBuf, p unsafe.Pointer)   { tb.uint(uint64(*(*uint8)(p))) }
+func printRawPtr(tb *traceBuf, p unsafe.Pointer) { tb.rawPtr(*(*unsafe.Pointer)(p)) }
+
+// printPtrQuirk reproduces how the reference prints a void* info value: the
+// inner pointer print is followed by the printer's own NULL result (0x0).
+func printPtrQuirk(tb *traceBuf, p unsafe.Pointer) {
+	tb.ptrToPtr(p)
+	tb.b = append(tb.b, "0x0"...)
+}
+
+// write applies the Info rules (the info-value and info-size marks): the Size variant reports the byte count;
+// otherwise the value is written only if it fits, exactly size() bytes, and
+// strings include their terminating NUL.
+func (v infoValue) write(propSize uint64, out, sizeRet unsafe.Pointer) error {
+	n := v.size()
+	if sizeRet != nil {
+		*(*uint64)(sizeRet) = n
+		return nil
+	}
+	if out == nil {
+		return ol.NewError(ol.ErrcInvalidNullPointer, "value and size outputs are nullptr")
+	}
+	if propSize < n {
+		return ol.NewError(ol.ErrcInvalidSize, "provided size is invalid")
+	}
+	switch v.kind {
+	case ol.ValueString:
+		dst := unsafe.Slice((*byte)(out), n)
+		copy(dst, v.s)
+		dst[n-1] = 0
+	case ol.ValueU32, ol.ValueEnum:
+		*(*uint32)(out) = uint32(v.u)
+	case ol.ValueU64, ol.ValueHandle, ol.ValuePointer:
+		*(*uint64)(out) = v.u
+	case ol.ValueBool:
+		b := uint8(0)
+		if v.u != 0 {
+			b = 1
+		}
+		*(*uint8)(out) = b
+	case ol.ValueDimensions:
+		*(*ol.Dimensions)(out) = v.d
+	}
+	return nil
+}
+
+// writeWords writes the value, n bytes, at the start of words (the
+// snapshot's layout); words must hold n bytes.
+func (v infoValue) writeWords(words []uint64, n uint64) error {
+	if n > uint64(len(words))*8 {
+		return ol.NewError(ol.ErrcInvalidSize, "provided size is invalid")
+	}
+	return v.write(n, unsafe.Pointer(&words[0]), nil)
 }
 
 func traceDeviceInfoValue(v ol.DeviceInfo) valuePrinter {

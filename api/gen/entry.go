@@ -70,6 +70,8 @@ func genEntry(s *api.Spec) string {
 		}
 		w("}\n\n")
 		if lifecycle(f.Name) {
+			w("// %s is the entry point of %s: %s\n", ex, f.Name, f.Desc)
+			w("func %s(loc unsafe.Pointer) uintptr {\n\treturn %s((*ol.CodeLocation)(loc))\n}\n\n", ex, f.Name)
 			continue
 		}
 		w("// %s is the entry point of %s: %s\n", ex, f.Name, f.Desc)
@@ -85,7 +87,7 @@ func genEntry(s *api.Spec) string {
 			w("\tif c.validate {\n\t\tres = check%s(%s)\n\t}\n", ex, strings.Join(args, ", "))
 		}
 		w("\tif res == 0 {\n\t\tres = c.result(c.call%s(%s))\n\t}\n", ex, strings.Join(args, ", "))
-		w("\tif c.trace != nil {\n\t\ttb := c.trace.begin(%q)\n\t\ttrace%s(tb%s)\n\t\tc.trace.end(tb, res, loc)\n\t}\n", f.Name, ex, prefixComma(strings.Join(args, ", ")))
+		w("\tif c.trace != nil {\n\t\ttb := c.trace.begin(%q)\n\t\ttrace%s(tb%s)\n\t\tc.trace.end(tb, res, (*ol.CodeLocation)(loc))\n\t}\n", f.Name, ex, prefixComma(strings.Join(args, ", ")))
 		w("\treturn res\n}\n\n")
 		if len(f.Checks) > 0 {
 			w("var vf%s = [...]staticResult{\n", ex)
@@ -99,7 +101,8 @@ func genEntry(s *api.Spec) string {
 			}
 			w("\treturn 0\n}\n\n")
 		}
-		// handle decoding and the call of the hand-written implementation
+		// handle decoding, the pointer marks, and the call of the
+		// hand-written implementation
 		w("func (c *Context) call%s(%s) error {\n", ex, strings.Join(params, ", "))
 		var implArgs []string
 		for _, p := range f.Params {
@@ -117,8 +120,25 @@ func genEntry(s *api.Spec) string {
 				implArgs = append(implArgs, "ol."+goTypeName(p.Type)+"("+gp+")")
 				continue
 			}
+			if consumed(f, p.Name) {
+				continue // the length of a converted byte range or array
+			}
+			if p.Ptr == "address" {
+				implArgs = append(implArgs, "uintptr("+gp+")")
+				continue
+			}
+			if typedMark(p.Ptr) {
+				if p.Ptr == "out-handle" || p.Ptr == "out-value" {
+					continue // the method returns it
+				}
+				implArgs = append(implArgs, gp+"V")
+				continue
+			}
 			implArgs = append(implArgs, gp)
 		}
+		ptrs := ptrCode(s, f)
+		b.WriteString(ptrs.checks)
+		b.WriteString(ptrs.convert)
 		if query, size, ok := infoPair(s, f); ok {
 			// both halves of an info pair share one path: query, then the Info rules
 			var out string
@@ -133,8 +153,16 @@ func genEntry(s *api.Spec) string {
 			w("\tv, err := c.%s(%s, %s)\n\tif err != nil {\n\t\treturn err\n\t}\n\treturn v.write(%s)\n}\n\n", query, implArgs[0], implArgs[1], out)
 			continue
 		}
-		w("\treturn c.%s(%s)\n}\n\n", f.Name, strings.Join(implArgs, ", "))
+		if ptrs.out == "" {
+			w("\treturn c.%s(%s)\n}\n\n", f.Name, strings.Join(implArgs, ", "))
+			continue
+		}
+		w("\tv, err := c.%s(%s)\n\tif err != nil {\n\t\treturn err\n\t}\n", f.Name, strings.Join(implArgs, ", "))
+		w("%s\treturn nil\n}\n\n", ptrs.out)
 	}
+	genPtrHelpers(w)
+	b.WriteString(traceHelpers)
+	b.WriteString(infoWriter)
 	genInfoTracers(s, w)
 	genStructTracers(s, w)
 	return b.String()
@@ -159,36 +187,37 @@ func traceExpr(s *api.Spec, f *api.Function, j int) string {
 		return fmt.Sprintf("tb.text(ol.%s(%s).String())", goTypeName(p.Type), gp)
 	case api.KindScalar:
 		return fmt.Sprintf("tb.uint(uint64(%s))", gp)
-	case api.KindCallback:
-		return fmt.Sprintf("tb.rawPtr(%s)", gp)
 	}
-	// pointers
-	if p.Name == "PropValue" {
+	// pointers and callbacks print by their mark
+	elem := strings.TrimSpace(ti.Elem)
+	switch p.Ptr {
+	case "callback":
+		return fmt.Sprintf("tb.rawPtr(%s)", gp)
+	case "bytes", "c-bytes", "user", "address":
+		return fmt.Sprintf("tb.ptr(%s)", gp)
+	case "string":
+		return fmt.Sprintf("tb.cstr(%s, -1)", gp)
+	case "info-value":
 		for _, q := range f.Params {
 			if q.Name == "PropName" {
 				return fmt.Sprintf("tb.tagged(%s, propSize, trace%sValue(ol.%s(propName)))", gp, goTypeName(q.Type), goTypeName(q.Type))
 			}
 		}
-	}
-	elem := strings.TrimSpace(ti.Elem)
-	switch {
-	case elem == "void":
-		return fmt.Sprintf("tb.ptr(%s)", gp)
-	case elem == "char":
-		return fmt.Sprintf("tb.cstr(%s, -1)", gp)
-	case elem == "size_t":
-		return fmt.Sprintf("tb.ptrToU64(%s)", gp)
-	case elem == "bool":
-		return fmt.Sprintf("tb.ptrToBool(%s)", gp)
-	case elem == "void *" || handleKind(s, elem) != "":
-		for _, q := range f.Params {
-			if q.Name == "Num"+p.Name {
-				return fmt.Sprintf("tb.ptrToPtrIf(%s, %s > 0)", gp, goParam(q.Name))
-			}
-		}
+	case "handles":
+		return fmt.Sprintf("tb.ptrToPtrIf(%s, %s > 0)", gp, goParam(p.Count))
+	case "out-handle":
 		return fmt.Sprintf("tb.ptrToPtr(%s)", gp)
-	case s.StructByName(elem) != nil:
-		return fmt.Sprintf("tb.ptrTo(%s, trace%s)", gp, goTypeName(elem))
+	case "struct":
+		return fmt.Sprintf("tb.ptrTo(%s, trace%s)", gp, goTypeName(strings.TrimPrefix(elem, "const ")))
+	case "out-value", "info-size":
+		switch elem {
+		case "size_t":
+			return fmt.Sprintf("tb.ptrToU64(%s)", gp)
+		case "bool":
+			return fmt.Sprintf("tb.ptrToBool(%s)", gp)
+		case "void *":
+			return fmt.Sprintf("tb.ptrToPtr(%s)", gp)
+		}
 	}
 	panic("gen: cannot trace " + f.Name + "." + p.Name)
 }

@@ -39,6 +39,9 @@ func TestSpecRejectsInconsistency(t *testing.T) {
 		`{"functions":[{"name":"olX","desc":"d","params":[],"checks":[{"errc":"OL_ERRC_NOPE","cond":"NULL == A"}]}]}`,
 		`{"functions":[{"name":"olX","desc":"d","params":[],"checks":[]}],"surprise":1}`,
 		`{"functions":[{"name":"olX","desc":"d","params":[],"checks":[]}],"enums":[{"name":"e_t","values":[{"name":"E_A","value":0,"desc":"d","runtime":true}]}]}`,
+		// a pointer without a mark, a byte range whose size is not a parameter
+		`{"functions":[{"name":"olX","desc":"d","params":[{"name":"A","type":"void *","dir":"in","desc":"d"}],"checks":[]}]}`,
+		`{"functions":[{"name":"olX","desc":"d","params":[{"name":"A","type":"void *","dir":"in","desc":"d","ptr":"bytes","size":"N"}],"checks":[]}]}`,
 	}
 	for _, b := range bad {
 		if _, err := api.Parse([]byte(b)); err == nil {
@@ -175,7 +178,7 @@ func TestDeviceInfoPlumbing(t *testing.T) {
 	for _, want := range []string{
 		"v, err := c.deviceInfo(deviceObj, ol.DeviceInfo(propName))\n\tif err != nil {\n\t\treturn err\n\t}\n\treturn v.write(propSize, propValue, nil)",
 		"v, err := c.deviceInfo(deviceObj, ol.DeviceInfo(propName))\n\tif err != nil {\n\t\treturn err\n\t}\n\treturn v.write(0, nil, propSizeRet)",
-		"v, err := c.memInfo(ptr, ol.MemInfo(propName))\n\tif err != nil {\n\t\treturn err\n\t}\n\treturn v.write(0, nil, propSizeRet)",
+		"v, err := c.memInfo(uintptr(ptr), ol.MemInfo(propName))\n\tif err != nil {\n\t\treturn err\n\t}\n\treturn v.write(0, nil, propSizeRet)",
 	} {
 		if !strings.Contains(entry, want) {
 			t.Errorf("entry lacks %q", want)
