@@ -75,8 +75,10 @@ test-go:
 # Fuzz targets: damaged kernel images must be refused or load, never end the
 # process (FuzzLoadProgram loads them; FuzzCheck only validates); copies and
 # fills of any size do what a byte model says or fail with INVALID_SIZE
-# (FuzzMemRanges); launches are refused exactly past the device's limits
-# (FuzzLaunchGrid); no value but a live handle decodes (FuzzHandleDecode);
+# (FuzzMemRanges), and the same on the host device and a fake GPU, with the
+# same result codes and bytes read back (FuzzMemRangesDifferential, in impl/
+# beside the fake backend); launches are refused exactly past the device's
+# limits (FuzzLaunchGrid); no value but a live handle decodes (FuzzHandleDecode);
 # the image classifier returns a one-line description for any bytes
 # (FuzzClassify); a CUDA image whose headers point outside it never reaches
 # the driver (FuzzCheckCUDA); the spec parser never panics and what it accepts reads
@@ -93,6 +95,7 @@ fuzz:
 	$(GO) test -run='^$$' -fuzz='^FuzzMemRanges$$' -fuzztime=$(FUZZTIME) ./tests/go/
 	$(GO) test -run='^$$' -fuzz='^FuzzLaunchGrid$$' -fuzztime=$(FUZZTIME) ./tests/go/
 	$(GO) test -run='^$$' -fuzz='^FuzzHandleDecode$$' -fuzztime=$(FUZZTIME) ./impl/
+	$(GO) test -run='^$$' -fuzz='^FuzzMemRangesDifferential$$' -fuzztime=$(FUZZTIME) ./impl/
 	$(GO) test -run='^$$' -fuzz='^FuzzClassify$$' -fuzztime=$(FUZZTIME) ./plugins/image/
 	$(GO) test -run='^$$' -fuzz='^FuzzCheckCUDA$$' -fuzztime=$(FUZZTIME) ./plugins/image/
 	$(GO) test -run='^$$' -fuzz='^FuzzParse$$' -fuzztime=$(FUZZTIME) ./api/

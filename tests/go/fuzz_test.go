@@ -14,6 +14,9 @@ import (
 // allocation with arbitrary sizes: each call either does exactly what a
 // byte-by-byte model says, or (when the range leaves the allocation or the
 // sizes do not fit) fails with INVALID_SIZE and writes nothing.
+// FuzzMemRangesDifferential (impl/, beside the fake GPU backend, which an
+// internal package keeps out of reach here) runs the same operations on the
+// host device and a fake GPU and requires the same codes and bytes.
 func FuzzMemRanges(f *testing.F) {
 	f.Add(uint16(0), uint64(4096), uint16(1), false)
 	f.Add(uint16(4000), uint64(97), uint16(1), true)
