@@ -64,144 +64,47 @@
 
 #include <OffloadAPI.h>
 
+#include "olcheck.h"
+
 #ifndef KERNEL_DIR
 #define KERNEL_DIR "."
 #endif
 
-static int hc_pass, hc_fail, hc_skip;
-static const char *hc_name = "-";
+/* The checks and counters are those of tests/c/common/olcheck.h; these
+ * are the device suite's names for them. */
+#define hc_pass olc_passed
+#define hc_fail olc_failed
+#define hc_skip olc_skipped
+#define hc_name olc_test
+#define hc_backend olc_backend /* hc_dev's backend */
+#define hc_index olc_index     /* hc_dev's index among its backend's devices */
+#define hc_failed olc_fail
+#define hc_skipped olc_skip
+#define hc_backend_name olc_backend_name
 static const char *hc_kernel_dir = KERNEL_DIR;
 static ol_device_handle_t hc_dev;  /* the device under test (hc_next_device) */
 static ol_device_handle_t hc_host; /* the host device, always present */
 static bool hc_on_host;            /* hc_dev is the host device */
-static ol_platform_backend_t hc_backend; /* hc_dev's backend */
-static unsigned hc_index;          /* hc_dev's index among its backend's devices */
 static char hc_dev_name[256];      /* hc_dev's OL_DEVICE_INFO_NAME */
 
 #define HC_BIG 0x7fffffff /* the FORCE_UINT32 value of every enum */
 
+/* The result code's name without "OL_ERRC_". */
 static inline const char *hc_code_name(unsigned c) {
-  static const char *n[] = {
-      "SUCCESS",        "UNKNOWN",          "HOST_IO",
-      "INVALID_BINARY", "INVALID_NULL_POINTER", "INVALID_ARGUMENT",
-      "NOT_FOUND",      "OUT_OF_RESOURCES", "INVALID_SIZE",
-      "INVALID_ENUMERATION", "HOST_TOOL_NOT_FOUND", "INVALID_VALUE",
-      "UNIMPLEMENTED",  "UNSUPPORTED",      "ASSEMBLE_FAILURE",
-      "COMPILE_FAILURE", "LINK_FAILURE",    "BACKEND_FAILURE",
-      "UNINITIALIZED",  "INVALID_NULL_HANDLE", "INVALID_PLATFORM",
-      "INVALID_DEVICE", "INVALID_QUEUE",    "INVALID_EVENT",
-      "SYMBOL_KIND"};
-  return c < sizeof n / sizeof n[0] ? n[c] : "?";
+  const char *n = olc_code_name(c);
+  return strncmp(n, "OL_ERRC_", 8) == 0 ? n + 8 : "?";
 }
 
-static inline void hc_failed(const char *file, int line, const char *fmt, ...) {
-  va_list ap;
-  hc_fail++;
-  printf("FAIL %s:%d (%s): ", file, line, hc_name);
-  va_start(ap, fmt);
-  vprintf(fmt, ap);
-  va_end(ap);
-  printf("\n");
-  fflush(stdout);
-}
+/* At the start of a test: the rest of it runs on the host device only
+ * (OLC_ONLY(OLC_HOST, reason): elsewhere one skip with the reason). */
+#define HOST_ONLY(reason) OLC_ONLY(OLC_HOST, reason)
 
-static inline const char *hc_backend_name(ol_platform_backend_t b) {
-  switch (b) {
-  case OL_PLATFORM_BACKEND_HOST:
-    return "host";
-  case OL_PLATFORM_BACKEND_CUDA:
-    return "cuda";
-  case OL_PLATFORM_BACKEND_AMDGPU:
-    return "amdgpu";
-  case OL_PLATFORM_BACKEND_LEVEL_ZERO:
-    return "level_zero";
-  default:
-    return "unknown";
-  }
-}
-
-/* Counts a skipped check (or a whole skipped test) with its reason. */
-static inline void hc_skipped(const char *file, int line, const char *fmt, ...) {
-  va_list ap;
-  hc_skip++;
-  printf("SKIP %s:%d (%s) on %s:%u: ", file, line, hc_name, hc_backend_name(hc_backend),
-         hc_index);
-  va_start(ap, fmt);
-  vprintf(fmt, ap);
-  va_end(ap);
-  printf("\n");
-  fflush(stdout);
-}
-
-/* At the start of a test: the rest of it runs on the host device only. */
-#define HOST_ONLY(reason)                                                      \
-  do {                                                                         \
-    if (!hc_on_host) {                                                         \
-      hc_skipped(__FILE__, __LINE__, "host device only: %s", (reason));        \
-      return;                                                                  \
-    }                                                                          \
-  } while (0)
-
-/* Success expected. Returns true when it was. */
-static inline bool hc_ok(ol_result_t r, const char *what, const char *file, int line) {
-  if (!r) {
-    hc_pass++;
-    return true;
-  }
-  hc_failed(file, line, "%s -> OL_ERRC_%s (%u) \"%s\", wanted success", what,
-            hc_code_name(r->Code), (unsigned)r->Code,
-            r->Details ? r->Details : "(no details)");
-  return false;
-}
-
-/* Error `code` expected; `part` (if not NULL) must occur in the Details. */
-static inline bool hc_err(ol_result_t r, unsigned code, const char *part,
-                   const char *what, const char *file, int line) {
-  if (r && r->Code == code &&
-      (!part || (r->Details && strstr(r->Details, part)))) {
-    hc_pass++;
-    return true;
-  }
-  if (!r)
-    hc_failed(file, line, "%s -> success, wanted OL_ERRC_%s%s%s%s", what,
-              hc_code_name(code), part ? " with \"" : "", part ? part : "",
-              part ? "\"" : "");
-  else
-    hc_failed(file, line,
-              "%s -> OL_ERRC_%s \"%s\", wanted OL_ERRC_%s%s%s%s", what,
-              hc_code_name(r->Code), r->Details ? r->Details : "(no details)",
-              hc_code_name(code), part ? " with \"" : "", part ? part : "",
-              part ? "\"" : "");
-  return false;
-}
-
-static inline bool hc_true(bool c, const char *what, const char *file, int line) {
-  if (c) {
-    hc_pass++;
-    return true;
-  }
-  hc_failed(file, line, "not true: %s", what);
-  return false;
-}
-
-static inline bool hc_eq(uint64_t got, uint64_t want, const char *what,
-                  const char *file, int line) {
-  if (got == want) {
-    hc_pass++;
-    return true;
-  }
-  hc_failed(file, line, "%s: got %" PRIu64 " (%#" PRIx64 "), wanted %" PRIu64
-            " (%#" PRIx64 ")", what, got, got, want, want);
-  return false;
-}
-
-#define OK(call) hc_ok((call), #call, __FILE__, __LINE__)
+#define OK(call) OLC_OK(call)
+/* Error `code`; `part` (if not NULL) must occur in the Details. */
 #define ERR(call, code, part)                                                  \
-  hc_err((call), (unsigned)(code), (part), #call, __FILE__, __LINE__)
-#define TRUE(cond) hc_true((cond), #cond, __FILE__, __LINE__)
-#define EQ(got, want)                                                          \
-  hc_eq((uint64_t)(got), (uint64_t)(want), #got " == " #want, __FILE__,        \
-        __LINE__)
+  olc_err((call), (unsigned)(code), (part), true, #call, __FILE__, __LINE__)
+#define TRUE(cond) OLC_TRUE(cond)
+#define EQ(got, want) OLC_EQ(got, want)
 /* Compare n uint32_t with an expected value computed from the index i. */
 #define EQ_ARRAY(arr, n, expr)                                                 \
   do {                                                                         \
@@ -223,13 +126,7 @@ static inline bool hc_eq(uint64_t got, uint64_t want, const char *what,
     }                                                                          \
   } while (0)
 
-#define RUN(fn)                                                                \
-  do {                                                                         \
-    hc_name = #fn;                                                             \
-    printf("  %s\n", #fn);                                                     \
-    fflush(stdout);                                                            \
-    fn();                                                                      \
-  } while (0)
+#define RUN(fn) OLC_RUN(fn)
 
 /* ------------------------------------------------------------ helpers --- */
 
@@ -438,9 +335,7 @@ static inline bool hc_next_device(void) {
 static inline int hc_finish(const char *area) {
   hc_name = "shutdown";
   OK(olShutDown());
-  printf("%s: %d passed, %d failed, %d skipped\n", area, hc_pass, hc_fail, hc_skip);
-  fflush(stdout);
-  return hc_fail ? 1 : 0;
+  return olc_summary(area);
 }
 
 /* Reads a whole file; *size gets its length. NULL (and a FAIL) if missing. */

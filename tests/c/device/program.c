@@ -463,7 +463,7 @@ static int child_destroy_while_queued(void) {
   OK(olDestroyQueue(q));
   OK(olMemFree(out));
   OK(olShutDown());
-  return (bad && s == NULL) || hc_fail ? 1 : 0;
+  return (bad && s == NULL) || atomic_load(&olc_failed) ? 1 : 0;
 }
 
 static void test_destroy_while_queued(void) {
