@@ -1,4 +1,6 @@
-/* Test harness of the device conformance suite of liboffload-go.
+/* Device fixture and helpers of the device conformance suite of
+ * liboffload-go, on the checks and counters of tests/c/common/olcheck.h
+ * (OK, ERR, TRUE, EQ are its OLC_OK, OLC_ERR_HAS, OLC_TRUE, OLC_EQ).
  *
  * Every test program runs its tests once per selected device. The devices
  * come from the environment variable OFFLOAD_TEST_DEVICES: a comma list of
@@ -15,14 +17,17 @@
  * allocations with the CPU: they go through olMemcpy (hc_write, hc_read,
  * hc_memset). HOST and MANAGED allocations may be touched. Checks that only
  * make sense on the host device (its own image format, ELF damage, host
- * threads and limits) start with HOST_ONLY("reason"): elsewhere they count
- * as skipped, with the reason, never as passed.
+ * threads and limits) start with HOST_ONLY("reason") (OLC_ONLY(OLC_HOST,
+ * reason); OLC_ONLY takes any set of backends): elsewhere they count as
+ * skipped, with the reason, never as passed. Validation-layer cases (NULL
+ * handles and pointers, garbage handles) are not repeated here: they do not
+ * depend on the device, and tests/c/conformance checks them once.
  *
  * Assertions never abort: a failed one prints
- *   FAIL <file>:<line> (<test>): <what>
+ *   FAIL <file>:<line> (<test>) on <impl> <backend>:<index>: <what>
  * and the test goes on (a test may return early when later steps would only
  * crash). A skip prints
- *   SKIP <file>:<line> (<test>) on <backend>:<index>: <reason>
+ *   SKIP <file>:<line> (<test>) on <impl> <backend>:<index>: <reason>
  * hc_finish() prints "<area>: N passed, N failed, N skipped" and returns the
  * exit status. Each test is announced before it runs, so the last line
  * printed before a crash or a hang names the culprit.
