@@ -40,9 +40,10 @@
  *                             DIFF line with the reason (not a skip: the
  *                             check that follows still counts)
  *
- * Device fixture: tests/c/device/hcheck.h (hc_start, hc_next_device):
- * every device found, or those named by OFFLOAD_TEST_DEVICES; it sets
- * olc_backend and olc_index to the device under test.
+ * Device fixture: oldevices.h (every device found, or those named by
+ * OFFLOAD_TEST_DEVICES), stepped through by tests/c/device/hcheck.h
+ * (hc_start, hc_next_device), which sets olc_backend and olc_index to the
+ * device under test.
  * SPDX-License-Identifier: Apache-2.0
  */
 #ifndef TESTS_C_COMMON_OLCHECK_H

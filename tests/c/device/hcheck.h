@@ -70,6 +70,7 @@
 #include <OffloadAPI.h>
 
 #include "olcheck.h"
+#include "oldevices.h"
 
 #ifndef KERNEL_DIR
 #define KERNEL_DIR "."
@@ -147,135 +148,17 @@ static inline void hc_sleep_ms(unsigned ms) {
   }
 }
 
-static inline bool hc_find_host(ol_device_handle_t d, void *user) {
-  ol_device_type_t t;
-  if (olGetDeviceInfo(d, OL_DEVICE_INFO_TYPE, sizeof t, &t) == NULL &&
-      t == OL_DEVICE_TYPE_HOST) {
-    *(ol_device_handle_t *)user = d;
-    return false;
-  }
-  return true;
-}
-
-/* ---------------------------------------------------- device selection --- */
-
-#define HC_MAX_DEVICES 64
-
-/* A selected device, by backend and index: handles do not survive a full
- * olShutDown, these do. */
-typedef struct hc_devsel {
-  ol_platform_backend_t backend;
-  unsigned index;
-} hc_devsel;
-
-static hc_devsel hc_sel[HC_MAX_DEVICES];
-static int hc_nsel, hc_cur = -1;
-
-static inline ol_platform_backend_t hc_device_backend(ol_device_handle_t d) {
-  ol_platform_handle_t p = NULL;
-  ol_platform_backend_t b = OL_PLATFORM_BACKEND_UNKNOWN;
-  if (olGetDeviceInfo(d, OL_DEVICE_INFO_PLATFORM, sizeof p, &p) == NULL)
-    olGetPlatformInfo(p, OL_PLATFORM_INFO_BACKEND, sizeof b, &b);
-  return b;
-}
-
-/* Every device in olIterateDevices order, with its backend and index. */
-typedef struct hc_devlist {
-  int n;
-  ol_device_handle_t dev[HC_MAX_DEVICES];
-  hc_devsel sel[HC_MAX_DEVICES];
-} hc_devlist;
-
-static inline bool hc_list_fn(ol_device_handle_t d, void *user) {
-  hc_devlist *l = user;
-  if (l->n >= HC_MAX_DEVICES)
-    return false;
-  ol_platform_backend_t b = hc_device_backend(d);
-  unsigned idx = 0;
-  for (int i = 0; i < l->n; i++)
-    idx += l->sel[i].backend == b;
-  l->dev[l->n] = d;
-  l->sel[l->n].backend = b;
-  l->sel[l->n].index = idx;
-  l->n++;
-  return true;
-}
-
-static inline void hc_list_devices(hc_devlist *l) {
-  l->n = 0;
-  olIterateDevices(hc_list_fn, l);
-}
-
-static inline bool hc_parse_backend(const char *s, size_t n, ol_platform_backend_t *b) {
-  static const ol_platform_backend_t all[] = {OL_PLATFORM_BACKEND_HOST, OL_PLATFORM_BACKEND_CUDA,
-                                              OL_PLATFORM_BACKEND_AMDGPU,
-                                              OL_PLATFORM_BACKEND_LEVEL_ZERO};
-  for (size_t i = 0; i < sizeof all / sizeof all[0]; i++) {
-    const char *name = hc_backend_name(all[i]);
-    if (strlen(name) == n && strncmp(name, s, n) == 0) {
-      *b = all[i];
-      return true;
-    }
-  }
-  return false;
-}
-
-static inline void hc_select(const hc_devsel *s) {
-  for (int i = 0; i < hc_nsel; i++)
-    if (hc_sel[i].backend == s->backend && hc_sel[i].index == s->index)
-      return;
-  if (hc_nsel < HC_MAX_DEVICES)
-    hc_sel[hc_nsel++] = *s;
-}
-
-/* Reads OFFLOAD_TEST_DEVICES into hc_sel; an entry that matches no device
- * is a failure. */
-static inline void hc_select_devices(void) {
-  hc_devlist l;
-  hc_list_devices(&l);
-  const char *env = getenv("OFFLOAD_TEST_DEVICES");
-  hc_nsel = 0;
-  hc_name = "device selection";
-  if (!env || !*env || strcmp(env, "all") == 0) {
-    for (int i = 0; i < l.n; i++)
-      hc_select(&l.sel[i]);
-    return;
-  }
-  const char *p = env;
-  while (*p) {
-    size_t len = strcspn(p, ",");
-    char item[64];
-    snprintf(item, sizeof item, "%.*s", (int)(len < 63 ? len : 63), p);
-    p += len + (p[len] == ',');
-    if (!*item)
-      continue;
-    if (strcmp(item, "all") == 0) {
-      for (int i = 0; i < l.n; i++)
-        hc_select(&l.sel[i]);
-      continue;
-    }
-    char *colon = strchr(item, ':');
-    size_t blen = colon ? (size_t)(colon - item) : strlen(item);
-    ol_platform_backend_t b;
-    char *end = NULL;
-    unsigned long idx = colon ? strtoul(colon + 1, &end, 10) : 0;
-    if (!hc_parse_backend(item, blen, &b) || (colon && (end == colon + 1 || *end))) {
-      hc_failed(__FILE__, __LINE__,
-                "OFFLOAD_TEST_DEVICES: \"%s\" is not backend or backend:index (backends: "
-                "host, cuda, amdgpu) or all",
-                item);
-      continue;
-    }
-    int found = 0;
-    for (int i = 0; i < l.n; i++)
-      if (l.sel[i].backend == b && (!colon || l.sel[i].index == idx)) {
-        hc_select(&l.sel[i]);
-        found++;
-      }
-    if (!found)
-      hc_failed(__FILE__, __LINE__, "OFFLOAD_TEST_DEVICES: no device matches %s", item);
-  }
-}
+/* The device fixture is tests/c/common/oldevices.h; its names here. */
+#define HC_MAX_DEVICES OLC_MAX_DEVICES
+#define hc_find_host olc_find_host
+#define hc_devsel olc_devsel
+#define hc_devlist olc_devlist
+#define hc_sel olc_sel
+#define hc_nsel olc_nsel
+static int hc_cur = -1; /* the selection under test (hc_next_device) */
+#define hc_device_backend olc_device_backend
+#define hc_list_devices olc_list_devices
+#define hc_select_devices olc_select_devices
 
 /* Finds the handles of the current selection again (after a new olInit):
  * hc_dev, hc_host and their properties. */
