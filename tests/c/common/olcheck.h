@@ -33,6 +33,8 @@
  * to every backend.
  *   OLC_ONLY(set, reason)     in a test: where `set` does not apply, count
  *                             one skip with the reason and return
+ *   OLC_ON(set, reason)       true where `set` applies, else one skip
+ *                             with the reason (for one check or a block)
  *   OLC_RUN_ON(fn, set, reason)  run test fn where `set` applies, else
  *                             count one skip with the reason
  *   olc_known_diff(set, reason)  true where `set` applies: the caller then
@@ -237,6 +239,9 @@ static inline bool olc_known_diff_at(unsigned set, const char *reason, const cha
       return;                                                                  \
   } while (0)
 #define olc_known_diff(set, reason) olc_known_diff_at((set), (reason), __FILE__, __LINE__)
+/* True where `set` applies; elsewhere counts one skip with the reason:
+ * `if (OLC_ON(OLC_HOST, "its 1 MiB limit")) ERR(...);` */
+#define OLC_ON(set, reason) olc_only((set), (reason), __FILE__, __LINE__)
 
 /* ----------------------------------------------------------- checks --- */
 
