@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Runs every conformance binary and the trace comparison, sums the
-# "N passed, N failed" lines and prints the total.  A binary that dies or
+# "N passed, N failed, N skipped" lines (tests/c/common/olcheck.h; the
+# trace comparison leaves out the skips) and prints the total.  A binary that dies or
 # exits non-zero without reporting a failure counts as one failure.
 #
 # usage: run_tests.sh IMPL LIBDIR LLVM_LIBDIR BUILD test...
@@ -11,19 +12,20 @@ here=$(cd "$(dirname "$0")" && pwd)
 
 total_pass=0
 total_fail=0
-summary_re='^([A-Za-z0-9_-]+: )?([0-9]+) passed, ([0-9]+) failed$'
+total_skip=0
+summary_re='^([A-Za-z0-9_-]+: )?([0-9]+) passed, ([0-9]+) failed(, ([0-9]+) skipped)?$'
 
 # run_one NAME CMD...: run, echo output, add its summary to the totals.
 run_one() {
   local name=$1
   shift
-  local out rc p=0 f=0 line found=0
+  local out rc p=0 f=0 s=0 line found=0
   out=$("$@" 2>&1)
   rc=$?
   printf '%s\n' "$out"
   while IFS= read -r line; do
     if [[ $line =~ $summary_re ]]; then
-      p=${BASH_REMATCH[2]} f=${BASH_REMATCH[3]} found=1
+      p=${BASH_REMATCH[2]} f=${BASH_REMATCH[3]} s=${BASH_REMATCH[5]:-0} found=1
     fi
   done <<<"$out"
   if ((found == 0)); then
@@ -39,6 +41,7 @@ run_one() {
   fi
   total_pass=$((total_pass + p))
   total_fail=$((total_fail + f))
+  total_skip=$((total_skip + s))
 }
 
 echo "== conformance: IMPL=$impl LIBDIR=$libdir"
@@ -54,5 +57,5 @@ echo "-- trace comparison ($libdir vs $llvm_libdir)"
 run_one trace python3 "$here/compare_trace.py" "$build/trace_prog" "$libdir" \
   "$llvm_libdir"
 
-echo "total: $total_pass passed, $total_fail failed"
+echo "total: $total_pass passed, $total_fail failed, $total_skip skipped"
 ((total_fail == 0))

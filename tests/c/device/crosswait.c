@@ -40,7 +40,7 @@ static void watchdog(int sig) {
 static void hung(const char *what) {
   hc_failed(__FILE__, __LINE__, "%s: the host function did not return within %d ms (it hangs "
             "in a wait that could never end, which must be refused)", what, DEADLINE_MS);
-  printf("crosswait: %d passed, %d failed, %d skipped\n", hc_pass, hc_fail, hc_skip);
+  olc_summary("crosswait");
   fflush(stdout);
   _exit(1);
 }

@@ -18,13 +18,7 @@ static uint64_t rng(void) {
   return rng_state * 0x2545f4914f6cdd1dull;
 }
 
-#define CUDA_ONLY()                                                            \
-  do {                                                                         \
-    if (hc_on_host || hc_backend != OL_PLATFORM_BACKEND_CUDA) {                \
-      hc_skipped(__FILE__, __LINE__, "CUDA images");                         \
-      return;                                                                  \
-    }                                                                          \
-  } while (0)
+#define CUDA_ONLY() OLC_ONLY(OLC_CUDA, "CUDA images")
 
 /* olCreateProgram refuses img with INVALID_BINARY naming `want`, and
  * olIsValidBinary says false. */

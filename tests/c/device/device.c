@@ -71,10 +71,7 @@ static void test_strings(void) {
     OK(olGetDeviceInfo(hc_dev, props[i], n, buf));
     EQ(strlen(buf) + 1, n);
   }
-  if (!hc_on_host) {
-    hc_skipped(__FILE__, __LINE__, "host device only: its UID is \"HOST\"");
-    return;
-  }
+  OLC_ONLY(OLC_HOST, "its UID is \"HOST\"");
   char uid[8] = {0};
   OK(olGetDeviceInfo(hc_dev, OL_DEVICE_INFO_UID, sizeof uid, uid));
   TRUE(strcmp(uid, "HOST") == 0);

@@ -25,12 +25,9 @@ static void test_create(void) {
 static void test_create_errors(void) {
   ol_queue_handle_t q = hc_queue();
   ol_event_handle_t e = (ol_event_handle_t)0x1;
-  ERR(olCreateEvent(NULL, &e), OL_ERRC_INVALID_NULL_HANDLE, "NULL == Queue");
-  ERR(olCreateEvent(q, NULL), OL_ERRC_INVALID_NULL_POINTER, "NULL == Event");
-  ERR(olCreateEvent((ol_queue_handle_t)0x1234, &e), OL_ERRC_INVALID_QUEUE, NULL);
-  EQ((uintptr_t)e, 1);
   OK(olDestroyQueue(q));
   ERR(olCreateEvent(q, &e), OL_ERRC_INVALID_QUEUE, "destroyed");
+  EQ((uintptr_t)e, 1); /* a refused call leaves the handle alone */
 }
 
 static void test_sync_repeat(void) {
@@ -53,8 +50,6 @@ static void test_sync_repeat(void) {
 }
 
 static void test_sync_errors(void) {
-  ERR(olSyncEvent(NULL), OL_ERRC_INVALID_NULL_HANDLE, "NULL == Event");
-  ERR(olSyncEvent((ol_event_handle_t)0x1234), OL_ERRC_INVALID_EVENT, NULL);
   ol_queue_handle_t q = hc_queue();
   ol_event_handle_t e = NULL;
   OK(olCreateEvent(q, &e));
@@ -65,8 +60,6 @@ static void test_sync_errors(void) {
 }
 
 static void test_destroy_errors(void) {
-  ERR(olDestroyEvent(NULL), OL_ERRC_INVALID_NULL_HANDLE, "NULL == Event");
-  ERR(olDestroyEvent((ol_event_handle_t)0x1234), OL_ERRC_INVALID_EVENT, NULL);
   ol_queue_handle_t q = hc_queue();
   ol_event_handle_t e = NULL;
   OK(olCreateEvent(q, &e));
@@ -154,16 +147,10 @@ static void test_info(void) {
   OK(olGetEventInfoSize(e, OL_EVENT_INFO_IS_COMPLETE, &n));
   EQ(n, sizeof(bool));
 
-  ERR(olGetEventInfo(NULL, OL_EVENT_INFO_QUEUE, sizeof owner, &owner), OL_ERRC_INVALID_NULL_HANDLE,
-      NULL);
   ERR(olGetEventInfo(e, OL_EVENT_INFO_QUEUE, 0, &owner), OL_ERRC_INVALID_SIZE, "PropSize == 0");
   ERR(olGetEventInfo(e, OL_EVENT_INFO_QUEUE, sizeof owner - 1, &owner), OL_ERRC_INVALID_SIZE, NULL);
-  ERR(olGetEventInfo(e, OL_EVENT_INFO_QUEUE, sizeof owner, NULL), OL_ERRC_INVALID_NULL_POINTER,
-      "NULL == PropValue");
   ERR(olGetEventInfo(e, (ol_event_info_t)HC_BIG, sizeof owner, &owner),
       OL_ERRC_INVALID_ENUMERATION, "olGetEventInfo enum '2147483647' is invalid");
-  ERR(olGetEventInfoSize(NULL, OL_EVENT_INFO_QUEUE, &n), OL_ERRC_INVALID_NULL_HANDLE, NULL);
-  ERR(olGetEventInfoSize(e, OL_EVENT_INFO_QUEUE, NULL), OL_ERRC_INVALID_NULL_POINTER, NULL);
   ERR(olGetEventInfoSize(e, (ol_event_info_t)HC_BIG, &n), OL_ERRC_INVALID_ENUMERATION,
       "olGetEventInfo enum '2147483647' is invalid");
   /* QUEUE still answers after the queue is gone */

@@ -95,7 +95,7 @@ summary+=("device suite: $p passed, $f failed, $s skipped (devices: ${ran_on:-no
 # ---- lifecycle tests (IMPL=ours)
 echo
 echo "=== lifecycle"
-lp=0 lf=0
+lp=0 lf=0 lsk=0
 for t in $(cat "$here/bin/lifecycle/tests.list"); do
   case $t in
     dlopen_cycles | dlclose_no_shutdown) args=("$lib") ;;
@@ -107,23 +107,25 @@ for t in $(cat "$here/bin/lifecycle/tests.list"); do
       timeout --signal=ABRT --kill-after=10 "$lc_timeout" "$here/bin/lifecycle/$t" "${args[@]}" 2>&1)
   rc=$?
   printf '%s\n' "$o"
-  line=$(printf '%s\n' "$o" | grep -E '^[0-9]+ passed, [0-9]+ failed$' | tail -1)
+  line=$(printf '%s\n' "$o" | grep -E '^[0-9]+ passed, [0-9]+ failed, [0-9]+ skipped$' | tail -1)
   if [ -n "$line" ]; then
     p=${line%% passed*}
     f=${line#*passed, }
-    f=${f%% failed}
+    f=${f%% failed*}
+    s=${line#*failed, }
+    s=${s%% skipped}
   else
-    p=0 f=1
+    p=0 f=1 s=0
     echo "FAIL lifecycle $t: no summary line (exit status $rc)"
   fi
   if [ "$rc" -ne 0 ] && [ "$f" -eq 0 ]; then
     f=1
     echo "FAIL lifecycle $t: exit status $rc with 0 failures reported"
   fi
-  lp=$((lp + p)) lf=$((lf + f))
+  lp=$((lp + p)) lf=$((lf + f)) lsk=$((lsk + s))
 done
-tp=$((tp + lp)) tf=$((tf + lf))
-summary+=("lifecycle: $lp passed, $lf failed, 0 skipped")
+tp=$((tp + lp)) tf=$((tf + lf)) ts=$((ts + lsk))
+summary+=("lifecycle: $lp passed, $lf failed, $lsk skipped")
 
 # ---- the CUDA benchmark (not a test: numbers only) ----
 if echo "$devs" | grep -q '^cuda:' && [ -x "$here/bin/bench/cuda" ] && [ -f "$here/bin/bench/noargs.ptx" ]; then

@@ -1,4 +1,6 @@
-/* Test harness of the device conformance suite of liboffload-go.
+/* Device fixture and helpers of the device conformance suite of
+ * liboffload-go, on the checks and counters of tests/c/common/olcheck.h
+ * (OK, ERR, TRUE, EQ are its OLC_OK, OLC_ERR_HAS, OLC_TRUE, OLC_EQ).
  *
  * Every test program runs its tests once per selected device. The devices
  * come from the environment variable OFFLOAD_TEST_DEVICES: a comma list of
@@ -15,14 +17,17 @@
  * allocations with the CPU: they go through olMemcpy (hc_write, hc_read,
  * hc_memset). HOST and MANAGED allocations may be touched. Checks that only
  * make sense on the host device (its own image format, ELF damage, host
- * threads and limits) start with HOST_ONLY("reason"): elsewhere they count
- * as skipped, with the reason, never as passed.
+ * threads and limits) start with HOST_ONLY("reason") (OLC_ONLY(OLC_HOST,
+ * reason); OLC_ONLY takes any set of backends): elsewhere they count as
+ * skipped, with the reason, never as passed. Validation-layer cases (NULL
+ * handles and pointers, garbage handles) are not repeated here: they do not
+ * depend on the device, and tests/c/conformance checks them once.
  *
  * Assertions never abort: a failed one prints
- *   FAIL <file>:<line> (<test>): <what>
+ *   FAIL <file>:<line> (<test>) on <impl> <backend>:<index>: <what>
  * and the test goes on (a test may return early when later steps would only
  * crash). A skip prints
- *   SKIP <file>:<line> (<test>) on <backend>:<index>: <reason>
+ *   SKIP <file>:<line> (<test>) on <impl> <backend>:<index>: <reason>
  * hc_finish() prints "<area>: N passed, N failed, N skipped" and returns the
  * exit status. Each test is announced before it runs, so the last line
  * printed before a crash or a hang names the culprit.
@@ -64,144 +69,48 @@
 
 #include <OffloadAPI.h>
 
+#include "olcheck.h"
+#include "oldevices.h"
+
 #ifndef KERNEL_DIR
 #define KERNEL_DIR "."
 #endif
 
-static int hc_pass, hc_fail, hc_skip;
-static const char *hc_name = "-";
+/* The checks and counters are those of tests/c/common/olcheck.h; these
+ * are the device suite's names for them. */
+#define hc_pass olc_passed
+#define hc_fail olc_failed
+#define hc_skip olc_skipped
+#define hc_name olc_test
+#define hc_backend olc_backend /* hc_dev's backend */
+#define hc_index olc_index     /* hc_dev's index among its backend's devices */
+#define hc_failed olc_fail
+#define hc_skipped olc_skip
+#define hc_backend_name olc_backend_name
 static const char *hc_kernel_dir = KERNEL_DIR;
 static ol_device_handle_t hc_dev;  /* the device under test (hc_next_device) */
 static ol_device_handle_t hc_host; /* the host device, always present */
 static bool hc_on_host;            /* hc_dev is the host device */
-static ol_platform_backend_t hc_backend; /* hc_dev's backend */
-static unsigned hc_index;          /* hc_dev's index among its backend's devices */
 static char hc_dev_name[256];      /* hc_dev's OL_DEVICE_INFO_NAME */
 
 #define HC_BIG 0x7fffffff /* the FORCE_UINT32 value of every enum */
 
+/* The result code's name without "OL_ERRC_". */
 static inline const char *hc_code_name(unsigned c) {
-  static const char *n[] = {
-      "SUCCESS",        "UNKNOWN",          "HOST_IO",
-      "INVALID_BINARY", "INVALID_NULL_POINTER", "INVALID_ARGUMENT",
-      "NOT_FOUND",      "OUT_OF_RESOURCES", "INVALID_SIZE",
-      "INVALID_ENUMERATION", "HOST_TOOL_NOT_FOUND", "INVALID_VALUE",
-      "UNIMPLEMENTED",  "UNSUPPORTED",      "ASSEMBLE_FAILURE",
-      "COMPILE_FAILURE", "LINK_FAILURE",    "BACKEND_FAILURE",
-      "UNINITIALIZED",  "INVALID_NULL_HANDLE", "INVALID_PLATFORM",
-      "INVALID_DEVICE", "INVALID_QUEUE",    "INVALID_EVENT",
-      "SYMBOL_KIND"};
-  return c < sizeof n / sizeof n[0] ? n[c] : "?";
+  const char *n = olc_code_name(c);
+  return strncmp(n, "OL_ERRC_", 8) == 0 ? n + 8 : "?";
 }
 
-static inline void hc_failed(const char *file, int line, const char *fmt, ...) {
-  va_list ap;
-  hc_fail++;
-  printf("FAIL %s:%d (%s): ", file, line, hc_name);
-  va_start(ap, fmt);
-  vprintf(fmt, ap);
-  va_end(ap);
-  printf("\n");
-  fflush(stdout);
-}
+/* At the start of a test: the rest of it runs on the host device only
+ * (OLC_ONLY(OLC_HOST, reason): elsewhere one skip with the reason). */
+#define HOST_ONLY(reason) OLC_ONLY(OLC_HOST, reason)
 
-static inline const char *hc_backend_name(ol_platform_backend_t b) {
-  switch (b) {
-  case OL_PLATFORM_BACKEND_HOST:
-    return "host";
-  case OL_PLATFORM_BACKEND_CUDA:
-    return "cuda";
-  case OL_PLATFORM_BACKEND_AMDGPU:
-    return "amdgpu";
-  case OL_PLATFORM_BACKEND_LEVEL_ZERO:
-    return "level_zero";
-  default:
-    return "unknown";
-  }
-}
-
-/* Counts a skipped check (or a whole skipped test) with its reason. */
-static inline void hc_skipped(const char *file, int line, const char *fmt, ...) {
-  va_list ap;
-  hc_skip++;
-  printf("SKIP %s:%d (%s) on %s:%u: ", file, line, hc_name, hc_backend_name(hc_backend),
-         hc_index);
-  va_start(ap, fmt);
-  vprintf(fmt, ap);
-  va_end(ap);
-  printf("\n");
-  fflush(stdout);
-}
-
-/* At the start of a test: the rest of it runs on the host device only. */
-#define HOST_ONLY(reason)                                                      \
-  do {                                                                         \
-    if (!hc_on_host) {                                                         \
-      hc_skipped(__FILE__, __LINE__, "host device only: %s", (reason));        \
-      return;                                                                  \
-    }                                                                          \
-  } while (0)
-
-/* Success expected. Returns true when it was. */
-static inline bool hc_ok(ol_result_t r, const char *what, const char *file, int line) {
-  if (!r) {
-    hc_pass++;
-    return true;
-  }
-  hc_failed(file, line, "%s -> OL_ERRC_%s (%u) \"%s\", wanted success", what,
-            hc_code_name(r->Code), (unsigned)r->Code,
-            r->Details ? r->Details : "(no details)");
-  return false;
-}
-
-/* Error `code` expected; `part` (if not NULL) must occur in the Details. */
-static inline bool hc_err(ol_result_t r, unsigned code, const char *part,
-                   const char *what, const char *file, int line) {
-  if (r && r->Code == code &&
-      (!part || (r->Details && strstr(r->Details, part)))) {
-    hc_pass++;
-    return true;
-  }
-  if (!r)
-    hc_failed(file, line, "%s -> success, wanted OL_ERRC_%s%s%s%s", what,
-              hc_code_name(code), part ? " with \"" : "", part ? part : "",
-              part ? "\"" : "");
-  else
-    hc_failed(file, line,
-              "%s -> OL_ERRC_%s \"%s\", wanted OL_ERRC_%s%s%s%s", what,
-              hc_code_name(r->Code), r->Details ? r->Details : "(no details)",
-              hc_code_name(code), part ? " with \"" : "", part ? part : "",
-              part ? "\"" : "");
-  return false;
-}
-
-static inline bool hc_true(bool c, const char *what, const char *file, int line) {
-  if (c) {
-    hc_pass++;
-    return true;
-  }
-  hc_failed(file, line, "not true: %s", what);
-  return false;
-}
-
-static inline bool hc_eq(uint64_t got, uint64_t want, const char *what,
-                  const char *file, int line) {
-  if (got == want) {
-    hc_pass++;
-    return true;
-  }
-  hc_failed(file, line, "%s: got %" PRIu64 " (%#" PRIx64 "), wanted %" PRIu64
-            " (%#" PRIx64 ")", what, got, got, want, want);
-  return false;
-}
-
-#define OK(call) hc_ok((call), #call, __FILE__, __LINE__)
+#define OK(call) OLC_OK(call)
+/* Error `code`; `part` (if not NULL) must occur in the Details. */
 #define ERR(call, code, part)                                                  \
-  hc_err((call), (unsigned)(code), (part), #call, __FILE__, __LINE__)
-#define TRUE(cond) hc_true((cond), #cond, __FILE__, __LINE__)
-#define EQ(got, want)                                                          \
-  hc_eq((uint64_t)(got), (uint64_t)(want), #got " == " #want, __FILE__,        \
-        __LINE__)
+  olc_err((call), (unsigned)(code), (part), true, #call, __FILE__, __LINE__)
+#define TRUE(cond) OLC_TRUE(cond)
+#define EQ(got, want) OLC_EQ(got, want)
 /* Compare n uint32_t with an expected value computed from the index i. */
 #define EQ_ARRAY(arr, n, expr)                                                 \
   do {                                                                         \
@@ -223,13 +132,7 @@ static inline bool hc_eq(uint64_t got, uint64_t want, const char *what,
     }                                                                          \
   } while (0)
 
-#define RUN(fn)                                                                \
-  do {                                                                         \
-    hc_name = #fn;                                                             \
-    printf("  %s\n", #fn);                                                     \
-    fflush(stdout);                                                            \
-    fn();                                                                      \
-  } while (0)
+#define RUN(fn) OLC_RUN(fn)
 
 /* ------------------------------------------------------------ helpers --- */
 
@@ -245,135 +148,17 @@ static inline void hc_sleep_ms(unsigned ms) {
   }
 }
 
-static inline bool hc_find_host(ol_device_handle_t d, void *user) {
-  ol_device_type_t t;
-  if (olGetDeviceInfo(d, OL_DEVICE_INFO_TYPE, sizeof t, &t) == NULL &&
-      t == OL_DEVICE_TYPE_HOST) {
-    *(ol_device_handle_t *)user = d;
-    return false;
-  }
-  return true;
-}
-
-/* ---------------------------------------------------- device selection --- */
-
-#define HC_MAX_DEVICES 64
-
-/* A selected device, by backend and index: handles do not survive a full
- * olShutDown, these do. */
-typedef struct hc_devsel {
-  ol_platform_backend_t backend;
-  unsigned index;
-} hc_devsel;
-
-static hc_devsel hc_sel[HC_MAX_DEVICES];
-static int hc_nsel, hc_cur = -1;
-
-static inline ol_platform_backend_t hc_device_backend(ol_device_handle_t d) {
-  ol_platform_handle_t p = NULL;
-  ol_platform_backend_t b = OL_PLATFORM_BACKEND_UNKNOWN;
-  if (olGetDeviceInfo(d, OL_DEVICE_INFO_PLATFORM, sizeof p, &p) == NULL)
-    olGetPlatformInfo(p, OL_PLATFORM_INFO_BACKEND, sizeof b, &b);
-  return b;
-}
-
-/* Every device in olIterateDevices order, with its backend and index. */
-typedef struct hc_devlist {
-  int n;
-  ol_device_handle_t dev[HC_MAX_DEVICES];
-  hc_devsel sel[HC_MAX_DEVICES];
-} hc_devlist;
-
-static inline bool hc_list_fn(ol_device_handle_t d, void *user) {
-  hc_devlist *l = user;
-  if (l->n >= HC_MAX_DEVICES)
-    return false;
-  ol_platform_backend_t b = hc_device_backend(d);
-  unsigned idx = 0;
-  for (int i = 0; i < l->n; i++)
-    idx += l->sel[i].backend == b;
-  l->dev[l->n] = d;
-  l->sel[l->n].backend = b;
-  l->sel[l->n].index = idx;
-  l->n++;
-  return true;
-}
-
-static inline void hc_list_devices(hc_devlist *l) {
-  l->n = 0;
-  olIterateDevices(hc_list_fn, l);
-}
-
-static inline bool hc_parse_backend(const char *s, size_t n, ol_platform_backend_t *b) {
-  static const ol_platform_backend_t all[] = {OL_PLATFORM_BACKEND_HOST, OL_PLATFORM_BACKEND_CUDA,
-                                              OL_PLATFORM_BACKEND_AMDGPU,
-                                              OL_PLATFORM_BACKEND_LEVEL_ZERO};
-  for (size_t i = 0; i < sizeof all / sizeof all[0]; i++) {
-    const char *name = hc_backend_name(all[i]);
-    if (strlen(name) == n && strncmp(name, s, n) == 0) {
-      *b = all[i];
-      return true;
-    }
-  }
-  return false;
-}
-
-static inline void hc_select(const hc_devsel *s) {
-  for (int i = 0; i < hc_nsel; i++)
-    if (hc_sel[i].backend == s->backend && hc_sel[i].index == s->index)
-      return;
-  if (hc_nsel < HC_MAX_DEVICES)
-    hc_sel[hc_nsel++] = *s;
-}
-
-/* Reads OFFLOAD_TEST_DEVICES into hc_sel; an entry that matches no device
- * is a failure. */
-static inline void hc_select_devices(void) {
-  hc_devlist l;
-  hc_list_devices(&l);
-  const char *env = getenv("OFFLOAD_TEST_DEVICES");
-  hc_nsel = 0;
-  hc_name = "device selection";
-  if (!env || !*env || strcmp(env, "all") == 0) {
-    for (int i = 0; i < l.n; i++)
-      hc_select(&l.sel[i]);
-    return;
-  }
-  const char *p = env;
-  while (*p) {
-    size_t len = strcspn(p, ",");
-    char item[64];
-    snprintf(item, sizeof item, "%.*s", (int)(len < 63 ? len : 63), p);
-    p += len + (p[len] == ',');
-    if (!*item)
-      continue;
-    if (strcmp(item, "all") == 0) {
-      for (int i = 0; i < l.n; i++)
-        hc_select(&l.sel[i]);
-      continue;
-    }
-    char *colon = strchr(item, ':');
-    size_t blen = colon ? (size_t)(colon - item) : strlen(item);
-    ol_platform_backend_t b;
-    char *end = NULL;
-    unsigned long idx = colon ? strtoul(colon + 1, &end, 10) : 0;
-    if (!hc_parse_backend(item, blen, &b) || (colon && (end == colon + 1 || *end))) {
-      hc_failed(__FILE__, __LINE__,
-                "OFFLOAD_TEST_DEVICES: \"%s\" is not backend or backend:index (backends: "
-                "host, cuda, amdgpu) or all",
-                item);
-      continue;
-    }
-    int found = 0;
-    for (int i = 0; i < l.n; i++)
-      if (l.sel[i].backend == b && (!colon || l.sel[i].index == idx)) {
-        hc_select(&l.sel[i]);
-        found++;
-      }
-    if (!found)
-      hc_failed(__FILE__, __LINE__, "OFFLOAD_TEST_DEVICES: no device matches %s", item);
-  }
-}
+/* The device fixture is tests/c/common/oldevices.h; its names here. */
+#define HC_MAX_DEVICES OLC_MAX_DEVICES
+#define hc_find_host olc_find_host
+#define hc_devsel olc_devsel
+#define hc_devlist olc_devlist
+#define hc_sel olc_sel
+#define hc_nsel olc_nsel
+static int hc_cur = -1; /* the selection under test (hc_next_device) */
+#define hc_device_backend olc_device_backend
+#define hc_list_devices olc_list_devices
+#define hc_select_devices olc_select_devices
 
 /* Finds the handles of the current selection again (after a new olInit):
  * hc_dev, hc_host and their properties. */
@@ -438,9 +223,7 @@ static inline bool hc_next_device(void) {
 static inline int hc_finish(const char *area) {
   hc_name = "shutdown";
   OK(olShutDown());
-  printf("%s: %d passed, %d failed, %d skipped\n", area, hc_pass, hc_fail, hc_skip);
-  fflush(stdout);
-  return hc_fail ? 1 : 0;
+  return olc_summary(area);
 }
 
 /* Reads a whole file; *size gets its length. NULL (and a FAIL) if missing. */

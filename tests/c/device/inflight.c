@@ -101,7 +101,7 @@ static uint32_t *host_buf(void) {
                 "%s: %zu of %d elements wrong, first [%zu] = %u, wanted %u",   \
                 #p, bad_, N, first_, (p)[first_], (uint32_t)(want));           \
     } else {                                                                   \
-      hc_pass++;                                                               \
+      olc_pass();                                                               \
     }                                                                          \
   } while (0)
 

@@ -77,16 +77,11 @@ static void test_alloc_many(void) {
 
 static void test_alloc_errors(void) {
   void *p = (void *)0x1;
-  ERR(olMemAlloc(hc_dev, OL_ALLOC_TYPE_DEVICE, 0, &p), OL_ERRC_INVALID_SIZE, "Size == 0");
-  EQ((uintptr_t)p, 1);
-  ERR(olMemAlloc(NULL, OL_ALLOC_TYPE_DEVICE, 1024, &p), OL_ERRC_INVALID_NULL_HANDLE, NULL);
-  ERR(olMemAlloc(hc_dev, OL_ALLOC_TYPE_DEVICE, 1024, NULL), OL_ERRC_INVALID_NULL_POINTER, NULL);
-  ERR(olMemAlloc((ol_device_handle_t)0x1234, OL_ALLOC_TYPE_DEVICE, 1024, &p),
-      OL_ERRC_INVALID_DEVICE, "0x1234");
   /* the queue handle is not a device handle */
   ol_queue_handle_t q = hc_queue();
   ERR(olMemAlloc((ol_device_handle_t)q, OL_ALLOC_TYPE_DEVICE, 1024, &p), OL_ERRC_INVALID_DEVICE,
       "queue");
+  EQ((uintptr_t)p, 1); /* a refused call leaves the result alone */
   OK(olDestroyQueue(q));
   /* far more than the machine has */
   p = NULL;
@@ -101,9 +96,6 @@ static void test_alloc_errors(void) {
 /* ------------------------------------------------------------- olMemFree */
 
 static void test_free_errors(void) {
-  int on_stack = 0;
-  ERR(olMemFree(NULL), OL_ERRC_INVALID_NULL_POINTER, "NULL == Address");
-  ERR(olMemFree(&on_stack), OL_ERRC_INVALID_ARGUMENT, NULL);
   void *p = hc_alloc(OL_ALLOC_TYPE_HOST, 256);
   if (!p)
     return;
@@ -150,18 +142,10 @@ static void test_mem_info_errors(void) {
   if (!p)
     return;
   void *base = NULL;
-  int on_stack;
-  ERR(olGetMemInfo((void *)0x1234, OL_MEM_INFO_BASE, sizeof base, &base), OL_ERRC_NOT_FOUND,
-      NULL);
-  ERR(olGetMemInfo(&on_stack, OL_MEM_INFO_BASE, sizeof base, &base), OL_ERRC_NOT_FOUND, NULL);
-  ERR(olGetMemInfo(NULL, OL_MEM_INFO_BASE, sizeof base, &base), OL_ERRC_INVALID_NULL_POINTER,
-      "NULL == Ptr");
   ERR(olGetMemInfo(p, OL_MEM_INFO_BASE, 0, &base), OL_ERRC_INVALID_SIZE, "PropSize == 0");
   ERR(olGetMemInfo(p, OL_MEM_INFO_BASE, sizeof base - 1, &base), OL_ERRC_INVALID_SIZE, NULL);
   ol_alloc_type_t type;
   ERR(olGetMemInfo(p, OL_MEM_INFO_TYPE, sizeof type - 1, &type), OL_ERRC_INVALID_SIZE, NULL);
-  ERR(olGetMemInfo(p, OL_MEM_INFO_BASE, sizeof base, NULL), OL_ERRC_INVALID_NULL_POINTER,
-      "NULL == PropValue");
   ERR(olGetMemInfo(p, (ol_mem_info_t)HC_BIG, sizeof base, &base), OL_ERRC_INVALID_ENUMERATION,
       "olGetMemInfo enum '2147483647' is invalid");
   /* a bigger buffer is fine; only the value's bytes are written */
@@ -189,8 +173,6 @@ static void test_mem_info_size(void) {
   EQ(n, sizeof(size_t));
   OK(olGetMemInfoSize(p, OL_MEM_INFO_TYPE, &n));
   EQ(n, sizeof(ol_alloc_type_t));
-  ERR(olGetMemInfoSize(NULL, OL_MEM_INFO_SIZE, &n), OL_ERRC_INVALID_NULL_POINTER, NULL);
-  ERR(olGetMemInfoSize(p, OL_MEM_INFO_SIZE, NULL), OL_ERRC_INVALID_NULL_POINTER, NULL);
   ERR(olGetMemInfoSize(p, (ol_mem_info_t)HC_BIG, &n), OL_ERRC_INVALID_ENUMERATION,
       "olGetMemInfo enum '2147483647' is invalid");
   ERR(olGetMemInfoSize((void *)0x1234, OL_MEM_INFO_SIZE, &n), OL_ERRC_NOT_FOUND, NULL);
@@ -257,7 +239,7 @@ static void test_memcpy_every_pair(void) {
           hc_failed(__FILE__, __LINE__, "%s copy %s -> %s: %d bytes wrong",
                     mode ? "queued" : "synchronous", places[s].name, places[d].name, bad);
         else if (ok)
-          hc_pass++;
+          olc_pass();
         seed++;
       }
   /* the kernel `read` sees what olMemcpy put in the global */
@@ -391,13 +373,8 @@ done:
 
 static void test_memcpy_errors(void) {
   char a[8] = {0}, b[8] = {0};
-  ERR(olMemcpy(NULL, a, NULL, b, hc_dev, 8), OL_ERRC_INVALID_NULL_HANDLE, "NULL == DstDevice");
-  ERR(olMemcpy(NULL, a, hc_dev, b, NULL, 8), OL_ERRC_INVALID_NULL_HANDLE, "NULL == SrcDevice");
-  ERR(olMemcpy(NULL, NULL, hc_dev, b, hc_dev, 8), OL_ERRC_INVALID_NULL_POINTER, "NULL == DstPtr");
-  ERR(olMemcpy(NULL, a, hc_dev, NULL, hc_dev, 8), OL_ERRC_INVALID_NULL_POINTER, "NULL == SrcPtr");
   ERR(olMemcpy((ol_queue_handle_t)0x1234, a, hc_dev, b, hc_dev, 8), OL_ERRC_INVALID_QUEUE,
       NULL);
-  ERR(olMemcpy(NULL, a, (ol_device_handle_t)0x1234, b, hc_dev, 8), OL_ERRC_INVALID_DEVICE, NULL);
   ol_queue_handle_t q = hc_queue();
   OK(olDestroyQueue(q));
   ERR(olMemcpy(q, a, hc_dev, b, hc_dev, 8), OL_ERRC_INVALID_QUEUE, "destroyed");
@@ -458,7 +435,7 @@ static void check_fill(size_t psize, size_t total) {
                   psize, total, kind < 3 ? "olMemAlloc" : "malloc", queued ? "queued" : "NULL queue",
                   bad, guard);
       else if (ok)
-        hc_pass++;
+        olc_pass();
       if (kind < 3)
         OK(olMemFree(mem));
       else
@@ -592,18 +569,10 @@ static void test_register_overlap(void) {
 static void test_register_errors(void) {
   char arr[64];
   void *p = (void *)0x1;
-  ERR(olMemRegister(hc_dev, arr, 0, 0, &p), OL_ERRC_INVALID_SIZE, "Size == 0");
-  ERR(olMemRegister(NULL, arr, sizeof arr, 0, &p), OL_ERRC_INVALID_NULL_HANDLE, NULL);
-  ERR(olMemRegister(hc_dev, NULL, sizeof arr, 0, &p), OL_ERRC_INVALID_NULL_POINTER,
-      "NULL == Ptr");
-  ERR(olMemRegister(hc_dev, arr, sizeof arr, 0, NULL), OL_ERRC_INVALID_NULL_POINTER,
-      "NULL == PinnedPtr");
-  EQ((uintptr_t)p, 1);
-  ERR(olMemUnregister(hc_dev, NULL), OL_ERRC_INVALID_NULL_POINTER, NULL);
-  ERR(olMemUnregister(NULL, arr), OL_ERRC_INVALID_NULL_HANDLE, NULL);
   ERR(olMemUnregister(hc_dev, arr), OL_ERRC_INVALID_ARGUMENT, NULL);
   ERR(olMemRegister((ol_device_handle_t)0x1234, arr, sizeof arr, 0, &p), OL_ERRC_INVALID_DEVICE,
       NULL);
+  EQ((uintptr_t)p, 1); /* a refused call leaves the result alone */
 }
 
 

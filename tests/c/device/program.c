@@ -23,20 +23,6 @@ static void test_create_destroy(void) {
   free(img);
 }
 
-static void test_create_errors(void) {
-  size_t n = 0;
-  void *img = hc_image("foo", &n);
-  if (!img)
-    return;
-  ol_program_handle_t p = (ol_program_handle_t)0x1;
-  ERR(olCreateProgram(NULL, img, n, &p), OL_ERRC_INVALID_NULL_HANDLE, "NULL == Device");
-  ERR(olCreateProgram(hc_dev, NULL, n, &p), OL_ERRC_INVALID_NULL_POINTER, "NULL == ProgData");
-  ERR(olCreateProgram(hc_dev, img, n, NULL), OL_ERRC_INVALID_NULL_POINTER, "NULL == Program");
-  ERR(olCreateProgram((ol_device_handle_t)0x1234, img, n, &p), OL_ERRC_INVALID_DEVICE, NULL);
-  EQ((uintptr_t)p, 1);
-  free(img);
-}
-
 /* The image is copied: the caller's buffer can be freed or overwritten
  * right after olCreateProgram. */
 static void test_image_copied(void) {
@@ -191,16 +177,11 @@ static void test_is_valid_binary(void) {
   valid = true;
   OK(olIsValidBinary(hc_dev, img, 0, &valid));
   TRUE(!valid);
-  /* NULL data: an error, and the output is left alone */
-  valid = true;
-  ERR(olIsValidBinary(hc_dev, NULL, n, &valid), OL_ERRC_INVALID_NULL_POINTER, "NULL == ProgData");
-  TRUE(valid);
+  /* NULL data: an error, and the output is left alone (also when it was
+   * true: tests/c/conformance/test_program.c) */
   valid = false;
   ERR(olIsValidBinary(hc_dev, NULL, n, &valid), OL_ERRC_INVALID_NULL_POINTER, NULL);
   TRUE(!valid);
-  ERR(olIsValidBinary(hc_dev, img, n, NULL), OL_ERRC_INVALID_NULL_POINTER, "NULL == Valid");
-  ERR(olIsValidBinary(NULL, img, n, &valid), OL_ERRC_INVALID_NULL_HANDLE, "NULL == Device");
-  ERR(olIsValidBinary((ol_device_handle_t)0x1234, img, n, &valid), OL_ERRC_INVALID_DEVICE, NULL);
   free(img);
 }
 
@@ -236,8 +217,6 @@ static void test_valid_binary_does_not_load(void) {
 }
 
 static void test_destroy_errors(void) {
-  ERR(olDestroyProgram(NULL), OL_ERRC_INVALID_NULL_HANDLE, "NULL == Program");
-  ERR(olDestroyProgram((ol_program_handle_t)0x1234), OL_ERRC_INVALID_ARGUMENT, NULL);
   ol_program_handle_t p = hc_program("foo");
   if (!p)
     return;
@@ -463,7 +442,7 @@ static int child_destroy_while_queued(void) {
   OK(olDestroyQueue(q));
   OK(olMemFree(out));
   OK(olShutDown());
-  return (bad && s == NULL) || hc_fail ? 1 : 0;
+  return (bad && s == NULL) || atomic_load(&olc_failed) ? 1 : 0;
 }
 
 static void test_destroy_while_queued(void) {
@@ -599,7 +578,6 @@ int main(int argc, char **argv) {
   hc_start(argc, argv);
   while (hc_next_device()) {
     RUN(test_create_destroy);
-    RUN(test_create_errors);
     RUN(test_image_copied);
     RUN(test_invalid_images);
     RUN(test_wrong_architecture);

@@ -25,17 +25,7 @@ static void test_create_destroy(void) {
   EQ(bad, 0);
 }
 
-static void test_create_errors(void) {
-  ol_queue_handle_t q = (ol_queue_handle_t)0x1;
-  ERR(olCreateQueue(NULL, &q), OL_ERRC_INVALID_NULL_HANDLE, "NULL == Device");
-  ERR(olCreateQueue(hc_dev, NULL), OL_ERRC_INVALID_NULL_POINTER, "NULL == Queue");
-  ERR(olCreateQueue((ol_device_handle_t)0x1234, &q), OL_ERRC_INVALID_DEVICE, "0x1234");
-  EQ((uintptr_t)q, 1);
-}
-
 static void test_destroy_errors(void) {
-  ERR(olDestroyQueue(NULL), OL_ERRC_INVALID_NULL_HANDLE, "NULL == Queue");
-  ERR(olDestroyQueue((ol_queue_handle_t)0x1234), OL_ERRC_INVALID_QUEUE, "0x1234");
   ol_queue_handle_t q = hc_queue();
   OK(olDestroyQueue(q));
   ERR(olDestroyQueue(q), OL_ERRC_INVALID_QUEUE, "destroyed");
@@ -48,8 +38,6 @@ static void test_sync(void) {
   ol_queue_handle_t q = hc_queue();
   OK(olSyncQueue(q)); /* an empty queue */
   OK(olSyncQueue(q)); /* again */
-  ERR(olSyncQueue(NULL), OL_ERRC_INVALID_NULL_HANDLE, "NULL == Queue");
-  ERR(olSyncQueue((ol_queue_handle_t)0x1234), OL_ERRC_INVALID_QUEUE, NULL);
   /* sync waits for everything submitted: 1000 small ops */
   enum { N = 1000 };
   static uint32_t dst[N];
@@ -112,15 +100,10 @@ static void test_info(void) {
   OK(olGetQueueInfoSize(q, OL_QUEUE_INFO_EMPTY, &n));
   EQ(n, sizeof(bool));
 
-  ERR(olGetQueueInfo(NULL, OL_QUEUE_INFO_DEVICE, sizeof d, &d), OL_ERRC_INVALID_NULL_HANDLE, NULL);
   ERR(olGetQueueInfo(q, OL_QUEUE_INFO_DEVICE, 0, &d), OL_ERRC_INVALID_SIZE, "PropSize == 0");
   ERR(olGetQueueInfo(q, OL_QUEUE_INFO_DEVICE, sizeof d - 1, &d), OL_ERRC_INVALID_SIZE, NULL);
-  ERR(olGetQueueInfo(q, OL_QUEUE_INFO_DEVICE, sizeof d, NULL), OL_ERRC_INVALID_NULL_POINTER,
-      "NULL == PropValue");
   ERR(olGetQueueInfo(q, (ol_queue_info_t)HC_BIG, sizeof d, &d), OL_ERRC_INVALID_ENUMERATION,
       "olGetQueueInfo enum '2147483647' is invalid");
-  ERR(olGetQueueInfoSize(NULL, OL_QUEUE_INFO_DEVICE, &n), OL_ERRC_INVALID_NULL_HANDLE, NULL);
-  ERR(olGetQueueInfoSize(q, OL_QUEUE_INFO_DEVICE, NULL), OL_ERRC_INVALID_NULL_POINTER, NULL);
   ERR(olGetQueueInfoSize(q, (ol_queue_info_t)HC_BIG, &n), OL_ERRC_INVALID_ENUMERATION,
       "olGetQueueInfo enum '2147483647' is invalid");
   OK(olDestroyQueue(q));
@@ -243,7 +226,6 @@ int main(int argc, char **argv) {
   hc_start(argc, argv);
   while (hc_next_device()) {
     RUN(test_create_destroy);
-    RUN(test_create_errors);
     RUN(test_destroy_errors);
     RUN(test_sync);
     RUN(test_in_order);

@@ -25,7 +25,7 @@ static void expect_fibonacci(const uint32_t *out, int line) {
     hc_failed(__FILE__, line, "Fibonacci sequence wrong in %d places, first out[%d] = %u, wanted %u",
               bad, first, out[first], want[first]);
   else
-    hc_pass++;
+    olc_pass();
 }
 
 /* A host function that sleeps a little before each step makes a missing
@@ -144,15 +144,11 @@ static void test_errors(void) {
   ol_queue_handle_t q = hc_queue();
   ol_event_handle_t e = NULL;
   OK(olCreateEvent(q, &e));
-  ERR(olWaitEvents(NULL, &e, 1), OL_ERRC_INVALID_NULL_HANDLE, "NULL == Queue");
-  ERR(olWaitEvents(q, NULL, 1), OL_ERRC_INVALID_NULL_POINTER, "NULL == Events");
-  ERR(olWaitEvents(q, NULL, 0), OL_ERRC_INVALID_NULL_POINTER, "NULL == Events");
   ol_event_handle_t with_null[3] = {e, NULL, e};
   ERR(olWaitEvents(q, with_null, 3), OL_ERRC_INVALID_NULL_HANDLE,
       "olWaitEvents asked to wait on a NULL event");
   ol_event_handle_t garbage[1] = {(ol_event_handle_t)0x1234};
   ERR(olWaitEvents(q, garbage, 1), OL_ERRC_INVALID_EVENT, NULL);
-  ERR(olWaitEvents((ol_queue_handle_t)0x1234, &e, 1), OL_ERRC_INVALID_QUEUE, NULL);
   ol_event_handle_t gone = NULL;
   OK(olCreateEvent(q, &gone));
   OK(olDestroyEvent(gone));

@@ -68,11 +68,7 @@ static int child_checks(ol_device_handle_t inherited_dev) {
 
 int main(void) {
   lc_check_library((void *)olInit);
-  if (lc_impl_is_llvm()) {
-    printf("note: fork_child skipped: OFFLOAD_TEST_IMPL=llvm (the fork "
-           "guard is specific to our library)\n");
-    return lc_finish();
-  }
+  LC_OURS_ONLY("the fork guard is specific to our library");
 
   ol_result_t r = olInit();
   LC_CHECK(r == NULL, "parent olInit -> %u %s", lc_code(r), lc_details(r));

@@ -1,7 +1,8 @@
-/* Shared helpers for the lifecycle tests (tests/c/lifecycle).
+/* Shared helpers for the lifecycle tests (tests/c/lifecycle), on the
+ * checks of tests/c/common/olcheck.h.
  *
  * Every test binary counts its own checks and ends with the line
- *   "<passed> passed, <failed> failed"
+ *   "<passed> passed, <failed> failed, <skipped> skipped"
  * and exits non-zero if anything failed.  The Makefile adds those lines up.
  */
 #ifndef LC_COMMON_H
@@ -13,6 +14,8 @@
 
 #include <OffloadAPI.h>
 
+#include "olcheck.h"
+
 #include <dlfcn.h>
 #include <limits.h>
 #include <stdatomic.h>
@@ -22,20 +25,15 @@
 #include <stdlib.h>
 #include <string.h>
 
-static atomic_long lc_passed;
-static atomic_long lc_failed;
+/* The checks and counters are those of tests/c/common/olcheck.h. */
 
 /* Record one check.  Failures are printed with their location. */
 #define LC_CHECK(cond, ...)                                                    \
   do {                                                                         \
-    if (cond) {                                                                \
-      atomic_fetch_add(&lc_passed, 1);                                         \
-    } else {                                                                   \
-      atomic_fetch_add(&lc_failed, 1);                                         \
-      fprintf(stderr, "FAIL %s:%d: ", __FILE__, __LINE__);                     \
-      fprintf(stderr, __VA_ARGS__);                                            \
-      fputc('\n', stderr);                                                     \
-    }                                                                          \
+    if (cond)                                                                  \
+      olc_pass();                                                              \
+    else                                                                       \
+      olc_fail(__FILE__, __LINE__, __VA_ARGS__);                               \
   } while (0)
 
 /* Check without counting successes (for hot loops): only failures are
@@ -43,12 +41,10 @@ static atomic_long lc_failed;
 #define LC_QUIET_CHECK(cond, ...)                                              \
   do {                                                                         \
     if (!(cond)) {                                                             \
-      long lc_n_ = atomic_fetch_add(&lc_failed, 1);                            \
-      if (lc_n_ < 20) {                                                        \
-        fprintf(stderr, "FAIL %s:%d: ", __FILE__, __LINE__);                   \
-        fprintf(stderr, __VA_ARGS__);                                          \
-        fputc('\n', stderr);                                                   \
-      }                                                                        \
+      if (atomic_load(&olc_failed) < 20)                                       \
+        olc_fail(__FILE__, __LINE__, __VA_ARGS__);                             \
+      else                                                                     \
+        atomic_fetch_add(&olc_failed, 1);                                      \
     }                                                                          \
   } while (0)
 
@@ -292,18 +288,16 @@ static inline void lc_print_threads(const struct lc_text *t, FILE *out) {
   closedir(d);
 }
 
-static inline int lc_finish(void) {
-  long p = atomic_load(&lc_passed), f = atomic_load(&lc_failed);
-  printf("%ld passed, %ld failed\n", p, f);
-  fflush(stdout);
-  return f == 0 ? 0 : 1;
-}
+/* The closing line "N passed, N failed, N skipped"; the exit status. */
+static inline int lc_finish(void) { return olc_summary(NULL); }
 
-/* True when the tests run against LLVM's library (ours-only checks skip). */
-static inline bool lc_impl_is_llvm(void) {
-  const char *v = getenv("OFFLOAD_TEST_IMPL");
-  return v != NULL && strcmp(v, "llvm") == 0;
-}
+/* The rest of main applies to our library only: against LLVM's, one skip
+ * with the reason, and the closing line. */
+#define LC_OURS_ONLY(reason)                                                   \
+  do {                                                                         \
+    if (!olc_only(OLC_OURS, (reason), __FILE__, __LINE__))                     \
+      return lc_finish();                                                      \
+  } while (0)
 
 /* For the tests linked against the library: checks that `sym` (an ol*
  * function) comes from $OFFLOAD_EXPECT_LIB.  A copy of LLVM's library sits in
