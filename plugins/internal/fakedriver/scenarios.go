@@ -3,7 +3,6 @@ package fakedriver
 import (
 	"bytes"
 	"encoding/binary"
-	"errors"
 	"strings"
 	"syscall"
 	"testing"
@@ -11,6 +10,7 @@ import (
 	"unsafe"
 
 	"github.com/liboffload-go/liboffload-go/api/ol"
+	"github.com/liboffload-go/liboffload-go/internal/contract"
 	"github.com/liboffload-go/liboffload-go/plugins/plugin"
 )
 
@@ -149,19 +149,10 @@ func Size1D(groups, size uint32, dyn uint64) plugin.LaunchSize {
 }
 
 // CheckHostCallError checks that a host call's error is the next Sync's,
-// and is reported once.
+// and is reported once (the contract suite's scenario).
 func CheckHostCallError(t *testing.T, q plugin.Queue) {
 	t.Helper()
-	boom := ol.NewError(ol.ErrcBackendFailure, "boom")
-	if err := q.HostCall(func() error { return boom }); err != nil {
-		t.Fatal(err)
-	}
-	if err := q.Sync(); !errors.Is(err, boom) && (err == nil || !strings.Contains(err.Error(), "boom")) {
-		t.Errorf("Sync after a failing host call: %v", err)
-	}
-	if err := q.Sync(); err != nil {
-		t.Errorf("the error is reported once: %v", err)
-	}
+	contract.CheckHostCallError(t, q)
 }
 
 // MemoryWant is what differs between doubles in CheckMemoryCopiesFills.
@@ -399,85 +390,37 @@ func CheckEventsWaitsAndQueueReuse(t *testing.T, d *Double, bounded string) {
 	d.Deinit()
 }
 
-// within fails the test if fn has not returned after 10 s (it then leaks
-// fn's goroutine: the test has failed anyway).
-func within(t *testing.T, what string, fn func() error) {
-	t.Helper()
-	done := make(chan error, 1)
-	go func() { done <- fn() }()
-	select {
-	case err := <-done:
-		if err != nil {
-			t.Fatalf("%s: %v", what, err)
-		}
-	case <-time.After(10 * time.Second):
-		t.Fatalf("%s has not returned after 10 s: it waits forever", what)
-	}
-}
-
-// CheckReleasedEventsAndDrain checks that work in flight survives releases:
-// a wait for an event that is released while still held back (then
-// pending) still ends once the event's point is reached, on the same GPU
-// and across GPUs; and Drain waits for the held-back work of a released
-// queue. Then it deinitialises.
+// CheckReleasedEventsAndDrain is the contract suite's scenario over the
+// open double d: waits for released events end, on the same GPU and across
+// GPUs, and Drain waits for the work of released queues. Then it
+// deinitialises and checks that the double holds nothing.
 func CheckReleasedEventsAndDrain(t *testing.T, d *Double) {
 	t.Helper()
-	g0 := d.Devices[0]
-	src := MustAlloc(t, g0, ol.AllocTypeDevice, 256)
-	pattern := uint32(0x5a5a5a5a)
-	want := bytes.Repeat([]byte{0x5a}, 256)
-	for _, g1 := range d.Devices[:2] {
-		q0, q1 := MustQueue(t, g0), MustQueue(t, g1)
-		dst := MustAlloc(t, g1, ol.AllocTypeDevice, 256)
-		d.Poke(src, make([]byte, 256))
-		gate := make(chan struct{})
-		if err := q0.HostCall(func() error { <-gate; return nil }); err != nil {
-			t.Fatal(err)
-		}
-		if err := q0.Fill(src, unsafe.Pointer(&pattern), 4, 256); err != nil {
-			t.Fatal(err)
-		}
-		e0, err := q0.Record()
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := q1.Wait(e0); err != nil {
-			t.Fatal(err)
-		}
-		if err := e0.Release(); err != nil { // held back: not even recorded yet
-			t.Fatal(err)
-		}
-		if err := q1.CopyDevice(dst, g1, src, g0, 256); err != nil {
-			t.Fatal(err)
-		}
-		close(gate)
-		within(t, "Sync of a queue waiting for a released event", q1.Sync)
-		if got := d.Peek(dst, 256); !bytes.Equal(got, want) {
-			t.Errorf("the waiting queue copied % x..., want % x...", got[:8], want[:8])
-		}
-		_ = q0.Sync()
-		_ = q0.Release()
-		_ = q1.Release()
-		_ = g1.Free(dst, ol.AllocTypeDevice)
+	contract.CheckReleasedEventsAndDrain(t, d.env(t))
+}
+
+// env is the contract suite's view of the open double d.
+func (d *Double) env(t *testing.T) *contract.Env {
+	f := &contract.Fixture{
+		Open: func(*testing.T) plugin.Platform { return d.Platform },
+		Peek: func(_ *testing.T, p uintptr, n int) []byte { return d.Peek(p, n) },
+		Poke: func(_ *testing.T, p uintptr, b []byte) { d.Poke(p, b) },
+		Held: func(*testing.T) { d.Driver.Held(d) },
 	}
-	// a released queue held back by a host function: Drain waits for it
-	q := MustQueue(t, g0)
-	d.Poke(src, make([]byte, 256))
-	gate := make(chan struct{})
-	if err := q.HostCall(func() error { <-gate; return nil }); err != nil {
-		t.Fatal(err)
+	return &contract.Env{T: t, F: f, Platform: d.Platform, Devices: d.Devices}
+}
+
+// Fixture is the contract suite's fixture for the double built as name:
+// each scenario group opens a fresh double with two GPUs, and checks after
+// Deinit that the double holds nothing.
+func (f *Driver) Fixture(name string) *contract.Fixture {
+	var d *Double
+	return &contract.Fixture{
+		Open: func(t *testing.T) plugin.Platform { d = f.Open(t, name); return d.Platform },
+		Peek: func(_ *testing.T, p uintptr, n int) []byte { return d.Peek(p, n) },
+		Poke: func(_ *testing.T, p uintptr, b []byte) { d.Poke(p, b) },
+		Held: func(*testing.T) { d.Driver.Held(d) },
 	}
-	if err := q.Fill(src, unsafe.Pointer(&pattern), 4, 256); err != nil {
-		t.Fatal(err)
-	}
-	_ = q.Release()
-	time.AfterFunc(100*time.Millisecond, func() { close(gate) })
-	within(t, "Drain", d.Platform.Drain)
-	if got := d.Peek(src, 256); !bytes.Equal(got, want) {
-		t.Errorf("after Drain the released queue's fill left % x..., want % x...", got[:8], want[:8])
-	}
-	_ = g0.Free(src, ol.AllocTypeDevice)
-	d.Deinit()
 }
 
 // RegisterWant is what differs between doubles in CheckRegister.

@@ -1,0 +1,289 @@
+// Package contract is the plugin contract suite: scenarios written against
+// plugin.Platform, Device, Queue and Event only, run over every backend
+// (the host device, fakegpu, the CUDA double and the HSA double). What
+// differs between backends — how to open the platform, how to read device
+// memory, how to check the driver's leftovers — comes in through a Fixture.
+package contract
+
+import (
+	"bytes"
+	"errors"
+	"strings"
+	"testing"
+	"time"
+	"unsafe"
+
+	"github.com/liboffload-go/liboffload-go/api/ol"
+	"github.com/liboffload-go/liboffload-go/plugins/plugin"
+)
+
+// Group names a group of scenarios; a backend's Fixture may skip a group,
+// with a reason.
+type Group string
+
+const (
+	// HostCalls: a host call's error is the next Sync's, reported once.
+	HostCalls Group = "hostcalls"
+	// Drain: waits for released events end; Drain waits for the work
+	// of released queues.
+	Drain Group = "drain"
+)
+
+// Groups are all the scenario groups, in the order Run runs them.
+var Groups = []Group{HostCalls, Drain}
+
+// Fixture is what the suite needs of one backend.
+type Fixture struct {
+	// Open initialises the backend's platform (fresh for each scenario).
+	Open func(t *testing.T) plugin.Platform
+	// Peek and Poke read and write device memory as the backend's driver
+	// sees it; nil means through a queue copy to and from Go memory.
+	Peek func(t *testing.T, p uintptr, n int) []byte
+	Poke func(t *testing.T, p uintptr, b []byte)
+	// Held checks, after Deinit, that the driver holds nothing (optional).
+	Held func(t *testing.T)
+	// Skip gives the reason a backend does not support a group.
+	Skip map[Group]string
+}
+
+// Env is an open platform of a Fixture.
+type Env struct {
+	T        *testing.T
+	F        *Fixture
+	Platform plugin.Platform
+	Devices  []plugin.Device
+}
+
+// Open opens f's platform.
+func (f *Fixture) open(t *testing.T) *Env {
+	t.Helper()
+	pl := f.Open(t)
+	if pl == nil {
+		t.Fatal("Open: no platform")
+	}
+	devs := pl.Devices()
+	if len(devs) == 0 {
+		t.Fatal("Open: no devices")
+	}
+	return &Env{T: t, F: f, Platform: pl, Devices: devs}
+}
+
+// Run runs every group over f, each in a subtest; a group f does not
+// support is skipped with f's reason.
+func Run(t *testing.T, f *Fixture) {
+	for _, g := range Groups {
+		t.Run(string(g), func(t *testing.T) { RunGroup(t, f, g) })
+	}
+}
+
+// RunGroup runs the scenarios of group g over f.
+func RunGroup(t *testing.T, f *Fixture, g Group) {
+	t.Helper()
+	if why, ok := f.Skip[g]; ok {
+		t.Skipf("%s: not supported by this backend: %s", g, why)
+	}
+	e := f.open(t)
+	switch g {
+	case HostCalls:
+		q := MustQueue(t, e.Devices[0])
+		CheckHostCallError(t, q)
+		if err := q.Release(); err != nil {
+			t.Fatal(err)
+		}
+		e.Deinit()
+	case Drain:
+		CheckReleasedEventsAndDrain(t, e)
+	default:
+		t.Fatalf("unknown group %q", g)
+	}
+}
+
+// Deinit shuts the platform down and checks that the driver holds nothing.
+func (e *Env) Deinit() {
+	e.T.Helper()
+	if err := e.Platform.Deinit(); err != nil {
+		e.T.Fatal(err)
+	}
+	if e.F.Held != nil {
+		e.F.Held(e.T)
+	}
+}
+
+// Peek reads n bytes of device memory at p.
+func (e *Env) Peek(p uintptr, n int) []byte {
+	e.T.Helper()
+	if e.F.Peek != nil {
+		return e.F.Peek(e.T, p, n)
+	}
+	b := make([]byte, n)
+	q := MustQueue(e.T, e.Devices[0])
+	defer q.Release()
+	if err := q.CopyFromDevice(uintptr(unsafe.Pointer(&b[0])), p, e.owner(p), uint64(n)); err != nil {
+		e.T.Fatalf("peek %#x: %v", p, err)
+	}
+	if err := q.Sync(); err != nil {
+		e.T.Fatalf("peek %#x: %v", p, err)
+	}
+	return b
+}
+
+// Poke writes b to device memory at p.
+func (e *Env) Poke(p uintptr, b []byte) {
+	e.T.Helper()
+	if e.F.Poke != nil {
+		e.F.Poke(e.T, p, b)
+		return
+	}
+	q := MustQueue(e.T, e.Devices[0])
+	defer q.Release()
+	if err := q.CopyToDevice(p, e.owner(p), uintptr(unsafe.Pointer(&b[0])), uint64(len(b))); err != nil {
+		e.T.Fatalf("poke %#x: %v", p, err)
+	}
+	if err := q.Sync(); err != nil {
+		e.T.Fatalf("poke %#x: %v", p, err)
+	}
+}
+
+// owner is the device whose memory p is, when the backend says; else the first.
+func (e *Env) owner(p uintptr) plugin.Device {
+	for _, d := range e.Devices {
+		if o, ok := d.(plugin.PointerDevice); ok && o.OwnsPointer(p) {
+			return d
+		}
+	}
+	return e.Devices[0]
+}
+
+// Seq is n bytes that differ from those of another seed.
+func Seq(n int, seed byte) []byte {
+	b := make([]byte, n)
+	for i := range b {
+		b[i] = byte(i*13) + seed
+	}
+	return b
+}
+
+// MustAlloc allocates n bytes of kind on d or fails the test.
+func MustAlloc(t *testing.T, d plugin.Device, kind ol.AllocType, n uint64) uintptr {
+	t.Helper()
+	p, err := d.Alloc(kind, n)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// MustQueue makes a queue on d or fails the test.
+func MustQueue(t *testing.T, d plugin.Device) plugin.Queue {
+	t.Helper()
+	q, err := d.NewQueue()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return q
+}
+
+// CheckHostCallError checks that a host call's error is the next Sync's,
+// and is reported once.
+func CheckHostCallError(t *testing.T, q plugin.Queue) {
+	t.Helper()
+	boom := ol.NewError(ol.ErrcBackendFailure, "boom")
+	if err := q.HostCall(func() error { return boom }); err != nil {
+		t.Fatal(err)
+	}
+	if err := q.Sync(); !errors.Is(err, boom) && (err == nil || !strings.Contains(err.Error(), "boom")) {
+		t.Errorf("Sync after a failing host call: %v", err)
+	}
+	if err := q.Sync(); err != nil {
+		t.Errorf("the error is reported once: %v", err)
+	}
+}
+
+// within fails the test if fn has not returned after 10 s (it then leaks
+// fn's goroutine: the test has failed anyway).
+func within(t *testing.T, what string, fn func() error) {
+	t.Helper()
+	done := make(chan error, 1)
+	go func() { done <- fn() }()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatalf("%s: %v", what, err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatalf("%s has not returned after 10 s: it waits forever", what)
+	}
+}
+
+// CheckReleasedEventsAndDrain checks that work in flight survives releases:
+// a wait for an event that is released while still held back (then
+// pending) still ends once the event's point is reached, on the same
+// device and across devices (skipped where the backend has one device);
+// and Drain waits for the held-back work of a released queue. Then it
+// deinitialises.
+func CheckReleasedEventsAndDrain(t *testing.T, e *Env) {
+	t.Helper()
+	g0 := e.Devices[0]
+	src := MustAlloc(t, g0, ol.AllocTypeDevice, 256)
+	pattern := uint32(0x5a5a5a5a)
+	want := bytes.Repeat([]byte{0x5a}, 256)
+	pair := e.Devices
+	if len(pair) > 2 {
+		pair = pair[:2]
+	}
+	if len(pair) < 2 {
+		t.Run("across devices", func(t *testing.T) { t.Skip("the backend has one device") })
+	}
+	for _, g1 := range pair {
+		q0, q1 := MustQueue(t, g0), MustQueue(t, g1)
+		dst := MustAlloc(t, g1, ol.AllocTypeDevice, 256)
+		e.Poke(src, make([]byte, 256))
+		gate := make(chan struct{})
+		if err := q0.HostCall(func() error { <-gate; return nil }); err != nil {
+			t.Fatal(err)
+		}
+		if err := q0.Fill(src, unsafe.Pointer(&pattern), 4, 256); err != nil {
+			t.Fatal(err)
+		}
+		e0, err := q0.Record()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := q1.Wait(e0); err != nil {
+			t.Fatal(err)
+		}
+		if err := e0.Release(); err != nil { // held back: not even recorded yet
+			t.Fatal(err)
+		}
+		if err := q1.CopyDevice(dst, g1, src, g0, 256); err != nil {
+			t.Fatal(err)
+		}
+		close(gate)
+		within(t, "Sync of a queue waiting for a released event", q1.Sync)
+		if got := e.Peek(dst, 256); !bytes.Equal(got, want) {
+			t.Errorf("the waiting queue copied % x..., want % x...", got[:8], want[:8])
+		}
+		_ = q0.Sync()
+		_ = q0.Release()
+		_ = q1.Release()
+		_ = g1.Free(dst, ol.AllocTypeDevice)
+	}
+	// a released queue held back by a host function: Drain waits for it
+	q := MustQueue(t, g0)
+	e.Poke(src, make([]byte, 256))
+	gate := make(chan struct{})
+	if err := q.HostCall(func() error { <-gate; return nil }); err != nil {
+		t.Fatal(err)
+	}
+	if err := q.Fill(src, unsafe.Pointer(&pattern), 4, 256); err != nil {
+		t.Fatal(err)
+	}
+	_ = q.Release()
+	time.AfterFunc(100*time.Millisecond, func() { close(gate) })
+	within(t, "Drain", e.Platform.Drain)
+	if got := e.Peek(src, 256); !bytes.Equal(got, want) {
+		t.Errorf("after Drain the released queue's fill left % x..., want % x...", got[:8], want[:8])
+	}
+	_ = g0.Free(src, ol.AllocTypeDevice)
+	e.Deinit()
+}
