@@ -24,13 +24,16 @@ type Group string
 const (
 	// HostCalls: a host call's error is the next Sync's, reported once.
 	HostCalls Group = "hostcalls"
+	// Events: a queue waits for another's event without blocking the
+	// caller; released queues are reused once idle.
+	Events Group = "events"
 	// Drain: waits for released events end; Drain waits for the work
 	// of released queues.
 	Drain Group = "drain"
 )
 
 // Groups are all the scenario groups, in the order Run runs them.
-var Groups = []Group{HostCalls, Drain}
+var Groups = []Group{HostCalls, Events, Drain}
 
 // Fixture is what the suite needs of one backend.
 type Fixture struct {
@@ -42,6 +45,11 @@ type Fixture struct {
 	Poke func(t *testing.T, p uintptr, b []byte)
 	// Held checks, after Deinit, that the driver holds nothing (optional).
 	Held func(t *testing.T)
+	// Live counts the driver's objects of a kind (optional); QueueKind is
+	// the kind of its queues and Bounded another kind that queue cycles
+	// must not grow ("" for none).
+	Live               func(kind string) int
+	QueueKind, Bounded string
 	// Skip gives the reason a backend does not support a group.
 	Skip map[Group]string
 }
@@ -91,6 +99,8 @@ func RunGroup(t *testing.T, f *Fixture, g Group) {
 			t.Fatal(err)
 		}
 		e.Deinit()
+	case Events:
+		CheckEventsWaitsAndQueueReuse(t, e)
 	case Drain:
 		CheckReleasedEventsAndDrain(t, e)
 	default:
@@ -286,4 +296,114 @@ func CheckReleasedEventsAndDrain(t *testing.T, e *Env) {
 	}
 	_ = g0.Free(src, ol.AllocTypeDevice)
 	e.Deinit()
+}
+
+// CheckEventsWaitsAndQueueReuse checks that a queue waits for an event of
+// another queue on another device (the same one where the backend has one) without blocking the caller, and that
+// released busy queues are reused once idle, so that what the double
+// counts of its QueueKind (and of Bounded, unless "") does not grow over
+// 100 queue cycles (where the fixture counts: Live); then it deinitialises.
+func CheckEventsWaitsAndQueueReuse(t *testing.T, d *Env) {
+	t.Helper()
+	g0, g1 := d.Devices[0], d.Devices[0]
+	if len(d.Devices) > 1 {
+		g1 = d.Devices[1]
+	}
+	bounded := d.F.Bounded
+	if d.F.Live == nil {
+		t.Run("driver queue counts", func(t *testing.T) { t.Skip("the backend does not count its driver queues (Fixture.Live)") })
+	}
+	if len(d.Devices) < 2 {
+		t.Run("across devices", func(t *testing.T) { t.Skip("the backend has one device: the waiting queue is on the same one") })
+	}
+	q0, q1 := MustQueue(t, g0), MustQueue(t, g1)
+	gate := make(chan struct{})
+	if err := q0.HostCall(func() error { <-gate; return nil }); err != nil {
+		t.Fatal(err)
+	}
+	src := MustAlloc(t, g0, ol.AllocTypeDevice, 256)
+	dst := MustAlloc(t, g1, ol.AllocTypeDevice, 256)
+	d.Poke(src, Seq(256, 1))
+	e0, err := q0.Record()
+	if err != nil {
+		t.Fatal(err)
+	}
+	start := time.Now()
+	if err := q1.Wait(e0); err != nil {
+		t.Fatal(err)
+	}
+	if err := q1.CopyDevice(dst, g1, src, g0, 256); err != nil {
+		t.Fatal(err)
+	}
+	if time.Since(start) > time.Second {
+		t.Error("Wait blocked the caller")
+	}
+	time.Sleep(10 * time.Millisecond)
+	if e0.Done() || q1.Empty() || !bytes.Equal(d.Peek(dst, 256), make([]byte, 256)) {
+		t.Fatal("the waiting queue ran past the event")
+	}
+	// released with work pending: its driver queue is not handed out again
+	if err := q0.Release(); err != nil {
+		t.Fatal(err)
+	}
+	kind := d.F.QueueKind
+	queues := d.live(kind)
+	q2 := MustQueue(t, g0)
+	if d.F.Live != nil && d.live(kind) != queues+1 {
+		t.Errorf("a busy released %s was handed out again", kind)
+	}
+	close(gate)
+	if err := q1.Sync(); err != nil {
+		t.Fatal(err)
+	}
+	if err := e0.Sync(); err != nil || !e0.Done() {
+		t.Fatalf("event: %v", err)
+	}
+	if !bytes.Equal(d.Peek(dst, 256), Seq(256, 1)) {
+		t.Error("wrong bytes after the wait")
+	}
+	_ = e0.Release()
+	// once idle, released queues are reused: no new ones for many queues
+	_ = q2.Release()
+	before := d.live(kind)
+	var others int
+	if d.F.Live != nil && bounded != "" {
+		others = d.live(bounded)
+	}
+	for i := 0; i < 100; i++ {
+		q := MustQueue(t, g0)
+		if err := q.CopyDevice(src, g0, src, g0, 16); err != nil {
+			t.Fatal(err)
+		}
+		ev, err := q.Record()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := ev.Sync(); err != nil {
+			t.Fatal(err)
+		}
+		_ = ev.Release()
+		_ = q.Sync()
+		_ = q.Release()
+	}
+	if after := d.live(kind); after > before {
+		t.Errorf("%s count grew from %d to %d over 100 queue cycles", kind, before, after)
+	}
+	if d.F.Live != nil && bounded != "" {
+		if after := d.live(bounded); after > others+2 {
+			t.Errorf("%s count grew from %d to %d over 100 queue cycles", bounded, others, after)
+		}
+	}
+	_ = g0.Free(src, ol.AllocTypeDevice)
+	_ = g1.Free(dst, ol.AllocTypeDevice)
+	_ = q1.Release()
+	d.Deinit()
+}
+
+// live is the driver's count of kind, 0 where the fixture does not count.
+func (e *Env) live(kind string) int {
+	if e.F.Live == nil {
+		return 0
+	}
+	return e.F.Live(kind)
 }

@@ -3,8 +3,8 @@ package fakegpu_test
 import (
 	"testing"
 
-	"github.com/liboffload-go/liboffload-go/internal/fakegpu"
 	"github.com/liboffload-go/liboffload-go/internal/contract"
+	"github.com/liboffload-go/liboffload-go/internal/fakegpu"
 	"github.com/liboffload-go/liboffload-go/plugins/plugin"
 )
 

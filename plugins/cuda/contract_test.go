@@ -7,4 +7,4 @@ import (
 )
 
 // TestContract runs the plugin contract suite over the CUDA double.
-func TestContract(t *testing.T) { contract.Run(t, fake.Fixture("libcuda-contract.so")) }
+func TestContract(t *testing.T) { contract.Run(t, fake.Fixture("libcuda-contract.so", "")) }

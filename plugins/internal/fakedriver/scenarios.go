@@ -6,7 +6,6 @@ import (
 	"strings"
 	"syscall"
 	"testing"
-	"time"
 	"unsafe"
 
 	"github.com/liboffload-go/liboffload-go/api/ol"
@@ -298,96 +297,14 @@ func CheckMemoryCopiesFills(t *testing.T, d *Double, w MemoryWant) {
 	d.Deinit()
 }
 
-// CheckEventsWaitsAndQueueReuse checks that a queue waits for an event of
-// another queue on another GPU without blocking the caller, and that
-// released busy queues are reused once idle, so that what the double
-// counts of its QueueKind (and of bounded, unless "") does not grow over
-// 100 queue cycles; then it deinitialises.
+// CheckEventsWaitsAndQueueReuse is the contract suite's scenario over the
+// open double d, with the double's count of its QueueKind (and of bounded,
+// unless "") bounded over 100 queue cycles; then it deinitialises.
 func CheckEventsWaitsAndQueueReuse(t *testing.T, d *Double, bounded string) {
 	t.Helper()
-	g0, g1 := d.Devices[0], d.Devices[1]
-	q0, q1 := MustQueue(t, g0), MustQueue(t, g1)
-	gate := make(chan struct{})
-	if err := q0.HostCall(func() error { <-gate; return nil }); err != nil {
-		t.Fatal(err)
-	}
-	src := MustAlloc(t, g0, ol.AllocTypeDevice, 256)
-	dst := MustAlloc(t, g1, ol.AllocTypeDevice, 256)
-	d.Poke(src, Seq(256, 1))
-	e0, err := q0.Record()
-	if err != nil {
-		t.Fatal(err)
-	}
-	start := time.Now()
-	if err := q1.Wait(e0); err != nil {
-		t.Fatal(err)
-	}
-	if err := q1.CopyDevice(dst, g1, src, g0, 256); err != nil {
-		t.Fatal(err)
-	}
-	if time.Since(start) > time.Second {
-		t.Error("Wait blocked the caller")
-	}
-	time.Sleep(10 * time.Millisecond)
-	if e0.Done() || q1.Empty() || !bytes.Equal(d.Peek(dst, 256), make([]byte, 256)) {
-		t.Fatal("the waiting queue ran past the event")
-	}
-	// released with work pending: its driver queue is not handed out again
-	if err := q0.Release(); err != nil {
-		t.Fatal(err)
-	}
-	kind := d.Driver.QueueKind
-	queues := d.Live(kind)
-	q2 := MustQueue(t, g0)
-	if d.Live(kind) != queues+1 {
-		t.Errorf("a busy released %s was handed out again", kind)
-	}
-	close(gate)
-	if err := q1.Sync(); err != nil {
-		t.Fatal(err)
-	}
-	if err := e0.Sync(); err != nil || !e0.Done() {
-		t.Fatalf("event: %v", err)
-	}
-	if !bytes.Equal(d.Peek(dst, 256), Seq(256, 1)) {
-		t.Error("wrong bytes after the wait")
-	}
-	_ = e0.Release()
-	// once idle, released queues are reused: no new ones for many queues
-	_ = q2.Release()
-	before := d.Live(kind)
-	var others int
-	if bounded != "" {
-		others = d.Live(bounded)
-	}
-	for i := 0; i < 100; i++ {
-		q := MustQueue(t, g0)
-		if err := q.CopyDevice(src, g0, src, g0, 16); err != nil {
-			t.Fatal(err)
-		}
-		ev, err := q.Record()
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := ev.Sync(); err != nil {
-			t.Fatal(err)
-		}
-		_ = ev.Release()
-		_ = q.Sync()
-		_ = q.Release()
-	}
-	if after := d.Live(kind); after > before {
-		t.Errorf("%s count grew from %d to %d over 100 queue cycles", kind, before, after)
-	}
-	if bounded != "" {
-		if after := d.Live(bounded); after > others+2 {
-			t.Errorf("%s count grew from %d to %d over 100 queue cycles", bounded, others, after)
-		}
-	}
-	_ = g0.Free(src, ol.AllocTypeDevice)
-	_ = g1.Free(dst, ol.AllocTypeDevice)
-	_ = q1.Release()
-	d.Deinit()
+	e := d.env(t)
+	e.F.QueueKind, e.F.Bounded = d.Driver.QueueKind, bounded
+	contract.CheckEventsWaitsAndQueueReuse(t, e)
 }
 
 // CheckReleasedEventsAndDrain is the contract suite's scenario over the
@@ -406,20 +323,25 @@ func (d *Double) env(t *testing.T) *contract.Env {
 		Peek: func(_ *testing.T, p uintptr, n int) []byte { return d.Peek(p, n) },
 		Poke: func(_ *testing.T, p uintptr, b []byte) { d.Poke(p, b) },
 		Held: func(*testing.T) { d.Driver.Held(d) },
+		Live: d.Live,
 	}
 	return &contract.Env{T: t, F: f, Platform: d.Platform, Devices: d.Devices}
 }
 
 // Fixture is the contract suite's fixture for the double built as name:
 // each scenario group opens a fresh double with two GPUs, and checks after
-// Deinit that the double holds nothing.
-func (f *Driver) Fixture(name string) *contract.Fixture {
+// Deinit that the double holds nothing; what the double counts of bounded
+// ("" for none) must not grow over queue cycles.
+func (f *Driver) Fixture(name, bounded string) *contract.Fixture {
 	var d *Double
 	return &contract.Fixture{
-		Open: func(t *testing.T) plugin.Platform { d = f.Open(t, name); return d.Platform },
-		Peek: func(_ *testing.T, p uintptr, n int) []byte { return d.Peek(p, n) },
-		Poke: func(_ *testing.T, p uintptr, b []byte) { d.Poke(p, b) },
-		Held: func(*testing.T) { d.Driver.Held(d) },
+		Open:      func(t *testing.T) plugin.Platform { d = f.Open(t, name); return d.Platform },
+		Peek:      func(_ *testing.T, p uintptr, n int) []byte { return d.Peek(p, n) },
+		Poke:      func(_ *testing.T, p uintptr, b []byte) { d.Poke(p, b) },
+		Held:      func(*testing.T) { d.Driver.Held(d) },
+		Live:      func(kind string) int { return d.Live(kind) },
+		QueueKind: f.QueueKind,
+		Bounded:   bounded,
 	}
 }
 
