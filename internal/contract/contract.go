@@ -9,6 +9,7 @@ import (
 	"bytes"
 	"errors"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 	"unsafe"
@@ -24,6 +25,9 @@ type Group string
 const (
 	// HostCalls: a host call's error is the next Sync's, reported once.
 	HostCalls Group = "hostcalls"
+	// Memory: memory of every kind, copies in every direction, fills of
+	// every pattern size.
+	Memory Group = "memory"
 	// Events: a queue waits for another's event without blocking the
 	// caller; released queues are reused once idle.
 	Events Group = "events"
@@ -33,7 +37,7 @@ const (
 )
 
 // Groups are all the scenario groups, in the order Run runs them.
-var Groups = []Group{HostCalls, Events, Drain}
+var Groups = []Group{Memory, HostCalls, Events, Drain}
 
 // Fixture is what the suite needs of one backend.
 type Fixture struct {
@@ -50,6 +54,11 @@ type Fixture struct {
 	// must not grow ("" for none).
 	Live               func(kind string) int
 	QueueKind, Bounded string
+	// Memory is what the memory group wants of the backend; nil skips
+	// the group.
+	Memory func() MemoryWant
+	// Why is the driver's last error, for messages (optional).
+	Why func() string
 	// Skip gives the reason a backend does not support a group.
 	Skip map[Group]string
 }
@@ -90,8 +99,13 @@ func RunGroup(t *testing.T, f *Fixture, g Group) {
 	if why, ok := f.Skip[g]; ok {
 		t.Skipf("%s: not supported by this backend: %s", g, why)
 	}
+	if g == Memory && f.Memory == nil {
+		t.Skipf("%s: the fixture gives no MemoryWant", g)
+	}
 	e := f.open(t)
 	switch g {
+	case Memory:
+		CheckMemoryCopiesFills(t, e, f.Memory())
 	case HostCalls:
 		q := MustQueue(t, e.Devices[0])
 		CheckHostCallError(t, q)
@@ -324,6 +338,7 @@ func CheckEventsWaitsAndQueueReuse(t *testing.T, d *Env) {
 	src := MustAlloc(t, g0, ol.AllocTypeDevice, 256)
 	dst := MustAlloc(t, g1, ol.AllocTypeDevice, 256)
 	d.Poke(src, Seq(256, 1))
+	d.Poke(dst, make([]byte, 256)) // device memory starts undefined
 	e0, err := q0.Record()
 	if err != nil {
 		t.Fatal(err)
@@ -406,4 +421,188 @@ func (e *Env) live(kind string) int {
 		return 0
 	}
 	return e.F.Live(kind)
+}
+
+// MemoryWant is what differs between backends in CheckMemoryCopiesFills.
+type MemoryWant struct {
+	// FillStage is the plugin's chunk for staging large fills.
+	FillStage int
+	// Unknown adds a copy into Go memory that the driver does not know.
+	Unknown bool
+	// FillBehindCopy queues each fill behind a copy, and adds a 1-byte
+	// pattern at an odd offset.
+	FillBehindCopy bool
+	// DoubleFree is what freeing memory twice says ("" for no check).
+	DoubleFree string
+	// AfterCopies and AfterRelease check the driver further after the
+	// copies, and after the queues are released.
+	AfterCopies, AfterRelease func()
+}
+
+// CheckMemoryCopiesFills checks memory of every kind, copies in every
+// direction (within a GPU and between two) and fills of every pattern
+// size, in the driver's own view of device memory (Fixture.Peek), then
+// deinitialises.
+func CheckMemoryCopiesFills(t *testing.T, d *Env, w MemoryWant) {
+	t.Helper()
+	g0, g1 := d.Devices[0], d.Devices[0]
+	if len(d.Devices) > 1 {
+		g1 = d.Devices[1]
+	} else {
+		t.Run("across devices", func(t *testing.T) { t.Skip("the backend has one device: the copy between devices stays on it") })
+	}
+	const n = 5000
+	a := MustAlloc(t, g0, ol.AllocTypeDevice, n)
+	b := MustAlloc(t, g0, ol.AllocTypeDevice, n)
+	c := MustAlloc(t, g1, ol.AllocTypeDevice, n)
+	h := MustAlloc(t, g0, ol.AllocTypeHost, n)
+	m := MustAlloc(t, g1, ol.AllocTypeManaged, n)
+	want := Seq(n, 7)
+	copy(HostBytes(h, n), want)
+
+	q := MustQueue(t, g0)
+	steps := []struct {
+		what string
+		do   func() error
+	}{
+		{"host to device", func() error { return q.CopyToDevice(a, g0, h, n) }},
+		{"device to device", func() error { return q.CopyDevice(b, g0, a, g0, n) }},
+		{"across GPUs", func() error { return q.CopyDevice(c, g1, b, g0, n) }},
+		{"device to managed", func() error { return q.CopyFromDevice(m, c, g1, n) }},
+	}
+	heap := Pageable(t, n) // not the driver's: locked for the copy
+	if w.Unknown {
+		steps = append(steps, struct {
+			what string
+			do   func() error
+		}{"device to C heap", func() error { return q.CopyFromDevice(uintptr(unsafe.Pointer(&heap[0])), c, g1, n) }})
+	}
+	for _, s := range steps {
+		if err := s.do(); err != nil {
+			t.Fatalf("%s: %v%s", s.what, err, d.why())
+		}
+	}
+	if err := q.Sync(); err != nil {
+		t.Fatalf("%v%s", err, d.why())
+	}
+	got := map[string][]byte{"a": d.Peek(a, n), "b": d.Peek(b, n), "c": d.Peek(c, n), "managed": HostBytes(m, n)}
+	if w.Unknown {
+		got["heap"] = heap
+	}
+	for name, got := range got {
+		if !bytes.Equal(got, want) {
+			t.Errorf("%s: wrong bytes", name)
+		}
+	}
+	if w.AfterCopies != nil {
+		w.AfterCopies()
+	}
+
+	fills := []struct {
+		pat []byte
+		off uintptr
+	}{
+		{[]byte{0xab}, 0}, {[]byte{1, 2}, 0}, {[]byte{1, 2, 3, 4}, 0}, {[]byte{1, 2, 3, 4}, 2},
+		{[]byte{9, 8, 7}, 1}, {Seq(17, 1), 0},
+	}
+	if w.FillBehindCopy {
+		fills = append(fills, struct {
+			pat []byte
+			off uintptr
+		}{[]byte{0xcd}, 3})
+	}
+	for _, tc := range fills {
+		d.Poke(a, make([]byte, n))
+		size := uint64(len(tc.pat) * 200)
+		if w.FillBehindCopy {
+			// behind a copy, so that the fill waits for it in order
+			if err := q.CopyDevice(b, g0, a, g0, 64); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := q.Fill(a+tc.off, unsafe.Pointer(&tc.pat[0]), uint64(len(tc.pat)), size); err != nil {
+			t.Fatalf("fill %v: %v", tc.pat, err)
+		}
+		tc.pat[0] ^= 0xff // the caller's pattern is theirs again at once
+		if err := q.Sync(); err != nil {
+			t.Fatalf("%v%s", err, d.why())
+		}
+		tc.pat[0] ^= 0xff
+		got := d.Peek(a, n)
+		exp := make([]byte, n)
+		for i := uint64(0); i < size; i++ {
+			exp[uint64(tc.off)+i] = tc.pat[i%uint64(len(tc.pat))]
+		}
+		if !bytes.Equal(got, exp) {
+			t.Errorf("fill with %d-byte pattern at +%d: wrong bytes", len(tc.pat), tc.off)
+		}
+	}
+	// a large fill with an odd pattern goes through several staged chunks
+	stage := uint64(w.FillStage)
+	big := MustAlloc(t, g1, ol.AllocTypeDevice, 3*stage+6)
+	pat := []byte{5, 6, 7}
+	q1 := MustQueue(t, g1)
+	if err := q1.Fill(big, unsafe.Pointer(&pat[0]), 3, 3*stage+6); err != nil {
+		t.Fatal(err)
+	}
+	d.WantBytes(t, q1, big, bytes.Repeat(pat, w.FillStage+2), "large staged fill")
+
+	for _, x := range []struct {
+		d    plugin.Device
+		p    uintptr
+		kind ol.AllocType
+	}{{g0, a, ol.AllocTypeDevice}, {g0, b, ol.AllocTypeDevice}, {g1, c, ol.AllocTypeDevice}, {g0, h, ol.AllocTypeHost}, {g1, m, ol.AllocTypeManaged}, {g1, big, ol.AllocTypeDevice}} {
+		if err := x.d.Free(x.p, x.kind); err != nil {
+			t.Errorf("free %#x: %v", x.p, err)
+		}
+	}
+	if w.DoubleFree != "" {
+		if err := g0.Free(a, ol.AllocTypeDevice); err == nil || !strings.Contains(err.Error(), w.DoubleFree) {
+			t.Errorf("double free: %v", err)
+		}
+	}
+	for _, x := range []plugin.Queue{q, q1} {
+		if err := x.Release(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if w.AfterRelease != nil {
+		w.AfterRelease()
+	}
+	d.Deinit()
+}
+
+// why is the driver's last error for a message, if the fixture says.
+func (e *Env) why() string {
+	if e.F.Why == nil || e.F.Why() == "" {
+		return ""
+	}
+	return " (runtime: " + e.F.Why() + ")"
+}
+
+// HostBytes is n bytes of CPU-visible memory at p.
+func HostBytes(p uintptr, n int) []byte {
+	return unsafe.Slice((*byte)(*(*unsafe.Pointer)(unsafe.Pointer(&p))), n)
+}
+
+// Pageable maps n bytes of ordinary (not page-locked) memory outside Go's
+// heap and stack, which the driver does not know.
+func Pageable(t *testing.T, n int) []byte {
+	b, err := syscall.Mmap(-1, 0, n, syscall.PROT_READ|syscall.PROT_WRITE, syscall.MAP_ANON|syscall.MAP_PRIVATE)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = syscall.Munmap(b) })
+	return b
+}
+
+// WantBytes syncs q and checks that device memory at p holds want.
+func (e *Env) WantBytes(t *testing.T, q plugin.Queue, p uintptr, want []byte, what string) {
+	t.Helper()
+	if err := q.Sync(); err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(e.Peek(p, len(want)), want) {
+		t.Errorf("%s: wrong bytes", what)
+	}
 }

@@ -4,7 +4,24 @@ import (
 	"testing"
 
 	"github.com/liboffload-go/liboffload-go/internal/contract"
+	"github.com/liboffload-go/liboffload-go/plugins/internal/fakedriver"
 )
 
 // TestContract runs the plugin contract suite over the HSA double.
-func TestContract(t *testing.T) { contract.Run(t, fake.Fixture("libhsa-contract.so", "signal")) }
+func TestContract(t *testing.T) {
+	contract.Run(t, fake.Fixture("libhsa-contract.so", "signal", func(d *fakedriver.Double) contract.MemoryWant {
+		return contract.MemoryWant{
+			FillStage: fillStage, Unknown: true, FillBehindCopy: true,
+			AfterCopies: func() {
+				if n := d.Live("lock"); n != 0 {
+					d.T.Errorf("%d locks left after the copies from C heap memory completed", n)
+				}
+			},
+			AfterRelease: func() {
+				if n := d.Live("alloc"); n != 0 {
+					d.T.Errorf("%d allocations left: staging buffers are not freed", n)
+				}
+			},
+		}
+	}))
+}

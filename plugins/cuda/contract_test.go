@@ -4,7 +4,12 @@ import (
 	"testing"
 
 	"github.com/liboffload-go/liboffload-go/internal/contract"
+	"github.com/liboffload-go/liboffload-go/plugins/internal/fakedriver"
 )
 
 // TestContract runs the plugin contract suite over the CUDA double.
-func TestContract(t *testing.T) { contract.Run(t, fake.Fixture("libcuda-contract.so", "")) }
+func TestContract(t *testing.T) {
+	contract.Run(t, fake.Fixture("libcuda-contract.so", "", func(*fakedriver.Double) contract.MemoryWant {
+		return contract.MemoryWant{FillStage: fillStage, DoubleFree: "CUDA_ERROR_INVALID_VALUE"}
+	}))
+}

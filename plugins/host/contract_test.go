@@ -19,6 +19,11 @@ func TestContract(t *testing.T) {
 			}
 			return p
 		},
+		// fills are not staged on the host device: 4 KiB only sizes the
+		// large fill
+		Memory: func() contract.MemoryWant {
+			return contract.MemoryWant{FillStage: 4096, Unknown: true, FillBehindCopy: true}
+		},
 		Peek: func(_ *testing.T, p uintptr, n int) []byte {
 			return append([]byte(nil), unsafe.Slice((*byte)(*(*unsafe.Pointer)(unsafe.Pointer(&p))), n)...)
 		},

@@ -94,6 +94,14 @@ func (d *Double) why() string {
 	return " (runtime: " + d.Driver.LastError(d) + ")"
 }
 
+// lastError is the double's last error, "" if it keeps none.
+func (d *Double) lastError() string {
+	if d.Driver.LastError == nil {
+		return ""
+	}
+	return d.Driver.LastError(d)
+}
+
 // LoadKernel loads kernel source (tests/c/kernels) as an image of the
 // double on g and finds kernel name in it.
 func (d *Double) LoadKernel(t *testing.T, g plugin.Device, source, name string) (plugin.Program, plugin.Kernel) {
@@ -155,146 +163,14 @@ func CheckHostCallError(t *testing.T, q plugin.Queue) {
 }
 
 // MemoryWant is what differs between doubles in CheckMemoryCopiesFills.
-type MemoryWant struct {
-	// FillStage is the plugin's chunk for staging large fills.
-	FillStage int
-	// Unknown adds a copy into Go memory that the driver does not know.
-	Unknown bool
-	// FillBehindCopy queues each fill behind a copy, and adds a 1-byte
-	// pattern at an odd offset.
-	FillBehindCopy bool
-	// DoubleFree is what freeing memory twice says ("" for no check).
-	DoubleFree string
-	// AfterCopies and AfterRelease check the double further after the
-	// copies, and after the queues are released.
-	AfterCopies, AfterRelease func()
-}
+type MemoryWant = contract.MemoryWant
 
-// CheckMemoryCopiesFills checks memory of every kind, copies in every
-// direction (within a GPU and between two) and fills of every pattern
-// size, in the double's own view of device memory, then deinitialises.
+// CheckMemoryCopiesFills is the contract suite's scenario over the open
+// double d, in the double's own view of device memory; then it
+// deinitialises.
 func CheckMemoryCopiesFills(t *testing.T, d *Double, w MemoryWant) {
 	t.Helper()
-	g0, g1 := d.Devices[0], d.Devices[1]
-	const n = 5000
-	a := MustAlloc(t, g0, ol.AllocTypeDevice, n)
-	b := MustAlloc(t, g0, ol.AllocTypeDevice, n)
-	c := MustAlloc(t, g1, ol.AllocTypeDevice, n)
-	h := MustAlloc(t, g0, ol.AllocTypeHost, n)
-	m := MustAlloc(t, g1, ol.AllocTypeManaged, n)
-	want := Seq(n, 7)
-	copy(HostBytes(h, n), want)
-
-	q := MustQueue(t, g0)
-	steps := []struct {
-		what string
-		do   func() error
-	}{
-		{"host to device", func() error { return q.CopyToDevice(a, g0, h, n) }},
-		{"device to device", func() error { return q.CopyDevice(b, g0, a, g0, n) }},
-		{"across GPUs", func() error { return q.CopyDevice(c, g1, b, g0, n) }},
-		{"device to managed", func() error { return q.CopyFromDevice(m, c, g1, n) }},
-	}
-	heap := Pageable(t, n) // not the driver's: locked for the copy
-	if w.Unknown {
-		steps = append(steps, struct {
-			what string
-			do   func() error
-		}{"device to C heap", func() error { return q.CopyFromDevice(uintptr(unsafe.Pointer(&heap[0])), c, g1, n) }})
-	}
-	for _, s := range steps {
-		if err := s.do(); err != nil {
-			t.Fatalf("%s: %v%s", s.what, err, d.why())
-		}
-	}
-	if err := q.Sync(); err != nil {
-		t.Fatalf("%v%s", err, d.why())
-	}
-	got := map[string][]byte{"a": d.Peek(a, n), "b": d.Peek(b, n), "c": d.Peek(c, n), "managed": HostBytes(m, n)}
-	if w.Unknown {
-		got["heap"] = heap
-	}
-	for name, got := range got {
-		if !bytes.Equal(got, want) {
-			t.Errorf("%s: wrong bytes", name)
-		}
-	}
-	if w.AfterCopies != nil {
-		w.AfterCopies()
-	}
-
-	fills := []struct {
-		pat []byte
-		off uintptr
-	}{
-		{[]byte{0xab}, 0}, {[]byte{1, 2}, 0}, {[]byte{1, 2, 3, 4}, 0}, {[]byte{1, 2, 3, 4}, 2},
-		{[]byte{9, 8, 7}, 1}, {Seq(17, 1), 0},
-	}
-	if w.FillBehindCopy {
-		fills = append(fills, struct {
-			pat []byte
-			off uintptr
-		}{[]byte{0xcd}, 3})
-	}
-	for _, tc := range fills {
-		d.Poke(a, make([]byte, n))
-		size := uint64(len(tc.pat) * 200)
-		if w.FillBehindCopy {
-			// behind a copy, so that the fill waits for it in order
-			if err := q.CopyDevice(b, g0, a, g0, 64); err != nil {
-				t.Fatal(err)
-			}
-		}
-		if err := q.Fill(a+tc.off, unsafe.Pointer(&tc.pat[0]), uint64(len(tc.pat)), size); err != nil {
-			t.Fatalf("fill %v: %v", tc.pat, err)
-		}
-		tc.pat[0] ^= 0xff // the caller's pattern is theirs again at once
-		if err := q.Sync(); err != nil {
-			t.Fatalf("%v%s", err, d.why())
-		}
-		tc.pat[0] ^= 0xff
-		got := d.Peek(a, n)
-		exp := make([]byte, n)
-		for i := uint64(0); i < size; i++ {
-			exp[uint64(tc.off)+i] = tc.pat[i%uint64(len(tc.pat))]
-		}
-		if !bytes.Equal(got, exp) {
-			t.Errorf("fill with %d-byte pattern at +%d: wrong bytes", len(tc.pat), tc.off)
-		}
-	}
-	// a large fill with an odd pattern goes through several staged chunks
-	stage := uint64(w.FillStage)
-	big := MustAlloc(t, g1, ol.AllocTypeDevice, 3*stage+6)
-	pat := []byte{5, 6, 7}
-	q1 := MustQueue(t, g1)
-	if err := q1.Fill(big, unsafe.Pointer(&pat[0]), 3, 3*stage+6); err != nil {
-		t.Fatal(err)
-	}
-	d.WantBytes(t, q1, big, bytes.Repeat(pat, w.FillStage+2), "large staged fill")
-
-	for _, x := range []struct {
-		d    plugin.Device
-		p    uintptr
-		kind ol.AllocType
-	}{{g0, a, ol.AllocTypeDevice}, {g0, b, ol.AllocTypeDevice}, {g1, c, ol.AllocTypeDevice}, {g0, h, ol.AllocTypeHost}, {g1, m, ol.AllocTypeManaged}, {g1, big, ol.AllocTypeDevice}} {
-		if err := x.d.Free(x.p, x.kind); err != nil {
-			t.Errorf("free %#x: %v", x.p, err)
-		}
-	}
-	if w.DoubleFree != "" {
-		if err := g0.Free(a, ol.AllocTypeDevice); err == nil || !strings.Contains(err.Error(), w.DoubleFree) {
-			t.Errorf("double free: %v", err)
-		}
-	}
-	for _, x := range []plugin.Queue{q, q1} {
-		if err := x.Release(); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if w.AfterRelease != nil {
-		w.AfterRelease()
-	}
-	d.Deinit()
+	contract.CheckMemoryCopiesFills(t, d.env(t), w)
 }
 
 // CheckEventsWaitsAndQueueReuse is the contract suite's scenario over the
@@ -324,6 +200,7 @@ func (d *Double) env(t *testing.T) *contract.Env {
 		Poke: func(_ *testing.T, p uintptr, b []byte) { d.Poke(p, b) },
 		Held: func(*testing.T) { d.Driver.Held(d) },
 		Live: d.Live,
+		Why:  d.lastError,
 	}
 	return &contract.Env{T: t, F: f, Platform: d.Platform, Devices: d.Devices}
 }
@@ -331,15 +208,18 @@ func (d *Double) env(t *testing.T) *contract.Env {
 // Fixture is the contract suite's fixture for the double built as name:
 // each scenario group opens a fresh double with two GPUs, and checks after
 // Deinit that the double holds nothing; what the double counts of bounded
-// ("" for none) must not grow over queue cycles.
-func (f *Driver) Fixture(name, bounded string) *contract.Fixture {
+// ("" for none) must not grow over queue cycles; memory is the double's
+// MemoryWant.
+func (f *Driver) Fixture(name, bounded string, memory func(d *Double) MemoryWant) *contract.Fixture {
 	var d *Double
 	return &contract.Fixture{
+		Memory:    func() MemoryWant { return memory(d) },
 		Open:      func(t *testing.T) plugin.Platform { d = f.Open(t, name); return d.Platform },
 		Peek:      func(_ *testing.T, p uintptr, n int) []byte { return d.Peek(p, n) },
 		Poke:      func(_ *testing.T, p uintptr, b []byte) { d.Poke(p, b) },
 		Held:      func(*testing.T) { d.Driver.Held(d) },
 		Live:      func(kind string) int { return d.Live(kind) },
+		Why:       func() string { return d.lastError() },
 		QueueKind: f.QueueKind,
 		Bounded:   bounded,
 	}
