@@ -7,6 +7,7 @@ package contract
 
 import (
 	"bytes"
+	"encoding/binary"
 	"errors"
 	"strings"
 	"syscall"
@@ -23,6 +24,9 @@ import (
 type Group string
 
 const (
+	// Programs: kernels run over the whole grid with their arguments,
+	// within the launch limits; globals; unloading waits for launches.
+	Programs Group = "programs"
 	// HostCalls: a host call's error is the next Sync's, reported once.
 	HostCalls Group = "hostcalls"
 	// Memory: memory of every kind, copies in every direction, fills of
@@ -37,7 +41,7 @@ const (
 )
 
 // Groups are all the scenario groups, in the order Run runs them.
-var Groups = []Group{Memory, HostCalls, Events, Drain}
+var Groups = []Group{Memory, Programs, HostCalls, Events, Drain}
 
 // Fixture is what the suite needs of one backend.
 type Fixture struct {
@@ -57,6 +61,11 @@ type Fixture struct {
 	// Memory is what the memory group wants of the backend; nil skips
 	// the group.
 	Memory func() MemoryWant
+	// Image builds a kernel source of tests/c/kernels as an image the
+	// backend runs, and Programs is what the programs group wants of it;
+	// nil skips the group.
+	Image    func(t *testing.T, kernel string) []byte
+	Programs func() ProgramsWant
 	// Why is the driver's last error, for messages (optional).
 	Why func() string
 	// Skip gives the reason a backend does not support a group.
@@ -102,8 +111,13 @@ func RunGroup(t *testing.T, f *Fixture, g Group) {
 	if g == Memory && f.Memory == nil {
 		t.Skipf("%s: the fixture gives no MemoryWant", g)
 	}
+	if g == Programs && (f.Programs == nil || f.Image == nil) {
+		t.Skipf("%s: the fixture gives no kernel images", g)
+	}
 	e := f.open(t)
 	switch g {
+	case Programs:
+		CheckProgramsAndLaunches(t, e, f.Programs())
 	case Memory:
 		CheckMemoryCopiesFills(t, e, f.Memory())
 	case HostCalls:
@@ -604,5 +618,217 @@ func (e *Env) WantBytes(t *testing.T, q plugin.Queue, p uintptr, want []byte, wh
 	}
 	if !bytes.Equal(e.Peek(p, len(want)), want) {
 		t.Errorf("%s: wrong bytes", what)
+	}
+}
+
+// ProgramsWant is what differs between backends in CheckProgramsAndLaunches.
+type ProgramsWant struct {
+	// CopyIn stages the kernel's input with a queued copy from host
+	// memory, which the launch must wait for, rather than with Poke.
+	CopyIn bool
+	// TooMuchShared is how a launch with 200 KiB of dynamic shared memory
+	// is refused; TooLargeGroup and NoGroups how a group of 2048 and a
+	// grid of no groups are ("" for the GPU backends' words).
+	TooMuchShared, TooLargeGroup, NoGroups string
+	// MaxGroupSize is the reduction kernel's (0 for the GPUs' 1024).
+	MaxGroupSize uint64
+	// SharedUnlimited and LaunchAfterUnload, where not "", are why the
+	// backend accepts 200 KiB of dynamic shared memory, and a launch of a
+	// kernel whose program was unloaded while a launch of it is still
+	// queued (those checks are then skipped with the reason).
+	SharedUnlimited, LaunchAfterUnload string
+	// Kernel checks the reduction kernel k further on q (args are its
+	// arguments); Global checks the global at addr of gp further.
+	Kernel func(q plugin.Queue, k plugin.Kernel, args []byte)
+	Global func(gp plugin.Program, addr uintptr)
+	// ProgramKind is what the driver counts for a loaded program (with
+	// Fixture.Live).
+	ProgramKind string
+	// Launched is how many launches the driver has seen (nil: not
+	// counted), which must be Launches (Kernel's included).
+	Launched func() int
+	Launches int
+	// LastSync checks the queue's final Sync.
+	LastSync bool
+}
+
+// CheckProgramsAndLaunches checks that kernels run over the whole grid
+// with the argument buffer as given, with barriers and dynamic shared
+// memory, within the launch limits; that globals have device addresses
+// that copies reach; and that unloading waits for queued launches. It
+// deinitialises.
+func CheckProgramsAndLaunches(t *testing.T, d *Env, w ProgramsWant) {
+	t.Helper()
+	g := d.Devices[0]
+	prog, k := d.loadKernel(t, g, "localmem_reduction", "localmem_reduction")
+	if _, err := prog.Kernel("nope"); err == nil || !strings.Contains(err.Error(), `no kernel named "nope"`) {
+		t.Errorf("unknown kernel: %v", err)
+	}
+	wantMax := w.MaxGroupSize
+	if wantMax == 0 {
+		wantMax = 1024
+	}
+	if n, err := k.MaxGroupSize(0); err != nil || n != wantMax {
+		t.Errorf("MaxGroupSize = %d, %v, want %d", n, err, wantMax)
+	}
+	const groups, size = 8, 128
+	in := MustAlloc(t, g, ol.AllocTypeDevice, 4*groups*size)
+	out := MustAlloc(t, g, ol.AllocTypeDevice, 4*groups)
+	host := MustAlloc(t, g, ol.AllocTypeHost, 4*groups*size)
+	vals := make([]byte, 4*groups*size)
+	want := make([]uint32, groups)
+	for i := 0; i < groups*size; i++ {
+		v := uint32(i*i%1000 + 1)
+		binary.LittleEndian.PutUint32(vals[4*i:], v)
+		want[i/size] += v
+	}
+	q := MustQueue(t, g)
+	if w.CopyIn {
+		// a copy first: the launch waits for it
+		copy(HostBytes(host, len(vals)), vals)
+		if err := q.CopyToDevice(in, g, host, uint64(len(vals))); err != nil {
+			t.Fatal(err)
+		}
+	} else {
+		d.Poke(in, vals)
+	}
+	args := Args(uint64(in), uint64(out))
+	if err := q.Launch(k, args, Size1D(groups, size, 4*size)); err != nil {
+		t.Fatal(err)
+	}
+	if err := q.Sync(); err != nil {
+		t.Fatalf("%v%s", err, d.why())
+	}
+	got := d.Peek(out, 4*groups)
+	for i := range want {
+		if v := binary.LittleEndian.Uint32(got[4*i:]); v != want[i] {
+			t.Errorf("group %d: sum %d, want %d", i, v, want[i])
+		}
+	}
+	for _, tc := range []struct {
+		size plugin.LaunchSize
+		want string
+	}{
+		{Size1D(1, 2048, 0), or(w.TooLargeGroup, "GroupSize.x 2048 exceeds the maximum 1024")},
+		{Size1D(0, 1, 0), or(w.NoGroups, "NumGroups.x is 0")},
+		{Size1D(1, 64, 200<<10), w.TooMuchShared},
+	} {
+		if tc.size.DynSharedMemory != 0 && w.SharedUnlimited != "" {
+			t.Run("200 KiB of dynamic shared memory is refused", func(t *testing.T) { t.Skip(w.SharedUnlimited) })
+			continue
+		}
+		if err := q.Launch(k, args, tc.size); err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("launch %+v: %v, want %q", tc.size, err, tc.want)
+		}
+	}
+	if w.Kernel != nil {
+		w.Kernel(q, k, args)
+	}
+
+	// a global: written by a kernel, read back at its device address
+	gp, write := d.loadKernel(t, g, "global", "write")
+	addr, gsize, err := gp.Global("global")
+	if err != nil || gsize != 256 {
+		t.Fatalf("Global: %#x %d %v", addr, gsize, err)
+	}
+	if _, _, err := gp.Global("nope"); err == nil || !strings.Contains(err.Error(), `no global variable named "nope"`) {
+		t.Errorf("unknown global: %v", err)
+	}
+	if w.Global != nil {
+		w.Global(gp, addr)
+	}
+	if err := q.Launch(write, Args(0), Size1D(1, 64, 0)); err != nil {
+		t.Fatal(err)
+	}
+	if err := q.CopyFromDevice(host, addr, g, 256); err != nil {
+		t.Fatal(err)
+	}
+	if err := q.Sync(); err != nil {
+		t.Fatal(err)
+	}
+	hb := HostBytes(host, 256)
+	for i := 0; i < 64; i++ {
+		if v := binary.LittleEndian.Uint32(hb[4*i:]); v != uint32(2*i) {
+			t.Fatalf("global[%d] = %d, want %d", i, v, 2*i)
+		}
+	}
+
+	// unloading while a launch is queued waits for it
+	gate := make(chan struct{})
+	if err := q.HostCall(func() error { <-gate; return nil }); err != nil {
+		t.Fatal(err)
+	}
+	if err := q.Launch(write, Args(0), Size1D(1, 64, 0)); err != nil {
+		t.Fatal(err)
+	}
+	if err := gp.Unload(); err != nil {
+		t.Fatal(err)
+	}
+	if n := d.live(w.ProgramKind); d.F.Live != nil && n != 2 {
+		t.Errorf("%d of kind %s loaded while a launch of one is queued, want 2", n, w.ProgramKind)
+	}
+	if w.LaunchAfterUnload != "" {
+		t.Run("launch after Unload is refused", func(t *testing.T) { t.Skip(w.LaunchAfterUnload) })
+	} else if err := q.Launch(write, Args(0), Size1D(1, 64, 0)); err == nil || !strings.Contains(err.Error(), "was destroyed") {
+		t.Errorf("launch after Unload: %v", err)
+	}
+	close(gate)
+	if err := prog.Unload(); err != nil {
+		t.Fatal(err)
+	}
+	if err := q.Sync(); err != nil && w.LastSync {
+		t.Fatal(err)
+	}
+	_ = q.Release()
+	for _, p := range []uintptr{in, out} {
+		_ = g.Free(p, ol.AllocTypeDevice)
+	}
+	_ = g.Free(host, ol.AllocTypeHost)
+	d.Deinit()
+	if n := d.live(w.ProgramKind); d.F.Live != nil && n != 0 {
+		t.Errorf("%d of kind %s left after Deinit", n, w.ProgramKind)
+	}
+	if w.Launched != nil {
+		if n := w.Launched(); n != w.Launches {
+			t.Errorf("the driver ran %d kernels, want %d", n, w.Launches)
+		}
+	}
+}
+
+func or(s, def string) string {
+	if s != "" {
+		return s
+	}
+	return def
+}
+
+// loadKernel loads kernel source (tests/c/kernels) as an image of the
+// backend on g and finds kernel name in it.
+func (e *Env) loadKernel(t *testing.T, g plugin.Device, source, name string) (plugin.Program, plugin.Kernel) {
+	t.Helper()
+	prog, err := g.LoadProgram(e.F.Image(t, source))
+	if err != nil {
+		t.Fatal(err)
+	}
+	k, err := prog.Kernel(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return prog, k
+}
+
+// Args is a kernel argument buffer of 64-bit words.
+func Args(words ...uint64) []byte {
+	b := make([]byte, 8*len(words))
+	for i, w := range words {
+		binary.LittleEndian.PutUint64(b[8*i:], w)
+	}
+	return b
+}
+
+// Size1D is a one-dimensional launch of groups groups of size.
+func Size1D(groups, size uint32, dyn uint64) plugin.LaunchSize {
+	return plugin.LaunchSize{
+		NumGroups: ol.Dimensions{X: groups, Y: 1, Z: 1}, GroupSize: ol.Dimensions{X: size, Y: 1, Z: 1}, DynSharedMemory: dyn,
 	}
 }

@@ -24,7 +24,8 @@ func TestContract(t *testing.T) {
 		Peek: func(t *testing.T, p uintptr, n int) []byte { return owner(pl, p).Peek(p, uint64(n)) },
 		Poke: func(t *testing.T, p uintptr, b []byte) { owner(pl, p).Poke(p, b) },
 		Skip: map[contract.Group]string{
-			contract.Memory: "fakegpu allocates device memory only (no host or managed memory)",
+			contract.Memory:   "fakegpu allocates device memory only (no host or managed memory)",
+			contract.Programs: "fakegpu runs no kernels (its programs have globals only; Kernel and Launch fail)",
 		},
 		Held: func(t *testing.T) {
 			if v := pl.Violations(); len(v) != 0 {

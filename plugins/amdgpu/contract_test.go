@@ -9,7 +9,13 @@ import (
 
 // TestContract runs the plugin contract suite over the HSA double.
 func TestContract(t *testing.T) {
-	contract.Run(t, fake.Fixture("libhsa-contract.so", "signal", func(d *fakedriver.Double) contract.MemoryWant {
+	contract.Run(t, fake.Fixture("libhsa-contract.so", fakedriver.FixtureWant{Bounded: "signal", Programs: func(*fakedriver.Double) fakedriver.ProgramsWant {
+		return fakedriver.ProgramsWant{
+			CopyIn:        true,
+			TooMuchShared: "DynSharedMemory 204800 and the 0 bytes of group memory",
+			ProgramKind:   "executable", LaunchCounter: "fake_hsa_dispatches", Launches: 3, LastSync: true,
+		}
+	}, Memory: func(d *fakedriver.Double) contract.MemoryWant {
 		return contract.MemoryWant{
 			FillStage: fillStage, Unknown: true, FillBehindCopy: true,
 			AfterCopies: func() {
@@ -23,5 +29,5 @@ func TestContract(t *testing.T) {
 				}
 			},
 		}
-	}))
+	}}))
 }

@@ -195,25 +195,36 @@ func CheckReleasedEventsAndDrain(t *testing.T, d *Double) {
 // env is the contract suite's view of the open double d.
 func (d *Double) env(t *testing.T) *contract.Env {
 	f := &contract.Fixture{
-		Open: func(*testing.T) plugin.Platform { return d.Platform },
-		Peek: func(_ *testing.T, p uintptr, n int) []byte { return d.Peek(p, n) },
-		Poke: func(_ *testing.T, p uintptr, b []byte) { d.Poke(p, b) },
-		Held: func(*testing.T) { d.Driver.Held(d) },
-		Live: d.Live,
-		Why:  d.lastError,
+		Open:  func(*testing.T) plugin.Platform { return d.Platform },
+		Peek:  func(_ *testing.T, p uintptr, n int) []byte { return d.Peek(p, n) },
+		Poke:  func(_ *testing.T, p uintptr, b []byte) { d.Poke(p, b) },
+		Held:  func(*testing.T) { d.Driver.Held(d) },
+		Live:  d.Live,
+		Why:   d.lastError,
+		Image: d.Driver.Image,
 	}
 	return &contract.Env{T: t, F: f, Platform: d.Platform, Devices: d.Devices}
 }
 
+// FixtureWant is what differs between doubles in the contract suite:
+// Bounded is a kind the double counts that queue cycles must not grow
+// ("" for none), Memory and Programs what the memory and programs groups
+// want of the double.
+type FixtureWant struct {
+	Bounded  string
+	Memory   func(d *Double) MemoryWant
+	Programs func(d *Double) ProgramsWant
+}
+
 // Fixture is the contract suite's fixture for the double built as name:
 // each scenario group opens a fresh double with two GPUs, and checks after
-// Deinit that the double holds nothing; what the double counts of bounded
-// ("" for none) must not grow over queue cycles; memory is the double's
-// MemoryWant.
-func (f *Driver) Fixture(name, bounded string, memory func(d *Double) MemoryWant) *contract.Fixture {
+// Deinit that the double holds nothing.
+func (f *Driver) Fixture(name string, w FixtureWant) *contract.Fixture {
 	var d *Double
 	return &contract.Fixture{
-		Memory:    func() MemoryWant { return memory(d) },
+		Memory:    func() MemoryWant { return w.Memory(d) },
+		Programs:  func() contract.ProgramsWant { return d.programs(w.Programs(d)) },
+		Image:     f.Image,
 		Open:      func(t *testing.T) plugin.Platform { d = f.Open(t, name); return d.Platform },
 		Peek:      func(_ *testing.T, p uintptr, n int) []byte { return d.Peek(p, n) },
 		Poke:      func(_ *testing.T, p uintptr, b []byte) { d.Poke(p, b) },
@@ -221,7 +232,7 @@ func (f *Driver) Fixture(name, bounded string, memory func(d *Double) MemoryWant
 		Live:      func(kind string) int { return d.Live(kind) },
 		Why:       func() string { return d.lastError() },
 		QueueKind: f.QueueKind,
-		Bounded:   bounded,
+		Bounded:   w.Bounded,
 	}
 }
 
@@ -296,134 +307,20 @@ type ProgramsWant struct {
 	LastSync bool
 }
 
-// CheckProgramsAndLaunches checks that kernels run over the whole grid
-// with the argument buffer as given, with barriers and dynamic shared
-// memory, within the launch limits; that globals have device addresses
-// that copies reach; and that unloading waits for queued launches. It
-// deinitialises.
+// CheckProgramsAndLaunches is the contract suite's scenario over the open
+// double d, with what the double counts of loaded programs and launches;
+// it deinitialises.
 func CheckProgramsAndLaunches(t *testing.T, d *Double, w ProgramsWant) {
 	t.Helper()
-	g := d.Devices[0]
-	prog, k := d.LoadKernel(t, g, "localmem_reduction", "localmem_reduction")
-	if _, err := prog.Kernel("nope"); err == nil || !strings.Contains(err.Error(), `no kernel named "nope"`) {
-		t.Errorf("unknown kernel: %v", err)
-	}
-	if n, err := k.MaxGroupSize(0); err != nil || n != 1024 {
-		t.Errorf("MaxGroupSize = %d, %v", n, err)
-	}
-	const groups, size = 8, 128
-	in := MustAlloc(t, g, ol.AllocTypeDevice, 4*groups*size)
-	out := MustAlloc(t, g, ol.AllocTypeDevice, 4*groups)
-	host := MustAlloc(t, g, ol.AllocTypeHost, 4*groups*size)
-	vals := make([]byte, 4*groups*size)
-	want := make([]uint32, groups)
-	for i := 0; i < groups*size; i++ {
-		v := uint32(i*i%1000 + 1)
-		binary.LittleEndian.PutUint32(vals[4*i:], v)
-		want[i/size] += v
-	}
-	q := MustQueue(t, g)
-	if w.CopyIn {
-		// a copy first: the launch waits for it
-		copy(HostBytes(host, len(vals)), vals)
-		if err := q.CopyToDevice(in, g, host, uint64(len(vals))); err != nil {
-			t.Fatal(err)
-		}
-	} else {
-		d.Poke(in, vals)
-	}
-	args := Args(uint64(in), uint64(out))
-	if err := q.Launch(k, args, Size1D(groups, size, 4*size)); err != nil {
-		t.Fatal(err)
-	}
-	if err := q.Sync(); err != nil {
-		t.Fatalf("%v%s", err, d.why())
-	}
-	got := d.Peek(out, 4*groups)
-	for i := range want {
-		if v := binary.LittleEndian.Uint32(got[4*i:]); v != want[i] {
-			t.Errorf("group %d: sum %d, want %d", i, v, want[i])
-		}
-	}
-	for _, tc := range []struct {
-		size plugin.LaunchSize
-		want string
-	}{
-		{Size1D(1, 2048, 0), "GroupSize.x 2048 exceeds the maximum 1024"},
-		{Size1D(0, 1, 0), "NumGroups.x is 0"},
-		{Size1D(1, 64, 200<<10), w.TooMuchShared},
-	} {
-		if err := q.Launch(k, args, tc.size); err == nil || !strings.Contains(err.Error(), tc.want) {
-			t.Errorf("launch %+v: %v, want %q", tc.size, err, tc.want)
-		}
-	}
-	if w.Kernel != nil {
-		w.Kernel(q, k, args)
-	}
+	contract.CheckProgramsAndLaunches(t, d.env(t), d.programs(w))
+}
 
-	// a global: written by a kernel, read back at its device address
-	gp, write := d.LoadKernel(t, g, "global", "write")
-	addr, gsize, err := gp.Global("global")
-	if err != nil || gsize != 256 {
-		t.Fatalf("Global: %#x %d %v", addr, gsize, err)
-	}
-	if _, _, err := gp.Global("nope"); err == nil || !strings.Contains(err.Error(), `no global variable named "nope"`) {
-		t.Errorf("unknown global: %v", err)
-	}
-	if w.Global != nil {
-		w.Global(gp, addr)
-	}
-	if err := q.Launch(write, Args(0), Size1D(1, 64, 0)); err != nil {
-		t.Fatal(err)
-	}
-	if err := q.CopyFromDevice(host, addr, g, 256); err != nil {
-		t.Fatal(err)
-	}
-	if err := q.Sync(); err != nil {
-		t.Fatal(err)
-	}
-	hb := HostBytes(host, 256)
-	for i := 0; i < 64; i++ {
-		if v := binary.LittleEndian.Uint32(hb[4*i:]); v != uint32(2*i) {
-			t.Fatalf("global[%d] = %d, want %d", i, v, 2*i)
-		}
-	}
-
-	// unloading while a launch is queued waits for it
-	gate := make(chan struct{})
-	if err := q.HostCall(func() error { <-gate; return nil }); err != nil {
-		t.Fatal(err)
-	}
-	if err := q.Launch(write, Args(0), Size1D(1, 64, 0)); err != nil {
-		t.Fatal(err)
-	}
-	if err := gp.Unload(); err != nil {
-		t.Fatal(err)
-	}
-	if n := d.Live(w.ProgramKind); n != 2 {
-		t.Errorf("%d of kind %s loaded while a launch of one is queued, want 2", n, w.ProgramKind)
-	}
-	if err := q.Launch(write, Args(0), Size1D(1, 64, 0)); err == nil || !strings.Contains(err.Error(), "was destroyed") {
-		t.Errorf("launch after Unload: %v", err)
-	}
-	close(gate)
-	if err := prog.Unload(); err != nil {
-		t.Fatal(err)
-	}
-	if err := q.Sync(); err != nil && w.LastSync {
-		t.Fatal(err)
-	}
-	_ = q.Release()
-	for _, p := range []uintptr{in, out} {
-		_ = g.Free(p, ol.AllocTypeDevice)
-	}
-	_ = g.Free(host, ol.AllocTypeHost)
-	d.Deinit()
-	if n := d.Live(w.ProgramKind); n != 0 {
-		t.Errorf("%d of kind %s left after Deinit", n, w.ProgramKind)
-	}
-	if n := d.Call(w.LaunchCounter); n != uintptr(w.Launches) {
-		t.Errorf("the driver ran %d kernels, want %d", n, w.Launches)
+// programs is the contract suite's ProgramsWant for w over the double d.
+func (d *Double) programs(w ProgramsWant) contract.ProgramsWant {
+	return contract.ProgramsWant{
+		CopyIn: w.CopyIn, TooMuchShared: w.TooMuchShared, Kernel: w.Kernel, Global: w.Global,
+		ProgramKind: w.ProgramKind, LastSync: w.LastSync,
+		Launched: func() int { return int(d.Call(w.LaunchCounter)) }, Launches: w.Launches,
 	}
 }
 
