@@ -27,6 +27,9 @@ const (
 	// Programs: kernels run over the whole grid with their arguments,
 	// within the launch limits; globals; unloading waits for launches.
 	Programs Group = "programs"
+	// HotPath: a round of launch, copies, fill, record, wait and sync
+	// makes no Go allocation.
+	HotPath Group = "hotpath"
 	// HostCalls: a host call's error is the next Sync's, reported once.
 	HostCalls Group = "hostcalls"
 	// Memory: memory of every kind, copies in every direction, fills of
@@ -41,7 +44,7 @@ const (
 )
 
 // Groups are all the scenario groups, in the order Run runs them.
-var Groups = []Group{Memory, Programs, HostCalls, Events, Drain}
+var Groups = []Group{Memory, Programs, HotPath, HostCalls, Events, Drain}
 
 // Fixture is what the suite needs of one backend.
 type Fixture struct {
@@ -106,18 +109,20 @@ func Run(t *testing.T, f *Fixture) {
 func RunGroup(t *testing.T, f *Fixture, g Group) {
 	t.Helper()
 	if why, ok := f.Skip[g]; ok {
-		t.Skipf("%s: not supported by this backend: %s", g, why)
+		t.Skipf("%s: skipped for this backend: %s", g, why)
 	}
 	if g == Memory && f.Memory == nil {
 		t.Skipf("%s: the fixture gives no MemoryWant", g)
 	}
-	if g == Programs && (f.Programs == nil || f.Image == nil) {
+	if g == Programs && (f.Programs == nil || f.Image == nil) || g == HotPath && f.Image == nil {
 		t.Skipf("%s: the fixture gives no kernel images", g)
 	}
 	e := f.open(t)
 	switch g {
 	case Programs:
 		CheckProgramsAndLaunches(t, e, f.Programs())
+	case HotPath:
+		CheckHotPathAllocatesNothing(t, e)
 	case Memory:
 		CheckMemoryCopiesFills(t, e, f.Memory())
 	case HostCalls:
@@ -831,4 +836,60 @@ func Size1D(groups, size uint32, dyn uint64) plugin.LaunchSize {
 	return plugin.LaunchSize{
 		NumGroups: ol.Dimensions{X: groups, Y: 1, Z: 1}, GroupSize: ol.Dimensions{X: size, Y: 1, Z: 1}, DynSharedMemory: dyn,
 	}
+}
+
+// CheckHotPathAllocatesNothing checks that a round of launch, asynchronous
+// copies, a fill, record, wait, release of the event and sync makes no Go
+// allocation; it deinitialises.
+func CheckHotPathAllocatesNothing(t *testing.T, d *Env) {
+	t.Helper()
+	g := d.Devices[0]
+	prog, k := d.loadKernel(t, g, "noargs", "noargs")
+	dev := MustAlloc(t, g, ol.AllocTypeDevice, 4096)
+	host := MustAlloc(t, g, ol.AllocTypeHost, 4096)
+	q, q2 := MustQueue(t, g), MustQueue(t, g)
+	pat := []byte{1, 2, 3, 4}
+	size := Size1D(1, 1, 0)
+	round := func() {
+		if err := q.Launch(k, nil, size); err != nil {
+			t.Fatal(err)
+		}
+		if err := q.CopyToDevice(dev, g, host, 4096); err != nil {
+			t.Fatal(err)
+		}
+		if err := q.Fill(dev, unsafe.Pointer(&pat[0]), 4, 4096); err != nil {
+			t.Fatal(err)
+		}
+		if err := q.CopyFromDevice(host, dev, g, 4096); err != nil {
+			t.Fatal(err)
+		}
+		e, err := q.Record()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := q2.Wait(e); err != nil {
+			t.Fatal(err)
+		}
+		if err := e.Release(); err != nil {
+			t.Fatal(err)
+		}
+		if err := q2.Sync(); err != nil {
+			t.Fatal(err)
+		}
+		if err := q.Sync(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for i := 0; i < 100; i++ {
+		round() // warm: pools and the wait list reach their size
+	}
+	if n := testing.AllocsPerRun(200, round); n != 0 {
+		t.Errorf("%.1f Go allocations per round of launch, copies, fill, record, wait and sync, want 0", n)
+	}
+	_ = q.Release()
+	_ = q2.Release()
+	_ = prog.Unload()
+	_ = g.Free(dev, ol.AllocTypeDevice)
+	_ = g.Free(host, ol.AllocTypeHost)
+	d.Deinit()
 }

@@ -324,60 +324,11 @@ func (d *Double) programs(w ProgramsWant) contract.ProgramsWant {
 	}
 }
 
-// CheckHotPathAllocatesNothing checks that a round of launch, asynchronous
-// copies, a fill, record, wait, release of the event and sync makes no Go
-// allocation; it deinitialises.
+// CheckHotPathAllocatesNothing is the contract suite's scenario over the
+// open double d; it deinitialises.
 func CheckHotPathAllocatesNothing(t *testing.T, d *Double) {
 	t.Helper()
-	g := d.Devices[0]
-	prog, k := d.LoadKernel(t, g, "noargs", "noargs")
-	dev := MustAlloc(t, g, ol.AllocTypeDevice, 4096)
-	host := MustAlloc(t, g, ol.AllocTypeHost, 4096)
-	q, q2 := MustQueue(t, g), MustQueue(t, g)
-	pat := []byte{1, 2, 3, 4}
-	size := Size1D(1, 1, 0)
-	round := func() {
-		if err := q.Launch(k, nil, size); err != nil {
-			t.Fatal(err)
-		}
-		if err := q.CopyToDevice(dev, g, host, 4096); err != nil {
-			t.Fatal(err)
-		}
-		if err := q.Fill(dev, unsafe.Pointer(&pat[0]), 4, 4096); err != nil {
-			t.Fatal(err)
-		}
-		if err := q.CopyFromDevice(host, dev, g, 4096); err != nil {
-			t.Fatal(err)
-		}
-		e, err := q.Record()
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := q2.Wait(e); err != nil {
-			t.Fatal(err)
-		}
-		if err := e.Release(); err != nil {
-			t.Fatal(err)
-		}
-		if err := q2.Sync(); err != nil {
-			t.Fatal(err)
-		}
-		if err := q.Sync(); err != nil {
-			t.Fatal(err)
-		}
-	}
-	for i := 0; i < 100; i++ {
-		round() // warm: pools and the wait list reach their size
-	}
-	if n := testing.AllocsPerRun(200, round); n != 0 {
-		t.Errorf("%.1f Go allocations per round of launch, copies, fill, record, wait and sync, want 0", n)
-	}
-	_ = q.Release()
-	_ = q2.Release()
-	_ = prog.Unload()
-	_ = g.Free(dev, ol.AllocTypeDevice)
-	_ = g.Free(host, ol.AllocTypeHost)
-	d.Deinit()
+	contract.CheckHotPathAllocatesNothing(t, d.env(t))
 }
 
 // Churn is how CheckQueueChurnIsFlat churns and what it allows.
