@@ -27,6 +27,8 @@ const (
 	// Programs: kernels run over the whole grid with their arguments,
 	// within the launch limits; globals; unloading waits for launches.
 	Programs Group = "programs"
+	// Register: registration of host memory is reference counted.
+	Register Group = "register"
 	// HotPath: a round of launch, copies, fill, record, wait and sync
 	// makes no Go allocation.
 	HotPath Group = "hotpath"
@@ -44,7 +46,7 @@ const (
 )
 
 // Groups are all the scenario groups, in the order Run runs them.
-var Groups = []Group{Memory, Programs, HotPath, HostCalls, Events, Drain}
+var Groups = []Group{Memory, Register, Programs, HotPath, HostCalls, Events, Drain}
 
 // Fixture is what the suite needs of one backend.
 type Fixture struct {
@@ -69,6 +71,9 @@ type Fixture struct {
 	// nil skips the group.
 	Image    func(t *testing.T, kernel string) []byte
 	Programs func() ProgramsWant
+	// Register is what the register group wants of the backend; nil
+	// skips the group.
+	Register func() RegisterWant
 	// Why is the driver's last error, for messages (optional).
 	Why func() string
 	// Skip gives the reason a backend does not support a group.
@@ -111,6 +116,9 @@ func RunGroup(t *testing.T, f *Fixture, g Group) {
 	if why, ok := f.Skip[g]; ok {
 		t.Skipf("%s: skipped for this backend: %s", g, why)
 	}
+	if g == Register && f.Register == nil {
+		t.Skipf("%s: the fixture gives no RegisterWant", g)
+	}
 	if g == Memory && f.Memory == nil {
 		t.Skipf("%s: the fixture gives no MemoryWant", g)
 	}
@@ -121,6 +129,9 @@ func RunGroup(t *testing.T, f *Fixture, g Group) {
 	switch g {
 	case Programs:
 		CheckProgramsAndLaunches(t, e, f.Programs())
+	case Register:
+		CheckRegister(t, e, f.Register())
+		e.Deinit()
 	case HotPath:
 		CheckHotPathAllocatesNothing(t, e)
 	case Memory:
@@ -892,4 +903,60 @@ func CheckHotPathAllocatesNothing(t *testing.T, d *Env) {
 	_ = g.Free(dev, ol.AllocTypeDevice)
 	_ = g.Free(host, ol.AllocTypeHost)
 	d.Deinit()
+}
+
+// RegisterWant is what differs between backends in CheckRegister.
+type RegisterWant struct {
+	// Buf is 8192 bytes of host memory to register (0: pageable memory
+	// the suite maps).
+	Buf uintptr
+	// Locked is what the driver counts for a locked range (Fixture.Live).
+	Locked string
+	// SameAddress checks that a contained range registers at its own
+	// address.
+	SameAddress bool
+	// Registered checks the double further while the range is registered.
+	Registered func()
+}
+
+// CheckRegister checks that registration is reference counted: the driver
+// locks a range once and unlocks it with the last user. The caller
+// deinitialises.
+func CheckRegister(t *testing.T, d *Env, w RegisterWant) {
+	t.Helper()
+	g, p := d.Devices[0], w.Buf
+	if p == 0 {
+		p = uintptr(unsafe.Pointer(&Pageable(t, 8192)[0]))
+	}
+	if d.F.Live == nil {
+		t.Run("driver lock counts", func(t *testing.T) { t.Skip("the backend does not count its locked ranges (Fixture.Live)") })
+	}
+	for i := 0; i < 2; i++ {
+		if got, err := g.Register(p, 4096); err != nil || got != p {
+			t.Fatalf("Register: %#x %v", got, err)
+		}
+	}
+	if got, err := g.Register(p+100, 100); err != nil || (w.SameAddress && got != p+100) {
+		t.Fatalf("a contained range: %#x %v", got, err)
+	}
+	if _, err := g.Register(p+4000, 200); err == nil || !strings.Contains(err.Error(), "partial overlapping") {
+		t.Errorf("partial overlap: %v", err)
+	}
+	if n := d.live(w.Locked); d.F.Live != nil && n != 1 {
+		t.Errorf("%d ranges locked in the driver, want 1", n)
+	}
+	if w.Registered != nil {
+		w.Registered()
+	}
+	for i := 0; i < 3; i++ {
+		if err := g.Unregister(p); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if n := d.live(w.Locked); d.F.Live != nil && n != 0 {
+		t.Errorf("%d ranges still locked", n)
+	}
+	if err := g.Unregister(p); err == nil || !strings.Contains(err.Error(), "cannot find locked buffer") {
+		t.Errorf("unregistering again: %v", err)
+	}
 }

@@ -26,6 +26,7 @@ func TestContract(t *testing.T) {
 		Skip: map[contract.Group]string{
 			contract.Memory:   "fakegpu allocates device memory only (no host or managed memory)",
 			contract.Programs: "fakegpu runs no kernels (its programs have globals only; Kernel and Launch fail)",
+			contract.Register: "fakegpu does not register host memory (Register is unsupported)",
 			contract.HotPath:  "fakegpu runs no kernels, and allocates host memory for no one (device memory only)",
 		},
 		Held: func(t *testing.T) {

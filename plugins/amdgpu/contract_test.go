@@ -9,7 +9,9 @@ import (
 
 // TestContract runs the plugin contract suite over the HSA double.
 func TestContract(t *testing.T) {
-	contract.Run(t, fake.Fixture("libhsa-contract.so", fakedriver.FixtureWant{Bounded: "signal", Programs: func(*fakedriver.Double) fakedriver.ProgramsWant {
+	contract.Run(t, fake.Fixture("libhsa-contract.so", fakedriver.FixtureWant{Bounded: "signal", Register: func(*fakedriver.Double) contract.RegisterWant {
+		return contract.RegisterWant{Locked: "lock", SameAddress: true}
+	}, Programs: func(*fakedriver.Double) fakedriver.ProgramsWant {
 		return fakedriver.ProgramsWant{
 			CopyIn:        true,
 			TooMuchShared: "DynSharedMemory 204800 and the 0 bytes of group memory",

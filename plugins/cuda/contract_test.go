@@ -13,6 +13,7 @@ func TestContract(t *testing.T) {
 		Memory: func(*fakedriver.Double) contract.MemoryWant {
 			return contract.MemoryWant{FillStage: fillStage, DoubleFree: "CUDA_ERROR_INVALID_VALUE"}
 		},
+		Register: func(*fakedriver.Double) contract.RegisterWant { return contract.RegisterWant{Locked: "register"} },
 		Programs: func(*fakedriver.Double) fakedriver.ProgramsWant {
 			return fakedriver.ProgramsWant{
 				TooMuchShared: "DynSharedMemory 204800 exceeds what kernel",

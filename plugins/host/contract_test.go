@@ -25,7 +25,8 @@ func TestContract(t *testing.T) {
 		Memory: func() contract.MemoryWant {
 			return contract.MemoryWant{FillStage: 4096, Unknown: true, FillBehindCopy: true}
 		},
-		Image: fakedriver.HostKernel,
+		Register: func() contract.RegisterWant { return contract.RegisterWant{SameAddress: true} },
+		Image:    fakedriver.HostKernel,
 		Skip: map[contract.Group]string{
 			// found by this suite: to do in the host plugin
 			contract.HotPath: "the host plugin makes 2 Go allocations per round of launch, copies, fill, record, wait and sync (the GPU plugins none)",

@@ -3,7 +3,6 @@ package fakedriver
 import (
 	"bytes"
 	"encoding/binary"
-	"strings"
 	"syscall"
 	"testing"
 	"unsafe"
@@ -208,12 +207,13 @@ func (d *Double) env(t *testing.T) *contract.Env {
 
 // FixtureWant is what differs between doubles in the contract suite:
 // Bounded is a kind the double counts that queue cycles must not grow
-// ("" for none), Memory and Programs what the memory and programs groups
-// want of the double.
+// ("" for none), Memory, Programs and Register what those groups want of
+// the double.
 type FixtureWant struct {
 	Bounded  string
 	Memory   func(d *Double) MemoryWant
 	Programs func(d *Double) ProgramsWant
+	Register func(d *Double) RegisterWant
 }
 
 // Fixture is the contract suite's fixture for the double built as name:
@@ -224,6 +224,7 @@ func (f *Driver) Fixture(name string, w FixtureWant) *contract.Fixture {
 	return &contract.Fixture{
 		Memory:    func() MemoryWant { return w.Memory(d) },
 		Programs:  func() contract.ProgramsWant { return d.programs(w.Programs(d)) },
+		Register:  func() RegisterWant { return w.Register(d) },
 		Image:     f.Image,
 		Open:      func(t *testing.T) plugin.Platform { d = f.Open(t, name); return d.Platform },
 		Peek:      func(_ *testing.T, p uintptr, n int) []byte { return d.Peek(p, n) },
@@ -237,52 +238,13 @@ func (f *Driver) Fixture(name string, w FixtureWant) *contract.Fixture {
 }
 
 // RegisterWant is what differs between doubles in CheckRegister.
-type RegisterWant struct {
-	// Buf is 8192 bytes of host memory to register.
-	Buf uintptr
-	// Locked is what the double counts for a locked range.
-	Locked string
-	// SameAddress checks that a contained range registers at its own
-	// address.
-	SameAddress bool
-	// Registered checks the double further while the range is registered.
-	Registered func()
-}
+type RegisterWant = contract.RegisterWant
 
-// CheckRegister checks that registration is reference counted: the driver
-// locks a range once and unlocks it with the last user. The caller
-// deinitialises.
+// CheckRegister is the contract suite's scenario over the open double d,
+// with the double's count of locked ranges. The caller deinitialises.
 func CheckRegister(t *testing.T, d *Double, w RegisterWant) {
 	t.Helper()
-	g, p := d.Devices[0], w.Buf
-	for i := 0; i < 2; i++ {
-		if got, err := g.Register(p, 4096); err != nil || got != p {
-			t.Fatalf("Register: %#x %v", got, err)
-		}
-	}
-	if got, err := g.Register(p+100, 100); err != nil || (w.SameAddress && got != p+100) {
-		t.Fatalf("a contained range: %#x %v", got, err)
-	}
-	if _, err := g.Register(p+4000, 200); err == nil || !strings.Contains(err.Error(), "partial overlapping") {
-		t.Errorf("partial overlap: %v", err)
-	}
-	if n := d.Live(w.Locked); n != 1 {
-		t.Errorf("%d ranges locked in the driver, want 1", n)
-	}
-	if w.Registered != nil {
-		w.Registered()
-	}
-	for i := 0; i < 3; i++ {
-		if err := g.Unregister(p); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if n := d.Live(w.Locked); n != 0 {
-		t.Errorf("%d ranges still locked", n)
-	}
-	if err := g.Unregister(p); err == nil || !strings.Contains(err.Error(), "cannot find locked buffer") {
-		t.Errorf("unregistering again: %v", err)
-	}
+	contract.CheckRegister(t, d.env(t), w)
 }
 
 // ProgramsWant is what differs between doubles in CheckProgramsAndLaunches.
