@@ -9,7 +9,7 @@ import (
 	"unsafe"
 
 	"github.com/liboffload-go/liboffload-go/api/ol"
-	"github.com/liboffload-go/liboffload-go/impl/internal/fakegpu"
+	"github.com/liboffload-go/liboffload-go/internal/fakegpu"
 	"github.com/liboffload-go/liboffload-go/plugins/host"
 	"github.com/liboffload-go/liboffload-go/plugins/plugin"
 )

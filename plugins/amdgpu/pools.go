@@ -42,14 +42,14 @@ func (s *signal) value() int64 { return int64(C.lgo_hsa_signal_load(s.pool.p.run
 type signalPool struct {
 	p    *Platform
 	mu   sync.Mutex
-	free []*signal
+	free gpu.Pool[*signal]
 	all  []*signal
 }
 
 // get returns a signal with value 1 and one reference.
 func (sp *signalPool) get() (*signal, error) {
 	sp.mu.Lock()
-	s := gpu.PopLast(&sp.free)
+	s := sp.free.Get()
 	sp.mu.Unlock()
 	if s == nil {
 		r := C.lgo_hsa_signal_create(sp.p.run, 1)
@@ -68,7 +68,7 @@ func (sp *signalPool) get() (*signal, error) {
 func (sp *signalPool) put(s *signal) {
 	C.lgo_hsa_signal_store(sp.p.run, C.uint64_t(s.h), 1)
 	sp.mu.Lock()
-	sp.free = append(sp.free, s)
+	sp.free.Push(s)
 	sp.mu.Unlock()
 }
 
@@ -79,7 +79,8 @@ func (sp *signalPool) release() error {
 	for _, s := range sp.all {
 		errs = append(errs, sp.p.drv.check("hsa_signal_destroy", C.lgo_hsa_signal_destroy(sp.p.run, C.uint64_t(s.h))))
 	}
-	sp.all, sp.free = nil, nil
+	sp.free.Take()
+	sp.all = nil
 	return errors.Join(errs...)
 }
 

@@ -262,10 +262,10 @@ func (h *hwQueue) idle() bool {
 // hwQueues hands out a device's HSA queues.
 type hwQueues struct {
 	mu          sync.Mutex
-	idle        []*hwQueue
-	outstanding []*hwQueue // released with work pending
-	count       int        // HSA queues created and not destroyed
-	events      []*Event   // released Event objects, reused by Record
+	idle        gpu.Pool[*hwQueue]
+	outstanding []*hwQueue       // released with work pending
+	count       int              // HSA queues created and not destroyed
+	events      gpu.Pool[*Event] // released Event objects, reused by Record
 }
 
 func (d *Device) getHW() (*hwQueue, error) {
@@ -274,14 +274,14 @@ func (d *Device) getHW() (*hwQueue, error) {
 	keep := qs.outstanding[:0]
 	for _, h := range qs.outstanding {
 		if h.fault.Load() == nil && h.idle() {
-			qs.idle = append(qs.idle, h)
+			qs.idle.Push(h)
 		} else {
 			keep = append(keep, h)
 		}
 	}
 	clear(qs.outstanding[len(keep):])
 	qs.outstanding = keep
-	h := gpu.PopLast(&qs.idle)
+	h := qs.idle.Get()
 	var oldest *hwQueue
 	// (never from a host function: the queue released first may be the
 	// one waiting for it)
@@ -344,9 +344,9 @@ func (d *Device) putHW(h *hwQueue) {
 	idle := h.fault.Load() == nil && h.idle()
 	qs := &d.queues
 	qs.mu.Lock()
-	if idle && len(qs.idle) < maxIdleQueues {
+	if idle && qs.idle.Len() < maxIdleQueues {
 		_ = h.takeErr()
-		qs.idle = append(qs.idle, h)
+		qs.idle.Push(h)
 		idle = false
 	} else if !idle {
 		qs.outstanding = append(qs.outstanding, h)
@@ -406,8 +406,9 @@ func (h *hwQueue) drain() error {
 func (d *Device) releaseQueues() error {
 	qs := &d.queues
 	qs.mu.Lock()
-	all := append(qs.outstanding, qs.idle...)
-	qs.outstanding, qs.idle, qs.count, qs.events = nil, nil, 0, nil
+	all := append(qs.outstanding, qs.idle.Take()...)
+	qs.events.Take()
+	qs.outstanding, qs.count = nil, 0
 	qs.mu.Unlock()
 	var first error
 	for _, h := range all {
@@ -748,7 +749,7 @@ func (q *Queue) Record() (plugin.Event, error) {
 	h.mu.Unlock()
 	d := q.d
 	d.queues.mu.Lock()
-	e := gpu.PopLast(&d.queues.events)
+	e := d.queues.events.Get()
 	d.queues.mu.Unlock()
 	if e == nil {
 		e = new(Event)
@@ -907,9 +908,7 @@ func (e *Event) Release() error {
 	d := e.q.d
 	*e = Event{}
 	d.queues.mu.Lock()
-	if len(d.queues.events) < maxIdleEvents {
-		d.queues.events = append(d.queues.events, e)
-	}
+	d.queues.events.Put(e, maxIdleEvents)
 	d.queues.mu.Unlock()
 	return nil
 }

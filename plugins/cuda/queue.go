@@ -38,10 +38,10 @@ const (
 // list until a later NewQueue finds it idle, or Deinit waits for it.
 type streams struct {
 	mu          sync.Mutex
-	idle        []C.uintptr_t
-	outstanding []*Queue      // released with work pending (on the stream or held back)
-	events      []C.uintptr_t // idle events
-	eventObjs   []*Event      // released Event objects, reused by Record
+	idle        gpu.Pool[C.uintptr_t]
+	outstanding []*Queue              // released with work pending (on the stream or held back)
+	events      gpu.Pool[C.uintptr_t] // idle events
+	eventObjs   gpu.Pool[*Event]      // released Event objects, reused by Record
 }
 
 func (d *Device) handleOp(op C.int, h C.uintptr_t) C.int {
@@ -54,14 +54,14 @@ func (d *Device) NewQueue() (plugin.Queue, error) {
 	// reclaim outstanding streams whose work has ended
 	keep := d.streams.outstanding[:0]
 	for _, q := range d.streams.outstanding {
-		if !q.isHeld() && d.handleOp(opStreamQuery, q.s) == cudaSuccess && len(d.streams.idle) < maxIdleStreams {
-			d.streams.idle = append(d.streams.idle, q.s)
+		if !q.isHeld() && d.handleOp(opStreamQuery, q.s) == cudaSuccess && d.streams.idle.Len() < maxIdleStreams {
+			d.streams.idle.Push(q.s)
 		} else {
 			keep = append(keep, q)
 		}
 	}
 	d.streams.outstanding = keep
-	s := gpu.PopLast(&d.streams.idle)
+	s := d.streams.idle.Get()
 	d.streams.mu.Unlock()
 	if s == 0 {
 		if err := d.call("cuStreamCreate", C.lgo_cu_stream_create(d.drv.run, d.ctx, &s)); err != nil {
@@ -114,14 +114,13 @@ func (d *Device) releaseStreams() error {
 			first = err
 		}
 	}
-	for _, s := range append(streams, d.streams.idle...) {
+	for _, s := range append(streams, d.streams.idle.Take()...) {
 		keep(d.call("cuStreamSynchronize", d.handleOp(opStreamSync, s)))
 		keep(d.call("cuStreamDestroy", d.handleOp(opStreamDestroy, s)))
 	}
-	for _, e := range d.streams.events {
+	for _, e := range d.streams.events.Take() {
 		keep(d.call("cuEventDestroy", d.handleOp(opEventDestroy, e)))
 	}
-	d.streams.idle, d.streams.events = nil, nil
 	return first
 }
 
@@ -512,7 +511,7 @@ func (q *Queue) WaitList() (*sync.Mutex, *gpu.Waits[*Queue]) { return &q.mu, &q.
 func (q *Queue) Record() (plugin.Event, error) {
 	d := q.d
 	d.streams.mu.Lock()
-	ev := gpu.PopLast(&d.streams.events)
+	ev := d.streams.events.Get()
 	d.streams.mu.Unlock()
 	if ev == 0 {
 		// (a variable of its own: one whose address goes to C lives on
@@ -524,7 +523,7 @@ func (q *Queue) Record() (plugin.Event, error) {
 		ev = fresh
 	}
 	d.streams.mu.Lock()
-	e := gpu.PopLast(&d.streams.eventObjs)
+	e := d.streams.eventObjs.Get()
 	d.streams.mu.Unlock()
 	if e == nil {
 		e = new(Event)
@@ -630,9 +629,7 @@ func (q *Queue) Release() error {
 	idle := q.Empty()
 	d.streams.mu.Lock()
 	defer d.streams.mu.Unlock()
-	if idle && len(d.streams.idle) < maxIdleStreams {
-		d.streams.idle = append(d.streams.idle, q.s)
-	} else {
+	if !idle || !d.streams.idle.Put(q.s, maxIdleStreams) {
 		d.streams.outstanding = append(d.streams.outstanding, q)
 	}
 	return nil
@@ -746,16 +743,13 @@ func (e *Event) giveBack() {
 	d.releaseEvent(e.ev)
 	*e = Event{}
 	d.streams.mu.Lock()
-	if len(d.streams.eventObjs) < maxIdleEvents {
-		d.streams.eventObjs = append(d.streams.eventObjs, e)
-	}
+	d.streams.eventObjs.Put(e, maxIdleEvents)
 	d.streams.mu.Unlock()
 }
 
 func (d *Device) releaseEvent(ev C.uintptr_t) {
 	d.streams.mu.Lock()
-	if len(d.streams.events) < maxIdleEvents {
-		d.streams.events = append(d.streams.events, ev)
+	if d.streams.events.Put(ev, maxIdleEvents) {
 		ev = 0
 	}
 	d.streams.mu.Unlock()

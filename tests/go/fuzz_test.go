@@ -8,15 +8,19 @@ import (
 
 	"github.com/liboffload-go/liboffload-go/api/ol"
 	"github.com/liboffload-go/liboffload-go/impl"
+	"github.com/liboffload-go/liboffload-go/internal/fakegpu"
+	"github.com/liboffload-go/liboffload-go/plugins/amdgpu"
+	"github.com/liboffload-go/liboffload-go/plugins/cuda"
+	"github.com/liboffload-go/liboffload-go/plugins/host"
 )
 
 // FuzzMemRanges copies and fills ranges that start inside a 4 KiB
 // allocation with arbitrary sizes: each call either does exactly what a
 // byte-by-byte model says, or (when the range leaves the allocation or the
-// sizes do not fit) fails with INVALID_SIZE and writes nothing.
-// FuzzMemRangesDifferential (impl/, beside the fake GPU backend, which an
-// internal package keeps out of reach here) runs the same operations on the
-// host device and a fake GPU and requires the same codes and bytes.
+// sizes do not fit) fails with INVALID_SIZE and writes nothing. It is
+// differential: the same copy and fill run on the host device and on a
+// fake GPU (fakegpu, whose memory the CPU cannot touch, through the
+// runtime), and both must end with the same bytes and the same error codes.
 func FuzzMemRanges(f *testing.F) {
 	f.Add(uint16(0), uint64(4096), uint16(1), false)
 	f.Add(uint16(4000), uint64(97), uint16(1), true)
@@ -29,59 +33,104 @@ func FuzzMemRanges(f *testing.F) {
 		if off >= n || patSize == 0 {
 			return // a range that starts outside the library's memory is the caller's
 		}
-		e := &hostEnv{t: t}
+		// a fake GPU beside the host device, for this input only
+		impl.UsePlugins(fakegpu.New(fakegpu.Options{Name: "fakegpu"}), host.New())
+		t.Cleanup(func() { impl.UsePlugins(amdgpu.New(), cuda.New(), host.New()) })
 		initLib(t)
-		e.dev = hostDevice(t)
+		ds := devices(t)
+		if len(ds) != 2 {
+			t.Fatalf("%d devices, want the fake GPU and the host", len(ds))
+		}
+		e := &hostEnv{t: t, dev: ds[1]}
+		gpu := ds[0]
 		a, b := e.alloc(n), e.alloc(n)
 		av, bv := unsafe.Slice((*byte)(a), n), unsafe.Slice((*byte)(b), n)
 		for i := range bv {
 			bv[i] = byte(i*7 + 3)
 		}
-		model := make([]byte, n)
-		var q uintptr
-		if queued {
-			q = e.queue()
-			defer impl.OlDestroyQueue(q, nil)
-		}
-		sync := func() {
-			if q != 0 {
-				mustOK(t, "olSyncQueue", impl.OlSyncQueue(q, nil))
-			}
-		}
-		dst := unsafe.Add(a, int(off))
-		fits := size <= n-uint64(off)
-
-		r := impl.OlMemcpy(q, dst, e.dev, b, e.dev, size, nil)
-		sync()
-		if fits {
-			mustOK(t, "olMemcpy", r)
-			copy(model[off:], bv[:size])
-		} else {
-			wantErr(t, "olMemcpy", r, ol.ErrcInvalidSize, "")
-		}
-		if string(av) != string(model) {
-			t.Fatalf("olMemcpy(off %d, size %d): memory differs from the model", off, size)
-		}
-
 		pat := make([]byte, int(patSize))
 		for i := range pat {
 			pat[i] = byte(0xA0 + i)
 		}
-		r = impl.OlMemFill(q, dst, uint64(patSize), unsafe.Pointer(&pat[0]), size, nil)
-		sync()
+
+		// the host device, against the model
+		model := make([]byte, n)
+		hostAfter, hostCodes := memOps(t, e.dev, e, queued, a, b, off, size, pat, func() []byte { return append([]byte(nil), av...) })
+		fits := size <= n-uint64(off)
+		if fits {
+			mustOK(t, "olMemcpy", hostCodes[0])
+			copy(model[off:], bv[:size])
+		} else {
+			wantErr(t, "olMemcpy", hostCodes[0], ol.ErrcInvalidSize, "")
+		}
+		if string(hostAfter[0]) != string(model) {
+			t.Fatalf("olMemcpy(off %d, size %d): memory differs from the model", off, size)
+		}
 		switch {
 		case size%uint64(patSize) != 0 || !fits:
-			wantErr(t, "olMemFill", r, ol.ErrcInvalidSize, "")
+			wantErr(t, "olMemFill", hostCodes[1], ol.ErrcInvalidSize, "")
 		default:
-			mustOK(t, "olMemFill", r)
+			mustOK(t, "olMemFill", hostCodes[1])
 			for i := uint64(0); i < size; i++ {
 				model[uint64(off)+i] = pat[i%uint64(patSize)]
 			}
 		}
-		if string(av) != string(model) {
+		if string(hostAfter[1]) != string(model) {
 			t.Fatalf("olMemFill(off %d, size %d, pattern %d): memory differs from the model", off, size, patSize)
 		}
+
+		// the fake GPU: the same operations on its memory, staged through
+		// host memory
+		ga, gb := gpuAlloc(t, gpu, n), gpuAlloc(t, gpu, n)
+		clear(av)
+		mustOK(t, "olMemcpy to the GPU", impl.OlMemcpy(0, ga, gpu, a, e.dev, n, nil))
+		mustOK(t, "olMemcpy to the GPU", impl.OlMemcpy(0, gb, gpu, b, e.dev, n, nil))
+		g := &hostEnv{t: t, dev: gpu}
+		gpuAfter, gpuCodes := memOps(t, gpu, g, queued, ga, gb, off, size, pat, func() []byte {
+			mustOK(t, "olMemcpy from the GPU", impl.OlMemcpy(0, a, e.dev, ga, gpu, n, nil))
+			return append([]byte(nil), av...)
+		})
+		for i, op := range []string{"olMemcpy", "olMemFill"} {
+			if hc, gc := impl.ResultCode(hostCodes[i]), impl.ResultCode(gpuCodes[i]); hc != gc {
+				t.Fatalf("%s(off %d, size %d, pattern %d): host device %s, fake GPU %s (%s)", op, off, size, patSize, hc, gc, impl.ResultDetails(gpuCodes[i]))
+			}
+			if string(hostAfter[i]) != string(gpuAfter[i]) {
+				t.Fatalf("%s(off %d, size %d, pattern %d): the fake GPU's memory differs from the host device's", op, off, size, patSize)
+			}
+		}
 	})
+}
+
+// memOps copies size bytes of b to a+off, then fills size bytes at
+// a+off with pat, on dev (on a queue of it if queued, else blocking), and
+// returns what read says of a after each, and the two results.
+func memOps(t *testing.T, dev uintptr, e *hostEnv, queued bool, a, b unsafe.Pointer, off uint16, size uint64, pat []byte, read func() []byte) (after [2][]byte, rs [2]uintptr) {
+	var q uintptr
+	if queued {
+		q = e.queue()
+		defer impl.OlDestroyQueue(q, nil)
+	}
+	sync := func() {
+		if q != 0 {
+			mustOK(t, "olSyncQueue", impl.OlSyncQueue(q, nil))
+		}
+	}
+	dst := unsafe.Add(a, int(off))
+	rs[0] = impl.OlMemcpy(q, dst, dev, b, dev, size, nil)
+	sync()
+	after[0] = read()
+	rs[1] = impl.OlMemFill(q, dst, uint64(len(pat)), unsafe.Pointer(&pat[0]), size, nil)
+	sync()
+	after[1] = read()
+	return after, rs
+}
+
+// gpuAlloc allocates n bytes of device memory on dev.
+func gpuAlloc(t *testing.T, dev uintptr, n int) unsafe.Pointer {
+	var p unsafe.Pointer
+	mustOK(t, "olMemAlloc", impl.OlMemAlloc(dev, uint32(ol.AllocTypeDevice), uint64(n), unsafe.Pointer(&p), nil))
+	t.Cleanup(func() { impl.OlMemFree(p, nil) })
+	return p
 }
 
 // FuzzLaunchGrid launches with arbitrary grids: a launch is refused with

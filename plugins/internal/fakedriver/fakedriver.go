@@ -415,9 +415,9 @@ func CheckPlatform(t *testing.T, p plugin.Platform, want PlatformWant) []plugin.
 	return devs
 }
 
-// hostKernel builds a kernel source of tests/c/kernels as a host shared
+// HostKernel builds a kernel source of tests/c/kernels as a host shared
 // object and returns its bytes.
-func hostKernel(t *testing.T, kernel string) []byte {
+func HostKernel(t *testing.T, kernel string) []byte {
 	t.Helper()
 	root := ModuleRoot(t)
 	out := filepath.Join(t.TempDir(), kernel+".so")
@@ -438,7 +438,7 @@ func hostKernel(t *testing.T, kernel string) []byte {
 // what the CUDA driver double loads and runs.
 func FakeCubin(t *testing.T, kernel string) []byte {
 	t.Helper()
-	img := hostKernel(t, kernel)
+	img := HostKernel(t, kernel)
 	binary.LittleEndian.PutUint16(img[18:], 190) // e_machine: EM_CUDA
 	binary.LittleEndian.PutUint32(img[48:], 80)  // e_flags: sm_80
 	return img
@@ -469,7 +469,7 @@ func FakeHsaco(t *testing.T, kernel, gfx string) []byte {
 	if !ok {
 		t.Fatalf("FakeHsaco: no e_flags known for %s", gfx)
 	}
-	img := withMetadata(t, hostKernel(t, kernel))
+	img := withMetadata(t, HostKernel(t, kernel))
 	img[7], img[8] = 64, 3                         // EI_OSABI: ELFOSABI_AMDGPU_HSA; EI_ABIVERSION: code object v5
 	binary.LittleEndian.PutUint16(img[18:], 224)   // e_machine: EM_AMDGPU
 	binary.LittleEndian.PutUint32(img[48:], flags) // e_flags

@@ -3,14 +3,12 @@ package fakedriver
 import (
 	"bytes"
 	"encoding/binary"
-	"errors"
-	"strings"
 	"syscall"
 	"testing"
-	"time"
 	"unsafe"
 
 	"github.com/liboffload-go/liboffload-go/api/ol"
+	"github.com/liboffload-go/liboffload-go/internal/contract"
 	"github.com/liboffload-go/liboffload-go/plugins/plugin"
 )
 
@@ -95,6 +93,14 @@ func (d *Double) why() string {
 	return " (runtime: " + d.Driver.LastError(d) + ")"
 }
 
+// lastError is the double's last error, "" if it keeps none.
+func (d *Double) lastError() string {
+	if d.Driver.LastError == nil {
+		return ""
+	}
+	return d.Driver.LastError(d)
+}
+
 // LoadKernel loads kernel source (tests/c/kernels) as an image of the
 // double on g and finds kernel name in it.
 func (d *Double) LoadKernel(t *testing.T, g plugin.Device, source, name string) (plugin.Program, plugin.Kernel) {
@@ -149,384 +155,96 @@ func Size1D(groups, size uint32, dyn uint64) plugin.LaunchSize {
 }
 
 // CheckHostCallError checks that a host call's error is the next Sync's,
-// and is reported once.
+// and is reported once (the contract suite's scenario).
 func CheckHostCallError(t *testing.T, q plugin.Queue) {
 	t.Helper()
-	boom := ol.NewError(ol.ErrcBackendFailure, "boom")
-	if err := q.HostCall(func() error { return boom }); err != nil {
-		t.Fatal(err)
-	}
-	if err := q.Sync(); !errors.Is(err, boom) && (err == nil || !strings.Contains(err.Error(), "boom")) {
-		t.Errorf("Sync after a failing host call: %v", err)
-	}
-	if err := q.Sync(); err != nil {
-		t.Errorf("the error is reported once: %v", err)
-	}
+	contract.CheckHostCallError(t, q)
 }
 
 // MemoryWant is what differs between doubles in CheckMemoryCopiesFills.
-type MemoryWant struct {
-	// FillStage is the plugin's chunk for staging large fills.
-	FillStage int
-	// Unknown adds a copy into Go memory that the driver does not know.
-	Unknown bool
-	// FillBehindCopy queues each fill behind a copy, and adds a 1-byte
-	// pattern at an odd offset.
-	FillBehindCopy bool
-	// DoubleFree is what freeing memory twice says ("" for no check).
-	DoubleFree string
-	// AfterCopies and AfterRelease check the double further after the
-	// copies, and after the queues are released.
-	AfterCopies, AfterRelease func()
-}
+type MemoryWant = contract.MemoryWant
 
-// CheckMemoryCopiesFills checks memory of every kind, copies in every
-// direction (within a GPU and between two) and fills of every pattern
-// size, in the double's own view of device memory, then deinitialises.
+// CheckMemoryCopiesFills is the contract suite's scenario over the open
+// double d, in the double's own view of device memory; then it
+// deinitialises.
 func CheckMemoryCopiesFills(t *testing.T, d *Double, w MemoryWant) {
 	t.Helper()
-	g0, g1 := d.Devices[0], d.Devices[1]
-	const n = 5000
-	a := MustAlloc(t, g0, ol.AllocTypeDevice, n)
-	b := MustAlloc(t, g0, ol.AllocTypeDevice, n)
-	c := MustAlloc(t, g1, ol.AllocTypeDevice, n)
-	h := MustAlloc(t, g0, ol.AllocTypeHost, n)
-	m := MustAlloc(t, g1, ol.AllocTypeManaged, n)
-	want := Seq(n, 7)
-	copy(HostBytes(h, n), want)
-
-	q := MustQueue(t, g0)
-	steps := []struct {
-		what string
-		do   func() error
-	}{
-		{"host to device", func() error { return q.CopyToDevice(a, g0, h, n) }},
-		{"device to device", func() error { return q.CopyDevice(b, g0, a, g0, n) }},
-		{"across GPUs", func() error { return q.CopyDevice(c, g1, b, g0, n) }},
-		{"device to managed", func() error { return q.CopyFromDevice(m, c, g1, n) }},
-	}
-	heap := Pageable(t, n) // not the driver's: locked for the copy
-	if w.Unknown {
-		steps = append(steps, struct {
-			what string
-			do   func() error
-		}{"device to C heap", func() error { return q.CopyFromDevice(uintptr(unsafe.Pointer(&heap[0])), c, g1, n) }})
-	}
-	for _, s := range steps {
-		if err := s.do(); err != nil {
-			t.Fatalf("%s: %v%s", s.what, err, d.why())
-		}
-	}
-	if err := q.Sync(); err != nil {
-		t.Fatalf("%v%s", err, d.why())
-	}
-	got := map[string][]byte{"a": d.Peek(a, n), "b": d.Peek(b, n), "c": d.Peek(c, n), "managed": HostBytes(m, n)}
-	if w.Unknown {
-		got["heap"] = heap
-	}
-	for name, got := range got {
-		if !bytes.Equal(got, want) {
-			t.Errorf("%s: wrong bytes", name)
-		}
-	}
-	if w.AfterCopies != nil {
-		w.AfterCopies()
-	}
-
-	fills := []struct {
-		pat []byte
-		off uintptr
-	}{
-		{[]byte{0xab}, 0}, {[]byte{1, 2}, 0}, {[]byte{1, 2, 3, 4}, 0}, {[]byte{1, 2, 3, 4}, 2},
-		{[]byte{9, 8, 7}, 1}, {Seq(17, 1), 0},
-	}
-	if w.FillBehindCopy {
-		fills = append(fills, struct {
-			pat []byte
-			off uintptr
-		}{[]byte{0xcd}, 3})
-	}
-	for _, tc := range fills {
-		d.Poke(a, make([]byte, n))
-		size := uint64(len(tc.pat) * 200)
-		if w.FillBehindCopy {
-			// behind a copy, so that the fill waits for it in order
-			if err := q.CopyDevice(b, g0, a, g0, 64); err != nil {
-				t.Fatal(err)
-			}
-		}
-		if err := q.Fill(a+tc.off, unsafe.Pointer(&tc.pat[0]), uint64(len(tc.pat)), size); err != nil {
-			t.Fatalf("fill %v: %v", tc.pat, err)
-		}
-		tc.pat[0] ^= 0xff // the caller's pattern is theirs again at once
-		if err := q.Sync(); err != nil {
-			t.Fatalf("%v%s", err, d.why())
-		}
-		tc.pat[0] ^= 0xff
-		got := d.Peek(a, n)
-		exp := make([]byte, n)
-		for i := uint64(0); i < size; i++ {
-			exp[uint64(tc.off)+i] = tc.pat[i%uint64(len(tc.pat))]
-		}
-		if !bytes.Equal(got, exp) {
-			t.Errorf("fill with %d-byte pattern at +%d: wrong bytes", len(tc.pat), tc.off)
-		}
-	}
-	// a large fill with an odd pattern goes through several staged chunks
-	stage := uint64(w.FillStage)
-	big := MustAlloc(t, g1, ol.AllocTypeDevice, 3*stage+6)
-	pat := []byte{5, 6, 7}
-	q1 := MustQueue(t, g1)
-	if err := q1.Fill(big, unsafe.Pointer(&pat[0]), 3, 3*stage+6); err != nil {
-		t.Fatal(err)
-	}
-	d.WantBytes(t, q1, big, bytes.Repeat(pat, w.FillStage+2), "large staged fill")
-
-	for _, x := range []struct {
-		d    plugin.Device
-		p    uintptr
-		kind ol.AllocType
-	}{{g0, a, ol.AllocTypeDevice}, {g0, b, ol.AllocTypeDevice}, {g1, c, ol.AllocTypeDevice}, {g0, h, ol.AllocTypeHost}, {g1, m, ol.AllocTypeManaged}, {g1, big, ol.AllocTypeDevice}} {
-		if err := x.d.Free(x.p, x.kind); err != nil {
-			t.Errorf("free %#x: %v", x.p, err)
-		}
-	}
-	if w.DoubleFree != "" {
-		if err := g0.Free(a, ol.AllocTypeDevice); err == nil || !strings.Contains(err.Error(), w.DoubleFree) {
-			t.Errorf("double free: %v", err)
-		}
-	}
-	for _, x := range []plugin.Queue{q, q1} {
-		if err := x.Release(); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if w.AfterRelease != nil {
-		w.AfterRelease()
-	}
-	d.Deinit()
+	contract.CheckMemoryCopiesFills(t, d.env(t), w)
 }
 
-// CheckEventsWaitsAndQueueReuse checks that a queue waits for an event of
-// another queue on another GPU without blocking the caller, and that
-// released busy queues are reused once idle, so that what the double
-// counts of its QueueKind (and of bounded, unless "") does not grow over
-// 100 queue cycles; then it deinitialises.
+// CheckEventsWaitsAndQueueReuse is the contract suite's scenario over the
+// open double d, with the double's count of its QueueKind (and of bounded,
+// unless "") bounded over 100 queue cycles; then it deinitialises.
 func CheckEventsWaitsAndQueueReuse(t *testing.T, d *Double, bounded string) {
 	t.Helper()
-	g0, g1 := d.Devices[0], d.Devices[1]
-	q0, q1 := MustQueue(t, g0), MustQueue(t, g1)
-	gate := make(chan struct{})
-	if err := q0.HostCall(func() error { <-gate; return nil }); err != nil {
-		t.Fatal(err)
-	}
-	src := MustAlloc(t, g0, ol.AllocTypeDevice, 256)
-	dst := MustAlloc(t, g1, ol.AllocTypeDevice, 256)
-	d.Poke(src, Seq(256, 1))
-	e0, err := q0.Record()
-	if err != nil {
-		t.Fatal(err)
-	}
-	start := time.Now()
-	if err := q1.Wait(e0); err != nil {
-		t.Fatal(err)
-	}
-	if err := q1.CopyDevice(dst, g1, src, g0, 256); err != nil {
-		t.Fatal(err)
-	}
-	if time.Since(start) > time.Second {
-		t.Error("Wait blocked the caller")
-	}
-	time.Sleep(10 * time.Millisecond)
-	if e0.Done() || q1.Empty() || !bytes.Equal(d.Peek(dst, 256), make([]byte, 256)) {
-		t.Fatal("the waiting queue ran past the event")
-	}
-	// released with work pending: its driver queue is not handed out again
-	if err := q0.Release(); err != nil {
-		t.Fatal(err)
-	}
-	kind := d.Driver.QueueKind
-	queues := d.Live(kind)
-	q2 := MustQueue(t, g0)
-	if d.Live(kind) != queues+1 {
-		t.Errorf("a busy released %s was handed out again", kind)
-	}
-	close(gate)
-	if err := q1.Sync(); err != nil {
-		t.Fatal(err)
-	}
-	if err := e0.Sync(); err != nil || !e0.Done() {
-		t.Fatalf("event: %v", err)
-	}
-	if !bytes.Equal(d.Peek(dst, 256), Seq(256, 1)) {
-		t.Error("wrong bytes after the wait")
-	}
-	_ = e0.Release()
-	// once idle, released queues are reused: no new ones for many queues
-	_ = q2.Release()
-	before := d.Live(kind)
-	var others int
-	if bounded != "" {
-		others = d.Live(bounded)
-	}
-	for i := 0; i < 100; i++ {
-		q := MustQueue(t, g0)
-		if err := q.CopyDevice(src, g0, src, g0, 16); err != nil {
-			t.Fatal(err)
-		}
-		ev, err := q.Record()
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := ev.Sync(); err != nil {
-			t.Fatal(err)
-		}
-		_ = ev.Release()
-		_ = q.Sync()
-		_ = q.Release()
-	}
-	if after := d.Live(kind); after > before {
-		t.Errorf("%s count grew from %d to %d over 100 queue cycles", kind, before, after)
-	}
-	if bounded != "" {
-		if after := d.Live(bounded); after > others+2 {
-			t.Errorf("%s count grew from %d to %d over 100 queue cycles", bounded, others, after)
-		}
-	}
-	_ = g0.Free(src, ol.AllocTypeDevice)
-	_ = g1.Free(dst, ol.AllocTypeDevice)
-	_ = q1.Release()
-	d.Deinit()
+	e := d.env(t)
+	e.F.QueueKind, e.F.Bounded = d.Driver.QueueKind, bounded
+	contract.CheckEventsWaitsAndQueueReuse(t, e)
 }
 
-// within fails the test if fn has not returned after 10 s (it then leaks
-// fn's goroutine: the test has failed anyway).
-func within(t *testing.T, what string, fn func() error) {
-	t.Helper()
-	done := make(chan error, 1)
-	go func() { done <- fn() }()
-	select {
-	case err := <-done:
-		if err != nil {
-			t.Fatalf("%s: %v", what, err)
-		}
-	case <-time.After(10 * time.Second):
-		t.Fatalf("%s has not returned after 10 s: it waits forever", what)
-	}
-}
-
-// CheckReleasedEventsAndDrain checks that work in flight survives releases:
-// a wait for an event that is released while still held back (then
-// pending) still ends once the event's point is reached, on the same GPU
-// and across GPUs; and Drain waits for the held-back work of a released
-// queue. Then it deinitialises.
+// CheckReleasedEventsAndDrain is the contract suite's scenario over the
+// open double d: waits for released events end, on the same GPU and across
+// GPUs, and Drain waits for the work of released queues. Then it
+// deinitialises and checks that the double holds nothing.
 func CheckReleasedEventsAndDrain(t *testing.T, d *Double) {
 	t.Helper()
-	g0 := d.Devices[0]
-	src := MustAlloc(t, g0, ol.AllocTypeDevice, 256)
-	pattern := uint32(0x5a5a5a5a)
-	want := bytes.Repeat([]byte{0x5a}, 256)
-	for _, g1 := range d.Devices[:2] {
-		q0, q1 := MustQueue(t, g0), MustQueue(t, g1)
-		dst := MustAlloc(t, g1, ol.AllocTypeDevice, 256)
-		d.Poke(src, make([]byte, 256))
-		gate := make(chan struct{})
-		if err := q0.HostCall(func() error { <-gate; return nil }); err != nil {
-			t.Fatal(err)
-		}
-		if err := q0.Fill(src, unsafe.Pointer(&pattern), 4, 256); err != nil {
-			t.Fatal(err)
-		}
-		e0, err := q0.Record()
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := q1.Wait(e0); err != nil {
-			t.Fatal(err)
-		}
-		if err := e0.Release(); err != nil { // held back: not even recorded yet
-			t.Fatal(err)
-		}
-		if err := q1.CopyDevice(dst, g1, src, g0, 256); err != nil {
-			t.Fatal(err)
-		}
-		close(gate)
-		within(t, "Sync of a queue waiting for a released event", q1.Sync)
-		if got := d.Peek(dst, 256); !bytes.Equal(got, want) {
-			t.Errorf("the waiting queue copied % x..., want % x...", got[:8], want[:8])
-		}
-		_ = q0.Sync()
-		_ = q0.Release()
-		_ = q1.Release()
-		_ = g1.Free(dst, ol.AllocTypeDevice)
+	contract.CheckReleasedEventsAndDrain(t, d.env(t))
+}
+
+// env is the contract suite's view of the open double d.
+func (d *Double) env(t *testing.T) *contract.Env {
+	f := &contract.Fixture{
+		Open:  func(*testing.T) plugin.Platform { return d.Platform },
+		Peek:  func(_ *testing.T, p uintptr, n int) []byte { return d.Peek(p, n) },
+		Poke:  func(_ *testing.T, p uintptr, b []byte) { d.Poke(p, b) },
+		Held:  func(*testing.T) { d.Driver.Held(d) },
+		Live:  d.Live,
+		Why:   d.lastError,
+		Image: d.Driver.Image,
 	}
-	// a released queue held back by a host function: Drain waits for it
-	q := MustQueue(t, g0)
-	d.Poke(src, make([]byte, 256))
-	gate := make(chan struct{})
-	if err := q.HostCall(func() error { <-gate; return nil }); err != nil {
-		t.Fatal(err)
+	return &contract.Env{T: t, F: f, Platform: d.Platform, Devices: d.Devices}
+}
+
+// FixtureWant is what differs between doubles in the contract suite:
+// Bounded is a kind the double counts that queue cycles must not grow
+// ("" for none), Memory, Programs and Register what those groups want of
+// the double.
+type FixtureWant struct {
+	Bounded  string
+	Memory   func(d *Double) MemoryWant
+	Programs func(d *Double) ProgramsWant
+	Register func(d *Double) RegisterWant
+}
+
+// Fixture is the contract suite's fixture for the double built as name:
+// each scenario group opens a fresh double with two GPUs, and checks after
+// Deinit that the double holds nothing.
+func (f *Driver) Fixture(name string, w FixtureWant) *contract.Fixture {
+	var d *Double
+	return &contract.Fixture{
+		Memory:    func() MemoryWant { return w.Memory(d) },
+		Programs:  func() contract.ProgramsWant { return d.programs(w.Programs(d)) },
+		Register:  func() RegisterWant { return w.Register(d) },
+		Image:     f.Image,
+		Open:      func(t *testing.T) plugin.Platform { d = f.Open(t, name); return d.Platform },
+		Peek:      func(_ *testing.T, p uintptr, n int) []byte { return d.Peek(p, n) },
+		Poke:      func(_ *testing.T, p uintptr, b []byte) { d.Poke(p, b) },
+		Held:      func(*testing.T) { d.Driver.Held(d) },
+		Live:      func(kind string) int { return d.Live(kind) },
+		Why:       func() string { return d.lastError() },
+		QueueKind: f.QueueKind,
+		Bounded:   w.Bounded,
 	}
-	if err := q.Fill(src, unsafe.Pointer(&pattern), 4, 256); err != nil {
-		t.Fatal(err)
-	}
-	_ = q.Release()
-	time.AfterFunc(100*time.Millisecond, func() { close(gate) })
-	within(t, "Drain", d.Platform.Drain)
-	if got := d.Peek(src, 256); !bytes.Equal(got, want) {
-		t.Errorf("after Drain the released queue's fill left % x..., want % x...", got[:8], want[:8])
-	}
-	_ = g0.Free(src, ol.AllocTypeDevice)
-	d.Deinit()
 }
 
 // RegisterWant is what differs between doubles in CheckRegister.
-type RegisterWant struct {
-	// Buf is 8192 bytes of host memory to register.
-	Buf uintptr
-	// Locked is what the double counts for a locked range.
-	Locked string
-	// SameAddress checks that a contained range registers at its own
-	// address.
-	SameAddress bool
-	// Registered checks the double further while the range is registered.
-	Registered func()
-}
+type RegisterWant = contract.RegisterWant
 
-// CheckRegister checks that registration is reference counted: the driver
-// locks a range once and unlocks it with the last user. The caller
-// deinitialises.
+// CheckRegister is the contract suite's scenario over the open double d,
+// with the double's count of locked ranges. The caller deinitialises.
 func CheckRegister(t *testing.T, d *Double, w RegisterWant) {
 	t.Helper()
-	g, p := d.Devices[0], w.Buf
-	for i := 0; i < 2; i++ {
-		if got, err := g.Register(p, 4096); err != nil || got != p {
-			t.Fatalf("Register: %#x %v", got, err)
-		}
-	}
-	if got, err := g.Register(p+100, 100); err != nil || (w.SameAddress && got != p+100) {
-		t.Fatalf("a contained range: %#x %v", got, err)
-	}
-	if _, err := g.Register(p+4000, 200); err == nil || !strings.Contains(err.Error(), "partial overlapping") {
-		t.Errorf("partial overlap: %v", err)
-	}
-	if n := d.Live(w.Locked); n != 1 {
-		t.Errorf("%d ranges locked in the driver, want 1", n)
-	}
-	if w.Registered != nil {
-		w.Registered()
-	}
-	for i := 0; i < 3; i++ {
-		if err := g.Unregister(p); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if n := d.Live(w.Locked); n != 0 {
-		t.Errorf("%d ranges still locked", n)
-	}
-	if err := g.Unregister(p); err == nil || !strings.Contains(err.Error(), "cannot find locked buffer") {
-		t.Errorf("unregistering again: %v", err)
-	}
+	contract.CheckRegister(t, d.env(t), w)
 }
 
 // ProgramsWant is what differs between doubles in CheckProgramsAndLaunches.
@@ -551,191 +269,28 @@ type ProgramsWant struct {
 	LastSync bool
 }
 
-// CheckProgramsAndLaunches checks that kernels run over the whole grid
-// with the argument buffer as given, with barriers and dynamic shared
-// memory, within the launch limits; that globals have device addresses
-// that copies reach; and that unloading waits for queued launches. It
-// deinitialises.
+// CheckProgramsAndLaunches is the contract suite's scenario over the open
+// double d, with what the double counts of loaded programs and launches;
+// it deinitialises.
 func CheckProgramsAndLaunches(t *testing.T, d *Double, w ProgramsWant) {
 	t.Helper()
-	g := d.Devices[0]
-	prog, k := d.LoadKernel(t, g, "localmem_reduction", "localmem_reduction")
-	if _, err := prog.Kernel("nope"); err == nil || !strings.Contains(err.Error(), `no kernel named "nope"`) {
-		t.Errorf("unknown kernel: %v", err)
-	}
-	if n, err := k.MaxGroupSize(0); err != nil || n != 1024 {
-		t.Errorf("MaxGroupSize = %d, %v", n, err)
-	}
-	const groups, size = 8, 128
-	in := MustAlloc(t, g, ol.AllocTypeDevice, 4*groups*size)
-	out := MustAlloc(t, g, ol.AllocTypeDevice, 4*groups)
-	host := MustAlloc(t, g, ol.AllocTypeHost, 4*groups*size)
-	vals := make([]byte, 4*groups*size)
-	want := make([]uint32, groups)
-	for i := 0; i < groups*size; i++ {
-		v := uint32(i*i%1000 + 1)
-		binary.LittleEndian.PutUint32(vals[4*i:], v)
-		want[i/size] += v
-	}
-	q := MustQueue(t, g)
-	if w.CopyIn {
-		// a copy first: the launch waits for it
-		copy(HostBytes(host, len(vals)), vals)
-		if err := q.CopyToDevice(in, g, host, uint64(len(vals))); err != nil {
-			t.Fatal(err)
-		}
-	} else {
-		d.Poke(in, vals)
-	}
-	args := Args(uint64(in), uint64(out))
-	if err := q.Launch(k, args, Size1D(groups, size, 4*size)); err != nil {
-		t.Fatal(err)
-	}
-	if err := q.Sync(); err != nil {
-		t.Fatalf("%v%s", err, d.why())
-	}
-	got := d.Peek(out, 4*groups)
-	for i := range want {
-		if v := binary.LittleEndian.Uint32(got[4*i:]); v != want[i] {
-			t.Errorf("group %d: sum %d, want %d", i, v, want[i])
-		}
-	}
-	for _, tc := range []struct {
-		size plugin.LaunchSize
-		want string
-	}{
-		{Size1D(1, 2048, 0), "GroupSize.x 2048 exceeds the maximum 1024"},
-		{Size1D(0, 1, 0), "NumGroups.x is 0"},
-		{Size1D(1, 64, 200<<10), w.TooMuchShared},
-	} {
-		if err := q.Launch(k, args, tc.size); err == nil || !strings.Contains(err.Error(), tc.want) {
-			t.Errorf("launch %+v: %v, want %q", tc.size, err, tc.want)
-		}
-	}
-	if w.Kernel != nil {
-		w.Kernel(q, k, args)
-	}
+	contract.CheckProgramsAndLaunches(t, d.env(t), d.programs(w))
+}
 
-	// a global: written by a kernel, read back at its device address
-	gp, write := d.LoadKernel(t, g, "global", "write")
-	addr, gsize, err := gp.Global("global")
-	if err != nil || gsize != 256 {
-		t.Fatalf("Global: %#x %d %v", addr, gsize, err)
-	}
-	if _, _, err := gp.Global("nope"); err == nil || !strings.Contains(err.Error(), `no global variable named "nope"`) {
-		t.Errorf("unknown global: %v", err)
-	}
-	if w.Global != nil {
-		w.Global(gp, addr)
-	}
-	if err := q.Launch(write, Args(0), Size1D(1, 64, 0)); err != nil {
-		t.Fatal(err)
-	}
-	if err := q.CopyFromDevice(host, addr, g, 256); err != nil {
-		t.Fatal(err)
-	}
-	if err := q.Sync(); err != nil {
-		t.Fatal(err)
-	}
-	hb := HostBytes(host, 256)
-	for i := 0; i < 64; i++ {
-		if v := binary.LittleEndian.Uint32(hb[4*i:]); v != uint32(2*i) {
-			t.Fatalf("global[%d] = %d, want %d", i, v, 2*i)
-		}
-	}
-
-	// unloading while a launch is queued waits for it
-	gate := make(chan struct{})
-	if err := q.HostCall(func() error { <-gate; return nil }); err != nil {
-		t.Fatal(err)
-	}
-	if err := q.Launch(write, Args(0), Size1D(1, 64, 0)); err != nil {
-		t.Fatal(err)
-	}
-	if err := gp.Unload(); err != nil {
-		t.Fatal(err)
-	}
-	if n := d.Live(w.ProgramKind); n != 2 {
-		t.Errorf("%d of kind %s loaded while a launch of one is queued, want 2", n, w.ProgramKind)
-	}
-	if err := q.Launch(write, Args(0), Size1D(1, 64, 0)); err == nil || !strings.Contains(err.Error(), "was destroyed") {
-		t.Errorf("launch after Unload: %v", err)
-	}
-	close(gate)
-	if err := prog.Unload(); err != nil {
-		t.Fatal(err)
-	}
-	if err := q.Sync(); err != nil && w.LastSync {
-		t.Fatal(err)
-	}
-	_ = q.Release()
-	for _, p := range []uintptr{in, out} {
-		_ = g.Free(p, ol.AllocTypeDevice)
-	}
-	_ = g.Free(host, ol.AllocTypeHost)
-	d.Deinit()
-	if n := d.Live(w.ProgramKind); n != 0 {
-		t.Errorf("%d of kind %s left after Deinit", n, w.ProgramKind)
-	}
-	if n := d.Call(w.LaunchCounter); n != uintptr(w.Launches) {
-		t.Errorf("the driver ran %d kernels, want %d", n, w.Launches)
+// programs is the contract suite's ProgramsWant for w over the double d.
+func (d *Double) programs(w ProgramsWant) contract.ProgramsWant {
+	return contract.ProgramsWant{
+		CopyIn: w.CopyIn, TooMuchShared: w.TooMuchShared, Kernel: w.Kernel, Global: w.Global,
+		ProgramKind: w.ProgramKind, LastSync: w.LastSync,
+		Launched: func() int { return int(d.Call(w.LaunchCounter)) }, Launches: w.Launches,
 	}
 }
 
-// CheckHotPathAllocatesNothing checks that a round of launch, asynchronous
-// copies, a fill, record, wait, release of the event and sync makes no Go
-// allocation; it deinitialises.
+// CheckHotPathAllocatesNothing is the contract suite's scenario over the
+// open double d; it deinitialises.
 func CheckHotPathAllocatesNothing(t *testing.T, d *Double) {
 	t.Helper()
-	g := d.Devices[0]
-	prog, k := d.LoadKernel(t, g, "noargs", "noargs")
-	dev := MustAlloc(t, g, ol.AllocTypeDevice, 4096)
-	host := MustAlloc(t, g, ol.AllocTypeHost, 4096)
-	q, q2 := MustQueue(t, g), MustQueue(t, g)
-	pat := []byte{1, 2, 3, 4}
-	size := Size1D(1, 1, 0)
-	round := func() {
-		if err := q.Launch(k, nil, size); err != nil {
-			t.Fatal(err)
-		}
-		if err := q.CopyToDevice(dev, g, host, 4096); err != nil {
-			t.Fatal(err)
-		}
-		if err := q.Fill(dev, unsafe.Pointer(&pat[0]), 4, 4096); err != nil {
-			t.Fatal(err)
-		}
-		if err := q.CopyFromDevice(host, dev, g, 4096); err != nil {
-			t.Fatal(err)
-		}
-		e, err := q.Record()
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := q2.Wait(e); err != nil {
-			t.Fatal(err)
-		}
-		if err := e.Release(); err != nil {
-			t.Fatal(err)
-		}
-		if err := q2.Sync(); err != nil {
-			t.Fatal(err)
-		}
-		if err := q.Sync(); err != nil {
-			t.Fatal(err)
-		}
-	}
-	for i := 0; i < 100; i++ {
-		round() // warm: pools and the wait list reach their size
-	}
-	if n := testing.AllocsPerRun(200, round); n != 0 {
-		t.Errorf("%.1f Go allocations per round of launch, copies, fill, record, wait and sync, want 0", n)
-	}
-	_ = q.Release()
-	_ = q2.Release()
-	_ = prog.Unload()
-	_ = g.Free(dev, ol.AllocTypeDevice)
-	_ = g.Free(host, ol.AllocTypeHost)
-	d.Deinit()
+	contract.CheckHotPathAllocatesNothing(t, d.env(t))
 }
 
 // Churn is how CheckQueueChurnIsFlat churns and what it allows.

@@ -196,3 +196,36 @@ func PopLast[T any](pool *[]T) T {
 	}
 	return last
 }
+
+// Pool is a last-in-first-out pool of idle driver objects kept for reuse
+// (streams, HSA queues, events, signals and the Go objects around them);
+// the lock of its owner guards it. Get and a Put that fits make no Go
+// allocation once the pool has grown.
+type Pool[T comparable] struct{ items []T }
+
+// Get takes the object put last, or T's zero value when the pool is empty.
+func (p *Pool[T]) Get() T { return PopLast(&p.items) }
+
+// Put keeps x for reuse unless the pool already holds max objects; false
+// means it did not, and x is the caller's to destroy.
+func (p *Pool[T]) Put(x T, max int) bool {
+	if len(p.items) >= max {
+		return false
+	}
+	p.items = append(p.items, x)
+	return true
+}
+
+// Push keeps x whatever the pool holds (objects reclaimed from elsewhere
+// that must not be lost).
+func (p *Pool[T]) Push(x T) { p.items = append(p.items, x) }
+
+// Len is how many objects the pool holds.
+func (p *Pool[T]) Len() int { return len(p.items) }
+
+// Take empties the pool and returns what it held.
+func (p *Pool[T]) Take() []T {
+	all := p.items
+	p.items = nil
+	return all
+}
