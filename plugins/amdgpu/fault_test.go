@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/liboffload-go/liboffload-go/api/ol"
-	"github.com/liboffload-go/liboffload-go/plugins/internal/fakedriver"
+	"github.com/liboffload-go/liboffload-go/internal/contract"
 )
 
 // A copy the runtime fails (its completion signal set to -1) is an error
@@ -15,8 +15,8 @@ import (
 func TestFakeCopyErrorIsReported(t *testing.T) {
 	d := newDouble(t, "libhsa-copyerr.so")
 	g := d.Dev[0]
-	a := fakedriver.MustAlloc(t, g, ol.AllocTypeDevice, 64)
-	b := fakedriver.MustAlloc(t, g, ol.AllocTypeDevice, 64)
+	a := contract.MustAlloc(t, g, ol.AllocTypeDevice, 64)
+	b := contract.MustAlloc(t, g, ol.AllocTypeDevice, 64)
 	q := mustQueue(t, g)
 	t.Setenv("FAKE_HSA_COPY_ERROR", "1")
 	if err := q.CopyDevice(b, g, a, g, 64); err != nil {
@@ -52,7 +52,7 @@ func TestFakeStuckQueueDoesNotHang(t *testing.T) {
 	prog, k := d.LoadKernel(t, g, "noargs", "noargs")
 	t.Setenv("FAKE_HSA_QUEUE_STUCK", "1")
 	q := mustQueue(t, g)
-	if err := q.Launch(k, nil, fakedriver.Size1D(1, 1, 0)); err != nil {
+	if err := q.Launch(k, nil, contract.Size1D(1, 1, 0)); err != nil {
 		t.Fatal(err)
 	}
 	start := time.Now()
@@ -110,7 +110,7 @@ func TestFakeQueueErrorIsReported(t *testing.T) {
 	bogus := *pk.(*Kernel)
 	bogus.object ^= 0x5a5a0000 // a kernel object the runtime does not know
 	q := mustQueue(t, g)
-	if err := q.Launch(&bogus, nil, fakedriver.Size1D(1, 1, 0)); err != nil {
+	if err := q.Launch(&bogus, nil, contract.Size1D(1, 1, 0)); err != nil {
 		t.Fatal(err)
 	}
 	done := make(chan error, 1)
@@ -124,7 +124,7 @@ func TestFakeQueueErrorIsReported(t *testing.T) {
 	case <-time.After(10 * time.Second):
 		t.Fatal("Sync hangs on a broken queue")
 	}
-	if err := q.Launch(pk, nil, fakedriver.Size1D(1, 1, 0)); err == nil {
+	if err := q.Launch(pk, nil, contract.Size1D(1, 1, 0)); err == nil {
 		t.Error("a broken queue took more work")
 	}
 	_ = q.Release()
@@ -132,7 +132,7 @@ func TestFakeQueueErrorIsReported(t *testing.T) {
 	if q2.hw == q.hw {
 		t.Error("a broken HSA queue was handed out again")
 	}
-	if err := q2.Launch(pk, nil, fakedriver.Size1D(1, 1, 0)); err != nil {
+	if err := q2.Launch(pk, nil, contract.Size1D(1, 1, 0)); err != nil {
 		t.Fatal(err)
 	}
 	if err := q2.Sync(); err != nil {

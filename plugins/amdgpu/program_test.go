@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/liboffload-go/liboffload-go/api/ol"
+	"github.com/liboffload-go/liboffload-go/internal/contract"
 	"github.com/liboffload-go/liboffload-go/plugins/internal/fakedriver"
 	"github.com/liboffload-go/liboffload-go/plugins/plugin"
 )
@@ -52,7 +53,7 @@ func TestKernargLayout(t *testing.T) {
 		s    plugin.LaunchSize
 		dims uint16
 	}{
-		{fakedriver.Size1D(1, 1, 0), 1},
+		{contract.Size1D(1, 1, 0), 1},
 		{plugin.LaunchSize{NumGroups: ol.Dimensions{X: 1, Y: 1, Z: 2}, GroupSize: ol.Dimensions{X: 1, Y: 1, Z: 1}}, 3},
 		{plugin.LaunchSize{NumGroups: ol.Dimensions{X: 1, Y: 1, Z: 1}, GroupSize: ol.Dimensions{X: 1, Y: 4, Z: 1}}, 2},
 	} {

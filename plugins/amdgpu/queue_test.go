@@ -10,6 +10,7 @@ import (
 	"unsafe"
 
 	"github.com/liboffload-go/liboffload-go/api/ol"
+	"github.com/liboffload-go/liboffload-go/internal/contract"
 	"github.com/liboffload-go/liboffload-go/plugins/internal/fakedriver"
 )
 
@@ -62,7 +63,7 @@ func held(d *fakedriver.Double) {
 
 func mustQueue(t *testing.T, d *Device) *Queue {
 	t.Helper()
-	return fakedriver.MustQueue(t, d).(*Queue)
+	return contract.MustQueue(t, d).(*Queue)
 }
 
 // Memory of every kind, copies in every direction (within a GPU and
@@ -91,8 +92,8 @@ func TestFakeMemoryCopiesFills(t *testing.T) {
 func TestFakeOwnsPointer(t *testing.T) {
 	d := newDouble(t, "libhsa-owns.so")
 	g0, g1 := d.Dev[0], d.Dev[1]
-	a := fakedriver.MustAlloc(t, g0, ol.AllocTypeDevice, 64)
-	h := fakedriver.MustAlloc(t, g0, ol.AllocTypeHost, 64)
+	a := contract.MustAlloc(t, g0, ol.AllocTypeDevice, 64)
+	h := contract.MustAlloc(t, g0, ol.AllocTypeHost, 64)
 	heap := make([]byte, 64)
 	if !g0.OwnsPointer(a) || !g0.OwnsPointer(a+10) || g1.OwnsPointer(a) {
 		t.Error("device memory of GPU 0 is GPU 0's, and only GPU 0's")
@@ -125,9 +126,9 @@ func TestFakeHostFunctionsAreRelayed(t *testing.T) {
 	d := newDouble(t, "libhsa-hostfn.so")
 	g := d.Dev[0]
 	q := mustQueue(t, g)
-	src := fakedriver.MustAlloc(t, g, ol.AllocTypeDevice, 4096)
-	dst := fakedriver.MustAlloc(t, g, ol.AllocTypeHost, 4096)
-	d.Poke(src, fakedriver.Seq(4096, 3))
+	src := contract.MustAlloc(t, g, ol.AllocTypeDevice, 4096)
+	dst := contract.MustAlloc(t, g, ol.AllocTypeHost, 4096)
+	d.Poke(src, contract.Seq(4096, 3))
 	var order []int
 	var mu sync.Mutex
 	for i := 0; i < 5; i++ {
@@ -138,7 +139,7 @@ func TestFakeHostFunctionsAreRelayed(t *testing.T) {
 		if err := q.HostCall(func() error {
 			mu.Lock()
 			defer mu.Unlock()
-			if !bytes.Equal(fakedriver.HostBytes(dst, 4096), fakedriver.Seq(4096, 3)) {
+			if !bytes.Equal(fakedriver.HostBytes(dst, 4096), contract.Seq(4096, 3)) {
 				order = append(order, -1)
 			}
 			order = append(order, i)
@@ -155,7 +156,7 @@ func TestFakeHostFunctionsAreRelayed(t *testing.T) {
 		t.Fatal(err)
 	}
 	time.Sleep(20 * time.Millisecond)
-	if q.Empty() || !bytes.Equal(fakedriver.HostBytes(dst, 4096), fakedriver.Seq(4096, 3)) {
+	if q.Empty() || !bytes.Equal(fakedriver.HostBytes(dst, 4096), contract.Seq(4096, 3)) {
 		t.Error("work after a host call that has not returned ran")
 	}
 	close(gate)
@@ -196,8 +197,8 @@ func TestFakeRegister(t *testing.T) {
 	buf := fakedriver.Pageable(t, 8192)
 	p := uintptr(unsafe.Pointer(&buf[0]))
 	fakedriver.CheckRegister(t, d.Double, fakedriver.RegisterWant{Buf: p, Locked: "lock", SameAddress: true, Registered: func() {
-		dev := fakedriver.MustAlloc(t, g, ol.AllocTypeDevice, 4096)
-		copy(buf, fakedriver.Seq(4096, 9))
+		dev := contract.MustAlloc(t, g, ol.AllocTypeDevice, 4096)
+		copy(buf, contract.Seq(4096, 9))
 		q := mustQueue(t, g)
 		if err := q.CopyToDevice(dev, g, p, 4096); err != nil {
 			t.Fatal(err)
@@ -205,7 +206,7 @@ func TestFakeRegister(t *testing.T) {
 		if n := d.Live("lock"); n != 1 {
 			t.Errorf("%d ranges locked during a copy from registered memory, want 1", n)
 		}
-		d.WantBytes(t, q, dev, fakedriver.Seq(4096, 9), "copy from registered memory")
+		d.WantBytes(t, q, dev, contract.Seq(4096, 9), "copy from registered memory")
 		_ = q.Release()
 		_ = g.Free(dev, ol.AllocTypeDevice)
 	}})

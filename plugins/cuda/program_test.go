@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/liboffload-go/liboffload-go/api/ol"
+	"github.com/liboffload-go/liboffload-go/internal/contract"
 	"github.com/liboffload-go/liboffload-go/plugins/internal/fakedriver"
 	"github.com/liboffload-go/liboffload-go/plugins/plugin"
 )
@@ -17,7 +18,7 @@ func TestFakeProgramsAndLaunches(t *testing.T) {
 	fakedriver.CheckProgramsAndLaunches(t, newDouble(t, "libcuda-programs.so").Double, fakedriver.ProgramsWant{
 		TooMuchShared: "DynSharedMemory 204800 exceeds what kernel",
 		Kernel: func(q plugin.Queue, k plugin.Kernel, args []byte) {
-			if err := q.Launch(k, args, fakedriver.Size1D(8, 128, 64<<10)); err != nil {
+			if err := q.Launch(k, args, contract.Size1D(8, 128, 64<<10)); err != nil {
 				t.Errorf("64 KiB of dynamic shared memory (the device allows 96 with opt-in): %v", err)
 			}
 			if err := q.Sync(); err != nil {

@@ -10,6 +10,7 @@ import (
 	"unsafe"
 
 	"github.com/liboffload-go/liboffload-go/api/ol"
+	"github.com/liboffload-go/liboffload-go/internal/contract"
 	"github.com/liboffload-go/liboffload-go/plugins/internal/fakedriver"
 )
 
@@ -84,7 +85,7 @@ func TestFakeContextIsBoundOnEveryThread(t *testing.T) {
 // stream order; a host call's error is the next Sync's.
 func TestFakeHostFunctionsAreRelayed(t *testing.T) {
 	d := newDouble(t, "libcuda-hostfn.so")
-	q := fakedriver.MustQueue(t, d.Dev[0])
+	q := contract.MustQueue(t, d.Dev[0])
 	fn := fakedriver.PtrOf(d.Sym("fake_cuda_test_hostfn"))
 	var order []int
 	var mu sync.Mutex
@@ -128,7 +129,7 @@ func TestFakeReleasedEventsAndDrain(t *testing.T) {
 // unlocks it with the last user.
 func TestFakeRegister(t *testing.T) {
 	d := newDouble(t, "libcuda-register.so")
-	buf := fakedriver.MustAlloc(t, d.Dev[1], ol.AllocTypeHost, 8192) // any host memory
+	buf := contract.MustAlloc(t, d.Dev[1], ol.AllocTypeHost, 8192) // any host memory
 	fakedriver.CheckRegister(t, d.Double, fakedriver.RegisterWant{Buf: buf, Locked: "register"})
 	_ = d.Dev[1].Free(buf, ol.AllocTypeHost)
 	d.Deinit()
@@ -143,13 +144,13 @@ func TestFakeNoPeerAccess(t *testing.T) {
 		t.Errorf("%d peer links enabled, want 0", n)
 	}
 	g0, g1 := d.Dev[0], d.Dev[1]
-	a, b := fakedriver.MustAlloc(t, g0, ol.AllocTypeDevice, 64), fakedriver.MustAlloc(t, g1, ol.AllocTypeDevice, 64)
-	d.Poke(a, fakedriver.Seq(64, 5))
-	q := fakedriver.MustQueue(t, g0)
+	a, b := contract.MustAlloc(t, g0, ol.AllocTypeDevice, 64), contract.MustAlloc(t, g1, ol.AllocTypeDevice, 64)
+	d.Poke(a, contract.Seq(64, 5))
+	q := contract.MustQueue(t, g0)
 	if err := q.CopyDevice(b, g1, a, g0, 64); err != nil {
 		t.Fatal(err)
 	}
-	d.WantBytes(t, q, b, fakedriver.Seq(64, 5), "peer copy without peer access")
+	d.WantBytes(t, q, b, contract.Seq(64, 5), "peer copy without peer access")
 	_ = q.Release()
 	_ = g0.Free(a, ol.AllocTypeDevice)
 	_ = g1.Free(b, ol.AllocTypeDevice)
@@ -164,9 +165,9 @@ func TestFakeStreamStaysBusy(t *testing.T) {
 	t.Setenv("FAKE_CUDA_STREAM_BUSY", "1")
 	g := d.Dev[0]
 	before := d.Live("stream")
-	p := fakedriver.MustAlloc(t, g, ol.AllocTypeDevice, 64)
+	p := contract.MustAlloc(t, g, ol.AllocTypeDevice, 64)
 	for i := 0; i < 20; i++ {
-		q := fakedriver.MustQueue(t, g)
+		q := contract.MustQueue(t, g)
 		if err := q.CopyDevice(p, g, p, g, 64); err != nil {
 			t.Fatal(err)
 		}
@@ -194,12 +195,12 @@ func TestFakeStreamStaysBusy(t *testing.T) {
 func TestFakePageableHostMemoryKeepsQueueOrder(t *testing.T) {
 	d := newDouble(t, "libcuda-pageable.so")
 	g := d.Dev[0]
-	q := fakedriver.MustQueue(t, g)
-	dev := fakedriver.MustAlloc(t, g, ol.AllocTypeDevice, 4096)
+	q := contract.MustQueue(t, g)
+	dev := contract.MustAlloc(t, g, ol.AllocTypeDevice, 4096)
 	in, out := fakedriver.Pageable(t, 4096), fakedriver.Pageable(t, 4096)
 	src, dst := unsafe.Pointer(&in[0]), unsafe.Pointer(&out[0])
-	copy(in, fakedriver.Seq(4096, 1))
-	d.Poke(dev, fakedriver.Seq(4096, 9))
+	copy(in, contract.Seq(4096, 1))
+	d.Poke(dev, contract.Seq(4096, 9))
 	// device -> pageable, then a host call that reads it and refills the
 	// source, then pageable -> device: each step sees the one before.
 	if err := q.CopyFromDevice(uintptr(dst), dev, g, 4096); err != nil {
@@ -209,7 +210,7 @@ func TestFakePageableHostMemoryKeepsQueueOrder(t *testing.T) {
 	if err := q.HostCall(func() error {
 		time.Sleep(20 * time.Millisecond) // later work must wait, not race
 		seen = append([]byte(nil), out...)
-		copy(in, fakedriver.Seq(4096, 7))
+		copy(in, contract.Seq(4096, 7))
 		return nil
 	}); err != nil {
 		t.Fatal(err)
@@ -220,19 +221,19 @@ func TestFakePageableHostMemoryKeepsQueueOrder(t *testing.T) {
 	if err := q.Sync(); err != nil {
 		t.Fatal(err)
 	}
-	if !bytes.Equal(seen, fakedriver.Seq(4096, 9)) {
+	if !bytes.Equal(seen, contract.Seq(4096, 9)) {
 		t.Error("the host call did not see the device-to-host copy queued before it")
 	}
-	if !bytes.Equal(d.Peek(dev, 4096), fakedriver.Seq(4096, 7)) {
+	if !bytes.Equal(d.Peek(dev, 4096), contract.Seq(4096, 7)) {
 		t.Error("the host-to-device copy queued after the host call did not read what it wrote")
 	}
 	// pinned memory is read when the copy runs, not when it is submitted
-	pin := fakedriver.MustAlloc(t, g, ol.AllocTypeHost, 4096)
-	copy(fakedriver.HostBytes(pin, 4096), fakedriver.Seq(4096, 3))
+	pin := contract.MustAlloc(t, g, ol.AllocTypeHost, 4096)
+	copy(fakedriver.HostBytes(pin, 4096), contract.Seq(4096, 3))
 	if err := q.CopyToDevice(dev, g, pin, 4096); err != nil {
 		t.Fatal(err)
 	}
-	d.WantBytes(t, q, dev, fakedriver.Seq(4096, 3), "pinned host-to-device copy")
+	d.WantBytes(t, q, dev, contract.Seq(4096, 3), "pinned host-to-device copy")
 	_ = q.Release()
 	_ = g.Free(pin, ol.AllocTypeHost)
 	_ = g.Free(dev, ol.AllocTypeDevice)

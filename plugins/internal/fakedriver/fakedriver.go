@@ -545,32 +545,3 @@ func PtrOf(a uintptr) unsafe.Pointer { return *(*unsafe.Pointer)(unsafe.Pointer(
 
 // HostBytes is n bytes of CPU-visible memory at p.
 func HostBytes(p uintptr, n int) []byte { return unsafe.Slice((*byte)(PtrOf(p)), n) }
-
-// Seq is n bytes that differ from those of another seed.
-func Seq(n int, seed byte) []byte {
-	b := make([]byte, n)
-	for i := range b {
-		b[i] = byte(i*13) + seed
-	}
-	return b
-}
-
-// MustAlloc allocates n bytes of kind on d or fails the test.
-func MustAlloc(t *testing.T, d plugin.Device, kind ol.AllocType, n uint64) uintptr {
-	t.Helper()
-	p, err := d.Alloc(kind, n)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return p
-}
-
-// MustQueue makes a queue on d or fails the test.
-func MustQueue(t *testing.T, d plugin.Device) plugin.Queue {
-	t.Helper()
-	q, err := d.NewQueue()
-	if err != nil {
-		t.Fatal(err)
-	}
-	return q
-}

@@ -2,12 +2,10 @@ package fakedriver
 
 import (
 	"bytes"
-	"encoding/binary"
 	"syscall"
 	"testing"
 	"unsafe"
 
-	"github.com/liboffload-go/liboffload-go/api/ol"
 	"github.com/liboffload-go/liboffload-go/internal/contract"
 	"github.com/liboffload-go/liboffload-go/plugins/plugin"
 )
@@ -136,22 +134,6 @@ func Pageable(t *testing.T, n int) []byte {
 	}
 	t.Cleanup(func() { _ = syscall.Munmap(b) })
 	return b
-}
-
-// Args is a kernel argument buffer of 64-bit words.
-func Args(words ...uint64) []byte {
-	b := make([]byte, 8*len(words))
-	for i, w := range words {
-		binary.LittleEndian.PutUint64(b[8*i:], w)
-	}
-	return b
-}
-
-// Size1D is a one-dimensional launch of groups groups of size.
-func Size1D(groups, size uint32, dyn uint64) plugin.LaunchSize {
-	return plugin.LaunchSize{
-		NumGroups: ol.Dimensions{X: groups, Y: 1, Z: 1}, GroupSize: ol.Dimensions{X: size, Y: 1, Z: 1}, DynSharedMemory: dyn,
-	}
 }
 
 // CheckHostCallError checks that a host call's error is the next Sync's,
@@ -311,7 +293,7 @@ func CheckQueueChurnIsFlat(t *testing.T, d *Double, c Churn) {
 	t.Helper()
 	g := d.Devices[0]
 	prog, k := d.LoadKernel(t, g, "noargs", "noargs")
-	size := Size1D(1, 1, 0)
+	size := contract.Size1D(1, 1, 0)
 	cycle := func() {
 		q, err := g.NewQueue()
 		if err != nil {
