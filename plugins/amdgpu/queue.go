@@ -861,18 +861,7 @@ func (e *Event) Point() (plugin.Queue, uint64) {
 
 // RunningHostFunction implements plugin.HostFunctionPlatform.
 func (p *Platform) RunningHostFunction() (plugin.Queue, uint64, bool) {
-	if !plugin.HostFunctionsRunning() {
-		return nil, 0, false
-	}
-	id, mark := runningHostFunction()
-	if id == 0 {
-		return nil, 0, false
-	}
-	q, ok := runningQueues.Queue(id)
-	if !ok {
-		return nil, 0, false
-	}
-	return q, mark, true
+	return runningQueues.HostFunction(runningHostFunction)
 }
 
 // WaitList implements gpu.WaitNode.

@@ -164,3 +164,22 @@ func (r *Running[Q]) Queue(id uintptr) (Q, bool) {
 	q, ok := r.m[id]
 	return q, ok
 }
+
+// HostFunction answers plugin.HostFunctionPlatform for a GPU plugin:
+// running reports the WaitID and operation of the host function the
+// calling thread runs (the driver thread-local the plugin's C shim keeps).
+func (r *Running[Q]) HostFunction(running func() (uintptr, uint64)) (plugin.Queue, uint64, bool) {
+	if !plugin.HostFunctionsRunning() {
+		return nil, 0, false
+	}
+	id, mark := running()
+	if id == 0 {
+		return nil, 0, false
+	}
+	q, ok := r.Queue(id)
+	if !ok {
+		return nil, 0, false
+	}
+	pq, ok := any(q).(plugin.Queue)
+	return pq, mark, ok
+}

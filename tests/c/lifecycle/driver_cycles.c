@@ -41,7 +41,7 @@
  * usage: driver_cycles /path/to/libLLVMOffload.so.22.1 /path/to/image
  *        [cycles]
  */
-#include "lc_common.h"
+#include "lc_api.h"
 
 #include <dirent.h>
 #include <dlfcn.h>
@@ -54,73 +54,9 @@
 #define GROUP_SIZE 64
 #define N (GROUPS * GROUP_SIZE)
 
-static struct api {
-  __typeof__(&olInit) init;
-  __typeof__(&olShutDown) shutdown;
-  __typeof__(&olIterateDevices) iterate;
-  __typeof__(&olGetDeviceInfo) info;
-  __typeof__(&olMemAlloc) alloc;
-  __typeof__(&olMemFree) free;
-  __typeof__(&olMemcpy) memcpy;
-  __typeof__(&olCreateProgram) create_program;
-  __typeof__(&olDestroyProgram) destroy_program;
-  __typeof__(&olGetSymbol) symbol;
-  __typeof__(&olCreateQueue) create_queue;
-  __typeof__(&olSyncQueue) sync_queue;
-  __typeof__(&olDestroyQueue) destroy_queue;
-  __typeof__(&olLaunchKernel) launch;
-  __typeof__(&olMemFill) fill;
-  __typeof__(&olCreateEvent) create_event;
-  __typeof__(&olWaitEvents) wait_events;
-  __typeof__(&olDestroyEvent) destroy_event;
-  __typeof__(&olLaunchHostFunction) host_function;
-} api;
-
 static const char *lib_path;
 static void *image;
 static size_t image_size;
-static long bad_calls;
-
-#define CALL(expr, ...)                                                        \
-  do {                                                                         \
-    ol_result_t r_ = (expr);                                                   \
-    if (r_ != NULL) {                                                          \
-      bad_calls++;                                                             \
-      LC_QUIET_CHECK(false, "%s -> %u %s", #expr, lc_code(r_),                 \
-                     lc_details(r_));                                          \
-      __VA_ARGS__;                                                             \
-    }                                                                          \
-  } while (0)
-
-static bool lookup(void *lib) {
-#define SYM(field, name)                                                       \
-  api.field = (__typeof__(api.field))dlsym(lib, name);                         \
-  if (!api.field) {                                                            \
-    LC_CHECK(false, "dlsym(%s) failed", name);                                 \
-    return false;                                                              \
-  }
-  SYM(init, "olInit");
-  SYM(shutdown, "olShutDown");
-  SYM(iterate, "olIterateDevices");
-  SYM(info, "olGetDeviceInfo");
-  SYM(alloc, "olMemAlloc");
-  SYM(free, "olMemFree");
-  SYM(memcpy, "olMemcpy");
-  SYM(create_program, "olCreateProgram");
-  SYM(destroy_program, "olDestroyProgram");
-  SYM(symbol, "olGetSymbol");
-  SYM(create_queue, "olCreateQueue");
-  SYM(sync_queue, "olSyncQueue");
-  SYM(destroy_queue, "olDestroyQueue");
-  SYM(launch, "olLaunchKernel");
-  SYM(fill, "olMemFill");
-  SYM(create_event, "olCreateEvent");
-  SYM(wait_events, "olWaitEvents");
-  SYM(destroy_event, "olDestroyEvent");
-  SYM(host_function, "olLaunchHostFunction");
-#undef SYM
-  return true;
-}
 
 struct devs {
   ol_device_handle_t host, gpu;

@@ -31,7 +31,7 @@
  * usage: rss_cycles /path/to/libLLVMOffload.so.22.1 /path/to/foo.so
  *        [full-cycles [program-cycles]]
  */
-#include "lc_common.h"
+#include "lc_api.h"
 
 #include <dirent.h>
 #include <dlfcn.h>
@@ -46,62 +46,9 @@
 #define GROUP_SIZE 64
 #define N (GROUPS * GROUP_SIZE)
 
-/* The entry points, looked up after each dlopen. */
-static struct api {
-  __typeof__(&olInit) init;
-  __typeof__(&olShutDown) shutdown;
-  __typeof__(&olIterateDevices) iterate;
-  __typeof__(&olGetDeviceInfo) info;
-  __typeof__(&olMemAlloc) alloc;
-  __typeof__(&olMemFree) free;
-  __typeof__(&olCreateProgram) create_program;
-  __typeof__(&olDestroyProgram) destroy_program;
-  __typeof__(&olGetSymbol) symbol;
-  __typeof__(&olCreateQueue) create_queue;
-  __typeof__(&olSyncQueue) sync_queue;
-  __typeof__(&olDestroyQueue) destroy_queue;
-  __typeof__(&olLaunchKernel) launch;
-} api;
-
 static const char *lib_path;
 static void *image;
 static size_t image_size;
-static long bad_calls;
-
-#define CALL(expr, ...)                                                        \
-  do {                                                                         \
-    ol_result_t r_ = (expr);                                                   \
-    if (r_ != NULL) {                                                          \
-      bad_calls++;                                                             \
-      LC_QUIET_CHECK(false, "%s -> %u %s", #expr, lc_code(r_),                 \
-                     lc_details(r_));                                          \
-      __VA_ARGS__;                                                             \
-    }                                                                          \
-  } while (0)
-
-static bool lookup(void *lib) {
-#define SYM(field, name)                                                       \
-  api.field = (__typeof__(api.field))dlsym(lib, name);                         \
-  if (!api.field) {                                                            \
-    LC_CHECK(false, "dlsym(%s) failed", name);                                 \
-    return false;                                                              \
-  }
-  SYM(init, "olInit");
-  SYM(shutdown, "olShutDown");
-  SYM(iterate, "olIterateDevices");
-  SYM(info, "olGetDeviceInfo");
-  SYM(alloc, "olMemAlloc");
-  SYM(free, "olMemFree");
-  SYM(create_program, "olCreateProgram");
-  SYM(destroy_program, "olDestroyProgram");
-  SYM(symbol, "olGetSymbol");
-  SYM(create_queue, "olCreateQueue");
-  SYM(sync_queue, "olSyncQueue");
-  SYM(destroy_queue, "olDestroyQueue");
-  SYM(launch, "olLaunchKernel");
-#undef SYM
-  return true;
-}
 
 static bool find_host(ol_device_handle_t dev, void *user) {
   ol_device_type_t type = OL_DEVICE_TYPE_FORCE_UINT32;
