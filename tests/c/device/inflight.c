@@ -148,10 +148,15 @@ static void test_shutdown_finishes_destroyed_queue(void) {
 }
 
 /* Queue 1 waits for an event of held queue 0 (on the same device or,
- * where there is one, another device of the backend); both queues are
- * destroyed and the event is left to the final olShutDown, which must wait
- * for both queues' work: queue 1's copy sees queue 0's fill. */
-static void shutdown_cross_queue(bool across) {
+ * where there is one, another device of the backend); queue 1 then copies
+ * what queue 0 filled and runs a host function.
+ * - shutdown: both queues are destroyed and the event is left to the final
+ *   olShutDown, which must wait for both queues' work.
+ * - otherwise the event is destroyed right after the wait, while still
+ *   held back: the wait still holds, and olSyncQueue(q1) returns once
+ *   queue 0's work before the event has run.
+ * Either way queue 1's copy sees queue 0's fill. */
+static void cross_queue_wait(bool across, bool shutdown) {
   fresh_init();
   ol_device_handle_t d1 = across ? other_device() : hc_dev;
   if (!d1) {
@@ -176,69 +181,38 @@ static void shutdown_cross_queue(bool across) {
   ol_event_handle_t e = NULL;
   OK(olCreateEvent(q0, &e));
   OK(olWaitEvents(q1, &e, 1));
-  OK(olMemcpy(q1, ha, hc_host, a, hc_dev, N * sizeof(uint32_t)));
-  OK(olLaunchHostFunction(q1, set_flag, &ran));
-  OK(olDestroyQueue(q1));
-  OK(olDestroyQueue(q0));
-  opener o;
-  opener_start(&o, &g, "the final olShutDown");
-  OK(olShutDown());
-  opener_stop(&o);
-  EQ(atomic_load(&ran), 1);
-  EXPECT_ALL(ha, 5);
-  free(ha);
-}
-
-static void test_shutdown_cross_queue_wait(void) { shutdown_cross_queue(false); }
-static void test_shutdown_cross_device_wait(void) { shutdown_cross_queue(true); }
-
-/* olWaitEvents(q1, {e}), then olDestroyEvent(e) while e is still held
- * back on queue 0: the wait still holds, and q1 proceeds once queue 0's
- * work before e has run. */
-static void destroy_waited_event(bool across) {
-  fresh_init();
-  ol_device_handle_t d1 = across ? other_device() : hc_dev;
-  if (!d1) {
-    hc_skipped(__FILE__, __LINE__, "the backend has one device");
-    OK(olShutDown());
-    return;
-  }
-  uint32_t *a = hc_alloc(OL_ALLOC_TYPE_DEVICE, N * sizeof(uint32_t));
-  uint32_t *ha = host_buf();
-  ol_queue_handle_t q0 = hc_queue(), q1 = NULL;
-  OK(olCreateQueue(d1, &q1));
-  if (!a || !ha || !q0 || !q1) {
-    OK(olShutDown());
-    return;
-  }
-  static atomic_int ran;
-  atomic_store(&ran, 0);
-  hc_gate g;
-  hc_gate_close(&g, q0);
-  uint32_t five = 5;
-  OK(olMemFill(q0, a, sizeof five, &five, N * sizeof(uint32_t)));
-  ol_event_handle_t e = NULL;
-  OK(olCreateEvent(q0, &e));
-  OK(olWaitEvents(q1, &e, 1));
-  OK(olDestroyEvent(e));
+  if (!shutdown)
+    OK(olDestroyEvent(e));
   OK(olMemcpy(q1, ha, hc_host, a, hc_dev, N * sizeof(uint32_t)));
   OK(olLaunchHostFunction(q1, set_flag, &ran));
   opener o;
-  opener_start(&o, &g, "olSyncQueue of the waiting queue");
-  OK(olSyncQueue(q1));
-  opener_stop(&o);
+  if (shutdown) {
+    OK(olDestroyQueue(q1));
+    OK(olDestroyQueue(q0));
+    opener_start(&o, &g, "the final olShutDown");
+    OK(olShutDown());
+    opener_stop(&o);
+  } else {
+    opener_start(&o, &g, "olSyncQueue of the waiting queue");
+    OK(olSyncQueue(q1));
+    opener_stop(&o);
+  }
   EQ(atomic_load(&ran), 1);
   EXPECT_ALL(ha, 5);
-  OK(olSyncQueue(q0));
-  OK(olDestroyQueue(q0));
-  OK(olDestroyQueue(q1));
-  OK(olMemFree(a));
+  if (!shutdown) {
+    OK(olSyncQueue(q0));
+    OK(olDestroyQueue(q0));
+    OK(olDestroyQueue(q1));
+    OK(olMemFree(a));
+    OK(olShutDown());
+  }
   free(ha);
-  OK(olShutDown());
 }
 
-static void test_destroy_waited_event(void) { destroy_waited_event(false); }
-static void test_destroy_waited_event_across_devices(void) { destroy_waited_event(true); }
+static void test_shutdown_cross_queue_wait(void) { cross_queue_wait(false, true); }
+static void test_shutdown_cross_device_wait(void) { cross_queue_wait(true, true); }
+static void test_destroy_waited_event(void) { cross_queue_wait(false, false); }
+static void test_destroy_waited_event_across_devices(void) { cross_queue_wait(true, false); }
 
 /* A wait that cannot be submitted yet (its queue is held) keeps the point
  * the event had when olWaitEvents was called: destroying the event before
