@@ -262,6 +262,7 @@ func (q *Queue) Launch(pk plugin.Kernel, args []byte, s plugin.LaunchSize) error
 		args = args[:maxParamBytes]
 	}
 	q.ops.Add(1)
+	defer q.subs.Add(1)
 	if q.isHeld() {
 		// held back: the argument bytes are the caller's only during this call
 		kept := append([]byte(nil), args...)
