@@ -51,13 +51,14 @@ func genAPIDocs(s *api.Spec) string {
 		w("## %s\n\n%s\n\n", f.Name, f.Desc)
 		w("```c\nol_result_t %s(%s);\n```\n\n", f.Name, cParamList(s, f, false))
 		if len(f.Params) > 0 {
-			w("| Parameter | Type | | Description |\n|---|---|---|---|\n")
-			for _, p := range f.Params {
+			w("| Parameter | Type | | Pointer | Description |\n|---|---|---|---|---|\n")
+			for i := range f.Params {
+				p := &f.Params[i]
 				dir := p.Dir
 				if p.Optional {
 					dir += ", optional"
 				}
-				w("| `%s` | `%s` | %s | %s |\n", p.Name, strings.TrimSpace(p.Type), dir, mdCell(p.Desc))
+				w("| `%s` | `%s` | %s | %s | %s |\n", p.Name, strings.TrimSpace(p.Type), dir, ptrDoc(p), mdCell(p.Desc))
 			}
 			w("\n")
 		}
@@ -117,4 +118,43 @@ func infoEnumOf(s *api.Spec, f *api.Function) *api.Enum {
 		}
 	}
 	return nil
+}
+
+// ptrDoc says in the API reference what the spec's pointer mark of p
+// means for a caller (api.PtrMarks), and whether NULL is refused even with
+// validation disabled; empty for a parameter that is not a pointer.
+func ptrDoc(p *api.Param) string {
+	var what string
+	switch p.Ptr {
+	case "":
+		return ""
+	case "bytes", "c-bytes":
+		what = "`" + p.Size + "` bytes, read during the call"
+	case "string":
+		what = "NUL-terminated string"
+	case "handles":
+		what = "array of `" + p.Count + "` handles, read during the call"
+	case "struct":
+		what = "one struct, read during the call"
+	case "out-handle":
+		what = "receives the new handle"
+	case "out-value":
+		what = "receives the value"
+	case "callback":
+		what = "function the library calls"
+	case "user":
+		what = "passed back to the callback, never read"
+	case "address":
+		what = "host or device address, checked against the library's allocations"
+	case "info-value":
+		what = "receives the property (`PropSize` bytes)"
+	case "info-size":
+		what = "receives the property's size"
+	default:
+		panic("gen: no documentation for pointer mark " + p.Ptr)
+	}
+	if mustNotBeNull(p) {
+		what += "; never NULL (refused even with validation disabled)"
+	}
+	return what
 }
