@@ -27,10 +27,6 @@ func TestContract(t *testing.T) {
 		},
 		Register: func() contract.RegisterWant { return contract.RegisterWant{SameAddress: true} },
 		Image:    fakedriver.HostKernel,
-		Skip: map[contract.Group]string{
-			// found by this suite: to do in the host plugin
-			contract.HotPath: "the host plugin makes 2 Go allocations per round of launch, copies, fill, record, wait and sync (the GPU plugins none)",
-		},
 		Programs: func() contract.ProgramsWant {
 			return contract.ProgramsWant{
 				TooLargeGroup:     "GroupSize 2048x1x1 exceeds the host device's per-dimension maximum 1024x1024x",

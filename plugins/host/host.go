@@ -22,6 +22,7 @@ import (
 
 	"github.com/liboffload-go/liboffload-go/api/ol"
 	"github.com/liboffload-go/liboffload-go/plugins/host/sysinfo"
+	"github.com/liboffload-go/liboffload-go/plugins/internal/gpu"
 	"github.com/liboffload-go/liboffload-go/plugins/internal/pinned"
 	"github.com/liboffload-go/liboffload-go/plugins/plugin"
 )
@@ -188,6 +189,7 @@ type Device struct {
 	released map[*queue]bool // released queues whose work has not ended
 	pools    []*C.ol_fiber_pool
 	pinned   pinned.Ranges[struct{}] // registered ranges (its own lock)
+	events   gpu.Pool[*event]        // released events for reuse (under mu): Record allocates nothing
 }
 
 const (
@@ -198,6 +200,8 @@ const (
 	// that creates and destroys queues without syncing stays in bounded
 	// memory.
 	maxBusyReleased = 64
+	// maxIdleEvents bounds how many released events are kept for reuse.
+	maxIdleEvents = 1024
 )
 
 // Info implements plugin.Device.

@@ -33,10 +33,9 @@ type op struct {
 	kind        opKind
 	dst, src    uintptr
 	size        uint64
-	pattern     []byte // a fill's pattern, or nil: it is C memory at src
-	patternSize uint64
+	patternSize uint64 // a fill's pattern is in args, or in C memory at src (src != 0)
 	kernel      *kernel
-	args        []byte
+	args        []byte // a launch's argument bytes or a fill's pattern, in the queue's arena
 	launch      plugin.LaunchSize
 	fn, user    unsafe.Pointer
 	call        func() error // opCall
@@ -296,7 +295,8 @@ func (q *queue) copy(dst uintptr, dstDev plugin.Device, src uintptr, srcDev plug
 	return nil
 }
 
-// maxGoPattern is the largest fill pattern kept in Go memory; longer ones
+// maxGoPattern is the largest fill pattern kept in the queue's argument
+// arena (Go memory, reused: the hot path allocates nothing); longer ones
 // are copied to the C heap, where an allocation that cannot be made is an
 // error instead of the end of the process.
 const maxGoPattern = 4096
@@ -305,15 +305,15 @@ const maxGoPattern = 4096
 func (q *queue) Fill(ptr uintptr, pattern unsafe.Pointer, patternSize, size uint64) error {
 	o := op{kind: opFill, dst: ptr, size: size, patternSize: patternSize}
 	if patternSize <= maxGoPattern {
-		o.pattern = C.GoBytes(pattern, C.int(patternSize))
-	} else {
-		p := C.malloc(C.size_t(patternSize))
-		if p == nil {
-			return ol.Errorf(ol.ErrcOutOfResources, "cannot copy the %d-byte fill pattern: out of memory", patternSize)
-		}
-		C.memcpy(p, pattern, C.size_t(patternSize))
-		o.src = uintptr(p)
+		q.push(o, unsafe.Slice((*byte)(pattern), patternSize))
+		return nil
 	}
+	p := C.malloc(C.size_t(patternSize))
+	if p == nil {
+		return ol.Errorf(ol.ErrcOutOfResources, "cannot copy the %d-byte fill pattern: out of memory", patternSize)
+	}
+	C.memcpy(p, pattern, C.size_t(patternSize))
+	o.src = uintptr(p)
 	q.push(o, nil)
 	return nil
 }
@@ -351,7 +351,15 @@ func (q *queue) HostCall(fn func() error) error {
 
 // Record implements plugin.Queue.
 func (q *queue) Record() (plugin.Event, error) {
-	return &event{q: q, mark: q.submitted.Load()}, nil
+	d := q.dev
+	d.mu.Lock()
+	e := d.events.Get()
+	d.mu.Unlock()
+	if e == nil {
+		e = new(event)
+	}
+	*e = event{q: q, mark: q.submitted.Load()}
+	return e, nil
 }
 
 // Wait implements plugin.Queue: later work waits; the caller does not.
@@ -422,8 +430,17 @@ func (e *event) Sync() error {
 	}
 	return e.q.dev.hf.wait(e.q.dev.hf.current(), e.q, e.mark, "olSyncEvent")
 }
-func (e *event) Done() bool     { return e.q.completed.Load() >= e.mark }
-func (e *event) Release() error { return nil }
+func (e *event) Done() bool { return e.q.completed.Load() >= e.mark }
+
+// Release implements plugin.Event: the runtime calls it once, after its
+// last use of the event, which then serves a later Record.
+func (e *event) Release() error {
+	d := e.q.dev
+	d.mu.Lock()
+	d.events.Put(e, maxIdleEvents)
+	d.mu.Unlock()
+	return nil
+}
 
 // Point implements plugin.PointEvent.
 func (e *event) Point() (plugin.Queue, uint64) { return e.q, e.mark }
@@ -434,8 +451,8 @@ func (d *Device) execute(q *queue, o *op) error {
 	case opCopy:
 		return d.copy(q, o.dst, o.src, o.size)
 	case opFill:
-		if o.pattern != nil {
-			C.ol_host_fill(ptr(o.dst), unsafe.Pointer(&o.pattern[0]), C.size_t(o.patternSize), C.size_t(o.size))
+		if o.src == 0 {
+			C.ol_host_fill(ptr(o.dst), unsafe.Pointer(&o.args[0]), C.size_t(o.patternSize), C.size_t(o.size))
 		} else {
 			C.ol_host_fill(ptr(o.dst), ptr(o.src), C.size_t(o.patternSize), C.size_t(o.size))
 			C.free(ptr(o.src))
