@@ -131,15 +131,15 @@ static void test_iterate(void) {
   OLC_PTR_EQ(one.last, l.dev[0]);
 
   OLC_ERR(olIterateDevices(NULL, NULL), OL_ERRC_INVALID_NULL_POINTER,
-            OLC_VF("NULL == Callback"));
+          OLC_VF("NULL == Callback"));
   OLC_ERR(olIterateDevices(NULL, &s), OL_ERRC_INVALID_NULL_POINTER,
-            OLC_VF("NULL == Callback"));
+          OLC_VF("NULL == Callback"));
   ol_code_location_t loc = {"test_iterate", __FILE__, __LINE__, 1};
   struct iter_state s2 = {0, 0, NULL, NULL};
   OLC_OK(olIterateDevicesWithCodeLoc(iter_cb, &s2, &loc));
   OLC_EQ(s2.calls, l.n);
   OLC_ERR(olIterateDevicesWithCodeLoc(NULL, NULL, &loc),
-            OL_ERRC_INVALID_NULL_POINTER, OLC_VF("NULL == Callback"));
+          OL_ERRC_INVALID_NULL_POINTER, OLC_VF("NULL == Callback"));
 }
 
 /* ----------------------------- info sizes ------------------------------- */
@@ -184,8 +184,8 @@ static void test_info_all_props(void) {
     /* one byte short: INVALID_SIZE, nothing written */
     memset(big, 0x3C, sizeof big);
     OLC_ERR(olGetDeviceInfo(dev, p->prop, sz - 1 ? sz - 1 : 0, big),
-              OL_ERRC_INVALID_SIZE,
-              sz - 1 ? "provided size is invalid" : OLC_VF("PropSize == 0"));
+            OL_ERRC_INVALID_SIZE,
+            sz - 1 ? "provided size is invalid" : OLC_VF("PropSize == 0"));
     OLC_TRUE(all_bytes(big, sz + 40, 0x3C));
   }
 }
@@ -225,7 +225,7 @@ static void test_info_values(void) {
   uint32_t ws = get_u32(OL_DEVICE_INFO_MAX_WORK_SIZE);
   OLC_TRUE(ws >= wg);
   OLC_OK(olGetDeviceInfo(dev, OL_DEVICE_INFO_MAX_WORK_SIZE_PER_DIMENSION,
-                                sizeof d, &d));
+                         sizeof d, &d));
   OLC_TRUE(d.x >= 1 && d.y >= 1 && d.z >= 1);
   OLC_TRUE(get_u32(OL_DEVICE_INFO_NUM_COMPUTE_UNITS) >= 1);
   OLC_EQ(get_u32(OL_DEVICE_INFO_ADDRESS_BITS), sizeof(void *) * 8);
@@ -248,71 +248,71 @@ static void test_info_errors(void) {
   const char *bad = "getDeviceInfo enum '2147483647' is invalid";
 
   OLC_ERR(olGetDeviceInfo(NULL, OL_DEVICE_INFO_TYPE, 4, buf),
-            OL_ERRC_INVALID_NULL_HANDLE, OLC_VF("NULL == Device"));
+          OL_ERRC_INVALID_NULL_HANDLE, OLC_VF("NULL == Device"));
   OLC_ERR(olGetDeviceInfoSize(NULL, OL_DEVICE_INFO_TYPE, &sz),
-            OL_ERRC_INVALID_NULL_HANDLE, OLC_VF("NULL == Device"));
+          OL_ERRC_INVALID_NULL_HANDLE, OLC_VF("NULL == Device"));
   /* order: PropSize, then Device, then PropValue */
   OLC_ERR(olGetDeviceInfo(NULL, OL_DEVICE_INFO_TYPE, 0, NULL),
-            OL_ERRC_INVALID_SIZE, OLC_VF("PropSize == 0"));
+          OL_ERRC_INVALID_SIZE, OLC_VF("PropSize == 0"));
   OLC_ERR(olGetDeviceInfo(dev, OL_DEVICE_INFO_TYPE, 0, buf),
-            OL_ERRC_INVALID_SIZE, OLC_VF("PropSize == 0"));
+          OL_ERRC_INVALID_SIZE, OLC_VF("PropSize == 0"));
   OLC_ERR(olGetDeviceInfo(NULL, OL_DEVICE_INFO_TYPE, 4, NULL),
-            OL_ERRC_INVALID_NULL_HANDLE, OLC_VF("NULL == Device"));
+          OL_ERRC_INVALID_NULL_HANDLE, OLC_VF("NULL == Device"));
   OLC_ERR(olGetDeviceInfo(dev, OL_DEVICE_INFO_TYPE, 4, NULL),
-            OL_ERRC_INVALID_NULL_POINTER, OLC_VF("NULL == PropValue"));
+          OL_ERRC_INVALID_NULL_POINTER, OLC_VF("NULL == PropValue"));
   OLC_ERR(olGetDeviceInfoSize(dev, OL_DEVICE_INFO_TYPE, NULL),
-            OL_ERRC_INVALID_NULL_POINTER, OLC_VF("NULL == PropSizeRet"));
+          OL_ERRC_INVALID_NULL_POINTER, OLC_VF("NULL == PropSizeRet"));
   OLC_ERR(olGetDeviceInfoSize(NULL, OL_DEVICE_INFO_TYPE, NULL),
-            OL_ERRC_INVALID_NULL_HANDLE, OLC_VF("NULL == Device"));
+          OL_ERRC_INVALID_NULL_HANDLE, OLC_VF("NULL == Device"));
   /* enumerators are not checked by the validation layer */
   OLC_ERR(olGetDeviceInfo(NULL, (ol_device_info_t)999, 4, buf),
-            OL_ERRC_INVALID_NULL_HANDLE, OLC_VF("NULL == Device"));
+          OL_ERRC_INVALID_NULL_HANDLE, OLC_VF("NULL == Device"));
   OLC_ERR(olGetDeviceInfo(dev, OL_DEVICE_INFO_FORCE_UINT32, 4, NULL),
-            OL_ERRC_INVALID_NULL_POINTER, OLC_VF("NULL == PropValue"));
+          OL_ERRC_INVALID_NULL_POINTER, OLC_VF("NULL == PropValue"));
 
   memset(buf, 0x11, sizeof buf);
   OLC_ERR(olGetDeviceInfo(dev, OL_DEVICE_INFO_FORCE_UINT32, sizeof buf, buf),
-            OL_ERRC_INVALID_ENUMERATION, bad);
+          OL_ERRC_INVALID_ENUMERATION, bad);
   OLC_TRUE(all_bytes(buf, sizeof buf, 0x11));
   sz = 777;
   OLC_ERR(olGetDeviceInfoSize(dev, OL_DEVICE_INFO_FORCE_UINT32, &sz),
-            OL_ERRC_INVALID_ENUMERATION, bad);
+          OL_ERRC_INVALID_ENUMERATION, bad);
   OLC_EQ(sz, 777);
   OLC_ERR(olGetDeviceInfo(dev, OL_DEVICE_INFO_LAST, sizeof buf, buf),
-            OL_ERRC_INVALID_ENUMERATION, "getDeviceInfo enum '29' is invalid");
+          OL_ERRC_INVALID_ENUMERATION, "getDeviceInfo enum '29' is invalid");
   OLC_ERR(olGetDeviceInfoSize(dev, (ol_device_info_t)999, &sz),
-            OL_ERRC_INVALID_ENUMERATION, "getDeviceInfo enum '999' is invalid");
+          OL_ERRC_INVALID_ENUMERATION, "getDeviceInfo enum '999' is invalid");
 
   /* too small */
   memset(buf, 0x11, sizeof buf);
   OLC_ERR(olGetDeviceInfo(dev, OL_DEVICE_INFO_TYPE, 3, buf),
-            OL_ERRC_INVALID_SIZE, "provided size is invalid");
+          OL_ERRC_INVALID_SIZE, "provided size is invalid");
   OLC_ERR(olGetDeviceInfo(dev, OL_DEVICE_INFO_PLATFORM, 4, buf),
-            OL_ERRC_INVALID_SIZE, "provided size is invalid");
+          OL_ERRC_INVALID_SIZE, "provided size is invalid");
   OLC_ERR(olGetDeviceInfo(dev, OL_DEVICE_INFO_GLOBAL_MEM_SIZE, 7, buf),
-            OL_ERRC_INVALID_SIZE, "provided size is invalid");
+          OL_ERRC_INVALID_SIZE, "provided size is invalid");
   OLC_ERR(olGetDeviceInfo(dev, OL_DEVICE_INFO_MAX_WORK_SIZE_PER_DIMENSION, 8,
-                            buf),
-            OL_ERRC_INVALID_SIZE, "provided size is invalid");
+                          buf),
+          OL_ERRC_INVALID_SIZE, "provided size is invalid");
   OLC_ERR(olGetDeviceInfo(dev, OL_DEVICE_INFO_UID, 4, buf),
-            OL_ERRC_INVALID_SIZE, "provided size is invalid");
+          OL_ERRC_INVALID_SIZE, "provided size is invalid");
   OLC_TRUE(all_bytes(buf, sizeof buf, 0x11));
 
   /* WithCodeLoc variants give identical results */
   ol_code_location_t loc = {"test_info_errors", __FILE__, __LINE__, 2};
   ol_result_t a = olGetDeviceInfo(NULL, OL_DEVICE_INFO_TYPE, 4, buf);
   OLC_PTR_EQ(olGetDeviceInfoWithCodeLoc(NULL, OL_DEVICE_INFO_TYPE, 4, buf,
-                                          &loc),
-               a);
+                                        &loc),
+             a);
   OLC_PTR_EQ(olGetDeviceInfoSizeWithCodeLoc(NULL, OL_DEVICE_INFO_TYPE, &sz,
-                                              &loc),
-               a);
+                                            &loc),
+             a);
   ol_device_type_t t = OL_DEVICE_TYPE_FORCE_UINT32;
   OLC_OK(
       olGetDeviceInfoWithCodeLoc(dev, OL_DEVICE_INFO_TYPE, 4, &t, &loc));
   OLC_EQ(t, OL_DEVICE_TYPE_HOST);
   OLC_OK(olGetDeviceInfoSizeWithCodeLoc(dev, OL_DEVICE_INFO_UID, &sz,
-                                               NULL));
+                                        NULL));
   OLC_EQ(sz, 5);
 }
 
@@ -324,22 +324,22 @@ static void ours_bad_device_handles(void) {
   const char *garbage = "Device (0x1234) is not a valid device handle";
   memset(buf, 0x22, sizeof buf);
   OLC_ERR(olGetDeviceInfo((ol_device_handle_t)0x1234, OL_DEVICE_INFO_TYPE, 4,
-                            buf),
-            OL_ERRC_INVALID_DEVICE, garbage);
+                          buf),
+          OL_ERRC_INVALID_DEVICE, garbage);
   OLC_TRUE(all_bytes(buf, sizeof buf, 0x22));
   OLC_ERR(olGetDeviceInfo((ol_device_handle_t)0x1234, OL_DEVICE_INFO_NAME,
-                            sizeof buf, buf),
-            OL_ERRC_INVALID_DEVICE, garbage);
+                          sizeof buf, buf),
+          OL_ERRC_INVALID_DEVICE, garbage);
   OLC_ERR(olGetDeviceInfoSize((ol_device_handle_t)0x1234, OL_DEVICE_INFO_NAME,
-                                &sz),
-            OL_ERRC_INVALID_DEVICE, garbage);
+                              &sz),
+          OL_ERRC_INVALID_DEVICE, garbage);
   /* validation still comes first */
   OLC_ERR(olGetDeviceInfo((ol_device_handle_t)0x1234, OL_DEVICE_INFO_TYPE, 0,
-                            buf),
-            OL_ERRC_INVALID_SIZE, OLC_VF("PropSize == 0"));
+                          buf),
+          OL_ERRC_INVALID_SIZE, OLC_VF("PropSize == 0"));
   OLC_ERR(olGetDeviceInfo((ol_device_handle_t)0x1234, OL_DEVICE_INFO_TYPE, 4,
-                            NULL),
-            OL_ERRC_INVALID_NULL_POINTER, OLC_VF("NULL == PropValue"));
+                          NULL),
+          OL_ERRC_INVALID_NULL_POINTER, OLC_VF("NULL == PropValue"));
 
   /* a platform handle where a device is expected */
   ol_platform_handle_t p = olc_platform_of(dev);
@@ -348,10 +348,10 @@ static void ours_bad_device_handles(void) {
            "Device (0x%" PRIxPTR ") is a platform handle, not a device handle",
            (uintptr_t)p);
   OLC_ERR(olGetDeviceInfo((ol_device_handle_t)p, OL_DEVICE_INFO_TYPE, 4, buf),
-            OL_ERRC_INVALID_DEVICE, want);
+          OL_ERRC_INVALID_DEVICE, want);
   OLC_ERR(olGetDeviceInfoSize((ol_device_handle_t)p, OL_DEVICE_INFO_TYPE,
-                                &sz),
-            OL_ERRC_INVALID_DEVICE, want);
+                              &sz),
+          OL_ERRC_INVALID_DEVICE, want);
   OLC_TRUE(all_bytes(buf, sizeof buf, 0x22));
 }
 

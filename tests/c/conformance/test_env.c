@@ -75,23 +75,23 @@ static void check_validation_off(void) {
   /* the implementation's own checks answer instead of the layer */
   OLC_ERR(size0(d), OL_ERRC_INVALID_SIZE, "provided size is invalid");
   OLC_ERR(olGetDeviceInfo(d, OL_DEVICE_INFO_TYPE, 4, NULL),
-            OL_ERRC_INVALID_NULL_POINTER, "value and size outputs are nullptr");
+          OL_ERRC_INVALID_NULL_POINTER, "value and size outputs are nullptr");
   OLC_ERR(olGetDeviceInfoSize(d, OL_DEVICE_INFO_TYPE, NULL),
-            OL_ERRC_INVALID_NULL_POINTER, "value and size outputs are nullptr");
+          OL_ERRC_INVALID_NULL_POINTER, "value and size outputs are nullptr");
   OLC_ERR(olGetPlatformInfo(p, OL_PLATFORM_INFO_NAME, 0, &local),
-            OL_ERRC_INVALID_SIZE, "provided size is invalid");
+          OL_ERRC_INVALID_SIZE, "provided size is invalid");
   OLC_ERR(olGetPlatformInfoSize(p, OL_PLATFORM_INFO_NAME, NULL),
-            OL_ERRC_INVALID_NULL_POINTER, "value and size outputs are nullptr");
+          OL_ERRC_INVALID_NULL_POINTER, "value and size outputs are nullptr");
   /* the enumerator is checked before the size */
   OLC_ERR(olGetDeviceInfo(d, OL_DEVICE_INFO_FORCE_UINT32, 0, &t),
-            OL_ERRC_INVALID_ENUMERATION,
-            "getDeviceInfo enum '2147483647' is invalid");
+          OL_ERRC_INVALID_ENUMERATION,
+          "getDeviceInfo enum '2147483647' is invalid");
   OLC_ERR(olMemFree(NULL), OL_ERRC_INVALID_ARGUMENT,
-            "address is not a known allocation");
+          "address is not a known allocation");
   OLC_ERR(olGetMemInfo(NULL, OL_MEM_INFO_SIZE, sizeof sz, &sz),
-            OL_ERRC_NOT_FOUND, "allocated memory information not found");
+          OL_ERRC_NOT_FOUND, "allocated memory information not found");
   OLC_ERR(olGetMemInfoSize(NULL, OL_MEM_INFO_SIZE, &sz), OL_ERRC_NOT_FOUND,
-            "allocated memory information not found");
+          "allocated memory information not found");
   /* correct calls are unaffected */
   OLC_OK(olGetDeviceInfo(d, OL_DEVICE_INFO_TYPE, sizeof t, &t));
   OLC_EQ(t, OL_DEVICE_TYPE_HOST);
@@ -106,7 +106,7 @@ static void check_validation_on(void) {
   ol_device_handle_t d = olc_host_device();
   OLC_ERR(size0(d), OL_ERRC_INVALID_SIZE, OLC_VF("PropSize == 0"));
   OLC_ERR(olMemFree(NULL), OL_ERRC_INVALID_NULL_POINTER,
-            OLC_VF("NULL == Address"));
+          OLC_VF("NULL == Address"));
 }
 
 static void test_disable_validation(void) {
@@ -240,22 +240,22 @@ static void ours_null_handle_without_validation(void) {
   ol_device_type_t t = OL_DEVICE_TYPE_FORCE_UINT32;
   size_t sz = 0;
   OLC_ERR(olGetDeviceInfo(NULL, OL_DEVICE_INFO_TYPE, sizeof t, &t),
-            OL_ERRC_INVALID_NULL_HANDLE, "Device is NULL");
+          OL_ERRC_INVALID_NULL_HANDLE, "Device is NULL");
   OLC_EQ(t, OL_DEVICE_TYPE_FORCE_UINT32);
   OLC_ERR(olGetDeviceInfoSize(NULL, OL_DEVICE_INFO_NAME, &sz),
-            OL_ERRC_INVALID_NULL_HANDLE, "Device is NULL");
+          OL_ERRC_INVALID_NULL_HANDLE, "Device is NULL");
   char buf[16];
   OLC_ERR(olGetPlatformInfo(NULL, OL_PLATFORM_INFO_NAME, sizeof buf, buf),
-            OL_ERRC_INVALID_NULL_HANDLE, "Platform is NULL");
+          OL_ERRC_INVALID_NULL_HANDLE, "Platform is NULL");
   OLC_ERR(olSyncQueue(NULL), OL_ERRC_INVALID_NULL_HANDLE, "Queue is NULL");
   OLC_ERR(olSyncEvent(NULL), OL_ERRC_INVALID_NULL_HANDLE, "Event is NULL");
   OLC_ERR(olDestroyProgram(NULL), OL_ERRC_INVALID_NULL_HANDLE,
-            "Program is NULL");
+          "Program is NULL");
   OLC_ERR(olGetSymbolInfo(NULL, OL_SYMBOL_INFO_KIND, 4, buf),
-            OL_ERRC_INVALID_NULL_HANDLE, "Symbol is NULL");
+          OL_ERRC_INVALID_NULL_HANDLE, "Symbol is NULL");
   int a = 1, b = 0;
   OLC_ERR(olMemcpy(NULL, &b, NULL, &a, olc_host_device(), sizeof a),
-            OL_ERRC_INVALID_NULL_HANDLE, "DstDevice is NULL");
+          OL_ERRC_INVALID_NULL_HANDLE, "DstDevice is NULL");
   OLC_EQ(b, 0);
   /* PatternSize 0 must not crash with validation off either */
   unsigned char pat = 1;
@@ -283,11 +283,11 @@ static void ours_trace_file(void) {
   ol_device_type_t t = OL_DEVICE_TYPE_HOST;
   ol_code_location_t loc = {"my_function", "my_file.c", 123, 45};
   OLC_OK(olGetDeviceInfoWithCodeLoc(d, OL_DEVICE_INFO_TYPE, sizeof t, &t,
-                                           &loc));
+                                    &loc));
   OLC_ERR(olGetDeviceInfoWithCodeLoc(d, OL_DEVICE_INFO_TYPE, 0, &t, &loc),
-            OL_ERRC_INVALID_SIZE, OLC_VF("PropSize == 0"));
+          OL_ERRC_INVALID_SIZE, OLC_VF("PropSize == 0"));
   OLC_OK(olGetDeviceInfoWithCodeLoc(d, OL_DEVICE_INFO_TYPE, sizeof t, &t,
-                                           NULL));
+                                    NULL));
   OLC_OK(olShutDown());
   char *err = capture_end();
   OLC_STREQ(err, ""); /* nothing on stderr */
@@ -296,7 +296,7 @@ static void ours_trace_file(void) {
   OLC_TRUE(s != NULL);
   if (s) {
     OLC_TRUE(strncmp(s, "pre-existing line\n---> olInit()-> OL_SUCCESS\n", 45) ==
-          0);
+             0);
     const char *loc_line = "     *Code Location* my_file.c:123:45 (my_function)\n";
     /* success: result line, then the location line */
     OLC_TRUE(strstr(s, " (OL_DEVICE_TYPE_HOST))-> OL_SUCCESS\n     *Code "

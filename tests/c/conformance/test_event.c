@@ -9,55 +9,55 @@ static ol_device_handle_t dev;
 static void test_create_event(void) {
   ol_event_handle_t e = (ol_event_handle_t)0x66;
   OLC_ERR(olCreateEvent(NULL, NULL), OL_ERRC_INVALID_NULL_HANDLE,
-            OLC_VF("NULL == Queue"));
+          OLC_VF("NULL == Queue"));
   OLC_ERR(olCreateEvent(NULL, &e), OL_ERRC_INVALID_NULL_HANDLE,
-            OLC_VF("NULL == Queue"));
+          OLC_VF("NULL == Queue"));
   OLC_ERR(olCreateEvent(FAKE_QUEUE, NULL), OL_ERRC_INVALID_NULL_POINTER,
-            OLC_VF("NULL == Event"));
+          OLC_VF("NULL == Event"));
   OLC_PTR_EQ(e, (ol_event_handle_t)0x66);
   ol_code_location_t loc = {"ce", __FILE__, __LINE__, 1};
   OLC_ERR(olCreateEventWithCodeLoc(FAKE_QUEUE, NULL, &loc),
-            OL_ERRC_INVALID_NULL_POINTER, OLC_VF("NULL == Event"));
+          OL_ERRC_INVALID_NULL_POINTER, OLC_VF("NULL == Event"));
 }
 
 static void test_destroy_sync_event(void) {
   OLC_ERR(olDestroyEvent(NULL), OL_ERRC_INVALID_NULL_HANDLE,
-            OLC_VF("NULL == Event"));
+          OLC_VF("NULL == Event"));
   OLC_ERR(olSyncEvent(NULL), OL_ERRC_INVALID_NULL_HANDLE,
-            OLC_VF("NULL == Event"));
+          OLC_VF("NULL == Event"));
   ol_code_location_t loc = {"de", __FILE__, __LINE__, 1};
   OLC_ERR(olDestroyEventWithCodeLoc(NULL, &loc), OL_ERRC_INVALID_NULL_HANDLE,
-            OLC_VF("NULL == Event"));
+          OLC_VF("NULL == Event"));
   OLC_ERR(olSyncEventWithCodeLoc(NULL, NULL), OL_ERRC_INVALID_NULL_HANDLE,
-            OLC_VF("NULL == Event"));
+          OLC_VF("NULL == Event"));
 }
 
 static void test_event_info(void) {
   unsigned char buf[16];
   size_t sz = 9;
   OLC_ERR(olGetEventInfo(NULL, OL_EVENT_INFO_QUEUE, 0, NULL),
-            OL_ERRC_INVALID_SIZE, OLC_VF("PropSize == 0"));
+          OL_ERRC_INVALID_SIZE, OLC_VF("PropSize == 0"));
   OLC_ERR(olGetEventInfo(FAKE_EVENT, OL_EVENT_INFO_IS_COMPLETE, 0, buf),
-            OL_ERRC_INVALID_SIZE, OLC_VF("PropSize == 0"));
+          OL_ERRC_INVALID_SIZE, OLC_VF("PropSize == 0"));
   OLC_ERR(olGetEventInfo(NULL, OL_EVENT_INFO_QUEUE, 8, NULL),
-            OL_ERRC_INVALID_NULL_HANDLE, OLC_VF("NULL == Event"));
+          OL_ERRC_INVALID_NULL_HANDLE, OLC_VF("NULL == Event"));
   OLC_ERR(olGetEventInfo(NULL, OL_EVENT_INFO_FORCE_UINT32, 1, buf),
-            OL_ERRC_INVALID_NULL_HANDLE, OLC_VF("NULL == Event"));
+          OL_ERRC_INVALID_NULL_HANDLE, OLC_VF("NULL == Event"));
   OLC_ERR(olGetEventInfo(FAKE_EVENT, OL_EVENT_INFO_IS_COMPLETE, 1, NULL),
-            OL_ERRC_INVALID_NULL_POINTER, OLC_VF("NULL == PropValue"));
+          OL_ERRC_INVALID_NULL_POINTER, OLC_VF("NULL == PropValue"));
   OLC_ERR(olGetEventInfoSize(NULL, OL_EVENT_INFO_QUEUE, NULL),
-            OL_ERRC_INVALID_NULL_HANDLE, OLC_VF("NULL == Event"));
+          OL_ERRC_INVALID_NULL_HANDLE, OLC_VF("NULL == Event"));
   OLC_ERR(olGetEventInfoSize(NULL, OL_EVENT_INFO_QUEUE, &sz),
-            OL_ERRC_INVALID_NULL_HANDLE, OLC_VF("NULL == Event"));
+          OL_ERRC_INVALID_NULL_HANDLE, OLC_VF("NULL == Event"));
   OLC_ERR(olGetEventInfoSize(FAKE_EVENT, OL_EVENT_INFO_QUEUE, NULL),
-            OL_ERRC_INVALID_NULL_POINTER, OLC_VF("NULL == PropSizeRet"));
+          OL_ERRC_INVALID_NULL_POINTER, OLC_VF("NULL == PropSizeRet"));
   OLC_EQ(sz, 9);
   ol_code_location_t loc = {"ei", __FILE__, __LINE__, 1};
   OLC_ERR(olGetEventInfoWithCodeLoc(FAKE_EVENT, OL_EVENT_INFO_QUEUE, 0, buf,
-                                      &loc),
-            OL_ERRC_INVALID_SIZE, OLC_VF("PropSize == 0"));
+                                    &loc),
+          OL_ERRC_INVALID_SIZE, OLC_VF("PropSize == 0"));
   OLC_ERR(olGetEventInfoSizeWithCodeLoc(NULL, OL_EVENT_INFO_QUEUE, &sz, &loc),
-            OL_ERRC_INVALID_NULL_HANDLE, OLC_VF("NULL == Event"));
+          OL_ERRC_INVALID_NULL_HANDLE, OLC_VF("NULL == Event"));
 }
 
 /* ---------------- only our library (LLVM crashes) ----------------------- */
@@ -71,9 +71,9 @@ static void ours_bad_event_handles(void) {
   OLC_ERR(olSyncEvent(g), OL_ERRC_INVALID_EVENT, garbage);
   OLC_ERR(olDestroyEvent(g), OL_ERRC_INVALID_EVENT, garbage);
   OLC_ERR(olGetEventInfo(g, OL_EVENT_INFO_IS_COMPLETE, 1, buf),
-            OL_ERRC_INVALID_EVENT, garbage);
+          OL_ERRC_INVALID_EVENT, garbage);
   OLC_ERR(olGetEventInfoSize(g, OL_EVENT_INFO_QUEUE, &sz),
-            OL_ERRC_INVALID_EVENT, garbage);
+          OL_ERRC_INVALID_EVENT, garbage);
   OLC_EQ(sz, 4);
   OLC_EQ(buf[0], 0x33);
   /* a device handle where an event is expected; the article before

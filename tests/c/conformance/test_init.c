@@ -251,18 +251,18 @@ static void ours_stale_handle_after_reinit(void) {
            "initialisation of the library",
            (uintptr_t)old);
   OLC_ERR(olGetDeviceInfo(old, OL_DEVICE_INFO_TYPE, sizeof t, &t),
-            OL_ERRC_INVALID_DEVICE, want);
+          OL_ERRC_INVALID_DEVICE, want);
   OLC_EQ(t, OL_DEVICE_TYPE_FORCE_UINT32);
   size_t sz = 0;
   OLC_ERR(olGetDeviceInfoSize(old, OL_DEVICE_INFO_NAME, &sz),
-            OL_ERRC_INVALID_DEVICE, want);
+          OL_ERRC_INVALID_DEVICE, want);
   snprintf(want, sizeof want,
            "Platform (0x%" PRIxPTR ") is a platform handle from an earlier "
            "initialisation of the library",
            (uintptr_t)oldp);
   char name[64];
   OLC_ERR(olGetPlatformInfo(oldp, OL_PLATFORM_INFO_NAME, sizeof name, name),
-            OL_ERRC_INVALID_PLATFORM, want);
+          OL_ERRC_INVALID_PLATFORM, want);
   /* the new handle works */
   ol_device_handle_t now = olc_host_device();
   OLC_OK(olGetDeviceInfo(now, OL_DEVICE_INFO_TYPE, sizeof t, &t));

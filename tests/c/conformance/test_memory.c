@@ -10,46 +10,46 @@ static ol_device_handle_t dev;
 static void test_mem_alloc_validation(void) {
   void *p = (void *)0x99;
   OLC_ERR(olMemAlloc(NULL, OL_ALLOC_TYPE_HOST, 0, NULL), OL_ERRC_INVALID_SIZE,
-            OLC_VF("Size == 0"));
+          OLC_VF("Size == 0"));
   OLC_ERR(olMemAlloc(dev, OL_ALLOC_TYPE_DEVICE, 0, &p), OL_ERRC_INVALID_SIZE,
-            OLC_VF("Size == 0"));
+          OLC_VF("Size == 0"));
   OLC_ERR(olMemAlloc(NULL, OL_ALLOC_TYPE_HOST, 64, NULL),
-            OL_ERRC_INVALID_NULL_HANDLE, OLC_VF("NULL == Device"));
+          OL_ERRC_INVALID_NULL_HANDLE, OLC_VF("NULL == Device"));
   OLC_ERR(olMemAlloc(NULL, OL_ALLOC_TYPE_MANAGED, 64, &p),
-            OL_ERRC_INVALID_NULL_HANDLE, OLC_VF("NULL == Device"));
+          OL_ERRC_INVALID_NULL_HANDLE, OLC_VF("NULL == Device"));
   OLC_ERR(olMemAlloc(dev, OL_ALLOC_TYPE_HOST, 64, NULL),
-            OL_ERRC_INVALID_NULL_POINTER, OLC_VF("NULL == AllocationOut"));
+          OL_ERRC_INVALID_NULL_POINTER, OLC_VF("NULL == AllocationOut"));
   /* the allocation type is not validated by the layer */
   OLC_ERR(olMemAlloc(NULL, OL_ALLOC_TYPE_FORCE_UINT32, 64, &p),
-            OL_ERRC_INVALID_NULL_HANDLE, OLC_VF("NULL == Device"));
+          OL_ERRC_INVALID_NULL_HANDLE, OLC_VF("NULL == Device"));
   OLC_ERR(olMemAlloc(dev, OL_ALLOC_TYPE_FORCE_UINT32, 64, NULL),
-            OL_ERRC_INVALID_NULL_POINTER, OLC_VF("NULL == AllocationOut"));
+          OL_ERRC_INVALID_NULL_POINTER, OLC_VF("NULL == AllocationOut"));
   OLC_PTR_EQ(p, (void *)0x99);
   ol_code_location_t loc = {"alloc", __FILE__, __LINE__, 1};
   OLC_ERR(olMemAllocWithCodeLoc(NULL, OL_ALLOC_TYPE_HOST, 0, NULL, &loc),
-            OL_ERRC_INVALID_SIZE, OLC_VF("Size == 0"));
+          OL_ERRC_INVALID_SIZE, OLC_VF("Size == 0"));
 }
 
 static void test_mem_free(void) {
   OLC_ERR(olMemFree(NULL), OL_ERRC_INVALID_NULL_POINTER,
-            OLC_VF("NULL == Address"));
+          OLC_VF("NULL == Address"));
   int local = 0;
   static char global_buf[32];
   void *heap = malloc(64);
   OLC_ERR(olMemFree(&local), OL_ERRC_INVALID_ARGUMENT,
-            "address is not a known allocation");
+          "address is not a known allocation");
   OLC_ERR(olMemFree(global_buf), OL_ERRC_INVALID_ARGUMENT,
-            "address is not a known allocation");
+          "address is not a known allocation");
   OLC_ERR(olMemFree(heap), OL_ERRC_INVALID_ARGUMENT,
-            "address is not a known allocation");
+          "address is not a known allocation");
   OLC_ERR(olMemFree((void *)0x1234), OL_ERRC_INVALID_ARGUMENT,
-            "address is not a known allocation");
+          "address is not a known allocation");
   free(heap);
   ol_code_location_t loc = {"free", __FILE__, __LINE__, 1};
   OLC_ERR(olMemFreeWithCodeLoc(NULL, &loc), OL_ERRC_INVALID_NULL_POINTER,
-            OLC_VF("NULL == Address"));
+          OLC_VF("NULL == Address"));
   OLC_ERR(olMemFreeWithCodeLoc(&local, &loc), OL_ERRC_INVALID_ARGUMENT,
-            "address is not a known allocation");
+          "address is not a known allocation");
 }
 
 static void test_mem_info(void) {
@@ -59,17 +59,17 @@ static void test_mem_info(void) {
   const char *nf = "allocated memory information not found";
 
   OLC_ERR(olGetMemInfo(NULL, OL_MEM_INFO_SIZE, 0, NULL), OL_ERRC_INVALID_SIZE,
-            OLC_VF("PropSize == 0"));
+          OLC_VF("PropSize == 0"));
   OLC_ERR(olGetMemInfo(&local, OL_MEM_INFO_SIZE, 0, buf),
-            OL_ERRC_INVALID_SIZE, OLC_VF("PropSize == 0"));
+          OL_ERRC_INVALID_SIZE, OLC_VF("PropSize == 0"));
   OLC_ERR(olGetMemInfo(NULL, OL_MEM_INFO_SIZE, 8, NULL),
-            OL_ERRC_INVALID_NULL_POINTER, OLC_VF("NULL == Ptr"));
+          OL_ERRC_INVALID_NULL_POINTER, OLC_VF("NULL == Ptr"));
   OLC_ERR(olGetMemInfo(&local, OL_MEM_INFO_SIZE, 8, NULL),
-            OL_ERRC_INVALID_NULL_POINTER, OLC_VF("NULL == PropValue"));
+          OL_ERRC_INVALID_NULL_POINTER, OLC_VF("NULL == PropValue"));
   OLC_ERR(olGetMemInfoSize(NULL, OL_MEM_INFO_SIZE, NULL),
-            OL_ERRC_INVALID_NULL_POINTER, OLC_VF("NULL == Ptr"));
+          OL_ERRC_INVALID_NULL_POINTER, OLC_VF("NULL == Ptr"));
   OLC_ERR(olGetMemInfoSize(&local, OL_MEM_INFO_SIZE, NULL),
-            OL_ERRC_INVALID_NULL_POINTER, OLC_VF("NULL == PropSizeRet"));
+          OL_ERRC_INVALID_NULL_POINTER, OLC_VF("NULL == PropSizeRet"));
 
   /* unknown pointer: NOT_FOUND for every property (also invalid ones,
    * because the lookup comes first), nothing written */
@@ -79,42 +79,42 @@ static void test_mem_info(void) {
   for (size_t i = 0; i < sizeof all / sizeof all[0]; i++) {
     memset(buf, 0x44, sizeof buf);
     OLC_ERR(olGetMemInfo(&local, all[i], sizeof buf, buf), OL_ERRC_NOT_FOUND,
-              nf);
+            nf);
     OLC_TRUE(buf[0] == 0x44 && buf[7] == 0x44 && buf[15] == 0x44);
     sz = 31337;
     OLC_ERR(olGetMemInfoSize(&local, all[i], &sz), OL_ERRC_NOT_FOUND, nf);
     OLC_EQ(sz, 31337);
   }
   OLC_ERR(olGetMemInfo((void *)0x1234, OL_MEM_INFO_BASE, 8, buf),
-            OL_ERRC_NOT_FOUND, nf);
+          OL_ERRC_NOT_FOUND, nf);
   ol_code_location_t loc = {"info", __FILE__, __LINE__, 1};
   OLC_ERR(olGetMemInfoWithCodeLoc(&local, OL_MEM_INFO_TYPE, 4, buf, &loc),
-            OL_ERRC_NOT_FOUND, nf);
+          OL_ERRC_NOT_FOUND, nf);
   OLC_ERR(olGetMemInfoSizeWithCodeLoc(NULL, OL_MEM_INFO_TYPE, &sz, &loc),
-            OL_ERRC_INVALID_NULL_POINTER, OLC_VF("NULL == Ptr"));
+          OL_ERRC_INVALID_NULL_POINTER, OLC_VF("NULL == Ptr"));
 }
 
 static void test_memcpy_validation(void) {
   char a[8] = "abcdefg", b[8] = {0};
   OLC_ERR(olMemcpy(NULL, NULL, NULL, NULL, NULL, 4),
-            OL_ERRC_INVALID_NULL_HANDLE, OLC_VF("NULL == DstDevice"));
+          OL_ERRC_INVALID_NULL_HANDLE, OLC_VF("NULL == DstDevice"));
   OLC_ERR(olMemcpy(NULL, b, NULL, a, dev, 4), OL_ERRC_INVALID_NULL_HANDLE,
-            OLC_VF("NULL == DstDevice"));
+          OLC_VF("NULL == DstDevice"));
   OLC_ERR(olMemcpy(NULL, NULL, dev, NULL, NULL, 4),
-            OL_ERRC_INVALID_NULL_HANDLE, OLC_VF("NULL == SrcDevice"));
+          OL_ERRC_INVALID_NULL_HANDLE, OLC_VF("NULL == SrcDevice"));
   OLC_ERR(olMemcpy(NULL, b, dev, a, NULL, 4), OL_ERRC_INVALID_NULL_HANDLE,
-            OLC_VF("NULL == SrcDevice"));
+          OLC_VF("NULL == SrcDevice"));
   OLC_ERR(olMemcpy(NULL, NULL, dev, NULL, dev, 4),
-            OL_ERRC_INVALID_NULL_POINTER, OLC_VF("NULL == DstPtr"));
+          OL_ERRC_INVALID_NULL_POINTER, OLC_VF("NULL == DstPtr"));
   OLC_ERR(olMemcpy(NULL, NULL, dev, a, dev, 4), OL_ERRC_INVALID_NULL_POINTER,
-            OLC_VF("NULL == DstPtr"));
+          OLC_VF("NULL == DstPtr"));
   OLC_ERR(olMemcpy(NULL, b, dev, NULL, dev, 4), OL_ERRC_INVALID_NULL_POINTER,
-            OLC_VF("NULL == SrcPtr"));
+          OLC_VF("NULL == SrcPtr"));
   /* the queue is optional and not validated; Size 0 is not validated */
   OLC_ERR(olMemcpy(FAKE_QUEUE, b, NULL, a, dev, 0),
-            OL_ERRC_INVALID_NULL_HANDLE, OLC_VF("NULL == DstDevice"));
+          OL_ERRC_INVALID_NULL_HANDLE, OLC_VF("NULL == DstDevice"));
   OLC_ERR(olMemcpy(FAKE_QUEUE, b, dev, NULL, dev, 0),
-            OL_ERRC_INVALID_NULL_POINTER, OLC_VF("NULL == SrcPtr"));
+          OL_ERRC_INVALID_NULL_POINTER, OLC_VF("NULL == SrcPtr"));
   OLC_EQ(b[0], 0);
 }
 
@@ -134,7 +134,7 @@ static void test_memcpy_host_to_host(void) {
   memset(dst, 0, sizeof dst);
   OLC_OK(olMemcpy(NULL, dst + 5, dev, src + 10, dev, 3));
   OLC_TRUE(dst[4] == 0 && dst[5] == src[10] && dst[6] == src[11] &&
-        dst[7] == src[12] && dst[8] == 0);
+           dst[7] == src[12] && dst[8] == 0);
 
   /* Size 0 copies nothing and succeeds */
   memset(dst, 0x5A, sizeof dst);
@@ -162,54 +162,54 @@ static void test_memfill_validation(void) {
   uint32_t pat = 0xA1B2C3D4;
   memset(buf, 0, sizeof buf);
   OLC_ERR(olMemFill(NULL, NULL, 4, NULL, 6), OL_ERRC_INVALID_SIZE,
-            OLC_VF("FillSize % PatternSize != 0"));
+          OLC_VF("FillSize % PatternSize != 0"));
   OLC_ERR(olMemFill(FAKE_QUEUE, buf, 4, &pat, 6), OL_ERRC_INVALID_SIZE,
-            OLC_VF("FillSize % PatternSize != 0"));
+          OLC_VF("FillSize % PatternSize != 0"));
   OLC_ERR(olMemFill(FAKE_QUEUE, buf, 16, &pat, 17), OL_ERRC_INVALID_SIZE,
-            OLC_VF("FillSize % PatternSize != 0"));
+          OLC_VF("FillSize % PatternSize != 0"));
   OLC_ERR(olMemFill(NULL, NULL, 4, NULL, 8), OL_ERRC_INVALID_NULL_POINTER,
-            OLC_VF("NULL == Ptr"));
+          OLC_VF("NULL == Ptr"));
   OLC_ERR(olMemFill(FAKE_QUEUE, NULL, 4, &pat, 8),
-            OL_ERRC_INVALID_NULL_POINTER, OLC_VF("NULL == Ptr"));
+          OL_ERRC_INVALID_NULL_POINTER, OLC_VF("NULL == Ptr"));
   OLC_ERR(olMemFill(FAKE_QUEUE, buf, 4, NULL, 8),
-            OL_ERRC_INVALID_NULL_POINTER, OLC_VF("NULL == PatternPtr"));
+          OL_ERRC_INVALID_NULL_POINTER, OLC_VF("NULL == PatternPtr"));
   /* FillSize 0 is a multiple of any pattern size */
   OLC_ERR(olMemFill(FAKE_QUEUE, buf, 4, NULL, 0),
-            OL_ERRC_INVALID_NULL_POINTER, OLC_VF("NULL == PatternPtr"));
+          OL_ERRC_INVALID_NULL_POINTER, OLC_VF("NULL == PatternPtr"));
   OLC_EQ(buf[0], 0);
   ol_code_location_t loc = {"fill", __FILE__, __LINE__, 1};
   OLC_ERR(olMemFillWithCodeLoc(NULL, NULL, 2, NULL, 3, &loc),
-            OL_ERRC_INVALID_SIZE, OLC_VF("FillSize % PatternSize != 0"));
+          OL_ERRC_INVALID_SIZE, OLC_VF("FillSize % PatternSize != 0"));
 }
 
 static void test_mem_register_validation(void) {
   char buf[64];
   void *pinned = (void *)0x77;
   OLC_ERR(olMemRegister(NULL, NULL, 0, 0, NULL), OL_ERRC_INVALID_SIZE,
-            OLC_VF("Size == 0"));
+          OLC_VF("Size == 0"));
   OLC_ERR(olMemRegister(dev, buf, 0, 0, &pinned), OL_ERRC_INVALID_SIZE,
-            OLC_VF("Size == 0"));
+          OLC_VF("Size == 0"));
   OLC_ERR(olMemRegister(NULL, NULL, sizeof buf, 0, NULL),
-            OL_ERRC_INVALID_NULL_HANDLE, OLC_VF("NULL == Device"));
+          OL_ERRC_INVALID_NULL_HANDLE, OLC_VF("NULL == Device"));
   OLC_ERR(olMemRegister(NULL, buf, sizeof buf, 0, &pinned),
-            OL_ERRC_INVALID_NULL_HANDLE, OLC_VF("NULL == Device"));
+          OL_ERRC_INVALID_NULL_HANDLE, OLC_VF("NULL == Device"));
   OLC_ERR(olMemRegister(dev, NULL, sizeof buf, 0, NULL),
-            OL_ERRC_INVALID_NULL_POINTER, OLC_VF("NULL == Ptr"));
+          OL_ERRC_INVALID_NULL_POINTER, OLC_VF("NULL == Ptr"));
   OLC_ERR(olMemRegister(dev, buf, sizeof buf, 0, NULL),
-            OL_ERRC_INVALID_NULL_POINTER, OLC_VF("NULL == PinnedPtr"));
+          OL_ERRC_INVALID_NULL_POINTER, OLC_VF("NULL == PinnedPtr"));
   OLC_PTR_EQ(pinned, (void *)0x77);
 
   OLC_ERR(olMemUnregister(NULL, NULL), OL_ERRC_INVALID_NULL_HANDLE,
-            OLC_VF("NULL == Device"));
+          OLC_VF("NULL == Device"));
   OLC_ERR(olMemUnregister(NULL, buf), OL_ERRC_INVALID_NULL_HANDLE,
-            OLC_VF("NULL == Device"));
+          OLC_VF("NULL == Device"));
   OLC_ERR(olMemUnregister(dev, NULL), OL_ERRC_INVALID_NULL_POINTER,
-            OLC_VF("NULL == Ptr"));
+          OLC_VF("NULL == Ptr"));
   ol_code_location_t loc = {"reg", __FILE__, __LINE__, 1};
   OLC_ERR(olMemRegisterWithCodeLoc(NULL, buf, 8, 0, &pinned, &loc),
-            OL_ERRC_INVALID_NULL_HANDLE, OLC_VF("NULL == Device"));
+          OL_ERRC_INVALID_NULL_HANDLE, OLC_VF("NULL == Device"));
   OLC_ERR(olMemUnregisterWithCodeLoc(dev, NULL, &loc),
-            OL_ERRC_INVALID_NULL_POINTER, OLC_VF("NULL == Ptr"));
+          OL_ERRC_INVALID_NULL_POINTER, OLC_VF("NULL == Ptr"));
 }
 
 /* ---------------- only our library (LLVM crashes) ----------------------- */
@@ -220,11 +220,11 @@ static void ours_memfill_pattern_size_zero(void) {
   memset(buf, 0, sizeof buf);
   /* LLVM divides by PatternSize here and dies with SIGFPE */
   OLC_ERR(olMemFill(NULL, buf, 0, &pat, 16), OL_ERRC_INVALID_SIZE,
-            OLC_VF("PatternSize == 0"));
+          OLC_VF("PatternSize == 0"));
   OLC_ERR(olMemFill(FAKE_QUEUE, buf, 0, &pat, 16), OL_ERRC_INVALID_SIZE,
-            OLC_VF("PatternSize == 0"));
+          OLC_VF("PatternSize == 0"));
   OLC_ERR(olMemFill(NULL, NULL, 0, NULL, 0), OL_ERRC_INVALID_SIZE,
-            OLC_VF("PatternSize == 0"));
+          OLC_VF("PatternSize == 0"));
   OLC_EQ(buf[0], 0);
 }
 
@@ -232,24 +232,24 @@ static void ours_bad_handles(void) {
   char a[8] = "abcdefg", b[8] = {0};
   void *p = NULL;
   OLC_ERR(olMemcpy(NULL, b, (ol_device_handle_t)0x1234, a, dev, 4),
-            OL_ERRC_INVALID_DEVICE,
-            "DstDevice (0x1234) is not a valid device handle");
+          OL_ERRC_INVALID_DEVICE,
+          "DstDevice (0x1234) is not a valid device handle");
   OLC_ERR(olMemcpy(NULL, b, dev, a, (ol_device_handle_t)0x1234, 4),
-            OL_ERRC_INVALID_DEVICE,
-            "SrcDevice (0x1234) is not a valid device handle");
+          OL_ERRC_INVALID_DEVICE,
+          "SrcDevice (0x1234) is not a valid device handle");
   OLC_EQ(b[0], 0);
   OLC_ERR(olMemAlloc((ol_device_handle_t)0x1234, OL_ALLOC_TYPE_HOST, 8, &p),
-            OL_ERRC_INVALID_DEVICE,
-            "Device (0x1234) is not a valid device handle");
+          OL_ERRC_INVALID_DEVICE,
+          "Device (0x1234) is not a valid device handle");
   ol_platform_handle_t plat = olc_platform_of(dev);
   char want[128];
   snprintf(want, sizeof want,
            "DstDevice (0x%" PRIxPTR ") is a platform handle, not a device handle",
            (uintptr_t)plat);
   OLC_ERR(olMemcpy(NULL, b, (ol_device_handle_t)plat, a, dev, 4),
-            OL_ERRC_INVALID_DEVICE, want);
+          OL_ERRC_INVALID_DEVICE, want);
   OLC_ERR(olMemFill((ol_queue_handle_t)0x1234, b, 1, a, 4),
-            OL_ERRC_INVALID_QUEUE, "Queue (0x1234) is not a valid queue handle");
+          OL_ERRC_INVALID_QUEUE, "Queue (0x1234) is not a valid queue handle");
   OLC_EQ(b[0], 0);
 }
 

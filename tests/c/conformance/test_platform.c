@@ -82,53 +82,53 @@ static void test_errors(void) {
 
   /* NULL handle */
   OLC_ERR(olGetPlatformInfo(NULL, OL_PLATFORM_INFO_NAME, sizeof buf, buf),
-            OL_ERRC_INVALID_NULL_HANDLE, OLC_VF("NULL == Platform"));
+          OL_ERRC_INVALID_NULL_HANDLE, OLC_VF("NULL == Platform"));
   OLC_ERR(olGetPlatformInfoSize(NULL, OL_PLATFORM_INFO_NAME, &sz),
-            OL_ERRC_INVALID_NULL_HANDLE, OLC_VF("NULL == Platform"));
+          OL_ERRC_INVALID_NULL_HANDLE, OLC_VF("NULL == Platform"));
   /* PropSize 0 comes first, then the handle, then the pointer */
   OLC_ERR(olGetPlatformInfo(NULL, OL_PLATFORM_INFO_NAME, 0, NULL),
-            OL_ERRC_INVALID_SIZE, OLC_VF("PropSize == 0"));
+          OL_ERRC_INVALID_SIZE, OLC_VF("PropSize == 0"));
   OLC_ERR(olGetPlatformInfo(plat, OL_PLATFORM_INFO_NAME, 0, buf),
-            OL_ERRC_INVALID_SIZE, OLC_VF("PropSize == 0"));
+          OL_ERRC_INVALID_SIZE, OLC_VF("PropSize == 0"));
   OLC_ERR(olGetPlatformInfo(NULL, OL_PLATFORM_INFO_NAME, 8, NULL),
-            OL_ERRC_INVALID_NULL_HANDLE, OLC_VF("NULL == Platform"));
+          OL_ERRC_INVALID_NULL_HANDLE, OLC_VF("NULL == Platform"));
   OLC_ERR(olGetPlatformInfo(plat, OL_PLATFORM_INFO_NAME, sizeof buf, NULL),
-            OL_ERRC_INVALID_NULL_POINTER, OLC_VF("NULL == PropValue"));
+          OL_ERRC_INVALID_NULL_POINTER, OLC_VF("NULL == PropValue"));
   OLC_ERR(olGetPlatformInfoSize(plat, OL_PLATFORM_INFO_NAME, NULL),
-            OL_ERRC_INVALID_NULL_POINTER, OLC_VF("NULL == PropSizeRet"));
+          OL_ERRC_INVALID_NULL_POINTER, OLC_VF("NULL == PropSizeRet"));
   OLC_ERR(olGetPlatformInfoSize(NULL, OL_PLATFORM_INFO_NAME, NULL),
-            OL_ERRC_INVALID_NULL_HANDLE, OLC_VF("NULL == Platform"));
+          OL_ERRC_INVALID_NULL_HANDLE, OLC_VF("NULL == Platform"));
   /* the validation layer does not check the enumerator */
   OLC_ERR(olGetPlatformInfo(NULL, OL_PLATFORM_INFO_FORCE_UINT32, 4, buf),
-            OL_ERRC_INVALID_NULL_HANDLE, OLC_VF("NULL == Platform"));
+          OL_ERRC_INVALID_NULL_HANDLE, OLC_VF("NULL == Platform"));
   OLC_ERR(olGetPlatformInfo(plat, OL_PLATFORM_INFO_FORCE_UINT32, 0, buf),
-            OL_ERRC_INVALID_SIZE, OLC_VF("PropSize == 0"));
+          OL_ERRC_INVALID_SIZE, OLC_VF("PropSize == 0"));
 
   /* invalid enumerators */
   memset(buf, 0x77, sizeof buf);
   OLC_ERR(olGetPlatformInfo(plat, OL_PLATFORM_INFO_FORCE_UINT32, sizeof buf,
-                              buf),
-            OL_ERRC_INVALID_ENUMERATION, bad_enum);
+                            buf),
+          OL_ERRC_INVALID_ENUMERATION, bad_enum);
   OLC_TRUE(all_bytes((unsigned char *)buf, sizeof buf, 0x77));
   sz = 4242;
   OLC_ERR(olGetPlatformInfoSize(plat, OL_PLATFORM_INFO_FORCE_UINT32, &sz),
-            OL_ERRC_INVALID_ENUMERATION, bad_enum);
+          OL_ERRC_INVALID_ENUMERATION, bad_enum);
   OLC_EQ(sz, 4242);
   OLC_ERR(olGetPlatformInfo(plat, OL_PLATFORM_INFO_LAST, sizeof buf, buf),
-            OL_ERRC_INVALID_ENUMERATION, "getPlatformInfo enum '4' is invalid");
+          OL_ERRC_INVALID_ENUMERATION, "getPlatformInfo enum '4' is invalid");
   OLC_ERR(olGetPlatformInfoSize(plat, (ol_platform_info_t)77, &sz),
-            OL_ERRC_INVALID_ENUMERATION, "getPlatformInfo enum '77' is invalid");
+          OL_ERRC_INVALID_ENUMERATION, "getPlatformInfo enum '77' is invalid");
 
   /* too small: INVALID_SIZE and nothing written */
   memset(buf, 0x77, sizeof buf);
   OLC_ERR(olGetPlatformInfo(plat, OL_PLATFORM_INFO_BACKEND, 3, buf),
-            OL_ERRC_INVALID_SIZE, "provided size is invalid");
+          OL_ERRC_INVALID_SIZE, "provided size is invalid");
   OLC_TRUE(all_bytes((unsigned char *)buf, sizeof buf, 0x77));
   OLC_ERR(olGetPlatformInfo(plat, OL_PLATFORM_INFO_NAME, 4, buf),
-            OL_ERRC_INVALID_SIZE, "provided size is invalid");
+          OL_ERRC_INVALID_SIZE, "provided size is invalid");
   OLC_TRUE(all_bytes((unsigned char *)buf, sizeof buf, 0x77));
   OLC_ERR(olGetPlatformInfo(plat, OL_PLATFORM_INFO_VERSION, 1, buf),
-            OL_ERRC_INVALID_SIZE, "provided size is invalid");
+          OL_ERRC_INVALID_SIZE, "provided size is invalid");
   OLC_TRUE(all_bytes((unsigned char *)buf, sizeof buf, 0x77));
   for (size_t i = 0; i < NPROPS; i++) {
     size_t need = 0;
@@ -137,7 +137,7 @@ static void test_errors(void) {
       continue;
     memset(buf, 0x77, sizeof buf);
     OLC_ERR(olGetPlatformInfo(plat, props[i].prop, need - 1, buf),
-              OL_ERRC_INVALID_SIZE, "provided size is invalid");
+            OL_ERRC_INVALID_SIZE, "provided size is invalid");
     OLC_TRUE(all_bytes((unsigned char *)buf, sizeof buf, 0x77));
   }
 }
@@ -147,15 +147,15 @@ static void test_with_code_loc(void) {
   char s[16];
   size_t sz = 0;
   OLC_OK(olGetPlatformInfoWithCodeLoc(plat, OL_PLATFORM_INFO_NAME,
-                                             sizeof s, s, &loc));
+                                      sizeof s, s, &loc));
   OLC_STREQ(s, "Host");
   OLC_OK(
       olGetPlatformInfoSizeWithCodeLoc(plat, OL_PLATFORM_INFO_NAME, &sz, &loc));
   OLC_EQ(sz, 5);
   ol_result_t a = olGetPlatformInfo(NULL, OL_PLATFORM_INFO_NAME, 4, s);
   OLC_PTR_EQ(olGetPlatformInfoWithCodeLoc(NULL, OL_PLATFORM_INFO_NAME, 4, s,
-                                            &loc),
-               a);
+                                          &loc),
+             a);
   OLC_PTR_EQ(
       olGetPlatformInfoSizeWithCodeLoc(NULL, OL_PLATFORM_INFO_NAME, &sz, NULL),
       a);
@@ -167,13 +167,13 @@ static void ours_bad_platform_handles(void) {
   char buf[64];
   size_t sz = 0;
   OLC_ERR(olGetPlatformInfo((ol_platform_handle_t)0x1234,
-                              OL_PLATFORM_INFO_NAME, sizeof buf, buf),
-            OL_ERRC_INVALID_PLATFORM,
-            "Platform (0x1234) is not a valid platform handle");
+                            OL_PLATFORM_INFO_NAME, sizeof buf, buf),
+          OL_ERRC_INVALID_PLATFORM,
+          "Platform (0x1234) is not a valid platform handle");
   OLC_ERR(olGetPlatformInfoSize((ol_platform_handle_t)0x1234,
-                                  OL_PLATFORM_INFO_NAME, &sz),
-            OL_ERRC_INVALID_PLATFORM,
-            "Platform (0x1234) is not a valid platform handle");
+                                OL_PLATFORM_INFO_NAME, &sz),
+          OL_ERRC_INVALID_PLATFORM,
+          "Platform (0x1234) is not a valid platform handle");
   /* a device handle where a platform is expected */
   ol_device_handle_t dev = olc_host_device();
   char want[128];
@@ -181,11 +181,11 @@ static void ours_bad_platform_handles(void) {
            "Platform (0x%" PRIxPTR ") is a device handle, not a platform handle",
            (uintptr_t)dev);
   OLC_ERR(olGetPlatformInfo((ol_platform_handle_t)dev, OL_PLATFORM_INFO_NAME,
-                              sizeof buf, buf),
-            OL_ERRC_INVALID_PLATFORM, want);
+                            sizeof buf, buf),
+          OL_ERRC_INVALID_PLATFORM, want);
   OLC_ERR(olGetPlatformInfoSize((ol_platform_handle_t)dev,
-                                  OL_PLATFORM_INFO_BACKEND, &sz),
-            OL_ERRC_INVALID_PLATFORM, want);
+                                OL_PLATFORM_INFO_BACKEND, &sz),
+          OL_ERRC_INVALID_PLATFORM, want);
 }
 
 static void ours_host_platform_values(void) {

@@ -9,34 +9,34 @@ static const unsigned char junk[16] = {0xde, 0xad, 0xbe, 0xef, 1, 2, 3, 4,
 static void test_create_program(void) {
   ol_program_handle_t prog = (ol_program_handle_t)0x44;
   OLC_ERR(olCreateProgram(NULL, NULL, 0, NULL), OL_ERRC_INVALID_NULL_HANDLE,
-            OLC_VF("NULL == Device"));
+          OLC_VF("NULL == Device"));
   OLC_ERR(olCreateProgram(NULL, junk, sizeof junk, &prog),
-            OL_ERRC_INVALID_NULL_HANDLE, OLC_VF("NULL == Device"));
+          OL_ERRC_INVALID_NULL_HANDLE, OLC_VF("NULL == Device"));
   OLC_ERR(olCreateProgram(dev, NULL, sizeof junk, NULL),
-            OL_ERRC_INVALID_NULL_POINTER, OLC_VF("NULL == ProgData"));
+          OL_ERRC_INVALID_NULL_POINTER, OLC_VF("NULL == ProgData"));
   OLC_ERR(olCreateProgram(dev, NULL, 0, &prog), OL_ERRC_INVALID_NULL_POINTER,
-            OLC_VF("NULL == ProgData"));
+          OLC_VF("NULL == ProgData"));
   OLC_ERR(olCreateProgram(dev, junk, sizeof junk, NULL),
-            OL_ERRC_INVALID_NULL_POINTER, OLC_VF("NULL == Program"));
+          OL_ERRC_INVALID_NULL_POINTER, OLC_VF("NULL == Program"));
   OLC_ERR(olCreateProgram(dev, junk, 0, NULL), OL_ERRC_INVALID_NULL_POINTER,
-            OLC_VF("NULL == Program"));
+          OLC_VF("NULL == Program"));
   OLC_PTR_EQ(prog, (ol_program_handle_t)0x44);
   ol_code_location_t loc = {"cp", __FILE__, __LINE__, 1};
   OLC_ERR(olCreateProgramWithCodeLoc(dev, junk, 4, NULL, &loc),
-            OL_ERRC_INVALID_NULL_POINTER, OLC_VF("NULL == Program"));
+          OL_ERRC_INVALID_NULL_POINTER, OLC_VF("NULL == Program"));
 }
 
 static void test_is_valid_binary(void) {
   bool valid = true;
   OLC_ERR(olIsValidBinary(NULL, NULL, 0, NULL), OL_ERRC_INVALID_NULL_HANDLE,
-            OLC_VF("NULL == Device"));
+          OLC_VF("NULL == Device"));
   OLC_ERR(olIsValidBinary(NULL, junk, sizeof junk, &valid),
-            OL_ERRC_INVALID_NULL_HANDLE, OLC_VF("NULL == Device"));
+          OL_ERRC_INVALID_NULL_HANDLE, OLC_VF("NULL == Device"));
   OLC_ERR(olIsValidBinary(dev, NULL, sizeof junk, &valid),
-            OL_ERRC_INVALID_NULL_POINTER, OLC_VF("NULL == ProgData"));
+          OL_ERRC_INVALID_NULL_POINTER, OLC_VF("NULL == ProgData"));
   OLC_EQ(valid, true); /* untouched on error */
   OLC_ERR(olIsValidBinary(dev, junk, sizeof junk, NULL),
-            OL_ERRC_INVALID_NULL_POINTER, OLC_VF("NULL == Valid"));
+          OL_ERRC_INVALID_NULL_POINTER, OLC_VF("NULL == Valid"));
   /* not an image the host device can load: success with Valid == false */
   valid = true;
   OLC_OK(olIsValidBinary(dev, junk, sizeof junk, &valid));
@@ -52,9 +52,9 @@ static void test_is_valid_binary(void) {
 
 static void test_destroy_program(void) {
   OLC_ERR(olDestroyProgram(NULL), OL_ERRC_INVALID_NULL_HANDLE,
-            OLC_VF("NULL == Program"));
+          OLC_VF("NULL == Program"));
   OLC_ERR(olDestroyProgramWithCodeLoc(NULL, NULL),
-            OL_ERRC_INVALID_NULL_HANDLE, OLC_VF("NULL == Program"));
+          OL_ERRC_INVALID_NULL_HANDLE, OLC_VF("NULL == Program"));
 }
 
 /* ---------------- only our library (LLVM crashes) ----------------------- */
@@ -63,28 +63,28 @@ static void ours_bad_program_handles(void) {
   ol_symbol_handle_t sym = NULL;
   const char *garbage = "Program (0x1234) is not a valid program handle";
   OLC_ERR(olDestroyProgram((ol_program_handle_t)0x1234),
-            OL_ERRC_INVALID_ARGUMENT, garbage);
+          OL_ERRC_INVALID_ARGUMENT, garbage);
   OLC_ERR(olGetSymbol((ol_program_handle_t)0x1234, "foo",
-                        OL_SYMBOL_KIND_KERNEL, &sym),
-            OL_ERRC_INVALID_ARGUMENT, garbage);
+                      OL_SYMBOL_KIND_KERNEL, &sym),
+          OL_ERRC_INVALID_ARGUMENT, garbage);
   OLC_PTR_EQ(sym, NULL);
   char want[128];
   snprintf(want, sizeof want,
            "Program (0x%" PRIxPTR ") is a device handle, not a program handle",
            (uintptr_t)dev);
   OLC_ERR(olDestroyProgram((ol_program_handle_t)dev),
-            OL_ERRC_INVALID_ARGUMENT, want);
+          OL_ERRC_INVALID_ARGUMENT, want);
   bool valid = true;
   OLC_ERR(olIsValidBinary((ol_device_handle_t)0x1234, junk, sizeof junk,
-                            &valid),
-            OL_ERRC_INVALID_DEVICE,
-            "Device (0x1234) is not a valid device handle");
+                          &valid),
+          OL_ERRC_INVALID_DEVICE,
+          "Device (0x1234) is not a valid device handle");
   OLC_EQ(valid, true);
   ol_program_handle_t prog = NULL;
   OLC_ERR(olCreateProgram((ol_device_handle_t)0x1234, junk, sizeof junk,
-                            &prog),
-            OL_ERRC_INVALID_DEVICE,
-            "Device (0x1234) is not a valid device handle");
+                          &prog),
+          OL_ERRC_INVALID_DEVICE,
+          "Device (0x1234) is not a valid device handle");
   OLC_PTR_EQ(prog, NULL);
 }
 

@@ -12,85 +12,85 @@ static void host_fn(void *p) { (void)p; }
 static void test_create_queue(void) {
   ol_queue_handle_t q = (ol_queue_handle_t)0x55;
   OLC_ERR(olCreateQueue(NULL, NULL), OL_ERRC_INVALID_NULL_HANDLE,
-            OLC_VF("NULL == Device"));
+          OLC_VF("NULL == Device"));
   OLC_ERR(olCreateQueue(NULL, &q), OL_ERRC_INVALID_NULL_HANDLE,
-            OLC_VF("NULL == Device"));
+          OLC_VF("NULL == Device"));
   OLC_ERR(olCreateQueue(dev, NULL), OL_ERRC_INVALID_NULL_POINTER,
-            OLC_VF("NULL == Queue"));
+          OLC_VF("NULL == Queue"));
   OLC_PTR_EQ(q, (ol_queue_handle_t)0x55);
   ol_code_location_t loc = {"cq", __FILE__, __LINE__, 1};
   OLC_ERR(olCreateQueueWithCodeLoc(dev, NULL, &loc),
-            OL_ERRC_INVALID_NULL_POINTER, OLC_VF("NULL == Queue"));
+          OL_ERRC_INVALID_NULL_POINTER, OLC_VF("NULL == Queue"));
 }
 
 static void test_destroy_sync_queue(void) {
   OLC_ERR(olDestroyQueue(NULL), OL_ERRC_INVALID_NULL_HANDLE,
-            OLC_VF("NULL == Queue"));
+          OLC_VF("NULL == Queue"));
   OLC_ERR(olSyncQueue(NULL), OL_ERRC_INVALID_NULL_HANDLE,
-            OLC_VF("NULL == Queue"));
+          OLC_VF("NULL == Queue"));
   ol_code_location_t loc = {"dq", __FILE__, __LINE__, 1};
   OLC_ERR(olDestroyQueueWithCodeLoc(NULL, &loc), OL_ERRC_INVALID_NULL_HANDLE,
-            OLC_VF("NULL == Queue"));
+          OLC_VF("NULL == Queue"));
   OLC_ERR(olSyncQueueWithCodeLoc(NULL, &loc), OL_ERRC_INVALID_NULL_HANDLE,
-            OLC_VF("NULL == Queue"));
+          OLC_VF("NULL == Queue"));
 }
 
 static void test_wait_events(void) {
   ol_event_handle_t evs[2] = {FAKE_EVENT, FAKE_EVENT};
   OLC_ERR(olWaitEvents(NULL, NULL, 0), OL_ERRC_INVALID_NULL_HANDLE,
-            OLC_VF("NULL == Queue"));
+          OLC_VF("NULL == Queue"));
   OLC_ERR(olWaitEvents(NULL, evs, 2), OL_ERRC_INVALID_NULL_HANDLE,
-            OLC_VF("NULL == Queue"));
+          OLC_VF("NULL == Queue"));
   /* a NULL array is rejected even when NumEvents is 0 */
   OLC_ERR(olWaitEvents(FAKE_QUEUE, NULL, 0), OL_ERRC_INVALID_NULL_POINTER,
-            OLC_VF("NULL == Events"));
+          OLC_VF("NULL == Events"));
   OLC_ERR(olWaitEvents(FAKE_QUEUE, NULL, 3), OL_ERRC_INVALID_NULL_POINTER,
-            OLC_VF("NULL == Events"));
+          OLC_VF("NULL == Events"));
   ol_code_location_t loc = {"we", __FILE__, __LINE__, 1};
   OLC_ERR(olWaitEventsWithCodeLoc(FAKE_QUEUE, NULL, 0, &loc),
-            OL_ERRC_INVALID_NULL_POINTER, OLC_VF("NULL == Events"));
+          OL_ERRC_INVALID_NULL_POINTER, OLC_VF("NULL == Events"));
 }
 
 static void test_queue_info(void) {
   unsigned char buf[16];
   size_t sz = 5;
   OLC_ERR(olGetQueueInfo(NULL, OL_QUEUE_INFO_DEVICE, 0, NULL),
-            OL_ERRC_INVALID_SIZE, OLC_VF("PropSize == 0"));
+          OL_ERRC_INVALID_SIZE, OLC_VF("PropSize == 0"));
   OLC_ERR(olGetQueueInfo(FAKE_QUEUE, OL_QUEUE_INFO_EMPTY, 0, buf),
-            OL_ERRC_INVALID_SIZE, OLC_VF("PropSize == 0"));
+          OL_ERRC_INVALID_SIZE, OLC_VF("PropSize == 0"));
   OLC_ERR(olGetQueueInfo(NULL, OL_QUEUE_INFO_DEVICE, 8, NULL),
-            OL_ERRC_INVALID_NULL_HANDLE, OLC_VF("NULL == Queue"));
+          OL_ERRC_INVALID_NULL_HANDLE, OLC_VF("NULL == Queue"));
   OLC_ERR(olGetQueueInfo(NULL, OL_QUEUE_INFO_FORCE_UINT32, 8, buf),
-            OL_ERRC_INVALID_NULL_HANDLE, OLC_VF("NULL == Queue"));
+          OL_ERRC_INVALID_NULL_HANDLE, OLC_VF("NULL == Queue"));
   OLC_ERR(olGetQueueInfo(FAKE_QUEUE, OL_QUEUE_INFO_DEVICE, 8, NULL),
-            OL_ERRC_INVALID_NULL_POINTER, OLC_VF("NULL == PropValue"));
+          OL_ERRC_INVALID_NULL_POINTER, OLC_VF("NULL == PropValue"));
   OLC_ERR(olGetQueueInfoSize(NULL, OL_QUEUE_INFO_DEVICE, NULL),
-            OL_ERRC_INVALID_NULL_HANDLE, OLC_VF("NULL == Queue"));
+          OL_ERRC_INVALID_NULL_HANDLE, OLC_VF("NULL == Queue"));
   OLC_ERR(olGetQueueInfoSize(NULL, OL_QUEUE_INFO_DEVICE, &sz),
-            OL_ERRC_INVALID_NULL_HANDLE, OLC_VF("NULL == Queue"));
+          OL_ERRC_INVALID_NULL_HANDLE, OLC_VF("NULL == Queue"));
   OLC_ERR(olGetQueueInfoSize(FAKE_QUEUE, OL_QUEUE_INFO_EMPTY, NULL),
-            OL_ERRC_INVALID_NULL_POINTER, OLC_VF("NULL == PropSizeRet"));
+          OL_ERRC_INVALID_NULL_POINTER, OLC_VF("NULL == PropSizeRet"));
   OLC_EQ(sz, 5);
   ol_code_location_t loc = {"qi", __FILE__, __LINE__, 1};
   OLC_ERR(olGetQueueInfoWithCodeLoc(NULL, OL_QUEUE_INFO_DEVICE, 8, buf, &loc),
-            OL_ERRC_INVALID_NULL_HANDLE, OLC_VF("NULL == Queue"));
+          OL_ERRC_INVALID_NULL_HANDLE, OLC_VF("NULL == Queue"));
   OLC_ERR(olGetQueueInfoSizeWithCodeLoc(FAKE_QUEUE, OL_QUEUE_INFO_DEVICE,
-                                          NULL, &loc),
-            OL_ERRC_INVALID_NULL_POINTER, OLC_VF("NULL == PropSizeRet"));
+                                        NULL, &loc),
+          OL_ERRC_INVALID_NULL_POINTER, OLC_VF("NULL == PropSizeRet"));
 }
 
 static void test_launch_host_function(void) {
   OLC_ERR(olLaunchHostFunction(NULL, NULL, NULL), OL_ERRC_INVALID_NULL_HANDLE,
-            OLC_VF("NULL == Queue"));
+          OLC_VF("NULL == Queue"));
   OLC_ERR(olLaunchHostFunction(NULL, host_fn, NULL),
-            OL_ERRC_INVALID_NULL_HANDLE, OLC_VF("NULL == Queue"));
+          OL_ERRC_INVALID_NULL_HANDLE, OLC_VF("NULL == Queue"));
   OLC_ERR(olLaunchHostFunction(FAKE_QUEUE, NULL, NULL),
-            OL_ERRC_INVALID_NULL_POINTER, OLC_VF("NULL == Callback"));
+          OL_ERRC_INVALID_NULL_POINTER, OLC_VF("NULL == Callback"));
   OLC_ERR(olLaunchHostFunction(FAKE_QUEUE, NULL, &dev),
-            OL_ERRC_INVALID_NULL_POINTER, OLC_VF("NULL == Callback"));
+          OL_ERRC_INVALID_NULL_POINTER, OLC_VF("NULL == Callback"));
   ol_code_location_t loc = {"lhf", __FILE__, __LINE__, 1};
   OLC_ERR(olLaunchHostFunctionWithCodeLoc(FAKE_QUEUE, NULL, NULL, &loc),
-            OL_ERRC_INVALID_NULL_POINTER, OLC_VF("NULL == Callback"));
+          OL_ERRC_INVALID_NULL_POINTER, OLC_VF("NULL == Callback"));
 }
 
 /* ---------------- only our library (LLVM crashes) ----------------------- */
@@ -104,12 +104,12 @@ static void ours_bad_queue_handles(void) {
   OLC_ERR(olSyncQueue(g), OL_ERRC_INVALID_QUEUE, garbage);
   OLC_ERR(olDestroyQueue(g), OL_ERRC_INVALID_QUEUE, garbage);
   OLC_ERR(olGetQueueInfo(g, OL_QUEUE_INFO_DEVICE, 8, buf),
-            OL_ERRC_INVALID_QUEUE, garbage);
+          OL_ERRC_INVALID_QUEUE, garbage);
   OLC_ERR(olGetQueueInfoSize(g, OL_QUEUE_INFO_DEVICE, &sz),
-            OL_ERRC_INVALID_QUEUE, garbage);
+          OL_ERRC_INVALID_QUEUE, garbage);
   OLC_EQ(sz, 3);
   OLC_ERR(olLaunchHostFunction(g, host_fn, NULL), OL_ERRC_INVALID_QUEUE,
-            garbage);
+          garbage);
   OLC_ERR(olWaitEvents(g, &ev, 0), OL_ERRC_INVALID_QUEUE, garbage);
   OLC_ERR(olCreateEvent(g, &ev), OL_ERRC_INVALID_QUEUE, garbage);
   OLC_PTR_EQ(ev, NULL);
@@ -121,12 +121,12 @@ static void ours_bad_queue_handles(void) {
            (uintptr_t)dev);
   OLC_ERR(olSyncQueue((ol_queue_handle_t)dev), OL_ERRC_INVALID_QUEUE, want);
   OLC_ERR(olDestroyQueue((ol_queue_handle_t)dev), OL_ERRC_INVALID_QUEUE,
-            want);
+          want);
   /* and the garbage device for olCreateQueue */
   ol_queue_handle_t q = NULL;
   OLC_ERR(olCreateQueue((ol_device_handle_t)0x1234, &q),
-            OL_ERRC_INVALID_DEVICE,
-            "Device (0x1234) is not a valid device handle");
+          OL_ERRC_INVALID_DEVICE,
+          "Device (0x1234) is not a valid device handle");
   OLC_PTR_EQ(q, NULL);
   /* the device handle must still work afterwards */
   ol_device_type_t t = OL_DEVICE_TYPE_FORCE_UINT32;

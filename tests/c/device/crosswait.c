@@ -39,7 +39,7 @@ static void watchdog(int sig) {
  * queues forever, so nothing can be cleaned up. */
 static void hung(const char *what) {
   olc_fail(__FILE__, __LINE__, "%s: the host function did not return within %d ms (it hangs "
-            "in a wait that could never end, which must be refused)", what, DEADLINE_MS);
+           "in a wait that could never end, which must be refused)", what, DEADLINE_MS);
   olc_summary("crosswait");
   fflush(stdout);
   _exit(1);

@@ -150,9 +150,9 @@ static void test_info(void) {
   OLC_ERR_HAS(olGetEventInfo(e, OL_EVENT_INFO_QUEUE, 0, &owner), OL_ERRC_INVALID_SIZE, "PropSize == 0");
   OLC_ERR_CODE(olGetEventInfo(e, OL_EVENT_INFO_QUEUE, sizeof owner - 1, &owner), OL_ERRC_INVALID_SIZE);
   OLC_ERR_HAS(olGetEventInfo(e, (ol_event_info_t)OLC_BIG, sizeof owner, &owner),
-      OL_ERRC_INVALID_ENUMERATION, "olGetEventInfo enum '2147483647' is invalid");
+              OL_ERRC_INVALID_ENUMERATION, "olGetEventInfo enum '2147483647' is invalid");
   OLC_ERR_HAS(olGetEventInfoSize(e, (ol_event_info_t)OLC_BIG, &n), OL_ERRC_INVALID_ENUMERATION,
-      "olGetEventInfo enum '2147483647' is invalid");
+              "olGetEventInfo enum '2147483647' is invalid");
   /* QUEUE still answers after the queue is gone */
   OLC_OK(olDestroyQueue(q));
   owner = NULL;
@@ -161,7 +161,7 @@ static void test_info(void) {
   OLC_OK(olSyncEvent(e));
   OLC_OK(olDestroyEvent(e));
   OLC_ERR_HAS(olGetEventInfo(e, OL_EVENT_INFO_QUEUE, sizeof owner, &owner), OL_ERRC_INVALID_EVENT,
-      "destroyed");
+              "destroyed");
 }
 
 /* Events of a queue whose handle was recycled keep their meaning: an event

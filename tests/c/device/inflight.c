@@ -99,8 +99,8 @@ static uint32_t *host_buf(void) {
       size_t i = first_; /* for want */                                        \
       (void)i;                                                                 \
       olc_fail(__FILE__, __LINE__,                                            \
-                "%s: %zu of %d elements wrong, first [%zu] = %u, wanted %u",   \
-                #p, bad_, N, first_, (p)[first_], (uint32_t)(want));           \
+               "%s: %zu of %d elements wrong, first [%zu] = %u, wanted %u",   \
+               #p, bad_, N, first_, (p)[first_], (uint32_t)(want));           \
     } else {                                                                   \
       olc_pass();                                                               \
     }                                                                          \

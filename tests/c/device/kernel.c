@@ -799,17 +799,17 @@ static void test_bad_arguments(void) {
     OLC_OK(olDestroyQueue(q));
   }
   OLC_ERR_CODE(olLaunchKernel((ol_queue_handle_t)0x1234, olc_dev, k, &a, sizeof a, &l),
-      OL_ERRC_INVALID_QUEUE);
+               OL_ERRC_INVALID_QUEUE);
   OLC_ERR_CODE(olLaunchKernel(NULL, (ol_device_handle_t)0x1234, k, &a, sizeof a, &l),
-      OL_ERRC_INVALID_DEVICE);
+               OL_ERRC_INVALID_DEVICE);
   /* a global variable is not a kernel */
   ol_symbol_handle_t g = olc_global(prog("global"), "global", NULL, NULL);
   if (g) {
     OLC_ERR_HAS(olLaunchKernel(NULL, olc_dev, g, &a, sizeof a, &l), OL_ERRC_SYMBOL_KIND,
-        "provided symbol is not a kernel");
+                "provided symbol is not a kernel");
     ol_queue_handle_t q = olc_queue();
     OLC_ERR_HAS(olLaunchKernel(q, olc_dev, g, &a, sizeof a, &l), OL_ERRC_SYMBOL_KIND,
-        "provided symbol is not a kernel");
+                "provided symbol is not a kernel");
     OLC_OK(olDestroyQueue(q));
   }
 }

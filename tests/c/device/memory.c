@@ -80,7 +80,7 @@ static void test_alloc_errors(void) {
   /* the queue handle is not a device handle */
   ol_queue_handle_t q = olc_queue();
   OLC_ERR_HAS(olMemAlloc((ol_device_handle_t)q, OL_ALLOC_TYPE_DEVICE, 1024, &p), OL_ERRC_INVALID_DEVICE,
-      "queue");
+              "queue");
   OLC_EQ((uintptr_t)p, 1); /* a refused call leaves the result alone */
   OLC_OK(olDestroyQueue(q));
   /* far more than the machine has */
@@ -147,7 +147,7 @@ static void test_mem_info_errors(void) {
   ol_alloc_type_t type;
   OLC_ERR_CODE(olGetMemInfo(p, OL_MEM_INFO_TYPE, sizeof type - 1, &type), OL_ERRC_INVALID_SIZE);
   OLC_ERR_HAS(olGetMemInfo(p, (ol_mem_info_t)OLC_BIG, sizeof base, &base), OL_ERRC_INVALID_ENUMERATION,
-      "olGetMemInfo enum '2147483647' is invalid");
+              "olGetMemInfo enum '2147483647' is invalid");
   /* a bigger buffer is fine; only the value's bytes are written */
   unsigned char big[16];
   memset(big, 0xee, sizeof big);
@@ -174,7 +174,7 @@ static void test_mem_info_size(void) {
   OLC_OK(olGetMemInfoSize(p, OL_MEM_INFO_TYPE, &n));
   OLC_EQ(n, sizeof(ol_alloc_type_t));
   OLC_ERR_HAS(olGetMemInfoSize(p, (ol_mem_info_t)OLC_BIG, &n), OL_ERRC_INVALID_ENUMERATION,
-      "olGetMemInfo enum '2147483647' is invalid");
+              "olGetMemInfo enum '2147483647' is invalid");
   OLC_ERR_CODE(olGetMemInfoSize((void *)0x1234, OL_MEM_INFO_SIZE, &n), OL_ERRC_NOT_FOUND);
   OLC_OK(olMemFree(p));
 }
@@ -237,7 +237,7 @@ static void test_memcpy_every_pair(void) {
           bad += got[i] != (uint8_t)(i * 7u + seed);
         if (ok && bad)
           olc_fail(__FILE__, __LINE__, "%s copy %s -> %s: %d bytes wrong",
-                    mode ? "queued" : "synchronous", places[s].name, places[d].name, bad);
+                   mode ? "queued" : "synchronous", places[s].name, places[d].name, bad);
         else if (ok)
           olc_pass();
         seed++;
@@ -429,10 +429,10 @@ static void check_fill(size_t psize, size_t total) {
         free(got);
       if (ok && (bad || guard))
         olc_fail(__FILE__, __LINE__,
-                  "fill with a %zu-byte pattern over %zu bytes (%s, %s): %zu wrong bytes, %zu "
-                  "guard bytes changed",
-                  psize, total, kind < 3 ? "olMemAlloc" : "malloc", queued ? "queued" : "NULL queue",
-                  bad, guard);
+                 "fill with a %zu-byte pattern over %zu bytes (%s, %s): %zu wrong bytes, %zu "
+                 "guard bytes changed",
+                 psize, total, kind < 3 ? "olMemAlloc" : "malloc", queued ? "queued" : "NULL queue",
+                 bad, guard);
       else if (ok)
         olc_pass();
       if (kind < 3)

@@ -72,7 +72,7 @@ static void test_errors(void) {
   OLC_ERR_CODE(olCalculateOptimalOccupancy(olc_dev, g, 0, &gs), OL_ERRC_SYMBOL_KIND);
   if (OLC_ON(OLC_HOST, "its 1 MiB group memory limit"))
     OLC_ERR_HAS(olCalculateOptimalOccupancy(olc_dev, foo, (1u << 20) + 1, &gs), OL_ERRC_INVALID_SIZE,
-        "1048577");
+                "1048577");
   OLC_EQ(gs, 77);
 }
 

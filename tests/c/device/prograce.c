@@ -29,7 +29,7 @@ static bool refused(ol_result_t r, const char *what, int line) {
     return true;
   }
   olc_fail(__FILE__, line, "%s -> %s \"%s\", wanted OL_ERRC_INVALID_ARGUMENT saying the program was destroyed",
-            what, r ? olc_code_name(r->Code) : "OL_SUCCESS", r && r->Details ? r->Details : "(no details)");
+           what, r ? olc_code_name(r->Code) : "OL_SUCCESS", r && r->Details ? r->Details : "(no details)");
   return false;
 }
 #define REFUSED(call) refused((call), #call, __LINE__)

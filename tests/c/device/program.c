@@ -241,7 +241,7 @@ static void test_unresolved_symbol(void) {
   if (!img)
     return;
   OLC_ERR_HAS(olCreateProgram(olc_dev, img, n, &p), OL_ERRC_INVALID_BINARY,
-      "ol_test_function_that_does_not_exist");
+              "ol_test_function_that_does_not_exist");
   OLC_EQ((uintptr_t)p, 1);
   free(img);
 }
@@ -265,9 +265,9 @@ static void test_image_without_kernels(void) {
   }
   ol_symbol_handle_t s = NULL;
   OLC_ERR_HAS(olGetSymbol(p, "plain_function", OL_SYMBOL_KIND_KERNEL, &s), OL_ERRC_NOT_FOUND,
-      "plain_function");
+              "plain_function");
   OLC_ERR_HAS(olGetSymbol(p, "plain_function", OL_SYMBOL_KIND_GLOBAL_VARIABLE, &s), OL_ERRC_NOT_FOUND,
-      "plain_function");
+              "plain_function");
   OLC_OK(olDestroyProgram(p));
 }
 
@@ -535,7 +535,7 @@ static void *program_worker(void *arg) {
     uint32_t *o = out;
     /* DEVICE memory off the host device, read back with olMemcpy */
     if (!olc_on_host && (olMemAlloc(olc_dev, OL_ALLOC_TYPE_DEVICE, sizeof out, (void **)&o) ||
-                        olMemcpy(NULL, o, olc_dev, out, olc_host, sizeof out))) {
+                         olMemcpy(NULL, o, olc_dev, out, olc_host, sizeof out))) {
       bad++;
       o = NULL;
     }

@@ -103,12 +103,12 @@ static void test_info(void) {
   OLC_ERR_HAS(olGetQueueInfo(q, OL_QUEUE_INFO_DEVICE, 0, &d), OL_ERRC_INVALID_SIZE, "PropSize == 0");
   OLC_ERR_CODE(olGetQueueInfo(q, OL_QUEUE_INFO_DEVICE, sizeof d - 1, &d), OL_ERRC_INVALID_SIZE);
   OLC_ERR_HAS(olGetQueueInfo(q, (ol_queue_info_t)OLC_BIG, sizeof d, &d), OL_ERRC_INVALID_ENUMERATION,
-      "olGetQueueInfo enum '2147483647' is invalid");
+              "olGetQueueInfo enum '2147483647' is invalid");
   OLC_ERR_HAS(olGetQueueInfoSize(q, (ol_queue_info_t)OLC_BIG, &n), OL_ERRC_INVALID_ENUMERATION,
-      "olGetQueueInfo enum '2147483647' is invalid");
+              "olGetQueueInfo enum '2147483647' is invalid");
   OLC_OK(olDestroyQueue(q));
   OLC_ERR_HAS(olGetQueueInfo(q, OL_QUEUE_INFO_EMPTY, sizeof empty, &empty), OL_ERRC_INVALID_QUEUE,
-      "destroyed");
+              "destroyed");
 }
 
 /* EMPTY is exact: false while work is held back, true after a sync. */

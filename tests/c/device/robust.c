@@ -120,7 +120,7 @@ static void test_copy_and_fill_sizes(void) {
     /* a pattern of 2^40 bytes: nothing is copied before the sizes are checked */
     OLC_OK(olMemFill(qq, a, (size_t)1 << 40, pat, 0));
     OLC_ERR_HAS(olMemFill(qq, a, (size_t)1 << 40, pat, (size_t)1 << 41), OL_ERRC_INVALID_SIZE,
-        "2199023255552");
+                "2199023255552");
     /* ranges that start in an allocation and run past its end */
     char base[64];
     snprintf(base, sizeof base, "%#lx", (unsigned long)(uintptr_t)a);
@@ -228,7 +228,7 @@ static void test_large_pattern(void) {
  * reuse delay allows: the first event's handle never comes back. */
 static void test_event_handles_never_come_back(void) {
   OLC_ONLY(OLC_HOST, "handle generations are the library's, not the device's: 4.5 million event "
-            "cycles run once, on the host device");
+           "cycles run once, on the host device");
   enum { CYCLES = 4500000 };
   ol_queue_handle_t q = olc_queue();
   ol_event_handle_t first = NULL;
@@ -249,7 +249,7 @@ static void test_event_handles_never_come_back(void) {
   OLC_EQ(same, 0);
   bool done;
   OLC_ERR_HAS(olGetEventInfo(first, OL_EVENT_INFO_IS_COMPLETE, sizeof done, &done), OL_ERRC_INVALID_EVENT,
-      "already destroyed");
+              "already destroyed");
   OLC_OK(olDestroyQueue(q));
 }
 
@@ -258,7 +258,7 @@ static void test_event_handles_never_come_back(void) {
  * began. */
 static void test_handles_of_old_initialisations(void) {
   OLC_ONLY(OLC_HOST, "initialisation epochs are the library's, not the device's: 66,000 init cycles "
-            "run once, on the host device");
+           "run once, on the host device");
   enum { CYCLES = 66000 };
   OLC_OK(olShutDown()); /* the reference of olc_start */
   ol_queue_handle_t first = NULL;

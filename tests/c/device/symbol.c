@@ -26,10 +26,10 @@ static void test_get_kernel_and_global(void) {
 static void test_get_symbol_errors(void) {
   ol_symbol_handle_t s = (ol_symbol_handle_t)0x1;
   OLC_ERR_HAS(olGetSymbol(foo_prog, "nonexistent", OL_SYMBOL_KIND_KERNEL, &s), OL_ERRC_NOT_FOUND,
-      "nonexistent");
+              "nonexistent");
   OLC_ERR_CODE(olGetSymbol(foo_prog, "", OL_SYMBOL_KIND_KERNEL, &s), OL_ERRC_NOT_FOUND);
   OLC_ERR_HAS(olGetSymbol(global_prog, "nonexistent", OL_SYMBOL_KIND_GLOBAL_VARIABLE, &s),
-      OL_ERRC_NOT_FOUND, "nonexistent");
+              OL_ERRC_NOT_FOUND, "nonexistent");
   /* a name of the other kind */
   OLC_ERR_HAS(olGetSymbol(global_prog, "global", OL_SYMBOL_KIND_KERNEL, &s), OL_ERRC_NOT_FOUND, "global");
   OLC_ERR_HAS(olGetSymbol(foo_prog, "foo", OL_SYMBOL_KIND_GLOBAL_VARIABLE, &s), OL_ERRC_NOT_FOUND, "foo");
@@ -39,9 +39,9 @@ static void test_get_symbol_errors(void) {
   /* a kernel of another program is not found here */
   OLC_ERR_CODE(olGetSymbol(global_prog, "foo", OL_SYMBOL_KIND_KERNEL, &s), OL_ERRC_NOT_FOUND);
   OLC_ERR_HAS(olGetSymbol(foo_prog, "foo", (ol_symbol_kind_t)OLC_BIG, &s), OL_ERRC_INVALID_ENUMERATION,
-      "getSymbol kind enum '2147483647' is invalid");
+              "getSymbol kind enum '2147483647' is invalid");
   OLC_ERR_HAS(olGetSymbol(foo_prog, "foo", OL_SYMBOL_KIND_LAST, &s), OL_ERRC_INVALID_ENUMERATION,
-      "getSymbol kind enum '2' is invalid");
+              "getSymbol kind enum '2' is invalid");
   OLC_EQ((uintptr_t)s, 1);
 }
 
@@ -72,9 +72,9 @@ static void test_symbol_info(void) {
   }
   /* kernels have no address or size */
   OLC_ERR_CODE(olGetSymbolInfo(k, OL_SYMBOL_INFO_GLOBAL_VARIABLE_ADDRESS, sizeof addr, &addr),
-      OL_ERRC_SYMBOL_KIND);
+               OL_ERRC_SYMBOL_KIND);
   OLC_ERR_CODE(olGetSymbolInfo(k, OL_SYMBOL_INFO_GLOBAL_VARIABLE_SIZE, sizeof size, &size),
-      OL_ERRC_SYMBOL_KIND);
+               OL_ERRC_SYMBOL_KIND);
 }
 
 static void test_symbol_info_errors(void) {
@@ -87,12 +87,12 @@ static void test_symbol_info_errors(void) {
   OLC_ERR_HAS(olGetSymbolInfo(k, OL_SYMBOL_INFO_KIND, 0, &kind), OL_ERRC_INVALID_SIZE, "PropSize == 0");
   OLC_ERR_CODE(olGetSymbolInfo(k, OL_SYMBOL_INFO_KIND, sizeof kind - 1, &kind), OL_ERRC_INVALID_SIZE);
   OLC_ERR_CODE(olGetSymbolInfo(g, OL_SYMBOL_INFO_GLOBAL_VARIABLE_ADDRESS, sizeof addr - 1, &addr),
-      OL_ERRC_INVALID_SIZE);
+               OL_ERRC_INVALID_SIZE);
   OLC_ERR_HAS(olGetSymbolInfo(k, (ol_symbol_info_t)OLC_BIG, sizeof kind, &kind),
-      OL_ERRC_INVALID_ENUMERATION, "olGetSymbolInfo enum '2147483647' is invalid");
+              OL_ERRC_INVALID_ENUMERATION, "olGetSymbolInfo enum '2147483647' is invalid");
   /* a program handle is not a symbol handle */
   OLC_ERR_HAS(olGetSymbolInfo((ol_symbol_handle_t)foo_prog, OL_SYMBOL_INFO_KIND, sizeof kind, &kind),
-      OL_ERRC_INVALID_ARGUMENT, "program");
+              OL_ERRC_INVALID_ARGUMENT, "program");
 }
 
 static void test_symbol_info_size(void) {
@@ -112,7 +112,7 @@ static void test_symbol_info_size(void) {
   OLC_ERR_CODE(olGetSymbolInfoSize(k, OL_SYMBOL_INFO_GLOBAL_VARIABLE_ADDRESS, &n), OL_ERRC_SYMBOL_KIND);
   OLC_ERR_CODE(olGetSymbolInfoSize(k, OL_SYMBOL_INFO_GLOBAL_VARIABLE_SIZE, &n), OL_ERRC_SYMBOL_KIND);
   OLC_ERR_HAS(olGetSymbolInfoSize(k, (ol_symbol_info_t)OLC_BIG, &n), OL_ERRC_INVALID_ENUMERATION,
-      "olGetSymbolInfo enum '2147483647' is invalid");
+              "olGetSymbolInfo enum '2147483647' is invalid");
 }
 
 /* The same name in two programs gives two symbols; a symbol belongs to its

@@ -23,7 +23,7 @@ static void expect_fibonacci(const uint32_t *out, int line) {
       first = i;
   if (bad)
     olc_fail(__FILE__, line, "Fibonacci sequence wrong in %d places, first out[%d] = %u, wanted %u",
-              bad, first, out[first], want[first]);
+             bad, first, out[first], want[first]);
   else
     olc_pass();
 }
@@ -146,7 +146,7 @@ static void test_errors(void) {
   OLC_OK(olCreateEvent(q, &e));
   ol_event_handle_t with_null[3] = {e, NULL, e};
   OLC_ERR_HAS(olWaitEvents(q, with_null, 3), OL_ERRC_INVALID_NULL_HANDLE,
-      "olWaitEvents asked to wait on a NULL event");
+              "olWaitEvents asked to wait on a NULL event");
   ol_event_handle_t garbage[1] = {(ol_event_handle_t)0x1234};
   OLC_ERR_CODE(olWaitEvents(q, garbage, 1), OL_ERRC_INVALID_EVENT);
   ol_event_handle_t gone = NULL;

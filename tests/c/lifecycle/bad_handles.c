@@ -242,11 +242,11 @@ static void expect_rejected(const struct kind *k, void *value,
               strcmp(r->Details, want) == 0;
     if (quiet) {
       OLC_QUIET_CHECK(ok, "[thread] %s(%s=%p): expected %u \"%s\", got %u \"%s\"",
-                     c->func, c->param, value, k->code, want, olc_code(r),
-                     olc_details(r));
+                      c->func, c->param, value, k->code, want, olc_code(r),
+                      olc_details(r));
     } else {
       OLC_CHECK(ok, "%s(%s=%p): expected %u \"%s\", got %u \"%s\"", c->func,
-               c->param, value, k->code, want, olc_code(r), olc_details(r));
+                c->param, value, k->code, want, olc_code(r), olc_details(r));
     }
   }
 }
@@ -283,7 +283,7 @@ static bool lookup_host(ol_device_handle_t *dev, ol_platform_handle_t *plat) {
   *dev = host;
   r = olGetDeviceInfo(host, OL_DEVICE_INFO_PLATFORM, sizeof *plat, plat);
   OLC_CHECK(r == NULL && *plat != NULL, "host PLATFORM -> %u %s", olc_code(r),
-           olc_details(r));
+            olc_details(r));
   return r == NULL;
 }
 
@@ -312,7 +312,7 @@ int main(int argc, char **argv) {
   ol_result_t a = c_dev_info((void *)(uintptr_t)0x1234);
   ol_result_t b = c_dev_info((void *)(uintptr_t)0x1234);
   OLC_CHECK(a != NULL && a == b, "same error twice gave %p and %p", (void *)a,
-           (void *)b);
+            (void *)b);
 
   /* 2. a destroyed queue, if the host device can make one */
   ol_queue_handle_t q = NULL;
@@ -326,12 +326,12 @@ int main(int argc, char **argv) {
              (uintptr_t)q);
     r = olSyncQueue(q);
     OLC_CHECK(olc_code(r) == OL_ERRC_INVALID_QUEUE && strcmp(olc_details(r), want) == 0,
-             "olSyncQueue(destroyed): expected %d \"%s\", got %u \"%s\"",
-             (int)OL_ERRC_INVALID_QUEUE, want, olc_code(r), olc_details(r));
+              "olSyncQueue(destroyed): expected %d \"%s\", got %u \"%s\"",
+              (int)OL_ERRC_INVALID_QUEUE, want, olc_code(r), olc_details(r));
     r = olDestroyQueue(q);
     OLC_CHECK(olc_code(r) == OL_ERRC_INVALID_QUEUE && strcmp(olc_details(r), want) == 0,
-             "olDestroyQueue twice: expected %d \"%s\", got %u \"%s\"",
-             (int)OL_ERRC_INVALID_QUEUE, want, olc_code(r), olc_details(r));
+              "olDestroyQueue twice: expected %d \"%s\", got %u \"%s\"",
+              (int)OL_ERRC_INVALID_QUEUE, want, olc_code(r), olc_details(r));
   } else {
     printf("note: olCreateQueue(host device) -> %u %s; destroyed-queue check "
            "skipped\n", olc_code(r), olc_details(r));
@@ -359,10 +359,10 @@ int main(int argc, char **argv) {
                                    OL_DEVICE_INFO_TYPE, sizeof t, &t);
   OLC_CHECK(olc_code(u1) == OL_ERRC_UNINITIALIZED &&
                strcmp(olc_details(u1), uninit_text) == 0,
-           "call while uninitialised: expected %d \"%s\", got %u \"%s\"",
-           (int)OL_ERRC_UNINITIALIZED, uninit_text, olc_code(u1), olc_details(u1));
+            "call while uninitialised: expected %d \"%s\", got %u \"%s\"",
+            (int)OL_ERRC_UNINITIALIZED, uninit_text, olc_code(u1), olc_details(u1));
   OLC_CHECK(u1 == u2, "UNINITIALIZED results differ: %p vs %p", (void *)u1,
-           (void *)u2);
+            (void *)u2);
 
   r = olInit();
   OLC_CHECK(r == NULL, "second olInit -> %u %s", olc_code(r), olc_details(r));
@@ -377,43 +377,43 @@ int main(int argc, char **argv) {
   r = olGetDeviceInfo(old_dev, OL_DEVICE_INFO_TYPE, sizeof t, &t);
   OLC_CHECK(olc_code(r) == OL_ERRC_INVALID_DEVICE &&
                olc_details_has(r, "earlier initialisation"),
-           "stale device: expected %d with \"earlier initialisation\", got %u \"%s\"",
-           (int)OL_ERRC_INVALID_DEVICE, olc_code(r), olc_details(r));
+            "stale device: expected %d with \"earlier initialisation\", got %u \"%s\"",
+            (int)OL_ERRC_INVALID_DEVICE, olc_code(r), olc_details(r));
   OLC_CHECK(r != NULL && strcmp(olc_details(r), want) == 0,
-           "stale device Details: expected \"%s\", got \"%s\"", want,
-           olc_details(r));
+            "stale device Details: expected \"%s\", got \"%s\"", want,
+            olc_details(r));
   size_t sz = 0;
   r = olGetDeviceInfoSize(old_dev, OL_DEVICE_INFO_NAME, &sz);
   OLC_CHECK(olc_code(r) == OL_ERRC_INVALID_DEVICE &&
                olc_details_has(r, "earlier initialisation"),
-           "stale device (InfoSize): got %u \"%s\"", olc_code(r), olc_details(r));
+            "stale device (InfoSize): got %u \"%s\"", olc_code(r), olc_details(r));
   r = olMemcpy(NULL, scratch_dst, new_dev, scratch_src, old_dev, 8);
   OLC_CHECK(olc_code(r) == OL_ERRC_INVALID_DEVICE &&
                olc_details_has(r, "SrcDevice") &&
                olc_details_has(r, "earlier initialisation"),
-           "stale SrcDevice in olMemcpy: got %u \"%s\"", olc_code(r),
-           olc_details(r));
+            "stale SrcDevice in olMemcpy: got %u \"%s\"", olc_code(r),
+            olc_details(r));
 
   char name[64];
   r = olGetPlatformInfo(old_plat, OL_PLATFORM_INFO_NAME, sizeof name, name);
   OLC_CHECK(olc_code(r) == OL_ERRC_INVALID_PLATFORM &&
                olc_details_has(r, "earlier initialisation"),
-           "stale platform: expected %d with \"earlier initialisation\", got %u \"%s\"",
-           (int)OL_ERRC_INVALID_PLATFORM, olc_code(r), olc_details(r));
+            "stale platform: expected %d with \"earlier initialisation\", got %u \"%s\"",
+            (int)OL_ERRC_INVALID_PLATFORM, olc_code(r), olc_details(r));
 
   /* the new handles work */
   r = olGetDeviceInfo(new_dev, OL_DEVICE_INFO_TYPE, sizeof t, &t);
   OLC_CHECK(r == NULL && t == OL_DEVICE_TYPE_HOST, "new host device: %u %s",
-           olc_code(r), olc_details(r));
+            olc_code(r), olc_details(r));
   r = olGetPlatformInfo(new_plat, OL_PLATFORM_INFO_NAME, sizeof name, name);
   OLC_CHECK(r == NULL && strcmp(name, "Host") == 0,
-           "new host platform NAME: %u %s", olc_code(r), olc_details(r));
+            "new host platform NAME: %u %s", olc_code(r), olc_details(r));
 
   r = olShutDown();
   OLC_CHECK(r == NULL, "final olShutDown -> %u %s", olc_code(r), olc_details(r));
   r = olShutDown();
   OLC_CHECK(olc_code(r) == OL_ERRC_UNINITIALIZED,
-           "extra olShutDown: expected %d, got %u %s", (int)OL_ERRC_UNINITIALIZED,
-           olc_code(r), olc_details(r));
+            "extra olShutDown: expected %d, got %u %s", (int)OL_ERRC_UNINITIALIZED,
+            olc_code(r), olc_details(r));
   return olc_summary(NULL);
 }

@@ -74,7 +74,7 @@ int main(int argc, char **argv) {
     return olc_summary(NULL);
   r = a.init();
   OLC_CHECK(r == NULL, "olInit after dlclose -> %u %s", olc_code(r),
-           olc_details(r));
+            olc_details(r));
 
   struct seen s = {.info = a.info};
   r = a.iter(visit, &s);
@@ -90,8 +90,8 @@ int main(int argc, char **argv) {
   OLC_CHECK(r == NULL, "olShutDown #2 -> %u %s", olc_code(r), olc_details(r));
   r = a.shut();
   OLC_CHECK(olc_code(r) == OL_ERRC_UNINITIALIZED,
-           "olShutDown #3: expected OL_ERRC_UNINITIALIZED (%d), got %u %s",
-           (int)OL_ERRC_UNINITIALIZED, olc_code(r), olc_details(r));
+            "olShutDown #3: expected OL_ERRC_UNINITIALIZED (%d), got %u %s",
+            (int)OL_ERRC_UNINITIALIZED, olc_code(r), olc_details(r));
 
   OLC_CHECK(dlclose(a.lib) == 0, "second dlclose: %s", dlerror());
   return olc_summary(NULL);

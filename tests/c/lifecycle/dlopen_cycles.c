@@ -71,7 +71,7 @@ int main(int argc, char **argv) {
     shutdown_fn p_shut = (shutdown_fn)dlsym(lib, "olShutDown");
     if (!p_init || !p_iter || !p_info || !p_shut) {
       OLC_CHECK(false, "cycle %ld: dlsym failed (%p %p %p %p)", cycle,
-               (void *)p_init, (void *)p_iter, (void *)p_info, (void *)p_shut);
+                (void *)p_init, (void *)p_iter, (void *)p_info, (void *)p_shut);
       dlclose(lib);
       break;
     }
@@ -85,7 +85,7 @@ int main(int argc, char **argv) {
     if (r != NULL) {
       bad_calls++;
       OLC_QUIET_CHECK(false, "cycle %ld: olInit -> %u %s", cycle, olc_code(r),
-                     olc_details(r));
+                      olc_details(r));
     }
 
     struct dev_list list = {0};
@@ -93,14 +93,14 @@ int main(int argc, char **argv) {
     if (r != NULL) {
       bad_calls++;
       OLC_QUIET_CHECK(false, "cycle %ld: olIterateDevices -> %u %s", cycle,
-                     olc_code(r), olc_details(r));
+                      olc_code(r), olc_details(r));
     }
     if (cycle == 1)
       first_count = list.count;
     if (list.count == 0 || list.count != first_count || list.count > MAX_DEVS) {
       bad_calls++;
       OLC_QUIET_CHECK(false, "cycle %ld: %zu devices (first cycle saw %zu)",
-                     cycle, list.count, first_count);
+                      cycle, list.count, first_count);
     }
 
     bool saw_host = false;
@@ -110,7 +110,7 @@ int main(int argc, char **argv) {
       if (r != NULL) {
         bad_calls++;
         OLC_QUIET_CHECK(false, "cycle %ld dev %zu: TYPE -> %u %s", cycle, i,
-                       olc_code(r), olc_details(r));
+                        olc_code(r), olc_details(r));
       } else if (type == OL_DEVICE_TYPE_HOST) {
         saw_host = true;
       }
@@ -120,11 +120,11 @@ int main(int argc, char **argv) {
       if (r != NULL) {
         bad_calls++;
         OLC_QUIET_CHECK(false, "cycle %ld dev %zu: NAME -> %u %s", cycle, i,
-                       olc_code(r), olc_details(r));
+                        olc_code(r), olc_details(r));
       } else if (memchr(name, '\0', sizeof name) == NULL || name[0] == '\0') {
         bad_calls++;
         OLC_QUIET_CHECK(false, "cycle %ld dev %zu: NAME empty or unterminated",
-                       cycle, i);
+                        cycle, i);
       }
     }
     if (!saw_host) {
@@ -136,7 +136,7 @@ int main(int argc, char **argv) {
     if (r != NULL) {
       bad_calls++;
       OLC_QUIET_CHECK(false, "cycle %ld: olShutDown -> %u %s", cycle,
-                     olc_code(r), olc_details(r));
+                      olc_code(r), olc_details(r));
     }
     if (dlclose(lib) != 0) {
       bad_calls++;
@@ -163,21 +163,21 @@ int main(int argc, char **argv) {
          cen_mark.other, cycles, cen_end.go, go_bound, cen_end.other);
 
   OLC_CHECK(bad_calls == 0, "%ld failed calls over %ld cycles", bad_calls,
-           cycles);
+            cycles);
   OLC_CHECK(rss_mark > 0 && rss_end > 0, "could not read VmRSS");
   OLC_CHECK(rss_end - rss_mark <= RSS_BOUND_KIB,
-           "VmRSS grew by %ld kB between cycle %ld and %ld (bound %ld kB)",
-           rss_end - rss_mark, mark, cycles, RSS_BOUND_KIB);
+            "VmRSS grew by %ld kB between cycle %ld and %ld (bound %ld kB)",
+            rss_end - rss_mark, mark, cycles, RSS_BOUND_KIB);
   OLC_CHECK(thr_mark > 0 && cen_mark.unknown == 0 && cen_end.unknown == 0,
-           "could not tell the threads apart (%ld, %ld running throughout)",
-           cen_mark.unknown, cen_end.unknown);
+            "could not tell the threads apart (%ld, %ld running throughout)",
+            cen_mark.unknown, cen_end.unknown);
   OLC_CHECK(cen_end.other == cen_mark.other,
-           "threads not the Go runtime's: %ld after cycle %ld, %ld after "
-           "cycle %ld", cen_mark.other, mark, cen_end.other, cycles);
+            "threads not the Go runtime's: %ld after cycle %ld, %ld after "
+            "cycle %ld", cen_mark.other, mark, cen_end.other, cycles);
   OLC_CHECK(cen_end.go - cen_mark.go <= go_bound,
-           "the Go runtime's threads rose from %ld after cycle %ld to %ld "
-           "after cycle %ld (bound +%ld)", cen_mark.go, mark, cen_end.go,
-           cycles, go_bound);
+            "the Go runtime's threads rose from %ld after cycle %ld to %ld "
+            "after cycle %ld (bound +%ld)", cen_mark.go, mark, cen_end.go,
+            cycles, go_bound);
   if (cen_end.other != cen_mark.other || cen_end.go - cen_mark.go > go_bound)
     lc_print_threads(&text, stderr);
   return olc_summary(NULL);

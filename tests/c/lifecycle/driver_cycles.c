@@ -258,19 +258,19 @@ int main(int argc, char **argv) {
       other_bad++;
       bad = true;
       OLC_QUIET_CHECK(false, "after measured cycle %ld: %ld threads not the Go "
-                     "runtime's, %ld after the warm-up", i + 1, c.other,
-                     start.other);
+                      "runtime's, %ld after the warm-up", i + 1, c.other,
+                      start.other);
     }
     if (c.unknown != 0) {
       unknown_bad++;
       bad = true;
       OLC_QUIET_CHECK(false, "after measured cycle %ld: %ld threads kept running "
-                     "through the census", i + 1, c.unknown);
+                      "through the census", i + 1, c.unknown);
     }
     if (c.go - start.go > go_bound) {
       bad = true;
       OLC_QUIET_CHECK(false, "after measured cycle %ld: the Go runtime's threads "
-                     "rose by %ld (bound %ld)", i + 1, c.go - start.go, go_bound);
+                      "rose by %ld (bound %ld)", i + 1, c.go - start.go, go_bound);
     }
     if (bad && !printed) {
       lc_print_threads(&text, stderr);
@@ -292,19 +292,19 @@ int main(int argc, char **argv) {
 
   OLC_CHECK(bad_calls == 0, "%ld failed calls", bad_calls);
   OLC_CHECK(other_bad == 0, "threads not the Go runtime's changed after %ld of "
-           "%ld cycles", other_bad, cycles);
+            "%ld cycles", other_bad, cycles);
   OLC_CHECK(unknown_bad == 0, "threads could not be told apart after %ld cycles",
-           unknown_bad);
+            unknown_bad);
   OLC_CHECK(go_max - start.go <= go_bound,
-           "the Go runtime's threads rose by %ld over %ld cycles (bound %ld)",
-           go_max - start.go, cycles, go_bound);
+            "the Go runtime's threads rose by %ld over %ld cycles (bound %ld)",
+            go_max - start.go, cycles, go_bound);
   OLC_CHECK(rss_first > 0 && rss_last - rss_first <= RSS_BOUND_KIB,
-           "VmRSS grew by %ld kB from the first to the last third of %ld "
-           "cycles after warm-up (bound %ld kB)", rss_last - rss_first, cycles,
-           RSS_BOUND_KIB);
+            "VmRSS grew by %ld kB from the first to the last third of %ld "
+            "cycles after warm-up (bound %ld kB)", rss_last - rss_first, cycles,
+            RSS_BOUND_KIB);
   OLC_CHECK(fds_start > 0 && fds_end == fds_start,
-           "open file descriptors went from %ld to %ld over %ld cycles",
-           fds_start, fds_end, cycles);
+            "open file descriptors went from %ld to %ld over %ld cycles",
+            fds_start, fds_end, cycles);
   free(rss);
   return olc_summary(NULL);
 }

@@ -90,10 +90,10 @@ int main(void) {
   OLC_CHECK(w == pid, "waitpid: %s", strerror(errno));
   if (WIFSIGNALED(status)) {
     OLC_CHECK(false, "child killed by signal %d%s", WTERMSIG(status),
-             WTERMSIG(status) == SIGALRM ? " (SIGALRM: it hung)" : "");
+              WTERMSIG(status) == SIGALRM ? " (SIGALRM: it hung)" : "");
   } else {
     OLC_CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0,
-             "child exited with status %d", WEXITSTATUS(status));
+              "child exited with status %d", WEXITSTATUS(status));
   }
 
   /* the parent is unaffected */
@@ -103,13 +103,13 @@ int main(void) {
   ol_device_type_t t = OL_DEVICE_TYPE_FORCE_UINT32;
   r = olGetDeviceInfo(first, OL_DEVICE_INFO_TYPE, sizeof t, &t);
   OLC_CHECK(r == NULL, "parent olGetDeviceInfo after fork -> %u %s", olc_code(r),
-           olc_details(r));
+            olc_details(r));
   r = olShutDown();
   OLC_CHECK(r == NULL, "parent olShutDown after fork -> %u %s", olc_code(r),
-           olc_details(r));
+            olc_details(r));
   r = olShutDown();
   OLC_CHECK(olc_code(r) == OL_ERRC_UNINITIALIZED,
-           "parent extra olShutDown: expected %d, got %u %s",
-           (int)OL_ERRC_UNINITIALIZED, olc_code(r), olc_details(r));
+            "parent extra olShutDown: expected %d, got %u %s",
+            (int)OL_ERRC_UNINITIALIZED, olc_code(r), olc_details(r));
   return olc_summary(NULL);
 }

@@ -249,7 +249,7 @@ static void compare(const char *mode, const char *fast, const char *slow) {
   printf("%s: compared %ld lines (%zu bytes)\n", mode, lines, strlen(fast));
   OLC_CHECK(diffs == 0, "%s: %ld of %ld lines differ", mode, diffs, lines);
   OLC_CHECK(lines > 400 && strstr(fast, "\nend\n") != NULL,
-           "%s: the dump covers the calls (%ld lines)", mode, lines);
+            "%s: the dump covers the calls (%ld lines)", mode, lines);
 }
 
 int main(int argc, char **argv) {
@@ -277,7 +277,7 @@ int main(int argc, char **argv) {
       compare(mode, fast, slow);
       if (cuda)
         OLC_CHECK(fast && strstr(fast, "\n3 devices\n") != NULL,
-                 "%s: the fake GPUs are there (3 devices)", mode);
+                  "%s: the fake GPUs are there (3 devices)", mode);
       free(fast);
       free(slow);
     }

@@ -97,7 +97,7 @@ static void check_name(ol_result_t r, unsigned code, const unsigned char *buf, s
                        size_t want_size, struct tally *t, int i, const char *what) {
   if (succeeded(r, code, t, i, what))
     OLC_QUIET_CHECK(memcmp(buf, want, want_size) == 0 && buf[want_size] == 0xA5, "epoch %d: %s differs from \"%s\"", i,
-                   what, want);
+                    what, want);
   else
     untouched(buf, bufsize, what);
 }
@@ -148,7 +148,7 @@ static void *worker(void *arg) {
       } else {
         t.dn++;
         OLC_QUIET_CHECK(olc_code(r) == OL_ERRC_UNINITIALIZED && st.visits == 0,
-                       "epoch %d: olIterateDevices -> %u %s after %d visits", i, olc_code(r), olc_details(r), st.visits);
+                        "epoch %d: olIterateDevices -> %u %s after %d visits", i, olc_code(r), olc_details(r), st.visits);
       }
     }
     atomic_fetch_add(&ok_calls, t.ok);

@@ -238,14 +238,14 @@ static void measure(const char *what, void (*cycle)(long), long block,
          fds_start, fds_end);
   fflush(stdout);
   OLC_CHECK(rss_start > 0 && rss_end > 0 && early > 0,
-           "%s: could not read VmRSS", what);
+            "%s: could not read VmRSS", what);
   OLC_CHECK(late - early <= RSS_BOUND_KIB,
-           "%s: VmRSS grew by %ld kB from the first to the last third of %ld "
-           "cycles after warm-up (bound %ld kB)",
-           what, late - early, cycles, RSS_BOUND_KIB);
+            "%s: VmRSS grew by %ld kB from the first to the last third of %ld "
+            "cycles after warm-up (bound %ld kB)",
+            what, late - early, cycles, RSS_BOUND_KIB);
   OLC_CHECK(fds_start > 0 && fds_end == fds_start,
-           "%s: open file descriptors went from %ld to %ld over %ld cycles",
-           what, fds_start, fds_end, cycles);
+            "%s: open file descriptors went from %ld to %ld over %ld cycles",
+            what, fds_start, fds_end, cycles);
 }
 
 int main(int argc, char **argv) {

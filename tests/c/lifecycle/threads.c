@@ -34,15 +34,15 @@ static bool visit(ol_device_handle_t dev, void *user) {
   if (r != NULL || type >= OL_DEVICE_TYPE_LAST) {
     vs->w->bad++;
     OLC_QUIET_CHECK(false, "thread %d it %ld: TYPE -> %u %s (type %u)",
-                   vs->w->id, vs->iteration, olc_code(r), olc_details(r),
-                   (unsigned)type);
+                    vs->w->id, vs->iteration, olc_code(r), olc_details(r),
+                    (unsigned)type);
   }
   ol_platform_handle_t plat = NULL;
   r = olGetDeviceInfo(dev, OL_DEVICE_INFO_PLATFORM, sizeof plat, &plat);
   if (r != NULL || plat == NULL) {
     vs->w->bad++;
     OLC_QUIET_CHECK(false, "thread %d it %ld: PLATFORM -> %u %s", vs->w->id,
-                   vs->iteration, olc_code(r), olc_details(r));
+                    vs->iteration, olc_code(r), olc_details(r));
     return true;
   }
   char name[256] = {0};
@@ -50,7 +50,7 @@ static bool visit(ol_device_handle_t dev, void *user) {
   if (r != NULL || name[0] == '\0') {
     vs->w->bad++;
     OLC_QUIET_CHECK(false, "thread %d it %ld: platform NAME -> %u %s",
-                   vs->w->id, vs->iteration, olc_code(r), olc_details(r));
+                    vs->w->id, vs->iteration, olc_code(r), olc_details(r));
   }
   return true;
 }
@@ -62,7 +62,7 @@ static void *run(void *arg) {
     if (r != NULL) {
       w->bad++;
       OLC_QUIET_CHECK(false, "thread %d it %ld: olInit -> %u %s", w->id, i,
-                     olc_code(r), olc_details(r));
+                      olc_code(r), olc_details(r));
       continue; /* no reference taken */
     }
     struct visit_state vs = {.w = w, .iteration = i};
@@ -70,13 +70,13 @@ static void *run(void *arg) {
     if (r != NULL || vs.count == 0) {
       w->bad++;
       OLC_QUIET_CHECK(false, "thread %d it %ld: olIterateDevices -> %u %s, %zu "
-                     "devices", w->id, i, olc_code(r), olc_details(r), vs.count);
+                      "devices", w->id, i, olc_code(r), olc_details(r), vs.count);
     }
     r = olShutDown();
     if (r != NULL) {
       w->bad++;
       OLC_QUIET_CHECK(false, "thread %d it %ld: olShutDown -> %u %s", w->id, i,
-                     olc_code(r), olc_details(r));
+                      olc_code(r), olc_details(r));
     }
   }
   return NULL;
@@ -95,8 +95,8 @@ int main(int argc, char **argv) {
   /* Nothing is initialised yet. */
   ol_result_t r = olShutDown();
   OLC_CHECK(olc_code(r) == OL_ERRC_UNINITIALIZED,
-           "olShutDown before any olInit: expected %d, got %u %s",
-           (int)OL_ERRC_UNINITIALIZED, olc_code(r), olc_details(r));
+            "olShutDown before any olInit: expected %d, got %u %s",
+            (int)OL_ERRC_UNINITIALIZED, olc_code(r), olc_details(r));
 
   pthread_t tids[256];
   struct work works[256];
@@ -118,18 +118,18 @@ int main(int argc, char **argv) {
 
   r = olShutDown();
   OLC_CHECK(olc_code(r) == OL_ERRC_UNINITIALIZED,
-           "extra olShutDown after all threads: expected %d, got %u %s",
-           (int)OL_ERRC_UNINITIALIZED, olc_code(r), olc_details(r));
+            "extra olShutDown after all threads: expected %d, got %u %s",
+            (int)OL_ERRC_UNINITIALIZED, olc_code(r), olc_details(r));
 
   /* And the library still initialises normally afterwards. */
   r = olInit();
   OLC_CHECK(r == NULL, "olInit after the threads -> %u %s", olc_code(r),
-           olc_details(r));
+            olc_details(r));
   r = olShutDown();
   OLC_CHECK(r == NULL, "final olShutDown -> %u %s", olc_code(r), olc_details(r));
   r = olShutDown();
   OLC_CHECK(olc_code(r) == OL_ERRC_UNINITIALIZED,
-           "olShutDown after the final one: expected %d, got %u %s",
-           (int)OL_ERRC_UNINITIALIZED, olc_code(r), olc_details(r));
+            "olShutDown after the final one: expected %d, got %u %s",
+            (int)OL_ERRC_UNINITIALIZED, olc_code(r), olc_details(r));
   return olc_summary(NULL);
 }
