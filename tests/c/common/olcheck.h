@@ -41,6 +41,7 @@
  *                             checks the known different result; prints a
  *                             DIFF line with the reason (not a skip: the
  *                             check that follows still counts)
+ *
  * Needs. A check, or the rest of a test, that needs what a run may lack
  * (a second device of the backend, a device of another platform, a cubin
  * rather than PTX) says so; the reason is a printf format:
@@ -53,6 +54,8 @@
  * These and the applicability declarations are the only ways to skip: a
  * test never calls olc_skip with a reason of its own.
  *
+ * Helpers: olc_code(r), olc_details(r), olc_details_has(r, part),
+ * olc_code_name(code), olc_backend_name(b), olc_impl_is_llvm().
  * olc_check_library(sym): checks that the ol* function sym comes from the
  * library named by OFFLOAD_EXPECT_LIB (olc_check_library_is: from `want`).
  *
