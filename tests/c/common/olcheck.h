@@ -42,16 +42,45 @@
  *                             DIFF line with the reason (not a skip: the
  *                             check that follows still counts)
  *
+ * Needs. A check, or the rest of a test, that needs what a run may lack
+ * (a second device of the backend, a device of another platform, a cubin
+ * rather than PTX) says so; the reason is a printf format:
+ *   OLC_NEEDS(cond, what...)  true when cond holds, else one skip
+ *                             "needs <what>"
+ *   OLC_PREREQ(cond, what...) a build prerequisite (an image made by a
+ *                             tool that may be missing): as OLC_NEEDS, but
+ *                             a failure "missing prerequisite: <what>"
+ *                             when CI=true
+ * These and the applicability declarations are the only ways to skip: a
+ * test never calls olc_skip with a reason of its own.
+ *
+ * Helpers: olc_code(r), olc_details(r), olc_details_has(r, part),
+ * olc_code_name(code), olc_backend_name(b), olc_impl_is_llvm().
+ * olc_check_library(sym): checks that the ol* function sym comes from the
+ * library named by OFFLOAD_EXPECT_LIB (olc_check_library_is: from `want`).
+ *
+ * Quiet checks, for hot loops: OLC_QUIET_CHECK(cond, fmt, ...) counts a
+ * failure (printing the first 20) and nothing when it holds.
+ * OLC_EQ_ARRAY(arr, n, expr) compares n elements with expr of the index i
+ * (one check for the whole array). OLC_VF(cond) is the Details text of a
+ * validation-layer failure, "validation failure: <cond>".
+ *
  * Device fixture: oldevices.h (every device found, or those named by
- * OFFLOAD_TEST_DEVICES), stepped through by tests/c/device/hcheck.h
- * (hc_start, hc_next_device), which sets olc_backend and olc_index to the
- * device under test.
+ * OFFLOAD_TEST_DEVICES; olc_start, olc_next_device), which sets olc_backend
+ * and olc_index to the device under test.
  * SPDX-License-Identifier: Apache-2.0
  */
 #ifndef TESTS_C_COMMON_OLCHECK_H
 #define TESTS_C_COMMON_OLCHECK_H
 
+/* dladdr and realpath (olc_check_library); the Makefiles also pass
+ * -D_GNU_SOURCE, for files that include a system header first */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE
+#endif
+#include <dlfcn.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <stdarg.h>
 #include <stdatomic.h>
 #include <stdbool.h>
@@ -119,6 +148,11 @@ static inline const char *olc_details(ol_result_t r) {
   if (!r)
     return "(success, no details)";
   return r->Details ? r->Details : "(NULL details)";
+}
+
+/* Whether r is an error whose Details contain part. */
+static inline bool olc_details_has(ol_result_t r, const char *part) {
+  return r != NULL && r->Details != NULL && strstr(r->Details, part) != NULL;
 }
 
 /* ------------------------------------------------------- reporting --- */
@@ -232,6 +266,32 @@ static inline bool olc_known_diff_at(unsigned set, const char *reason, const cha
   return true;
 }
 
+/* Whether CI=true (a missing build prerequisite is then a failure). */
+static inline bool olc_ci(void) {
+  const char *v = getenv("CI");
+  return v && strcmp(v, "true") == 0;
+}
+
+static inline bool olc_needs(bool cond, bool prereq, const char *file, int line,
+                             const char *fmt, ...) {
+  if (cond)
+    return true;
+  char what[512];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(what, sizeof what, fmt, ap);
+  va_end(ap);
+  if (prereq && olc_ci()) {
+    olc_fail(file, line, "missing prerequisite: %s (CI=true requires it)", what);
+    return false;
+  }
+  olc_skip(file, line, "needs %s", what);
+  return false;
+}
+
+#define OLC_NEEDS(cond, ...) olc_needs((cond), false, __FILE__, __LINE__, __VA_ARGS__)
+#define OLC_PREREQ(cond, ...) olc_needs((cond), true, __FILE__, __LINE__, __VA_ARGS__)
+
 /* In a test function: the rest of it applies to `set` only. */
 #define OLC_ONLY(set, reason)                                                  \
   do {                                                                         \
@@ -344,6 +404,72 @@ static inline bool olc_check(bool c, const char *file, int line, const char *fmt
   return false;
 }
 #define OLC_CHECK(cond, ...) olc_check((cond), __FILE__, __LINE__, __VA_ARGS__)
+
+/* A check that counts only its failures, printing the first 20 of the
+ * process (for hot loops, where one pass per iteration would drown the
+ * totals). */
+#define OLC_QUIET_CHECK(cond, ...)                                             \
+  do {                                                                         \
+    if (!(cond)) {                                                             \
+      if (atomic_load(&olc_failed) < 20)                                       \
+        olc_fail(__FILE__, __LINE__, __VA_ARGS__);                             \
+      else                                                                     \
+        atomic_fetch_add(&olc_failed, 1);                                      \
+    }                                                                          \
+  } while (0)
+
+/* One check that n elements of arr (uint32_t, uint64_t, ...) equal expr,
+ * computed from the index i; a failure names the first bad one. */
+#define OLC_EQ_ARRAY(arr, n, expr)                                             \
+  do {                                                                         \
+    size_t olc_bad_ = 0, olc_first_ = 0;                                       \
+    for (size_t i = 0; i < (size_t)(n); i++)                                   \
+      if ((uint64_t)(arr)[i] != (uint64_t)(expr)) {                            \
+        if (!olc_bad_++)                                                       \
+          olc_first_ = i;                                                      \
+      }                                                                        \
+    if (!olc_bad_) {                                                           \
+      olc_pass();                                                              \
+    } else {                                                                   \
+      size_t i = olc_first_;                                                   \
+      olc_fail(__FILE__, __LINE__,                                             \
+               "%s[i] != %s at %zu of %zu entries; first at i=%zu: got "       \
+               "%" PRIu64 ", wanted %" PRIu64,                                 \
+               #arr, #expr, olc_bad_, (size_t)(n), i, (uint64_t)(arr)[i],      \
+               (uint64_t)(expr));                                              \
+    }                                                                          \
+  } while (0)
+
+/* The Details text of a validation-layer failure. */
+#define OLC_VF(cond) "validation failure: " cond
+
+/* Checks that `sym` (an ol* function) comes from the library `want` (no
+ * check when want is NULL or empty), and prints the library in use. A copy
+ * of LLVM's library sits in the default search path
+ * (/lib/x86_64-linux-gnu), so a missing or misnamed library directory would
+ * otherwise go unnoticed. olc_check_library(sym): want is
+ * $OFFLOAD_EXPECT_LIB (set by the lifecycle Makefile). */
+static inline void olc_check_library_is(void *sym, const char *want) {
+  Dl_info info;
+  if (dladdr(sym, &info) == 0 || info.dli_fname == NULL) {
+    OLC_CHECK(false, "dladdr found no library for the ol* symbol");
+    return;
+  }
+  char have_real[PATH_MAX], want_real[PATH_MAX];
+  if (realpath(info.dli_fname, have_real) == NULL)
+    snprintf(have_real, sizeof have_real, "%s", info.dli_fname);
+  printf("library in use: %s\n", have_real);
+  if (want == NULL || want[0] == '\0')
+    return;
+  if (realpath(want, want_real) == NULL)
+    snprintf(want_real, sizeof want_real, "%s", want);
+  OLC_CHECK(strcmp(have_real, want_real) == 0, "library in use is %s, expected %s", have_real,
+            want_real);
+}
+
+static inline void olc_check_library(void *sym) {
+  olc_check_library_is(sym, getenv("OFFLOAD_EXPECT_LIB"));
+}
 
 /* Announces a test (flushed, so that the last line before a crash names
  * it) and runs it. No signal handlers: our library is a Go c-shared object

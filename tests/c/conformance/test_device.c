@@ -1,5 +1,5 @@
 /* olIterateDevices and olGetDeviceInfo / olGetDeviceInfoSize. */
-#include "check.h"
+#include "oldevices.h"
 
 static ol_device_handle_t dev;
 
@@ -96,148 +96,148 @@ static bool null_ud_cb(ol_device_handle_t d, void *ud) {
 }
 
 static void test_iterate(void) {
-  struct chk_devlist l;
+  olc_devlist l;
   memset(&l, 0, sizeof l);
-  CHECK_SUCCESS(olIterateDevices(chk_collect_cb, &l));
-  CHECK(l.n >= 1);
+  OLC_OK(olc_list_devices(&l));
+  OLC_TRUE(l.n >= 1);
   if (l.n < 1)
     return;
   for (int i = 0; i < l.n; i++)
-    CHECK(l.devs[i] != NULL);
+    OLC_TRUE(l.dev[i] != NULL);
   /* the host device comes last and is the only HOST-typed one */
   int hosts = 0;
   for (int i = 0; i < l.n; i++) {
     ol_device_type_t t = OL_DEVICE_TYPE_FORCE_UINT32;
-    CHECK_SUCCESS(olGetDeviceInfo(l.devs[i], OL_DEVICE_INFO_TYPE, 4, &t));
+    OLC_OK(olGetDeviceInfo(l.dev[i], OL_DEVICE_INFO_TYPE, 4, &t));
     if (t == OL_DEVICE_TYPE_HOST) {
       hosts++;
-      CHECK_EQ(i, l.n - 1);
+      OLC_EQ(i, l.n - 1);
     }
   }
-  CHECK_EQ(hosts, 1);
+  OLC_EQ(hosts, 1);
 
   /* the user data is passed through and iteration order is stable */
   struct iter_state s = {0, 0, NULL, NULL};
-  CHECK_SUCCESS(olIterateDevices(iter_cb, &s));
-  CHECK_EQ(s.calls, l.n);
-  CHECK_PTR_EQ(s.seen_ud, &s);
-  CHECK_PTR_EQ(s.last, l.devs[l.n - 1]);
-  CHECK_SUCCESS(olIterateDevices(null_ud_cb, NULL));
+  OLC_OK(olIterateDevices(iter_cb, &s));
+  OLC_EQ(s.calls, l.n);
+  OLC_PTR_EQ(s.seen_ud, &s);
+  OLC_PTR_EQ(s.last, l.dev[l.n - 1]);
+  OLC_OK(olIterateDevices(null_ud_cb, NULL));
 
   /* returning false stops the whole iteration */
   struct iter_state one = {0, 1, NULL, NULL};
-  CHECK_SUCCESS(olIterateDevices(iter_cb, &one));
-  CHECK_EQ(one.calls, 1);
-  CHECK_PTR_EQ(one.last, l.devs[0]);
+  OLC_OK(olIterateDevices(iter_cb, &one));
+  OLC_EQ(one.calls, 1);
+  OLC_PTR_EQ(one.last, l.dev[0]);
 
-  CHECK_ERR(olIterateDevices(NULL, NULL), OL_ERRC_INVALID_NULL_POINTER,
-            VF("NULL == Callback"));
-  CHECK_ERR(olIterateDevices(NULL, &s), OL_ERRC_INVALID_NULL_POINTER,
-            VF("NULL == Callback"));
+  OLC_ERR(olIterateDevices(NULL, NULL), OL_ERRC_INVALID_NULL_POINTER,
+          OLC_VF("NULL == Callback"));
+  OLC_ERR(olIterateDevices(NULL, &s), OL_ERRC_INVALID_NULL_POINTER,
+          OLC_VF("NULL == Callback"));
   ol_code_location_t loc = {"test_iterate", __FILE__, __LINE__, 1};
   struct iter_state s2 = {0, 0, NULL, NULL};
-  CHECK_SUCCESS(olIterateDevicesWithCodeLoc(iter_cb, &s2, &loc));
-  CHECK_EQ(s2.calls, l.n);
-  CHECK_ERR(olIterateDevicesWithCodeLoc(NULL, NULL, &loc),
-            OL_ERRC_INVALID_NULL_POINTER, VF("NULL == Callback"));
+  OLC_OK(olIterateDevicesWithCodeLoc(iter_cb, &s2, &loc));
+  OLC_EQ(s2.calls, l.n);
+  OLC_ERR(olIterateDevicesWithCodeLoc(NULL, NULL, &loc),
+          OL_ERRC_INVALID_NULL_POINTER, OLC_VF("NULL == Callback"));
 }
 
 /* ----------------------------- info sizes ------------------------------- */
 
 static void test_info_all_props(void) {
-  CHECK_EQ(NPROPS, 29);
-  CHECK_EQ(OL_DEVICE_INFO_LAST, 29);
+  OLC_EQ(NPROPS, 29);
+  OLC_EQ(OL_DEVICE_INFO_LAST, 29);
   for (size_t i = 0; i < NPROPS; i++) {
     const struct dprop *p = &props[i];
-    CHECK_EQ(p->prop, i); /* table is in enumerator order */
+    OLC_EQ(p->prop, i); /* table is in enumerator order */
     size_t sz = 99999;
     ol_result_t r = olGetDeviceInfoSize(dev, p->prop, &sz);
-    CHECK_SUCCESS(r);
+    OLC_OK(r);
     if (r) {
       printf("  (property %s)\n", p->name);
       continue;
     }
     size_t want = kind_size(p->kind);
     if (want)
-      CHECK_EQ(sz, want);
+      OLC_EQ(sz, want);
     else
-      CHECK(sz >= 1 && sz < 4096);
+      OLC_TRUE(sz >= 1 && sz < 4096);
     if (sz == 0 || sz >= 4096)
       continue;
 
     unsigned char buf[4200];
     memset(buf, 0xC3, sizeof buf);
     r = olGetDeviceInfo(dev, p->prop, sz, buf);
-    CHECK_SUCCESS(r);
+    OLC_OK(r);
     if (r)
       printf("  (property %s)\n", p->name);
-    CHECK(all_bytes(buf + sz, 64, 0xC3));
+    OLC_TRUE(all_bytes(buf + sz, 64, 0xC3));
     unsigned char big[4200];
     memset(big, 0x3C, sizeof big);
-    CHECK_SUCCESS(olGetDeviceInfo(dev, p->prop, sz + 40, big));
-    CHECK(memcmp(big, buf, sz) == 0);
-    CHECK(all_bytes(big + sz, 40, 0x3C));
+    OLC_OK(olGetDeviceInfo(dev, p->prop, sz + 40, big));
+    OLC_TRUE(memcmp(big, buf, sz) == 0);
+    OLC_TRUE(all_bytes(big + sz, 40, 0x3C));
     if (p->kind == K_STR) {
-      CHECK_EQ(buf[sz - 1], 0);
-      CHECK_EQ(strlen((char *)buf) + 1, sz);
+      OLC_EQ(buf[sz - 1], 0);
+      OLC_EQ(strlen((char *)buf) + 1, sz);
     }
     /* one byte short: INVALID_SIZE, nothing written */
     memset(big, 0x3C, sizeof big);
-    CHECK_ERR(olGetDeviceInfo(dev, p->prop, sz - 1 ? sz - 1 : 0, big),
-              OL_ERRC_INVALID_SIZE,
-              sz - 1 ? "provided size is invalid" : VF("PropSize == 0"));
-    CHECK(all_bytes(big, sz + 40, 0x3C));
+    OLC_ERR(olGetDeviceInfo(dev, p->prop, sz - 1 ? sz - 1 : 0, big),
+            OL_ERRC_INVALID_SIZE,
+            sz - 1 ? "provided size is invalid" : OLC_VF("PropSize == 0"));
+    OLC_TRUE(all_bytes(big, sz + 40, 0x3C));
   }
 }
 
 static uint32_t get_u32(ol_device_info_t p) {
   uint32_t v = 0xDEADBEEF;
-  CHECK_SUCCESS(olGetDeviceInfo(dev, p, sizeof v, &v));
+  OLC_OK(olGetDeviceInfo(dev, p, sizeof v, &v));
   return v;
 }
 
 static void test_info_values(void) {
   ol_device_type_t t = OL_DEVICE_TYPE_FORCE_UINT32;
-  CHECK_SUCCESS(olGetDeviceInfo(dev, OL_DEVICE_INFO_TYPE, sizeof t, &t));
-  CHECK_EQ(t, OL_DEVICE_TYPE_HOST);
-  CHECK_EQ(OL_DEVICE_TYPE_HOST, 4);
+  OLC_OK(olGetDeviceInfo(dev, OL_DEVICE_INFO_TYPE, sizeof t, &t));
+  OLC_EQ(t, OL_DEVICE_TYPE_HOST);
+  OLC_EQ(OL_DEVICE_TYPE_HOST, 4);
 
   ol_platform_handle_t p = NULL;
-  CHECK_SUCCESS(olGetDeviceInfo(dev, OL_DEVICE_INFO_PLATFORM, sizeof p, &p));
-  CHECK(p != NULL);
+  OLC_OK(olGetDeviceInfo(dev, OL_DEVICE_INFO_PLATFORM, sizeof p, &p));
+  OLC_TRUE(p != NULL);
   ol_platform_backend_t b = OL_PLATFORM_BACKEND_FORCE_UINT32;
-  CHECK_SUCCESS(olGetPlatformInfo(p, OL_PLATFORM_INFO_BACKEND, sizeof b, &b));
-  CHECK_EQ(b, OL_PLATFORM_BACKEND_HOST);
+  OLC_OK(olGetPlatformInfo(p, OL_PLATFORM_INFO_BACKEND, sizeof b, &b));
+  OLC_EQ(b, OL_PLATFORM_BACKEND_HOST);
 
   char s[512];
-  CHECK_SUCCESS(olGetDeviceInfo(dev, OL_DEVICE_INFO_UID, sizeof s, s));
-  CHECK_STREQ(s, "HOST");
-  CHECK_SUCCESS(olGetDeviceInfo(dev, OL_DEVICE_INFO_NAME, sizeof s, s));
-  CHECK(strlen(s) > 0);
+  OLC_OK(olGetDeviceInfo(dev, OL_DEVICE_INFO_UID, sizeof s, s));
+  OLC_STREQ(s, "HOST");
+  OLC_OK(olGetDeviceInfo(dev, OL_DEVICE_INFO_NAME, sizeof s, s));
+  OLC_TRUE(strlen(s) > 0);
 
   uint32_t wg = get_u32(OL_DEVICE_INFO_MAX_WORK_GROUP_SIZE);
-  CHECK(wg >= 1);
+  OLC_TRUE(wg >= 1);
   ol_dimensions_t d = {0, 0, 0};
-  CHECK_SUCCESS(olGetDeviceInfo(
+  OLC_OK(olGetDeviceInfo(
       dev, OL_DEVICE_INFO_MAX_WORK_GROUP_SIZE_PER_DIMENSION, sizeof d, &d));
-  CHECK(d.x >= 1 && d.y >= 1 && d.z >= 1);
-  CHECK(d.x <= wg && d.y <= wg && d.z <= wg);
+  OLC_TRUE(d.x >= 1 && d.y >= 1 && d.z >= 1);
+  OLC_TRUE(d.x <= wg && d.y <= wg && d.z <= wg);
   uint32_t ws = get_u32(OL_DEVICE_INFO_MAX_WORK_SIZE);
-  CHECK(ws >= wg);
-  CHECK_SUCCESS(olGetDeviceInfo(dev, OL_DEVICE_INFO_MAX_WORK_SIZE_PER_DIMENSION,
-                                sizeof d, &d));
-  CHECK(d.x >= 1 && d.y >= 1 && d.z >= 1);
-  CHECK(get_u32(OL_DEVICE_INFO_NUM_COMPUTE_UNITS) >= 1);
-  CHECK_EQ(get_u32(OL_DEVICE_INFO_ADDRESS_BITS), sizeof(void *) * 8);
+  OLC_TRUE(ws >= wg);
+  OLC_OK(olGetDeviceInfo(dev, OL_DEVICE_INFO_MAX_WORK_SIZE_PER_DIMENSION,
+                         sizeof d, &d));
+  OLC_TRUE(d.x >= 1 && d.y >= 1 && d.z >= 1);
+  OLC_TRUE(get_u32(OL_DEVICE_INFO_NUM_COMPUTE_UNITS) >= 1);
+  OLC_EQ(get_u32(OL_DEVICE_INFO_ADDRESS_BITS), sizeof(void *) * 8);
   /* FP capability flags only use the defined bits */
-  CHECK(get_u32(OL_DEVICE_INFO_SINGLE_FP_CONFIG) < OL_DEVICE_FP_CAPABILITY_FLAG_LAST);
-  CHECK(get_u32(OL_DEVICE_INFO_SINGLE_FP_CONFIG) != 0);
-  CHECK(get_u32(OL_DEVICE_INFO_DOUBLE_FP_CONFIG) < OL_DEVICE_FP_CAPABILITY_FLAG_LAST);
-  CHECK(get_u32(OL_DEVICE_INFO_DOUBLE_FP_CONFIG) != 0);
-  CHECK(get_u32(OL_DEVICE_INFO_HALF_FP_CONFIG) < OL_DEVICE_FP_CAPABILITY_FLAG_LAST);
+  OLC_TRUE(get_u32(OL_DEVICE_INFO_SINGLE_FP_CONFIG) < OL_DEVICE_FP_CAPABILITY_FLAG_LAST);
+  OLC_TRUE(get_u32(OL_DEVICE_INFO_SINGLE_FP_CONFIG) != 0);
+  OLC_TRUE(get_u32(OL_DEVICE_INFO_DOUBLE_FP_CONFIG) < OL_DEVICE_FP_CAPABILITY_FLAG_LAST);
+  OLC_TRUE(get_u32(OL_DEVICE_INFO_DOUBLE_FP_CONFIG) != 0);
+  OLC_TRUE(get_u32(OL_DEVICE_INFO_HALF_FP_CONFIG) < OL_DEVICE_FP_CAPABILITY_FLAG_LAST);
   for (ol_device_info_t v = OL_DEVICE_INFO_NATIVE_VECTOR_WIDTH_CHAR;
        v <= OL_DEVICE_INFO_NATIVE_VECTOR_WIDTH_DOUBLE; v++)
-    CHECK(get_u32(v) >= 1);
+    OLC_TRUE(get_u32(v) >= 1);
 }
 
 /* ------------------------------- errors --------------------------------- */
@@ -247,73 +247,73 @@ static void test_info_errors(void) {
   size_t sz = 0;
   const char *bad = "getDeviceInfo enum '2147483647' is invalid";
 
-  CHECK_ERR(olGetDeviceInfo(NULL, OL_DEVICE_INFO_TYPE, 4, buf),
-            OL_ERRC_INVALID_NULL_HANDLE, VF("NULL == Device"));
-  CHECK_ERR(olGetDeviceInfoSize(NULL, OL_DEVICE_INFO_TYPE, &sz),
-            OL_ERRC_INVALID_NULL_HANDLE, VF("NULL == Device"));
+  OLC_ERR(olGetDeviceInfo(NULL, OL_DEVICE_INFO_TYPE, 4, buf),
+          OL_ERRC_INVALID_NULL_HANDLE, OLC_VF("NULL == Device"));
+  OLC_ERR(olGetDeviceInfoSize(NULL, OL_DEVICE_INFO_TYPE, &sz),
+          OL_ERRC_INVALID_NULL_HANDLE, OLC_VF("NULL == Device"));
   /* order: PropSize, then Device, then PropValue */
-  CHECK_ERR(olGetDeviceInfo(NULL, OL_DEVICE_INFO_TYPE, 0, NULL),
-            OL_ERRC_INVALID_SIZE, VF("PropSize == 0"));
-  CHECK_ERR(olGetDeviceInfo(dev, OL_DEVICE_INFO_TYPE, 0, buf),
-            OL_ERRC_INVALID_SIZE, VF("PropSize == 0"));
-  CHECK_ERR(olGetDeviceInfo(NULL, OL_DEVICE_INFO_TYPE, 4, NULL),
-            OL_ERRC_INVALID_NULL_HANDLE, VF("NULL == Device"));
-  CHECK_ERR(olGetDeviceInfo(dev, OL_DEVICE_INFO_TYPE, 4, NULL),
-            OL_ERRC_INVALID_NULL_POINTER, VF("NULL == PropValue"));
-  CHECK_ERR(olGetDeviceInfoSize(dev, OL_DEVICE_INFO_TYPE, NULL),
-            OL_ERRC_INVALID_NULL_POINTER, VF("NULL == PropSizeRet"));
-  CHECK_ERR(olGetDeviceInfoSize(NULL, OL_DEVICE_INFO_TYPE, NULL),
-            OL_ERRC_INVALID_NULL_HANDLE, VF("NULL == Device"));
+  OLC_ERR(olGetDeviceInfo(NULL, OL_DEVICE_INFO_TYPE, 0, NULL),
+          OL_ERRC_INVALID_SIZE, OLC_VF("PropSize == 0"));
+  OLC_ERR(olGetDeviceInfo(dev, OL_DEVICE_INFO_TYPE, 0, buf),
+          OL_ERRC_INVALID_SIZE, OLC_VF("PropSize == 0"));
+  OLC_ERR(olGetDeviceInfo(NULL, OL_DEVICE_INFO_TYPE, 4, NULL),
+          OL_ERRC_INVALID_NULL_HANDLE, OLC_VF("NULL == Device"));
+  OLC_ERR(olGetDeviceInfo(dev, OL_DEVICE_INFO_TYPE, 4, NULL),
+          OL_ERRC_INVALID_NULL_POINTER, OLC_VF("NULL == PropValue"));
+  OLC_ERR(olGetDeviceInfoSize(dev, OL_DEVICE_INFO_TYPE, NULL),
+          OL_ERRC_INVALID_NULL_POINTER, OLC_VF("NULL == PropSizeRet"));
+  OLC_ERR(olGetDeviceInfoSize(NULL, OL_DEVICE_INFO_TYPE, NULL),
+          OL_ERRC_INVALID_NULL_HANDLE, OLC_VF("NULL == Device"));
   /* enumerators are not checked by the validation layer */
-  CHECK_ERR(olGetDeviceInfo(NULL, (ol_device_info_t)999, 4, buf),
-            OL_ERRC_INVALID_NULL_HANDLE, VF("NULL == Device"));
-  CHECK_ERR(olGetDeviceInfo(dev, OL_DEVICE_INFO_FORCE_UINT32, 4, NULL),
-            OL_ERRC_INVALID_NULL_POINTER, VF("NULL == PropValue"));
+  OLC_ERR(olGetDeviceInfo(NULL, (ol_device_info_t)999, 4, buf),
+          OL_ERRC_INVALID_NULL_HANDLE, OLC_VF("NULL == Device"));
+  OLC_ERR(olGetDeviceInfo(dev, OL_DEVICE_INFO_FORCE_UINT32, 4, NULL),
+          OL_ERRC_INVALID_NULL_POINTER, OLC_VF("NULL == PropValue"));
 
   memset(buf, 0x11, sizeof buf);
-  CHECK_ERR(olGetDeviceInfo(dev, OL_DEVICE_INFO_FORCE_UINT32, sizeof buf, buf),
-            OL_ERRC_INVALID_ENUMERATION, bad);
-  CHECK(all_bytes(buf, sizeof buf, 0x11));
+  OLC_ERR(olGetDeviceInfo(dev, OL_DEVICE_INFO_FORCE_UINT32, sizeof buf, buf),
+          OL_ERRC_INVALID_ENUMERATION, bad);
+  OLC_TRUE(all_bytes(buf, sizeof buf, 0x11));
   sz = 777;
-  CHECK_ERR(olGetDeviceInfoSize(dev, OL_DEVICE_INFO_FORCE_UINT32, &sz),
-            OL_ERRC_INVALID_ENUMERATION, bad);
-  CHECK_EQ(sz, 777);
-  CHECK_ERR(olGetDeviceInfo(dev, OL_DEVICE_INFO_LAST, sizeof buf, buf),
-            OL_ERRC_INVALID_ENUMERATION, "getDeviceInfo enum '29' is invalid");
-  CHECK_ERR(olGetDeviceInfoSize(dev, (ol_device_info_t)999, &sz),
-            OL_ERRC_INVALID_ENUMERATION, "getDeviceInfo enum '999' is invalid");
+  OLC_ERR(olGetDeviceInfoSize(dev, OL_DEVICE_INFO_FORCE_UINT32, &sz),
+          OL_ERRC_INVALID_ENUMERATION, bad);
+  OLC_EQ(sz, 777);
+  OLC_ERR(olGetDeviceInfo(dev, OL_DEVICE_INFO_LAST, sizeof buf, buf),
+          OL_ERRC_INVALID_ENUMERATION, "getDeviceInfo enum '29' is invalid");
+  OLC_ERR(olGetDeviceInfoSize(dev, (ol_device_info_t)999, &sz),
+          OL_ERRC_INVALID_ENUMERATION, "getDeviceInfo enum '999' is invalid");
 
   /* too small */
   memset(buf, 0x11, sizeof buf);
-  CHECK_ERR(olGetDeviceInfo(dev, OL_DEVICE_INFO_TYPE, 3, buf),
-            OL_ERRC_INVALID_SIZE, "provided size is invalid");
-  CHECK_ERR(olGetDeviceInfo(dev, OL_DEVICE_INFO_PLATFORM, 4, buf),
-            OL_ERRC_INVALID_SIZE, "provided size is invalid");
-  CHECK_ERR(olGetDeviceInfo(dev, OL_DEVICE_INFO_GLOBAL_MEM_SIZE, 7, buf),
-            OL_ERRC_INVALID_SIZE, "provided size is invalid");
-  CHECK_ERR(olGetDeviceInfo(dev, OL_DEVICE_INFO_MAX_WORK_SIZE_PER_DIMENSION, 8,
-                            buf),
-            OL_ERRC_INVALID_SIZE, "provided size is invalid");
-  CHECK_ERR(olGetDeviceInfo(dev, OL_DEVICE_INFO_UID, 4, buf),
-            OL_ERRC_INVALID_SIZE, "provided size is invalid");
-  CHECK(all_bytes(buf, sizeof buf, 0x11));
+  OLC_ERR(olGetDeviceInfo(dev, OL_DEVICE_INFO_TYPE, 3, buf),
+          OL_ERRC_INVALID_SIZE, "provided size is invalid");
+  OLC_ERR(olGetDeviceInfo(dev, OL_DEVICE_INFO_PLATFORM, 4, buf),
+          OL_ERRC_INVALID_SIZE, "provided size is invalid");
+  OLC_ERR(olGetDeviceInfo(dev, OL_DEVICE_INFO_GLOBAL_MEM_SIZE, 7, buf),
+          OL_ERRC_INVALID_SIZE, "provided size is invalid");
+  OLC_ERR(olGetDeviceInfo(dev, OL_DEVICE_INFO_MAX_WORK_SIZE_PER_DIMENSION, 8,
+                          buf),
+          OL_ERRC_INVALID_SIZE, "provided size is invalid");
+  OLC_ERR(olGetDeviceInfo(dev, OL_DEVICE_INFO_UID, 4, buf),
+          OL_ERRC_INVALID_SIZE, "provided size is invalid");
+  OLC_TRUE(all_bytes(buf, sizeof buf, 0x11));
 
   /* WithCodeLoc variants give identical results */
   ol_code_location_t loc = {"test_info_errors", __FILE__, __LINE__, 2};
   ol_result_t a = olGetDeviceInfo(NULL, OL_DEVICE_INFO_TYPE, 4, buf);
-  CHECK_PTR_EQ(olGetDeviceInfoWithCodeLoc(NULL, OL_DEVICE_INFO_TYPE, 4, buf,
-                                          &loc),
-               a);
-  CHECK_PTR_EQ(olGetDeviceInfoSizeWithCodeLoc(NULL, OL_DEVICE_INFO_TYPE, &sz,
-                                              &loc),
-               a);
+  OLC_PTR_EQ(olGetDeviceInfoWithCodeLoc(NULL, OL_DEVICE_INFO_TYPE, 4, buf,
+                                        &loc),
+             a);
+  OLC_PTR_EQ(olGetDeviceInfoSizeWithCodeLoc(NULL, OL_DEVICE_INFO_TYPE, &sz,
+                                            &loc),
+             a);
   ol_device_type_t t = OL_DEVICE_TYPE_FORCE_UINT32;
-  CHECK_SUCCESS(
+  OLC_OK(
       olGetDeviceInfoWithCodeLoc(dev, OL_DEVICE_INFO_TYPE, 4, &t, &loc));
-  CHECK_EQ(t, OL_DEVICE_TYPE_HOST);
-  CHECK_SUCCESS(olGetDeviceInfoSizeWithCodeLoc(dev, OL_DEVICE_INFO_UID, &sz,
-                                               NULL));
-  CHECK_EQ(sz, 5);
+  OLC_EQ(t, OL_DEVICE_TYPE_HOST);
+  OLC_OK(olGetDeviceInfoSizeWithCodeLoc(dev, OL_DEVICE_INFO_UID, &sz,
+                                        NULL));
+  OLC_EQ(sz, 5);
 }
 
 /* ---------------- only our library (LLVM crashes) ----------------------- */
@@ -323,49 +323,49 @@ static void ours_bad_device_handles(void) {
   size_t sz = 0;
   const char *garbage = "Device (0x1234) is not a valid device handle";
   memset(buf, 0x22, sizeof buf);
-  CHECK_ERR(olGetDeviceInfo((ol_device_handle_t)0x1234, OL_DEVICE_INFO_TYPE, 4,
-                            buf),
-            OL_ERRC_INVALID_DEVICE, garbage);
-  CHECK(all_bytes(buf, sizeof buf, 0x22));
-  CHECK_ERR(olGetDeviceInfo((ol_device_handle_t)0x1234, OL_DEVICE_INFO_NAME,
-                            sizeof buf, buf),
-            OL_ERRC_INVALID_DEVICE, garbage);
-  CHECK_ERR(olGetDeviceInfoSize((ol_device_handle_t)0x1234, OL_DEVICE_INFO_NAME,
-                                &sz),
-            OL_ERRC_INVALID_DEVICE, garbage);
+  OLC_ERR(olGetDeviceInfo((ol_device_handle_t)0x1234, OL_DEVICE_INFO_TYPE, 4,
+                          buf),
+          OL_ERRC_INVALID_DEVICE, garbage);
+  OLC_TRUE(all_bytes(buf, sizeof buf, 0x22));
+  OLC_ERR(olGetDeviceInfo((ol_device_handle_t)0x1234, OL_DEVICE_INFO_NAME,
+                          sizeof buf, buf),
+          OL_ERRC_INVALID_DEVICE, garbage);
+  OLC_ERR(olGetDeviceInfoSize((ol_device_handle_t)0x1234, OL_DEVICE_INFO_NAME,
+                              &sz),
+          OL_ERRC_INVALID_DEVICE, garbage);
   /* validation still comes first */
-  CHECK_ERR(olGetDeviceInfo((ol_device_handle_t)0x1234, OL_DEVICE_INFO_TYPE, 0,
-                            buf),
-            OL_ERRC_INVALID_SIZE, VF("PropSize == 0"));
-  CHECK_ERR(olGetDeviceInfo((ol_device_handle_t)0x1234, OL_DEVICE_INFO_TYPE, 4,
-                            NULL),
-            OL_ERRC_INVALID_NULL_POINTER, VF("NULL == PropValue"));
+  OLC_ERR(olGetDeviceInfo((ol_device_handle_t)0x1234, OL_DEVICE_INFO_TYPE, 0,
+                          buf),
+          OL_ERRC_INVALID_SIZE, OLC_VF("PropSize == 0"));
+  OLC_ERR(olGetDeviceInfo((ol_device_handle_t)0x1234, OL_DEVICE_INFO_TYPE, 4,
+                          NULL),
+          OL_ERRC_INVALID_NULL_POINTER, OLC_VF("NULL == PropValue"));
 
   /* a platform handle where a device is expected */
-  ol_platform_handle_t p = platform_of(dev);
+  ol_platform_handle_t p = olc_platform_of(dev);
   char want[128];
   snprintf(want, sizeof want,
            "Device (0x%" PRIxPTR ") is a platform handle, not a device handle",
            (uintptr_t)p);
-  CHECK_ERR(olGetDeviceInfo((ol_device_handle_t)p, OL_DEVICE_INFO_TYPE, 4, buf),
-            OL_ERRC_INVALID_DEVICE, want);
-  CHECK_ERR(olGetDeviceInfoSize((ol_device_handle_t)p, OL_DEVICE_INFO_TYPE,
-                                &sz),
-            OL_ERRC_INVALID_DEVICE, want);
-  CHECK(all_bytes(buf, sizeof buf, 0x22));
+  OLC_ERR(olGetDeviceInfo((ol_device_handle_t)p, OL_DEVICE_INFO_TYPE, 4, buf),
+          OL_ERRC_INVALID_DEVICE, want);
+  OLC_ERR(olGetDeviceInfoSize((ol_device_handle_t)p, OL_DEVICE_INFO_TYPE,
+                              &sz),
+          OL_ERRC_INVALID_DEVICE, want);
+  OLC_TRUE(all_bytes(buf, sizeof buf, 0x22));
 }
 
 int main(void) {
-  CHECK_SUCCESS(olInit());
-  dev = host_device();
-  CHECK(dev != NULL);
+  OLC_OK(olInit());
+  dev = olc_host_device();
+  OLC_TRUE(dev != NULL);
   if (dev) {
-    RUN_TEST(test_iterate);
-    RUN_TEST(test_info_all_props);
-    RUN_TEST(test_info_values);
-    RUN_TEST(test_info_errors);
-    RUN_TEST_OURS(ours_bad_device_handles, "LLVM 22.1 dereferences invalid handles and crashes");
+    OLC_RUN(test_iterate);
+    OLC_RUN(test_info_all_props);
+    OLC_RUN(test_info_values);
+    OLC_RUN(test_info_errors);
+    OLC_RUN_ON(ours_bad_device_handles, OLC_OURS, "LLVM 22.1 dereferences invalid handles and crashes");
   }
-  CHECK_SUCCESS(olShutDown());
-  return check_summary("device");
+  OLC_OK(olShutDown());
+  return olc_summary("device");
 }

@@ -1,6 +1,6 @@
 /* olInit / olShutDown: reference counting, re-initialisation, the
  * UNINITIALIZED result and interning of error results. */
-#include "check.h"
+#include "oldevices.h"
 
 #include <pthread.h>
 #include <sys/wait.h>
@@ -36,7 +36,7 @@ static void check_all_uninitialized(ol_result_t expect) {
   ol_kernel_launch_size_args_t ls = {1, dims, dims, 0};
   ol_event_handle_t ev = NULL;
   (void)loc;
-#define U(call) CHECK_PTR_EQ((call), expect)
+#define U(call) OLC_PTR_EQ((call), expect)
   U(olShutDown());
   U(olShutDownWithCodeLoc(&loc));
   U(olIterateDevices(count_cb, &sz));
@@ -82,118 +82,118 @@ static void check_all_uninitialized(ol_result_t expect) {
 
 static void test_before_init(void) {
   ol_result_t r = olShutDown();
-  CHECK_ERR(r, OL_ERRC_UNINITIALIZED, UNINIT_TEXT);
+  OLC_ERR(r, OL_ERRC_UNINITIALIZED, UNINIT_TEXT);
   ol_result_t r2 = any_call();
-  CHECK_ERR(r2, OL_ERRC_UNINITIALIZED, UNINIT_TEXT);
-  CHECK_PTR_EQ(r2, r);
+  OLC_ERR(r2, OL_ERRC_UNINITIALIZED, UNINIT_TEXT);
+  OLC_PTR_EQ(r2, r);
   if (r)
     check_all_uninitialized(r);
 }
 
 static void test_init_shutdown(void) {
-  CHECK_SUCCESS(olInit());
+  OLC_OK(olInit());
   int n = 0;
-  CHECK_SUCCESS(olIterateDevices(count_cb, &n));
-  CHECK(n >= 1);
-  CHECK_SUCCESS(olShutDown());
-  CHECK_ERR(any_call(), OL_ERRC_UNINITIALIZED, UNINIT_TEXT);
+  OLC_OK(olIterateDevices(count_cb, &n));
+  OLC_TRUE(n >= 1);
+  OLC_OK(olShutDown());
+  OLC_ERR(any_call(), OL_ERRC_UNINITIALIZED, UNINIT_TEXT);
 }
 
 static void test_refcount(void) {
   ol_result_t uninit = olShutDown(); /* not initialised here */
-  CHECK_ERR(uninit, OL_ERRC_UNINITIALIZED, UNINIT_TEXT);
+  OLC_ERR(uninit, OL_ERRC_UNINITIALIZED, UNINIT_TEXT);
 
-  CHECK_SUCCESS(olInit());
-  CHECK_SUCCESS(olInit());
-  CHECK_SUCCESS(olInit());
-  CHECK_SUCCESS(olShutDown());
-  CHECK_SUCCESS(any_call()); /* still two references */
-  CHECK(host_device() != NULL);
-  CHECK_SUCCESS(olShutDown());
-  CHECK_SUCCESS(any_call()); /* still one reference */
-  CHECK_SUCCESS(olShutDown());
+  OLC_OK(olInit());
+  OLC_OK(olInit());
+  OLC_OK(olInit());
+  OLC_OK(olShutDown());
+  OLC_OK(any_call()); /* still two references */
+  OLC_TRUE(olc_host_device() != NULL);
+  OLC_OK(olShutDown());
+  OLC_OK(any_call()); /* still one reference */
+  OLC_OK(olShutDown());
   /* refcount is 0 now */
-  CHECK_PTR_EQ(any_call(), uninit);
+  OLC_PTR_EQ(any_call(), uninit);
   /* extra shutdowns never drive the count negative */
-  CHECK_PTR_EQ(olShutDown(), uninit);
-  CHECK_PTR_EQ(olShutDown(), uninit);
-  CHECK_SUCCESS(olInit());
-  CHECK_SUCCESS(any_call());
-  CHECK_SUCCESS(olShutDown());
-  CHECK_PTR_EQ(any_call(), uninit);
+  OLC_PTR_EQ(olShutDown(), uninit);
+  OLC_PTR_EQ(olShutDown(), uninit);
+  OLC_OK(olInit());
+  OLC_OK(any_call());
+  OLC_OK(olShutDown());
+  OLC_PTR_EQ(any_call(), uninit);
   check_all_uninitialized(uninit);
 }
 
 static void test_reinit_cycles(void) {
   ol_result_t uninit = any_call();
-  CHECK_ERR(uninit, OL_ERRC_UNINITIALIZED, UNINIT_TEXT);
+  OLC_ERR(uninit, OL_ERRC_UNINITIALIZED, UNINIT_TEXT);
   for (int i = 0; i < 10; i++) {
-    CHECK_SUCCESS(olInit());
-    ol_device_handle_t d = host_device();
-    CHECK(d != NULL);
+    OLC_OK(olInit());
+    ol_device_handle_t d = olc_host_device();
+    OLC_TRUE(d != NULL);
     ol_device_type_t t = OL_DEVICE_TYPE_FORCE_UINT32;
-    CHECK_SUCCESS(olGetDeviceInfo(d, OL_DEVICE_INFO_TYPE, sizeof t, &t));
-    CHECK_EQ(t, OL_DEVICE_TYPE_HOST);
-    CHECK_SUCCESS(olShutDown());
-    CHECK_PTR_EQ(any_call(), uninit);
+    OLC_OK(olGetDeviceInfo(d, OL_DEVICE_INFO_TYPE, sizeof t, &t));
+    OLC_EQ(t, OL_DEVICE_TYPE_HOST);
+    OLC_OK(olShutDown());
+    OLC_PTR_EQ(any_call(), uninit);
   }
 }
 
 static void test_with_code_loc_init(void) {
   ol_code_location_t loc = {"test_with_code_loc_init", __FILE__, __LINE__, 1};
-  CHECK_SUCCESS(olInitWithCodeLoc(&loc));
-  CHECK_SUCCESS(any_call());
-  CHECK_SUCCESS(olShutDownWithCodeLoc(&loc));
-  CHECK_ERR(any_call(), OL_ERRC_UNINITIALIZED, UNINIT_TEXT);
-  CHECK_SUCCESS(olInitWithCodeLoc(NULL));
-  CHECK_SUCCESS(olShutDownWithCodeLoc(NULL));
-  CHECK_ERR(olShutDownWithCodeLoc(NULL), OL_ERRC_UNINITIALIZED, UNINIT_TEXT);
+  OLC_OK(olInitWithCodeLoc(&loc));
+  OLC_OK(any_call());
+  OLC_OK(olShutDownWithCodeLoc(&loc));
+  OLC_ERR(any_call(), OL_ERRC_UNINITIALIZED, UNINIT_TEXT);
+  OLC_OK(olInitWithCodeLoc(NULL));
+  OLC_OK(olShutDownWithCodeLoc(NULL));
+  OLC_ERR(olShutDownWithCodeLoc(NULL), OL_ERRC_UNINITIALIZED, UNINIT_TEXT);
 }
 
 /* Same (Code, Details) gives the same pointer, from any function, and
  * across olShutDown/olInit; results stay readable after shutdown. */
 static void test_interning(void) {
-  CHECK_SUCCESS(olInit());
+  OLC_OK(olInit());
   ol_device_type_t t;
   size_t sz;
   ol_result_t a = olGetDeviceInfo(NULL, OL_DEVICE_INFO_TYPE, sizeof t, &t);
   ol_result_t b = olGetDeviceInfo(NULL, OL_DEVICE_INFO_NAME, 99, &t);
   ol_result_t c = olGetDeviceInfoSize(NULL, OL_DEVICE_INFO_TYPE, &sz);
   ol_result_t d = olMemAlloc(NULL, OL_ALLOC_TYPE_DEVICE, 16, (void **)&sz);
-  CHECK_ERR(a, OL_ERRC_INVALID_NULL_HANDLE, VF("NULL == Device"));
-  CHECK_PTR_EQ(b, a);
-  CHECK_PTR_EQ(c, a);
-  CHECK_PTR_EQ(d, a);
+  OLC_ERR(a, OL_ERRC_INVALID_NULL_HANDLE, OLC_VF("NULL == Device"));
+  OLC_PTR_EQ(b, a);
+  OLC_PTR_EQ(c, a);
+  OLC_PTR_EQ(d, a);
 
   /* different code/text -> a different result */
-  ol_result_t e = olGetDeviceInfo(host_device(), OL_DEVICE_INFO_TYPE, 0, &t);
-  CHECK_ERR(e, OL_ERRC_INVALID_SIZE, VF("PropSize == 0"));
-  CHECK(e != a);
+  ol_result_t e = olGetDeviceInfo(olc_host_device(), OL_DEVICE_INFO_TYPE, 0, &t);
+  OLC_ERR(e, OL_ERRC_INVALID_SIZE, OLC_VF("PropSize == 0"));
+  OLC_TRUE(e != a);
   ol_result_t f = olMemAlloc(NULL, OL_ALLOC_TYPE_DEVICE, 0, NULL);
-  CHECK_ERR(f, OL_ERRC_INVALID_SIZE, VF("Size == 0"));
-  CHECK(f != e);
+  OLC_ERR(f, OL_ERRC_INVALID_SIZE, OLC_VF("Size == 0"));
+  OLC_TRUE(f != e);
 
   /* implementation errors are interned as well */
   int x = 0;
   ol_result_t g = olMemFree(&x);
-  CHECK_ERR(g, OL_ERRC_INVALID_ARGUMENT, "address is not a known allocation");
-  CHECK_PTR_EQ(olMemFree(&t), g);
-  CHECK_SUCCESS(olShutDown());
+  OLC_ERR(g, OL_ERRC_INVALID_ARGUMENT, "address is not a known allocation");
+  OLC_PTR_EQ(olMemFree(&t), g);
+  OLC_OK(olShutDown());
 
   /* still readable after the last shutdown */
-  CHECK_EQ(a->Code, OL_ERRC_INVALID_NULL_HANDLE);
-  CHECK_STREQ(a->Details, VF("NULL == Device"));
-  CHECK_STREQ(g->Details, "address is not a known allocation");
+  OLC_EQ(a->Code, OL_ERRC_INVALID_NULL_HANDLE);
+  OLC_STREQ(a->Details, OLC_VF("NULL == Device"));
+  OLC_STREQ(g->Details, "address is not a known allocation");
 
   /* and identical after re-initialisation */
-  CHECK_SUCCESS(olInit());
-  CHECK_PTR_EQ(olGetDeviceInfo(NULL, OL_DEVICE_INFO_TYPE, sizeof t, &t), a);
-  CHECK_PTR_EQ(olGetDeviceInfo(host_device(), OL_DEVICE_INFO_VENDOR, 0, &t), e);
-  CHECK_PTR_EQ(olMemFree(&x), g);
-  CHECK_SUCCESS(olShutDown());
-  CHECK_SUCCESS(olInit());
-  CHECK_PTR_EQ(olMemAlloc(NULL, OL_ALLOC_TYPE_HOST, 0, NULL), f);
-  CHECK_SUCCESS(olShutDown());
+  OLC_OK(olInit());
+  OLC_PTR_EQ(olGetDeviceInfo(NULL, OL_DEVICE_INFO_TYPE, sizeof t, &t), a);
+  OLC_PTR_EQ(olGetDeviceInfo(olc_host_device(), OL_DEVICE_INFO_VENDOR, 0, &t), e);
+  OLC_PTR_EQ(olMemFree(&x), g);
+  OLC_OK(olShutDown());
+  OLC_OK(olInit());
+  OLC_PTR_EQ(olMemAlloc(NULL, OL_ALLOC_TYPE_HOST, 0, NULL), f);
+  OLC_OK(olShutDown());
 }
 
 /* Several threads initialise, use and shut down the library concurrently;
@@ -206,14 +206,14 @@ static void *thread_cycles(void *arg) {
   for (int i = 0; i < CYCLES; i++) {
     if (olInit() != NULL)
       failures++;
-    ol_device_handle_t d = host_device();
+    ol_device_handle_t d = olc_host_device();
     ol_device_type_t t = OL_DEVICE_TYPE_FORCE_UINT32;
     if (!d || olGetDeviceInfo(d, OL_DEVICE_INFO_TYPE, sizeof t, &t) != NULL ||
         t != OL_DEVICE_TYPE_HOST)
       failures++;
     ol_result_t r = olGetDeviceInfo(NULL, OL_DEVICE_INFO_TYPE, sizeof t, &t);
     if (!r || r->Code != OL_ERRC_INVALID_NULL_HANDLE ||
-        strcmp(r->Details, VF("NULL == Device")) != 0)
+        strcmp(r->Details, OLC_VF("NULL == Device")) != 0)
       failures++;
     if (olShutDown() != NULL)
       failures++;
@@ -224,57 +224,57 @@ static void *thread_cycles(void *arg) {
 static void test_threads(void) {
   pthread_t th[THREADS];
   for (int i = 0; i < THREADS; i++)
-    CHECK_EQ(pthread_create(&th[i], NULL, thread_cycles, NULL), 0);
+    OLC_EQ(pthread_create(&th[i], NULL, thread_cycles, NULL), 0);
   for (int i = 0; i < THREADS; i++) {
     void *ret = (void *)1;
-    CHECK_EQ(pthread_join(th[i], &ret), 0);
-    CHECK_EQ((long)ret, 0);
+    OLC_EQ(pthread_join(th[i], &ret), 0);
+    OLC_EQ((long)ret, 0);
   }
-  CHECK_ERR(olShutDown(), OL_ERRC_UNINITIALIZED, UNINIT_TEXT);
-  CHECK_ERR(any_call(), OL_ERRC_UNINITIALIZED, UNINIT_TEXT);
+  OLC_ERR(olShutDown(), OL_ERRC_UNINITIALIZED, UNINIT_TEXT);
+  OLC_ERR(any_call(), OL_ERRC_UNINITIALIZED, UNINIT_TEXT);
 }
 
 /* ---------------- only our library (LLVM crashes or differs) ------------ */
 
 /* A device handle from before the last full shutdown is rejected. */
 static void ours_stale_handle_after_reinit(void) {
-  CHECK_SUCCESS(olInit());
-  ol_device_handle_t old = host_device();
-  ol_platform_handle_t oldp = platform_of(old);
-  CHECK(old != NULL);
-  CHECK_SUCCESS(olShutDown());
-  CHECK_SUCCESS(olInit());
+  OLC_OK(olInit());
+  ol_device_handle_t old = olc_host_device();
+  ol_platform_handle_t oldp = olc_platform_of(old);
+  OLC_TRUE(old != NULL);
+  OLC_OK(olShutDown());
+  OLC_OK(olInit());
   ol_device_type_t t = OL_DEVICE_TYPE_FORCE_UINT32;
   char want[160];
   snprintf(want, sizeof want,
            "Device (0x%" PRIxPTR ") is a device handle from an earlier "
            "initialisation of the library",
            (uintptr_t)old);
-  CHECK_ERR(olGetDeviceInfo(old, OL_DEVICE_INFO_TYPE, sizeof t, &t),
-            OL_ERRC_INVALID_DEVICE, want);
-  CHECK_EQ(t, OL_DEVICE_TYPE_FORCE_UINT32);
+  OLC_ERR(olGetDeviceInfo(old, OL_DEVICE_INFO_TYPE, sizeof t, &t),
+          OL_ERRC_INVALID_DEVICE, want);
+  OLC_EQ(t, OL_DEVICE_TYPE_FORCE_UINT32);
   size_t sz = 0;
-  CHECK_ERR(olGetDeviceInfoSize(old, OL_DEVICE_INFO_NAME, &sz),
-            OL_ERRC_INVALID_DEVICE, want);
+  OLC_ERR(olGetDeviceInfoSize(old, OL_DEVICE_INFO_NAME, &sz),
+          OL_ERRC_INVALID_DEVICE, want);
   snprintf(want, sizeof want,
            "Platform (0x%" PRIxPTR ") is a platform handle from an earlier "
            "initialisation of the library",
            (uintptr_t)oldp);
   char name[64];
-  CHECK_ERR(olGetPlatformInfo(oldp, OL_PLATFORM_INFO_NAME, sizeof name, name),
-            OL_ERRC_INVALID_PLATFORM, want);
+  OLC_ERR(olGetPlatformInfo(oldp, OL_PLATFORM_INFO_NAME, sizeof name, name),
+          OL_ERRC_INVALID_PLATFORM, want);
   /* the new handle works */
-  ol_device_handle_t now = host_device();
-  CHECK_SUCCESS(olGetDeviceInfo(now, OL_DEVICE_INFO_TYPE, sizeof t, &t));
-  CHECK_EQ(t, OL_DEVICE_TYPE_HOST);
-  CHECK_SUCCESS(olShutDown());
+  ol_device_handle_t now = olc_host_device();
+  OLC_OK(olGetDeviceInfo(now, OL_DEVICE_INFO_TYPE, sizeof t, &t));
+  OLC_EQ(t, OL_DEVICE_TYPE_HOST);
+  OLC_OK(olShutDown());
 }
 
 /* After fork() the child gets OL_ERRC_UNSUPPORTED (fork/spawn advice) and
  * must not hang. */
 static void ours_fork_child(void) {
-  CHECK_SUCCESS(olInit());
-  ol_device_handle_t d = host_device();
+  OLC_OK(olInit());
+  ol_device_handle_t d = olc_host_device();
   fflush(stdout);
   pid_t pid = fork();
   if (pid == 0) {
@@ -292,38 +292,38 @@ static void ours_fork_child(void) {
       st |= 4;
     if (st)
       printf("  child: got %s \"%s\" / olInit %s\n",
-             chk_errc_name(chk_code(r)), chk_details(r),
-             chk_errc_name(chk_code(r2)));
+             olc_code_name(olc_code(r)), olc_details(r),
+             olc_code_name(olc_code(r2)));
     fflush(stdout);
     _exit(st);
   }
-  CHECK(pid > 0);
+  OLC_TRUE(pid > 0);
   int status = 0;
   if (pid > 0) {
-    CHECK(waitpid(pid, &status, 0) == pid);
-    CHECK(WIFEXITED(status));
+    OLC_TRUE(waitpid(pid, &status, 0) == pid);
+    OLC_TRUE(WIFEXITED(status));
     if (WIFSIGNALED(status))
       printf("  child died with signal %d\n", WTERMSIG(status));
-    CHECK_EQ(WIFEXITED(status) ? (WEXITSTATUS(status) & 1) : 1, 0);
-    CHECK_EQ(WIFEXITED(status) ? (WEXITSTATUS(status) & 2) : 2, 0);
-    CHECK_EQ(WIFEXITED(status) ? (WEXITSTATUS(status) & 4) : 4, 0);
+    OLC_EQ(WIFEXITED(status) ? (WEXITSTATUS(status) & 1) : 1, 0);
+    OLC_EQ(WIFEXITED(status) ? (WEXITSTATUS(status) & 2) : 2, 0);
+    OLC_EQ(WIFEXITED(status) ? (WEXITSTATUS(status) & 4) : 4, 0);
   }
   /* the parent is unaffected */
   ol_device_type_t t = OL_DEVICE_TYPE_FORCE_UINT32;
-  CHECK_SUCCESS(olGetDeviceInfo(d, OL_DEVICE_INFO_TYPE, sizeof t, &t));
-  CHECK_EQ(t, OL_DEVICE_TYPE_HOST);
-  CHECK_SUCCESS(olShutDown());
+  OLC_OK(olGetDeviceInfo(d, OL_DEVICE_INFO_TYPE, sizeof t, &t));
+  OLC_EQ(t, OL_DEVICE_TYPE_HOST);
+  OLC_OK(olShutDown());
 }
 
 int main(void) {
-  RUN_TEST(test_before_init);
-  RUN_TEST(test_init_shutdown);
-  RUN_TEST(test_refcount);
-  RUN_TEST(test_reinit_cycles);
-  RUN_TEST(test_with_code_loc_init);
-  RUN_TEST(test_interning);
-  RUN_TEST(test_threads);
-  RUN_TEST_OURS(ours_stale_handle_after_reinit, "LLVM 22.1 crashes on a handle from before a full shutdown");
-  RUN_TEST_OURS(ours_fork_child, "the fork guard is our library's");
-  return check_summary("init");
+  OLC_RUN(test_before_init);
+  OLC_RUN(test_init_shutdown);
+  OLC_RUN(test_refcount);
+  OLC_RUN(test_reinit_cycles);
+  OLC_RUN(test_with_code_loc_init);
+  OLC_RUN(test_interning);
+  OLC_RUN(test_threads);
+  OLC_RUN_ON(ours_stale_handle_after_reinit, OLC_OURS, "LLVM 22.1 crashes on a handle from before a full shutdown");
+  OLC_RUN_ON(ours_fork_child, OLC_OURS, "the fork guard is our library's");
+  return olc_summary("init");
 }

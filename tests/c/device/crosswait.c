@@ -17,7 +17,7 @@
  */
 #include <signal.h>
 
-#include "hcheck.h"
+#include "oldevices.h"
 
 #define DEADLINE_MS 10000 /* for a host function that should return at once */
 #define WATCHDOG_S 80 /* below run.sh's limit, so that the message says why */
@@ -38,8 +38,8 @@ static void watchdog(int sig) {
 /* Ends the program after a hang: the blocked host function holds its
  * queues forever, so nothing can be cleaned up. */
 static void hung(const char *what) {
-  hc_failed(__FILE__, __LINE__, "%s: the host function did not return within %d ms (it hangs "
-            "in a wait that could never end, which must be refused)", what, DEADLINE_MS);
+  olc_fail(__FILE__, __LINE__, "%s: the host function did not return within %d ms (it hangs "
+           "in a wait that could never end, which must be refused)", what, DEADLINE_MS);
   olc_summary("crosswait");
   fflush(stdout);
   _exit(1);
@@ -58,8 +58,8 @@ struct probe {
 
 static void probe_fn(void *user) {
   struct probe *p = user;
-  double t0 = hc_now_ms();
-  while (!atomic_load(&p->ready) && hc_now_ms() - t0 < 10 * DEADLINE_MS)
+  double t0 = olc_now_ms();
+  while (!atomic_load(&p->ready) && olc_now_ms() - t0 < 10 * DEADLINE_MS)
     sched_yield();
   for (int i = 0; i < 2; i++)
     if (p->sync_queue[i])
@@ -75,29 +75,29 @@ static void probe_fn(void *user) {
 
 /* Waits for the host function with a deadline; a hang ends the program. */
 static void await_probe(struct probe *p, const char *what) {
-  double t0 = hc_now_ms();
+  double t0 = olc_now_ms();
   while (!atomic_load(&p->ran)) {
-    if (hc_now_ms() - t0 > DEADLINE_MS)
+    if (olc_now_ms() - t0 > DEADLINE_MS)
       hung(what);
-    hc_sleep_ms(1);
+    olc_sleep_ms(1);
   }
 }
 
 static ol_queue_handle_t new_queue(int b) {
   ol_queue_handle_t q = NULL;
-  OK(olCreateQueue(devs[b], &q));
+  OLC_OK(olCreateQueue(devs[b], &q));
   return q;
 }
 
 static ol_event_handle_t new_event(ol_queue_handle_t q) {
   ol_event_handle_t e = NULL;
-  OK(olCreateEvent(q, &e));
+  OLC_OK(olCreateEvent(q, &e));
   return e;
 }
 
 static void fill(ol_queue_handle_t q, void *buf) {
   uint32_t v = 7;
-  OK(olMemFill(q, buf, sizeof v, &v, 256));
+  OLC_OK(olMemFill(q, buf, sizeof v, &v, 256));
 }
 
 /* Whether the case is wanted (CROSSWAIT_CASE) and its devices present. */
@@ -107,11 +107,8 @@ static bool selected(const char *name) {
 }
 
 static bool present(int b, const char *name) {
-  if (devs[b])
-    return true;
-  hc_skipped(__FILE__, __LINE__, "%s: no %s device in this run", name,
-             hc_backend_name(backends[b]));
-  return false;
+  return OLC_NEEDS(devs[b] != NULL, "a device of backend %s in this run, for %s",
+                   olc_backend_name(backends[b]), name);
 }
 
 /* Platform a runs the host function; b waits for an event recorded on a
@@ -125,14 +122,14 @@ static void show(ol_result_t r) {
 
 static void pair(int a, int b) {
   char name[64];
-  snprintf(name, sizeof name, "%s -> %s", hc_backend_name(backends[a]),
-           hc_backend_name(backends[b]));
+  snprintf(name, sizeof name, "%s -> %s", olc_backend_name(backends[a]),
+           olc_backend_name(backends[b]));
   if (!selected(name) || !present(a, name) || !present(b, name))
     return;
   printf("    %s\n", name);
   fflush(stdout);
   void *buf = NULL;
-  OK(olMemAlloc(devs[b], OL_ALLOC_TYPE_DEVICE, 1024, &buf));
+  OLC_OK(olMemAlloc(devs[b], OL_ALLOC_TYPE_DEVICE, 1024, &buf));
   ol_queue_handle_t qa = new_queue(a), qb = new_queue(b), qb2 = new_queue(b), qc = new_queue(b);
   struct probe p;
   memset(&p, 0, sizeof p);
@@ -142,45 +139,45 @@ static void pair(int a, int b) {
   }
   fill(qb, buf);
   p.sync_ok = new_event(qb); /* before qb's wait */
-  OK(olLaunchHostFunction(qa, probe_fn, &p));
+  OLC_OK(olLaunchHostFunction(qa, probe_fn, &p));
   ol_event_handle_t ea = new_event(qa); /* after the host function */
-  OK(olWaitEvents(qb, &ea, 1));
+  OLC_OK(olWaitEvents(qb, &ea, 1));
   fill(qb, buf);
   ol_event_handle_t eb = new_event(qb); /* after the wait */
-  OK(olWaitEvents(qb2, &eb, 1));        /* within b's platform */
+  OLC_OK(olWaitEvents(qb2, &eb, 1));        /* within b's platform */
   fill(qb2, (char *)buf + 256);
   fill(qc, (char *)buf + 512);
   p.sync_queue[0] = qb, p.sync_queue[1] = qb2, p.sync_event = eb, p.ok_queue = qc;
   atomic_store(&p.ready, 1);
   await_probe(&p, name);
   show(p.queue_res[1]);
-  ERR(p.queue_res[0], OL_ERRC_INVALID_ARGUMENT, "would wait forever");
-  ERR(p.queue_res[1], OL_ERRC_INVALID_ARGUMENT, "would wait forever");
-  ERR(p.event_res, OL_ERRC_INVALID_ARGUMENT, "would wait forever");
-  OK(p.ok_res);
-  OK(p.ok_queue_res);
-  OK(olSyncQueue(qa));
-  OK(olSyncQueue(qb));
-  OK(olSyncQueue(qb2));
-  OK(olSyncQueue(qc));
-  OK(olDestroyEvent(ea)), OK(olDestroyEvent(eb)), OK(olDestroyEvent(p.sync_ok));
-  OK(olDestroyQueue(qa)), OK(olDestroyQueue(qb)), OK(olDestroyQueue(qb2)), OK(olDestroyQueue(qc));
-  OK(olMemFree(buf));
+  OLC_ERR_HAS(p.queue_res[0], OL_ERRC_INVALID_ARGUMENT, "would wait forever");
+  OLC_ERR_HAS(p.queue_res[1], OL_ERRC_INVALID_ARGUMENT, "would wait forever");
+  OLC_ERR_HAS(p.event_res, OL_ERRC_INVALID_ARGUMENT, "would wait forever");
+  OLC_OK(p.ok_res);
+  OLC_OK(p.ok_queue_res);
+  OLC_OK(olSyncQueue(qa));
+  OLC_OK(olSyncQueue(qb));
+  OLC_OK(olSyncQueue(qb2));
+  OLC_OK(olSyncQueue(qc));
+  OLC_OK(olDestroyEvent(ea)), OLC_OK(olDestroyEvent(eb)), OLC_OK(olDestroyEvent(p.sync_ok));
+  OLC_OK(olDestroyQueue(qa)), OLC_OK(olDestroyQueue(qb)), OLC_OK(olDestroyQueue(qb2)), OLC_OK(olDestroyQueue(qc));
+  OLC_OK(olMemFree(buf));
 }
 
 /* a's host function syncs c; c waits for b's event recorded after b's
  * wait for a's event recorded after the host function: a -> b -> c. */
 static void chain(int a, int b, int c) {
   char name[64];
-  snprintf(name, sizeof name, "%s -> %s -> %s", hc_backend_name(backends[a]),
-           hc_backend_name(backends[b]), hc_backend_name(backends[c]));
+  snprintf(name, sizeof name, "%s -> %s -> %s", olc_backend_name(backends[a]),
+           olc_backend_name(backends[b]), olc_backend_name(backends[c]));
   if (!selected(name) || !present(a, name) || !present(b, name) || !present(c, name))
     return;
   printf("    %s\n", name);
   fflush(stdout);
   void *bb = NULL, *bc = NULL;
-  OK(olMemAlloc(devs[b], OL_ALLOC_TYPE_DEVICE, 256, &bb));
-  OK(olMemAlloc(devs[c], OL_ALLOC_TYPE_DEVICE, 256, &bc));
+  OLC_OK(olMemAlloc(devs[b], OL_ALLOC_TYPE_DEVICE, 256, &bb));
+  OLC_OK(olMemAlloc(devs[c], OL_ALLOC_TYPE_DEVICE, 256, &bc));
   ol_queue_handle_t qa = new_queue(a), qb = new_queue(b), qc = new_queue(c);
   struct probe p;
   memset(&p, 0, sizeof p);
@@ -188,26 +185,26 @@ static void chain(int a, int b, int c) {
     atomic_store(&p.ready, 1);
     return;
   }
-  OK(olLaunchHostFunction(qa, probe_fn, &p));
+  OLC_OK(olLaunchHostFunction(qa, probe_fn, &p));
   ol_event_handle_t ea = new_event(qa);
-  OK(olWaitEvents(qb, &ea, 1));
+  OLC_OK(olWaitEvents(qb, &ea, 1));
   fill(qb, bb);
   ol_event_handle_t eb = new_event(qb);
-  OK(olWaitEvents(qc, &eb, 1));
+  OLC_OK(olWaitEvents(qc, &eb, 1));
   fill(qc, bc);
   ol_event_handle_t ec = new_event(qc);
   p.sync_queue[0] = qc, p.sync_event = ec;
   atomic_store(&p.ready, 1);
   await_probe(&p, name);
   show(p.event_res);
-  ERR(p.queue_res[0], OL_ERRC_INVALID_ARGUMENT, "would wait forever");
-  ERR(p.event_res, OL_ERRC_INVALID_ARGUMENT, "would wait forever");
-  OK(olSyncQueue(qa));
-  OK(olSyncQueue(qb));
-  OK(olSyncQueue(qc));
-  OK(olDestroyEvent(ea)), OK(olDestroyEvent(eb)), OK(olDestroyEvent(ec));
-  OK(olDestroyQueue(qa)), OK(olDestroyQueue(qb)), OK(olDestroyQueue(qc));
-  OK(olMemFree(bb)), OK(olMemFree(bc));
+  OLC_ERR_HAS(p.queue_res[0], OL_ERRC_INVALID_ARGUMENT, "would wait forever");
+  OLC_ERR_HAS(p.event_res, OL_ERRC_INVALID_ARGUMENT, "would wait forever");
+  OLC_OK(olSyncQueue(qa));
+  OLC_OK(olSyncQueue(qb));
+  OLC_OK(olSyncQueue(qc));
+  OLC_OK(olDestroyEvent(ea)), OLC_OK(olDestroyEvent(eb)), OLC_OK(olDestroyEvent(ec));
+  OLC_OK(olDestroyQueue(qa)), OLC_OK(olDestroyQueue(qb)), OLC_OK(olDestroyQueue(qc));
+  OLC_OK(olMemFree(bb)), OLC_OK(olMemFree(bc));
 }
 
 /* Host functions on qa and qb sync each other's queue: whichever syncs
@@ -221,8 +218,8 @@ struct mutual {
 
 static void mutual_fn(void *user) {
   struct mutual *m = user;
-  double t0 = hc_now_ms();
-  while (!atomic_load(m->go) && hc_now_ms() - t0 < 10 * DEADLINE_MS)
+  double t0 = olc_now_ms();
+  while (!atomic_load(m->go) && olc_now_ms() - t0 < 10 * DEADLINE_MS)
     sched_yield();
   m->r = olSyncQueue(m->other);
   atomic_store(&m->ran, 1);
@@ -230,8 +227,8 @@ static void mutual_fn(void *user) {
 
 static void mutual(int a, int b) {
   char name[64];
-  snprintf(name, sizeof name, "%s <-> %s", hc_backend_name(backends[a]),
-           hc_backend_name(backends[b]));
+  snprintf(name, sizeof name, "%s <-> %s", olc_backend_name(backends[a]),
+           olc_backend_name(backends[b]));
   if (!selected(name) || !present(a, name) || !present(b, name))
     return;
   printf("    %s\n", name);
@@ -241,22 +238,22 @@ static void mutual(int a, int b) {
     return;
   atomic_int go = 0;
   struct mutual ma = {&go, 0, qb, NULL}, mb = {&go, 0, qa, NULL};
-  OK(olLaunchHostFunction(qa, mutual_fn, &ma));
-  OK(olLaunchHostFunction(qb, mutual_fn, &mb));
+  OLC_OK(olLaunchHostFunction(qa, mutual_fn, &ma));
+  OLC_OK(olLaunchHostFunction(qb, mutual_fn, &mb));
   atomic_store(&go, 1);
-  double t0 = hc_now_ms();
+  double t0 = olc_now_ms();
   while (!atomic_load(&ma.ran) || !atomic_load(&mb.ran)) {
-    if (hc_now_ms() - t0 > DEADLINE_MS)
+    if (olc_now_ms() - t0 > DEADLINE_MS)
       hung(name);
-    hc_sleep_ms(1);
+    olc_sleep_ms(1);
   }
   ol_result_t refused = ma.r ? ma.r : mb.r, other = ma.r ? mb.r : ma.r;
   show(refused);
-  ERR(refused, OL_ERRC_INVALID_ARGUMENT, "would wait forever");
-  OK(other);
-  OK(olSyncQueue(qa));
-  OK(olSyncQueue(qb));
-  OK(olDestroyQueue(qa)), OK(olDestroyQueue(qb));
+  OLC_ERR_HAS(refused, OL_ERRC_INVALID_ARGUMENT, "would wait forever");
+  OLC_OK(other);
+  OLC_OK(olSyncQueue(qa));
+  OLC_OK(olSyncQueue(qb));
+  OLC_OK(olDestroyQueue(qa)), OLC_OK(olDestroyQueue(qb));
 }
 
 static void test_host_functions_syncing_each_other(void) {
@@ -282,17 +279,17 @@ static void test_chains(void) {
 int main(int argc, char **argv) {
   signal(SIGALRM, watchdog);
   alarm(WATCHDOG_S);
-  hc_start(argc, argv);
-  hc_backend = OL_PLATFORM_BACKEND_HOST;
+  olc_start(argc, argv);
+  olc_backend = OL_PLATFORM_BACKEND_HOST;
   /* the host device always; of each GPU backend the first selected device */
-  devs[0] = hc_host;
-  hc_devlist l;
-  hc_list_devices(&l);
-  for (int i = 0; i < hc_nsel; i++)
+  devs[0] = olc_host;
+  olc_devlist l;
+  olc_list_devices(&l);
+  for (int i = 0; i < olc_nsel; i++)
     for (int b = 1; b < 3; b++)
-      if (!devs[b] && hc_sel[i].backend == backends[b])
+      if (!devs[b] && olc_sel[i].backend == backends[b])
         for (int j = 0; j < l.n; j++)
-          if (l.sel[j].backend == hc_sel[i].backend && l.sel[j].index == hc_sel[i].index)
+          if (l.sel[j].backend == olc_sel[i].backend && l.sel[j].index == olc_sel[i].index)
             devs[b] = l.dev[j];
   for (int b = 0; b < 3; b++)
     if (devs[b]) {
@@ -302,10 +299,10 @@ int main(int argc, char **argv) {
       for (int j = 0; j < l.n; j++)
         if (l.dev[j] == devs[b])
           idx = l.sel[j].index;
-      printf("-- device %s:%u (%s)\n", hc_backend_name(backends[b]), idx, n);
+      printf("-- device %s:%u (%s)\n", olc_backend_name(backends[b]), idx, n);
     }
-  RUN(test_pairs);
-  RUN(test_chains);
-  RUN(test_host_functions_syncing_each_other);
-  return hc_finish("crosswait");
+  OLC_RUN(test_pairs);
+  OLC_RUN(test_chains);
+  OLC_RUN(test_host_functions_syncing_each_other);
+  return olc_finish("crosswait");
 }

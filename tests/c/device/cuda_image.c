@@ -6,28 +6,16 @@
  * SPDX-License-Identifier: Apache-2.0 */
 #include <elf.h>
 
-#include "hcheck.h"
-
-static uint64_t rng_state;
-
-static uint64_t rng(void) {
-  /* xorshift64* */
-  rng_state ^= rng_state >> 12;
-  rng_state ^= rng_state << 25;
-  rng_state ^= rng_state >> 27;
-  return rng_state * 0x2545f4914f6cdd1dull;
-}
-
-#define CUDA_ONLY() OLC_ONLY(OLC_CUDA, "CUDA images")
+#include "mutate.h"
 
 /* olCreateProgram refuses img with INVALID_BINARY naming `want`, and
  * olIsValidBinary says false. */
 static void refused(const void *img, size_t n, const char *want) {
   ol_program_handle_t p = NULL;
-  ERR(olCreateProgram(hc_dev, img, n, &p), OL_ERRC_INVALID_BINARY, want);
+  OLC_ERR_HAS(olCreateProgram(olc_dev, img, n, &p), OL_ERRC_INVALID_BINARY, want);
   bool valid = true;
-  OK(olIsValidBinary(hc_dev, img, n, &valid));
-  TRUE(!valid);
+  OLC_OK(olIsValidBinary(olc_dev, img, n, &valid));
+  OLC_TRUE(!valid);
 }
 
 /* A fatbin with one ELF entry holding payload (64-byte entry header). */
@@ -49,12 +37,13 @@ static uint8_t *fatbin_of(const uint8_t *payload, size_t n, size_t *size) {
 
 /* The kernel image when it is a 64-bit ELF (a cubin), else NULL. */
 static uint8_t *cubin(size_t *n) {
-  uint8_t *img = hc_image("foo", n);
+  uint8_t *img = olc_image("foo", n);
   if (!img)
     return NULL;
-  if (*n < sizeof(Elf64_Ehdr) || memcmp(img, ELFMAG, SELFMAG) || img[EI_CLASS] != ELFCLASS64) {
+  if (!OLC_NEEDS(*n >= sizeof(Elf64_Ehdr) && !memcmp(img, ELFMAG, SELFMAG) &&
+                     img[EI_CLASS] == ELFCLASS64,
+                 "a cubin kernel image for the ELF cases (this one is PTX)")) {
     free(img);
-    hc_skipped(__FILE__, __LINE__, "the kernel image is not a cubin (PTX): the ELF cases need one");
     return NULL;
   }
   return img;
@@ -69,7 +58,7 @@ static uint8_t *cubin(size_t *n) {
   } while (0)
 
 static void test_damaged_headers(void) {
-  CUDA_ONLY();
+  OLC_ONLY(OLC_CUDA, "CUDA images");
   size_t n = 0;
   uint8_t *clean = cubin(&n);
   if (!clean)
@@ -130,12 +119,12 @@ static void test_damaged_headers(void) {
   memcpy(img, clean, n);
   SET(img, e_phnum, 0xffff);
   uint8_t *fb = fatbin_of(img, n, &fn);
-  if (TRUE(fb != NULL)) {
+  if (OLC_TRUE(fb != NULL)) {
     refused(fb, fn, "fatbin entry 0 at 0x10: e_phoff");
     free(fb);
   }
   fb = fatbin_of(clean, n, &fn);
-  if (TRUE(fb != NULL)) {
+  if (OLC_TRUE(fb != NULL)) {
     uint64_t fat = 1ull << 40;
     memcpy(fb + 8, &fat, 8);
     refused(fb, fn, "fatbin header size 16 + entries size 0x10000000000 runs past ProgDataSize");
@@ -145,100 +134,93 @@ static void test_damaged_headers(void) {
   free(clean);
 }
 
+/* The header fields a mutation changes: ELF header fields, and p_offset,
+ * p_filesz, sh_offset and sh_size of the clean image's headers. */
+static const struct {
+  size_t off, size;
+} fields[] = {
+    {offsetof(Elf64_Ehdr, e_phoff), 8},     {offsetof(Elf64_Ehdr, e_shoff), 8},
+    {offsetof(Elf64_Ehdr, e_phentsize), 2}, {offsetof(Elf64_Ehdr, e_phnum), 2},
+    {offsetof(Elf64_Ehdr, e_shentsize), 2}, {offsetof(Elf64_Ehdr, e_shnum), 2},
+    {offsetof(Elf64_Ehdr, e_shstrndx), 2},
+};
+
+/* Sets 1 to 3 header fields of img to random, extreme or nearby values. */
+static void set_fields(uint8_t *img, size_t n, uint64_t *rng, void *user) {
+  const Elf64_Ehdr *eh = user; /* the clean image's */
+  for (int k = 1 + (int)(mut_rng(rng) % 3); k > 0; k--) {
+    size_t off, size;
+    switch (mut_rng(rng) % 3) {
+    case 0: {
+      size_t f = mut_rng(rng) % (sizeof fields / sizeof fields[0]);
+      off = fields[f].off, size = fields[f].size;
+      break;
+    }
+    case 1: /* p_offset or p_filesz of a program header of the clean image */
+      off = eh->e_phoff + (mut_rng(rng) % eh->e_phnum) * sizeof(Elf64_Phdr) +
+            (mut_rng(rng) % 2 ? offsetof(Elf64_Phdr, p_offset) : offsetof(Elf64_Phdr, p_filesz));
+      size = 8;
+      break;
+    default: /* sh_offset or sh_size of a section header of the clean image */
+      off = eh->e_shoff + (mut_rng(rng) % eh->e_shnum) * sizeof(Elf64_Shdr) +
+            (mut_rng(rng) % 2 ? offsetof(Elf64_Shdr, sh_offset) : offsetof(Elf64_Shdr, sh_size));
+      size = 8;
+    }
+    static const uint64_t extreme[] = {0xffff, 0xffffffffull, 1ull << 30, ~0ull};
+    uint64_t v;
+    switch (mut_rng(rng) % 3) {
+    case 0:
+      v = mut_rng(rng);
+      break;
+    case 1:
+      v = extreme[mut_rng(rng) % 4];
+      break;
+    default:
+      v = n - mut_rng(rng) % 64;
+    }
+    memcpy(img + off, &v, size); /* little-endian: the low bytes */
+  }
+}
+
 /* Random header fields of the cubin set to random, extreme or nearby
- * values: each image is loaded or refused with INVALID_BINARY, and the
- * process survives. */
+ * values (mutate.h's loop): each image is loaded or refused with
+ * INVALID_BINARY, and the process survives. */
 static void test_random_header_fields(void) {
-  CUDA_ONLY();
+  OLC_ONLY(OLC_CUDA, "CUDA images");
   size_t n = 0;
   uint8_t *clean = cubin(&n);
   if (!clean)
     return;
   Elf64_Ehdr eh;
   memcpy(&eh, clean, sizeof eh);
-  static const struct {
-    size_t off, size;
-  } fields[] = {
-      {offsetof(Elf64_Ehdr, e_phoff), 8},     {offsetof(Elf64_Ehdr, e_shoff), 8},
-      {offsetof(Elf64_Ehdr, e_phentsize), 2}, {offsetof(Elf64_Ehdr, e_phnum), 2},
-      {offsetof(Elf64_Ehdr, e_shentsize), 2}, {offsetof(Elf64_Ehdr, e_shnum), 2},
-      {offsetof(Elf64_Ehdr, e_shstrndx), 2},
-  };
-  uint8_t *img = malloc(n);
-  int loaded = 0, refusals = 0;
-  rng_state = 0x20202020deadbeefull;
-  for (int i = 0; i < 240; i++) {
-    memcpy(img, clean, n);
-    for (int k = 1 + (int)(rng() % 3); k > 0; k--) {
-      size_t off, size;
-      switch (rng() % 3) {
-      case 0: {
-        size_t f = rng() % (sizeof fields / sizeof fields[0]);
-        off = fields[f].off, size = fields[f].size;
-        break;
-      }
-      case 1: /* p_offset or p_filesz of a program header of the clean image */
-        off = eh.e_phoff + (rng() % eh.e_phnum) * sizeof(Elf64_Phdr) +
-              (rng() % 2 ? offsetof(Elf64_Phdr, p_offset) : offsetof(Elf64_Phdr, p_filesz));
-        size = 8;
-        break;
-      default: /* sh_offset or sh_size of a section header of the clean image */
-        off = eh.e_shoff + (rng() % eh.e_shnum) * sizeof(Elf64_Shdr) +
-              (rng() % 2 ? offsetof(Elf64_Shdr, sh_offset) : offsetof(Elf64_Shdr, sh_size));
-        size = 8;
-      }
-      static const uint64_t extreme[] = {0xffff, 0xffffffffull, 1ull << 30, ~0ull};
-      uint64_t v;
-      switch (rng() % 3) {
-      case 0:
-        v = rng();
-        break;
-      case 1:
-        v = extreme[rng() % 4];
-        break;
-      default:
-        v = n - rng() % 64;
-      }
-      memcpy(img + off, &v, size); /* little-endian: the low bytes */
-    }
-    ol_program_handle_t p = NULL;
-    ol_result_t r = olCreateProgram(hc_dev, img, n, &p);
-    if (!r) {
-      loaded++;
-      OK(olDestroyProgram(p));
-    } else if (TRUE(r->Code == OL_ERRC_INVALID_BINARY && r->Details && r->Details[0])) {
-      refusals++;
-    } else {
-      printf("    try %d: OL_ERRC_%s \"%s\"\n", i, hc_code_name(r->Code), r->Details ? r->Details : "");
-    }
-  }
-  printf("    240 header mutations: %d refused, %d loaded\n", refusals, loaded);
-  free(img);
+  mut_loop m = {clean, n, 240, 0x20202020deadbeefull, set_fields, NULL, &eh};
+  mut_tally t = mut_run(&m);
+  printf("    240 header mutations: %d refused, %d loaded\n", t.refused, t.loaded);
   free(clean);
 }
 
 /* The clean image still loads and runs. */
 static void test_clean_still_loads(void) {
-  CUDA_ONLY();
-  ol_program_handle_t p = hc_program("foo");
-  ol_symbol_handle_t k = hc_kernel(p, "foo");
+  OLC_ONLY(OLC_CUDA, "CUDA images");
+  ol_program_handle_t p = olc_program("foo");
+  ol_symbol_handle_t k = olc_kernel(p, "foo");
   uint32_t out[32] = {0};
-  uint32_t *o = hc_buf(out, sizeof out);
-  ol_kernel_launch_size_args_t l = hc_size1(2, 16);
-  bool ran = k && o && OK(olLaunchKernel(NULL, hc_dev, k, &o, sizeof o, &l));
-  hc_unbuf(out, o, sizeof out);
+  uint32_t *o = olc_buf(out, sizeof out);
+  ol_kernel_launch_size_args_t l = olc_size1(2, 16);
+  bool ran = k && o && OLC_OK(olLaunchKernel(NULL, olc_dev, k, &o, sizeof o, &l));
+  olc_unbuf(out, o, sizeof out);
   if (ran)
-    EQ_ARRAY(out, 32, i);
+    OLC_EQ_ARRAY(out, 32, i);
   if (p)
-    OK(olDestroyProgram(p));
+    OLC_OK(olDestroyProgram(p));
 }
 
 int main(int argc, char **argv) {
-  hc_start(argc, argv);
-  while (hc_next_device()) {
-    RUN(test_damaged_headers);
-    RUN(test_random_header_fields);
-    RUN(test_clean_still_loads);
+  olc_start(argc, argv);
+  while (olc_next_device()) {
+    OLC_RUN(test_damaged_headers);
+    OLC_RUN(test_random_header_fields);
+    OLC_RUN(test_clean_still_loads);
   }
-  return hc_finish("cuda_image");
+  return olc_finish("cuda_image");
 }

@@ -1,194 +1,194 @@
 /* Events of the device under test: olCreateEvent, olSyncEvent, olDestroyEvent,
  * olGetEventInfo(Size).
  * SPDX-License-Identifier: Apache-2.0 */
-#include "hcheck.h"
+#include "oldevices.h"
 
 static void test_create(void) {
-  ol_queue_handle_t q = hc_queue();
+  ol_queue_handle_t q = olc_queue();
   ol_event_handle_t e1 = NULL, e2 = NULL;
   /* on an empty queue */
-  OK(olCreateEvent(q, &e1));
-  TRUE(e1 != NULL);
+  OLC_OK(olCreateEvent(q, &e1));
+  OLC_TRUE(e1 != NULL);
   /* after some work */
   uint32_t a = 3, b = 0;
-  OK(olMemcpy(q, &b, hc_host, &a, hc_host, sizeof a));
-  OK(olCreateEvent(q, &e2));
-  TRUE(e2 != NULL && e2 != e1);
-  OK(olSyncEvent(e2));
-  EQ(b, 3);
-  OK(olSyncEvent(e1));
-  OK(olDestroyEvent(e1));
-  OK(olDestroyEvent(e2));
-  OK(olDestroyQueue(q));
+  OLC_OK(olMemcpy(q, &b, olc_host, &a, olc_host, sizeof a));
+  OLC_OK(olCreateEvent(q, &e2));
+  OLC_TRUE(e2 != NULL && e2 != e1);
+  OLC_OK(olSyncEvent(e2));
+  OLC_EQ(b, 3);
+  OLC_OK(olSyncEvent(e1));
+  OLC_OK(olDestroyEvent(e1));
+  OLC_OK(olDestroyEvent(e2));
+  OLC_OK(olDestroyQueue(q));
 }
 
 static void test_create_errors(void) {
-  ol_queue_handle_t q = hc_queue();
+  ol_queue_handle_t q = olc_queue();
   ol_event_handle_t e = (ol_event_handle_t)0x1;
-  OK(olDestroyQueue(q));
-  ERR(olCreateEvent(q, &e), OL_ERRC_INVALID_QUEUE, "destroyed");
-  EQ((uintptr_t)e, 1); /* a refused call leaves the handle alone */
+  OLC_OK(olDestroyQueue(q));
+  OLC_ERR_HAS(olCreateEvent(q, &e), OL_ERRC_INVALID_QUEUE, "destroyed");
+  OLC_EQ((uintptr_t)e, 1); /* a refused call leaves the handle alone */
 }
 
 static void test_sync_repeat(void) {
-  ol_queue_handle_t q = hc_queue();
+  ol_queue_handle_t q = olc_queue();
   enum { N = 4096 };
   /* memory a queue of any device may fill */
-  uint32_t *dst = hc_alloc(OL_ALLOC_TYPE_DEVICE, N * sizeof(uint32_t));
+  uint32_t *dst = olc_alloc(OL_ALLOC_TYPE_DEVICE, N * sizeof(uint32_t));
   if (!dst)
     return;
   uint32_t v = 42;
-  OK(olMemFill(q, dst, sizeof v, &v, N * sizeof(uint32_t)));
+  OLC_OK(olMemFill(q, dst, sizeof v, &v, N * sizeof(uint32_t)));
   ol_event_handle_t e = NULL;
-  OK(olCreateEvent(q, &e));
+  OLC_OK(olCreateEvent(q, &e));
   for (int i = 0; i < 10; i++)
-    OK(olSyncEvent(e));
-  EQ_DARRAY(uint32_t, dst, N, 42u);
-  OK(olMemFree(dst));
-  OK(olDestroyEvent(e));
-  OK(olDestroyQueue(q));
+    OLC_OK(olSyncEvent(e));
+  OLC_EQ_DARRAY(uint32_t, dst, N, 42u);
+  OLC_OK(olMemFree(dst));
+  OLC_OK(olDestroyEvent(e));
+  OLC_OK(olDestroyQueue(q));
 }
 
 static void test_sync_errors(void) {
-  ol_queue_handle_t q = hc_queue();
+  ol_queue_handle_t q = olc_queue();
   ol_event_handle_t e = NULL;
-  OK(olCreateEvent(q, &e));
-  OK(olDestroyEvent(e));
-  ERR(olSyncEvent(e), OL_ERRC_INVALID_EVENT, "destroyed");
-  ERR(olSyncEvent((ol_event_handle_t)q), OL_ERRC_INVALID_EVENT, "queue");
-  OK(olDestroyQueue(q));
+  OLC_OK(olCreateEvent(q, &e));
+  OLC_OK(olDestroyEvent(e));
+  OLC_ERR_HAS(olSyncEvent(e), OL_ERRC_INVALID_EVENT, "destroyed");
+  OLC_ERR_HAS(olSyncEvent((ol_event_handle_t)q), OL_ERRC_INVALID_EVENT, "queue");
+  OLC_OK(olDestroyQueue(q));
 }
 
 static void test_destroy_errors(void) {
-  ol_queue_handle_t q = hc_queue();
+  ol_queue_handle_t q = olc_queue();
   ol_event_handle_t e = NULL;
-  OK(olCreateEvent(q, &e));
-  OK(olDestroyEvent(e));
-  ERR(olDestroyEvent(e), OL_ERRC_INVALID_EVENT, "destroyed");
-  OK(olDestroyQueue(q));
+  OLC_OK(olCreateEvent(q, &e));
+  OLC_OK(olDestroyEvent(e));
+  OLC_ERR_HAS(olDestroyEvent(e), OL_ERRC_INVALID_EVENT, "destroyed");
+  OLC_OK(olDestroyQueue(q));
 }
 
 /* An event covers the work submitted before it, not after it. */
 static void test_event_covers_prior_work_only(void) {
-  ol_queue_handle_t q = hc_queue();
+  ol_queue_handle_t q = olc_queue();
   uint32_t a = 11, b = 0;
-  OK(olMemcpy(q, &b, hc_host, &a, hc_host, sizeof a));
+  OLC_OK(olMemcpy(q, &b, olc_host, &a, olc_host, sizeof a));
   ol_event_handle_t before = NULL, after = NULL;
-  OK(olCreateEvent(q, &before));
-  hc_gate g;
-  if (!hc_gate_close(&g, q))
+  OLC_OK(olCreateEvent(q, &before));
+  olc_gate g;
+  if (!olc_gate_close(&g, q))
     return;
-  OK(olCreateEvent(q, &after));
-  double t0 = hc_now_ms();
-  OK(olSyncEvent(before)); /* must not wait for the gate */
-  TRUE(hc_now_ms() - t0 < 1000);
-  EQ(b, 11);
+  OLC_OK(olCreateEvent(q, &after));
+  double t0 = olc_now_ms();
+  OLC_OK(olSyncEvent(before)); /* must not wait for the gate */
+  OLC_TRUE(olc_now_ms() - t0 < 1000);
+  OLC_EQ(b, 11);
   bool done = true;
-  OK(olGetEventInfo(before, OL_EVENT_INFO_IS_COMPLETE, sizeof done, &done));
-  TRUE(done);
-  OK(olGetEventInfo(after, OL_EVENT_INFO_IS_COMPLETE, sizeof done, &done));
-  TRUE(!done);
-  hc_gate_open(&g);
-  OK(olSyncEvent(after));
-  OK(olGetEventInfo(after, OL_EVENT_INFO_IS_COMPLETE, sizeof done, &done));
-  TRUE(done);
-  OK(olDestroyEvent(before));
-  OK(olDestroyEvent(after));
-  OK(olDestroyQueue(q));
+  OLC_OK(olGetEventInfo(before, OL_EVENT_INFO_IS_COMPLETE, sizeof done, &done));
+  OLC_TRUE(done);
+  OLC_OK(olGetEventInfo(after, OL_EVENT_INFO_IS_COMPLETE, sizeof done, &done));
+  OLC_TRUE(!done);
+  olc_gate_open(&g);
+  OLC_OK(olSyncEvent(after));
+  OLC_OK(olGetEventInfo(after, OL_EVENT_INFO_IS_COMPLETE, sizeof done, &done));
+  OLC_TRUE(done);
+  OLC_OK(olDestroyEvent(before));
+  OLC_OK(olDestroyEvent(after));
+  OLC_OK(olDestroyQueue(q));
 }
 
 /* olSyncEvent blocks until the work is done. */
 static void *open_later(void *arg) {
-  hc_sleep_ms(300);
-  hc_gate_open(arg);
+  olc_sleep_ms(300);
+  olc_gate_open(arg);
   return NULL;
 }
 
 static void test_sync_blocks(void) {
-  ol_queue_handle_t q = hc_queue();
-  hc_gate g;
-  if (!hc_gate_close(&g, q))
+  ol_queue_handle_t q = olc_queue();
+  olc_gate g;
+  if (!olc_gate_close(&g, q))
     return;
   uint32_t a = 8, b = 0;
-  OK(olMemcpy(q, &b, hc_host, &a, hc_host, sizeof a));
+  OLC_OK(olMemcpy(q, &b, olc_host, &a, olc_host, sizeof a));
   ol_event_handle_t e = NULL;
-  OK(olCreateEvent(q, &e));
-  TRUE(hc_gate_wait_entered(&g));
+  OLC_OK(olCreateEvent(q, &e));
+  OLC_TRUE(olc_gate_wait_entered(&g));
   pthread_t t;
-  double t0 = hc_now_ms();
+  double t0 = olc_now_ms();
   pthread_create(&t, NULL, open_later, &g);
-  OK(olSyncEvent(e));
-  double waited = hc_now_ms() - t0;
-  TRUE(waited >= 250);
-  EQ(b, 8);
+  OLC_OK(olSyncEvent(e));
+  double waited = olc_now_ms() - t0;
+  OLC_TRUE(waited >= 250);
+  OLC_EQ(b, 8);
   pthread_join(t, NULL);
-  OK(olDestroyEvent(e));
-  OK(olDestroyQueue(q));
+  OLC_OK(olDestroyEvent(e));
+  OLC_OK(olDestroyQueue(q));
 }
 
 static void test_info(void) {
-  ol_queue_handle_t q = hc_queue();
+  ol_queue_handle_t q = olc_queue();
   ol_event_handle_t e = NULL;
-  OK(olCreateEvent(q, &e));
+  OLC_OK(olCreateEvent(q, &e));
   ol_queue_handle_t owner = NULL;
-  OK(olGetEventInfo(e, OL_EVENT_INFO_QUEUE, sizeof owner, &owner));
-  EQ((uintptr_t)owner, (uintptr_t)q);
+  OLC_OK(olGetEventInfo(e, OL_EVENT_INFO_QUEUE, sizeof owner, &owner));
+  OLC_EQ((uintptr_t)owner, (uintptr_t)q);
   bool done = false;
-  double t0 = hc_now_ms();
+  double t0 = olc_now_ms();
   ol_result_t r;
   do
     r = olGetEventInfo(e, OL_EVENT_INFO_IS_COMPLETE, sizeof done, &done);
-  while (!r && !done && hc_now_ms() - t0 < 5000);
-  OK(r);
-  TRUE(done);
+  while (!r && !done && olc_now_ms() - t0 < 5000);
+  OLC_OK(r);
+  OLC_TRUE(done);
   size_t n = 0;
-  OK(olGetEventInfoSize(e, OL_EVENT_INFO_QUEUE, &n));
-  EQ(n, sizeof(ol_queue_handle_t));
-  OK(olGetEventInfoSize(e, OL_EVENT_INFO_IS_COMPLETE, &n));
-  EQ(n, sizeof(bool));
+  OLC_OK(olGetEventInfoSize(e, OL_EVENT_INFO_QUEUE, &n));
+  OLC_EQ(n, sizeof(ol_queue_handle_t));
+  OLC_OK(olGetEventInfoSize(e, OL_EVENT_INFO_IS_COMPLETE, &n));
+  OLC_EQ(n, sizeof(bool));
 
-  ERR(olGetEventInfo(e, OL_EVENT_INFO_QUEUE, 0, &owner), OL_ERRC_INVALID_SIZE, "PropSize == 0");
-  ERR(olGetEventInfo(e, OL_EVENT_INFO_QUEUE, sizeof owner - 1, &owner), OL_ERRC_INVALID_SIZE, NULL);
-  ERR(olGetEventInfo(e, (ol_event_info_t)HC_BIG, sizeof owner, &owner),
-      OL_ERRC_INVALID_ENUMERATION, "olGetEventInfo enum '2147483647' is invalid");
-  ERR(olGetEventInfoSize(e, (ol_event_info_t)HC_BIG, &n), OL_ERRC_INVALID_ENUMERATION,
-      "olGetEventInfo enum '2147483647' is invalid");
+  OLC_ERR_HAS(olGetEventInfo(e, OL_EVENT_INFO_QUEUE, 0, &owner), OL_ERRC_INVALID_SIZE, "PropSize == 0");
+  OLC_ERR_CODE(olGetEventInfo(e, OL_EVENT_INFO_QUEUE, sizeof owner - 1, &owner), OL_ERRC_INVALID_SIZE);
+  OLC_ERR_HAS(olGetEventInfo(e, (ol_event_info_t)OLC_BIG, sizeof owner, &owner),
+              OL_ERRC_INVALID_ENUMERATION, "olGetEventInfo enum '2147483647' is invalid");
+  OLC_ERR_HAS(olGetEventInfoSize(e, (ol_event_info_t)OLC_BIG, &n), OL_ERRC_INVALID_ENUMERATION,
+              "olGetEventInfo enum '2147483647' is invalid");
   /* QUEUE still answers after the queue is gone */
-  OK(olDestroyQueue(q));
+  OLC_OK(olDestroyQueue(q));
   owner = NULL;
-  OK(olGetEventInfo(e, OL_EVENT_INFO_QUEUE, sizeof owner, &owner));
-  EQ((uintptr_t)owner, (uintptr_t)q);
-  OK(olSyncEvent(e));
-  OK(olDestroyEvent(e));
-  ERR(olGetEventInfo(e, OL_EVENT_INFO_QUEUE, sizeof owner, &owner), OL_ERRC_INVALID_EVENT,
-      "destroyed");
+  OLC_OK(olGetEventInfo(e, OL_EVENT_INFO_QUEUE, sizeof owner, &owner));
+  OLC_EQ((uintptr_t)owner, (uintptr_t)q);
+  OLC_OK(olSyncEvent(e));
+  OLC_OK(olDestroyEvent(e));
+  OLC_ERR_HAS(olGetEventInfo(e, OL_EVENT_INFO_QUEUE, sizeof owner, &owner), OL_ERRC_INVALID_EVENT,
+              "destroyed");
 }
 
 /* Events of a queue whose handle was recycled keep their meaning: an event
  * of an old queue does not wait for work of a later one. */
 static void test_event_outlives_queue_reuse(void) {
-  ol_queue_handle_t q1 = hc_queue();
+  ol_queue_handle_t q1 = olc_queue();
   uint32_t a = 1, b = 0;
-  OK(olMemcpy(q1, &b, hc_host, &a, hc_host, sizeof a));
+  OLC_OK(olMemcpy(q1, &b, olc_host, &a, olc_host, sizeof a));
   ol_event_handle_t e = NULL;
-  OK(olCreateEvent(q1, &e));
-  OK(olSyncQueue(q1));
-  OK(olDestroyQueue(q1));
+  OLC_OK(olCreateEvent(q1, &e));
+  OLC_OK(olSyncQueue(q1));
+  OLC_OK(olDestroyQueue(q1));
   /* likely to get the same underlying queue back */
-  ol_queue_handle_t q2 = hc_queue();
-  hc_gate g;
-  if (!hc_gate_close(&g, q2))
+  ol_queue_handle_t q2 = olc_queue();
+  olc_gate g;
+  if (!olc_gate_close(&g, q2))
     return;
   bool done = false;
-  OK(olGetEventInfo(e, OL_EVENT_INFO_IS_COMPLETE, sizeof done, &done));
-  TRUE(done);
-  double t0 = hc_now_ms();
-  OK(olSyncEvent(e));
-  TRUE(hc_now_ms() - t0 < 1000);
-  hc_gate_open(&g);
-  OK(olSyncQueue(q2));
-  OK(olDestroyEvent(e));
-  OK(olDestroyQueue(q2));
+  OLC_OK(olGetEventInfo(e, OL_EVENT_INFO_IS_COMPLETE, sizeof done, &done));
+  OLC_TRUE(done);
+  double t0 = olc_now_ms();
+  OLC_OK(olSyncEvent(e));
+  OLC_TRUE(olc_now_ms() - t0 < 1000);
+  olc_gate_open(&g);
+  OLC_OK(olSyncQueue(q2));
+  OLC_OK(olDestroyEvent(e));
+  OLC_OK(olDestroyQueue(q2));
 }
 
 static void *event_worker(void *arg) {
@@ -207,24 +207,24 @@ static void *event_worker(void *arg) {
 }
 
 static void test_events_from_threads(void) {
-  ol_queue_handle_t q = hc_queue();
-  EQ(hc_threads(8, event_worker, q, 0), 0);
-  OK(olDestroyQueue(q));
+  ol_queue_handle_t q = olc_queue();
+  OLC_EQ(olc_threads(8, event_worker, q, 0), 0);
+  OLC_OK(olDestroyQueue(q));
 }
 
 int main(int argc, char **argv) {
-  hc_start(argc, argv);
-  while (hc_next_device()) {
-    RUN(test_create);
-    RUN(test_create_errors);
-    RUN(test_sync_repeat);
-    RUN(test_sync_errors);
-    RUN(test_destroy_errors);
-    RUN(test_event_covers_prior_work_only);
-    RUN(test_sync_blocks);
-    RUN(test_info);
-    RUN(test_event_outlives_queue_reuse);
-    RUN(test_events_from_threads);
+  olc_start(argc, argv);
+  while (olc_next_device()) {
+    OLC_RUN(test_create);
+    OLC_RUN(test_create_errors);
+    OLC_RUN(test_sync_repeat);
+    OLC_RUN(test_sync_errors);
+    OLC_RUN(test_destroy_errors);
+    OLC_RUN(test_event_covers_prior_work_only);
+    OLC_RUN(test_sync_blocks);
+    OLC_RUN(test_info);
+    OLC_RUN(test_event_outlives_queue_reuse);
+    OLC_RUN(test_events_from_threads);
   }
-  return hc_finish("event");
+  return olc_finish("event");
 }

@@ -2,7 +2,7 @@
 # run.sh of the gpu-check bundle (made by `make gpu-check`, from
 # tests/c/device/gpu_check_run.sh): runs the device conformance suite on
 # every device found (or those in OFFLOAD_TEST_DEVICES, see
-# tests/c/device/hcheck.h) and the lifecycle tests, against the library in
+# tests/c/common/oldevices.h) and the lifecycle tests, against the library in
 # lib/ next to this script. Needs bash and coreutils only: no Go, compiler
 # or python. Prints each suite's and the total passed/failed/skipped counts
 # and the devices it ran on; exits non-zero on any failure. The folder may

@@ -9,7 +9,7 @@
  * has not returned WATCHDOG_MS after the gate opened, the test fails and
  * the program ends at once (a hang must not eat the run's time limit).
  * SPDX-License-Identifier: Apache-2.0 */
-#include "hcheck.h"
+#include "oldevices.h"
 
 enum {
   N = 100000,        /* elements of each buffer */
@@ -24,25 +24,26 @@ struct foo_args {
 /* ---------------------------------------------------------- helpers --- */
 
 static void fresh_init(void) {
-  OK(olInit());
-  hc_host = NULL;
-  OK(olIterateDevices(hc_find_host, &hc_host));
-  TRUE(hc_refind()); /* the device under test, in this initialisation */
+  OLC_OK(olInit());
+  olc_devlist l;
+  OLC_OK(olc_list_devices(&l));
+  olc_host = olc_host_in(&l);
+  OLC_TRUE(olc_refind()); /* the device under test, in this initialisation */
 }
 
 /* Another device of the backend under test (NULL if it has only one). */
 static ol_device_handle_t other_device(void) {
-  hc_devlist l;
-  hc_list_devices(&l);
+  olc_devlist l;
+  olc_list_devices(&l);
   for (int i = 0; i < l.n; i++)
-    if (l.sel[i].backend == hc_backend && l.dev[i] != hc_dev)
+    if (l.sel[i].backend == olc_backend && l.dev[i] != olc_dev)
       return l.dev[i];
   return NULL;
 }
 
 /* The helper thread: opens gate after OPEN_MS, then waits for `done`. */
 typedef struct opener {
-  hc_gate *gate;
+  olc_gate *gate;
   const char *call; /* what the main thread is blocked in, for the message */
   atomic_int done;
   pthread_t t;
@@ -50,23 +51,23 @@ typedef struct opener {
 
 static void *opener_main(void *arg) {
   opener *o = arg;
-  hc_sleep_ms(OPEN_MS);
-  hc_gate_open(o->gate);
-  double t0 = hc_now_ms();
+  olc_sleep_ms(OPEN_MS);
+  olc_gate_open(o->gate);
+  double t0 = olc_now_ms();
   while (!atomic_load(&o->done)) {
-    if (hc_now_ms() - t0 > WATCHDOG_MS) {
+    if (olc_now_ms() - t0 > WATCHDOG_MS) {
       printf("FAIL %s:%d (%s): %s has not returned %d ms after the gate opened: it waits "
              "forever\n",
-             __FILE__, __LINE__, hc_name, o->call, WATCHDOG_MS);
+             __FILE__, __LINE__, olc_test, o->call, WATCHDOG_MS);
       fflush(stdout);
       _exit(1);
     }
-    hc_sleep_ms(5);
+    olc_sleep_ms(5);
   }
   return NULL;
 }
 
-static void opener_start(opener *o, hc_gate *g, const char *call) {
+static void opener_start(opener *o, olc_gate *g, const char *call) {
   o->gate = g;
   o->call = call;
   atomic_store(&o->done, 0);
@@ -97,9 +98,9 @@ static uint32_t *host_buf(void) {
     if (bad_) {                                                                \
       size_t i = first_; /* for want */                                        \
       (void)i;                                                                 \
-      hc_failed(__FILE__, __LINE__,                                            \
-                "%s: %zu of %d elements wrong, first [%zu] = %u, wanted %u",   \
-                #p, bad_, N, first_, (p)[first_], (uint32_t)(want));           \
+      olc_fail(__FILE__, __LINE__,                                            \
+               "%s: %zu of %d elements wrong, first [%zu] = %u, wanted %u",   \
+               #p, bad_, N, first_, (p)[first_], (uint32_t)(want));           \
     } else {                                                                   \
       olc_pass();                                                               \
     }                                                                          \
@@ -113,34 +114,34 @@ static uint32_t *host_buf(void) {
  * and frees the memory only afterwards. */
 static void test_shutdown_finishes_destroyed_queue(void) {
   fresh_init();
-  ol_program_handle_t p = hc_program("foo");
-  ol_symbol_handle_t k = p ? hc_kernel(p, "foo") : NULL;
-  uint32_t *a = hc_alloc(OL_ALLOC_TYPE_DEVICE, N * sizeof(uint32_t));
-  uint32_t *b = hc_alloc(OL_ALLOC_TYPE_DEVICE, N * sizeof(uint32_t));
+  ol_program_handle_t p = olc_program("foo");
+  ol_symbol_handle_t k = p ? olc_kernel(p, "foo") : NULL;
+  uint32_t *a = olc_alloc(OL_ALLOC_TYPE_DEVICE, N * sizeof(uint32_t));
+  uint32_t *b = olc_alloc(OL_ALLOC_TYPE_DEVICE, N * sizeof(uint32_t));
   uint32_t *ha = host_buf(), *hb = host_buf();
-  ol_queue_handle_t q = hc_queue();
+  ol_queue_handle_t q = olc_queue();
   if (!k || !a || !b || !ha || !hb || !q) {
-    OK(olShutDown());
+    OLC_OK(olShutDown());
     return;
   }
   static atomic_int ran;
   atomic_store(&ran, 0);
-  hc_gate g;
-  hc_gate_close(&g, q);
+  olc_gate g;
+  olc_gate_close(&g, q);
   uint32_t seven = 7;
-  OK(olMemFill(q, b, sizeof seven, &seven, N * sizeof(uint32_t)));
+  OLC_OK(olMemFill(q, b, sizeof seven, &seven, N * sizeof(uint32_t)));
   struct foo_args fa = {a};
-  ol_kernel_launch_size_args_t l = hc_size1(N / 250, 250);
-  OK(olLaunchKernel(q, hc_dev, k, &fa, sizeof fa, &l));
-  OK(olMemcpy(q, ha, hc_host, a, hc_dev, N * sizeof(uint32_t)));
-  OK(olMemcpy(q, hb, hc_host, b, hc_dev, N * sizeof(uint32_t)));
-  OK(olLaunchHostFunction(q, set_flag, &ran));
-  OK(olDestroyQueue(q));
+  ol_kernel_launch_size_args_t l = olc_size1(N / 250, 250);
+  OLC_OK(olLaunchKernel(q, olc_dev, k, &fa, sizeof fa, &l));
+  OLC_OK(olMemcpy(q, ha, olc_host, a, olc_dev, N * sizeof(uint32_t)));
+  OLC_OK(olMemcpy(q, hb, olc_host, b, olc_dev, N * sizeof(uint32_t)));
+  OLC_OK(olLaunchHostFunction(q, set_flag, &ran));
+  OLC_OK(olDestroyQueue(q));
   opener o;
   opener_start(&o, &g, "the final olShutDown");
-  OK(olShutDown());
+  OLC_OK(olShutDown());
   opener_stop(&o);
-  EQ(atomic_load(&ran), 1);
+  OLC_EQ(atomic_load(&ran), 1);
   EXPECT_ALL(ha, i);
   EXPECT_ALL(hb, 7);
   free(ha);
@@ -158,53 +159,52 @@ static void test_shutdown_finishes_destroyed_queue(void) {
  * Either way queue 1's copy sees queue 0's fill. */
 static void cross_queue_wait(bool across, bool shutdown) {
   fresh_init();
-  ol_device_handle_t d1 = across ? other_device() : hc_dev;
-  if (!d1) {
-    hc_skipped(__FILE__, __LINE__, "the backend has one device");
-    OK(olShutDown());
+  ol_device_handle_t d1 = across ? other_device() : olc_dev;
+  if (!OLC_NEEDS(d1 != NULL, "a second device of the backend")) {
+    OLC_OK(olShutDown());
     return;
   }
-  uint32_t *a = hc_alloc(OL_ALLOC_TYPE_DEVICE, N * sizeof(uint32_t));
+  uint32_t *a = olc_alloc(OL_ALLOC_TYPE_DEVICE, N * sizeof(uint32_t));
   uint32_t *ha = host_buf();
-  ol_queue_handle_t q0 = hc_queue(), q1 = NULL;
-  OK(olCreateQueue(d1, &q1));
+  ol_queue_handle_t q0 = olc_queue(), q1 = NULL;
+  OLC_OK(olCreateQueue(d1, &q1));
   if (!a || !ha || !q0 || !q1) {
-    OK(olShutDown());
+    OLC_OK(olShutDown());
     return;
   }
   static atomic_int ran;
   atomic_store(&ran, 0);
-  hc_gate g;
-  hc_gate_close(&g, q0);
+  olc_gate g;
+  olc_gate_close(&g, q0);
   uint32_t five = 5;
-  OK(olMemFill(q0, a, sizeof five, &five, N * sizeof(uint32_t)));
+  OLC_OK(olMemFill(q0, a, sizeof five, &five, N * sizeof(uint32_t)));
   ol_event_handle_t e = NULL;
-  OK(olCreateEvent(q0, &e));
-  OK(olWaitEvents(q1, &e, 1));
+  OLC_OK(olCreateEvent(q0, &e));
+  OLC_OK(olWaitEvents(q1, &e, 1));
   if (!shutdown)
-    OK(olDestroyEvent(e));
-  OK(olMemcpy(q1, ha, hc_host, a, hc_dev, N * sizeof(uint32_t)));
-  OK(olLaunchHostFunction(q1, set_flag, &ran));
+    OLC_OK(olDestroyEvent(e));
+  OLC_OK(olMemcpy(q1, ha, olc_host, a, olc_dev, N * sizeof(uint32_t)));
+  OLC_OK(olLaunchHostFunction(q1, set_flag, &ran));
   opener o;
   if (shutdown) {
-    OK(olDestroyQueue(q1));
-    OK(olDestroyQueue(q0));
+    OLC_OK(olDestroyQueue(q1));
+    OLC_OK(olDestroyQueue(q0));
     opener_start(&o, &g, "the final olShutDown");
-    OK(olShutDown());
+    OLC_OK(olShutDown());
     opener_stop(&o);
   } else {
     opener_start(&o, &g, "olSyncQueue of the waiting queue");
-    OK(olSyncQueue(q1));
+    OLC_OK(olSyncQueue(q1));
     opener_stop(&o);
   }
-  EQ(atomic_load(&ran), 1);
+  OLC_EQ(atomic_load(&ran), 1);
   EXPECT_ALL(ha, 5);
   if (!shutdown) {
-    OK(olSyncQueue(q0));
-    OK(olDestroyQueue(q0));
-    OK(olDestroyQueue(q1));
-    OK(olMemFree(a));
-    OK(olShutDown());
+    OLC_OK(olSyncQueue(q0));
+    OLC_OK(olDestroyQueue(q0));
+    OLC_OK(olDestroyQueue(q1));
+    OLC_OK(olMemFree(a));
+    OLC_OK(olShutDown());
   }
   free(ha);
 }
@@ -222,41 +222,41 @@ static void test_destroy_waited_event_across_devices(void) { cross_queue_wait(tr
 static void test_destroy_event_before_wait_submitted(void) {
   fresh_init();
   enum { BIG = 1 << 22 };
-  ol_program_handle_t p = hc_program("foo");
-  ol_symbol_handle_t k = p ? hc_kernel(p, "foo") : NULL;
-  uint32_t *a = hc_alloc(OL_ALLOC_TYPE_DEVICE, N * sizeof(uint32_t));
-  uint32_t *big = hc_alloc(OL_ALLOC_TYPE_DEVICE, BIG * sizeof(uint32_t));
+  ol_program_handle_t p = olc_program("foo");
+  ol_symbol_handle_t k = p ? olc_kernel(p, "foo") : NULL;
+  uint32_t *a = olc_alloc(OL_ALLOC_TYPE_DEVICE, N * sizeof(uint32_t));
+  uint32_t *big = olc_alloc(OL_ALLOC_TYPE_DEVICE, BIG * sizeof(uint32_t));
   uint32_t *ha = host_buf();
-  ol_queue_handle_t q0 = hc_queue(), q1 = hc_queue();
+  ol_queue_handle_t q0 = olc_queue(), q1 = olc_queue();
   if (!k || !a || !big || !ha || !q0 || !q1) {
-    OK(olShutDown());
+    OLC_OK(olShutDown());
     return;
   }
-  hc_gate g1;
-  hc_gate_close(&g1, q1); /* q1 is held: its wait is submitted later */
+  olc_gate g1;
+  olc_gate_close(&g1, q1); /* q1 is held: its wait is submitted later */
   uint32_t five = 5;
-  OK(olMemFill(q0, a, sizeof five, &five, N * sizeof(uint32_t)));
+  OLC_OK(olMemFill(q0, a, sizeof five, &five, N * sizeof(uint32_t)));
   struct foo_args fa = {big};
-  ol_kernel_launch_size_args_t l = hc_size1(BIG / 256, 256);
-  OK(olLaunchKernel(q0, hc_dev, k, &fa, sizeof fa, &l));
+  ol_kernel_launch_size_args_t l = olc_size1(BIG / 256, 256);
+  OLC_OK(olLaunchKernel(q0, olc_dev, k, &fa, sizeof fa, &l));
   ol_event_handle_t e = NULL;
-  OK(olCreateEvent(q0, &e));
-  OK(olWaitEvents(q1, &e, 1));
-  OK(olDestroyEvent(e));
-  OK(olMemcpy(q1, ha, hc_host, a, hc_dev, N * sizeof(uint32_t)));
+  OLC_OK(olCreateEvent(q0, &e));
+  OLC_OK(olWaitEvents(q1, &e, 1));
+  OLC_OK(olDestroyEvent(e));
+  OLC_OK(olMemcpy(q1, ha, olc_host, a, olc_dev, N * sizeof(uint32_t)));
   opener o;
   opener_start(&o, &g1, "olSyncQueue of the waiting queue");
-  OK(olSyncQueue(q1));
+  OLC_OK(olSyncQueue(q1));
   opener_stop(&o);
   EXPECT_ALL(ha, 5);
-  OK(olSyncQueue(q0));
-  OK(olDestroyQueue(q0));
-  OK(olDestroyQueue(q1));
-  OK(olMemFree(a));
-  OK(olMemFree(big));
-  OK(olDestroyProgram(p));
+  OLC_OK(olSyncQueue(q0));
+  OLC_OK(olDestroyQueue(q0));
+  OLC_OK(olDestroyQueue(q1));
+  OLC_OK(olMemFree(a));
+  OLC_OK(olMemFree(big));
+  OLC_OK(olDestroyProgram(p));
   free(ha);
-  OK(olShutDown());
+  OLC_OK(olShutDown());
 }
 
 /* INFLIGHT_TEST=<test name> runs only that test (to see one case alone:
@@ -265,21 +265,21 @@ static void test_destroy_event_before_wait_submitted(void) {
   do {                                                                         \
     const char *only_ = getenv("INFLIGHT_TEST");                               \
     if (!only_ || !*only_ || strcmp(only_, #fn) == 0)                          \
-      RUN(fn);                                                                 \
+      OLC_RUN(fn);                                                                 \
   } while (0)
 
 int main(int argc, char **argv) {
-  hc_start(argc, argv);
-  while (hc_next_device()) {
+  olc_start(argc, argv);
+  while (olc_next_device()) {
     /* drop the current reference: each test makes its own initialisation */
-    OK(olShutDown());
+    OLC_OK(olShutDown());
     CASE(test_shutdown_finishes_destroyed_queue);
     CASE(test_shutdown_cross_queue_wait);
     CASE(test_shutdown_cross_device_wait);
     CASE(test_destroy_waited_event);
     CASE(test_destroy_waited_event_across_devices);
     CASE(test_destroy_event_before_wait_submitted);
-    OK(olInit()); /* for the next device and hc_finish's olShutDown */
+    OLC_OK(olInit()); /* for the next device and olc_finish's olShutDown */
   }
-  return hc_finish("inflight");
+  return olc_finish("inflight");
 }

@@ -1,7 +1,7 @@
 /* olLaunchKernel on the device under test: every test kernel, grids, group
  * memory, barriers, argument buffers, launch checks, concurrency.
  * SPDX-License-Identifier: Apache-2.0 */
-#include "hcheck.h"
+#include "oldevices.h"
 
 static ol_program_handle_t prog(const char *name) {
   /* one program per image and device for the whole run, loaded on first
@@ -11,16 +11,16 @@ static ol_program_handle_t prog(const char *name) {
     ol_program_handle_t p;
   } cache[32];
   static ol_device_handle_t cached_for;
-  if (cached_for != hc_dev) {
+  if (cached_for != olc_dev) {
     memset(cache, 0, sizeof cache);
-    cached_for = hc_dev;
+    cached_for = olc_dev;
   }
   for (int i = 0; i < 32; i++) {
     if (cache[i].name && strcmp(cache[i].name, name) == 0)
       return cache[i].p;
     if (!cache[i].name) {
       cache[i].name = name;
-      cache[i].p = hc_program(name);
+      cache[i].p = olc_program(name);
       return cache[i].p;
     }
   }
@@ -28,51 +28,51 @@ static ol_program_handle_t prog(const char *name) {
 }
 
 static ol_symbol_handle_t kern(const char *image, const char *name) {
-  return hc_kernel(prog(image), name);
+  return olc_kernel(prog(image), name);
 }
 
 struct out_args {
   uint32_t *out;
 };
 
-/* A uint32_t of a program global or DEVICE allocation of hc_dev. */
+/* A uint32_t of a program global or DEVICE allocation of olc_dev. */
 static uint32_t get32(const void *p) {
   uint32_t v = 0;
-  hc_get(OL_ALLOC_TYPE_DEVICE, &v, p, sizeof v);
+  olc_get(OL_ALLOC_TYPE_DEVICE, &v, p, sizeof v);
   return v;
 }
 
-static void put32(void *p, uint32_t v) { hc_put(OL_ALLOC_TYPE_DEVICE, p, &v, sizeof v); }
+static void put32(void *p, uint32_t v) { olc_put(OL_ALLOC_TYPE_DEVICE, p, &v, sizeof v); }
 
 static void test_foo_queue(void) {
   ol_symbol_handle_t k = kern("foo", "foo");
-  uint32_t *out = hc_alloc(OL_ALLOC_TYPE_MANAGED, 64 * sizeof(uint32_t));
+  uint32_t *out = olc_alloc(OL_ALLOC_TYPE_MANAGED, 64 * sizeof(uint32_t));
   if (!k || !out)
     return;
   memset(out, 0xff, 64 * sizeof(uint32_t));
-  ol_queue_handle_t q = hc_queue();
-  ol_kernel_launch_size_args_t l = hc_size1(1, 64);
+  ol_queue_handle_t q = olc_queue();
+  ol_kernel_launch_size_args_t l = olc_size1(1, 64);
   struct out_args a = {out};
-  OK(olLaunchKernel(q, hc_dev, k, &a, sizeof a, &l));
-  OK(olSyncQueue(q));
-  EQ_ARRAY(out, 64, i);
-  OK(olDestroyQueue(q));
-  OK(olMemFree(out));
+  OLC_OK(olLaunchKernel(q, olc_dev, k, &a, sizeof a, &l));
+  OLC_OK(olSyncQueue(q));
+  OLC_EQ_ARRAY(out, 64, i);
+  OLC_OK(olDestroyQueue(q));
+  OLC_OK(olMemFree(out));
 }
 
 /* NULL queue: the launch is finished when the call returns. */
 static void test_foo_synchronous(void) {
   ol_symbol_handle_t k = kern("foo", "foo");
   enum { N = 64 * 1024 };
-  uint32_t *out = hc_alloc(OL_ALLOC_TYPE_DEVICE, N * sizeof(uint32_t));
+  uint32_t *out = olc_alloc(OL_ALLOC_TYPE_DEVICE, N * sizeof(uint32_t));
   if (!k || !out)
     return;
-  hc_set(OL_ALLOC_TYPE_DEVICE, out, 0, N * sizeof(uint32_t));
-  ol_kernel_launch_size_args_t l = hc_size1(N / 256, 256);
+  olc_set(OL_ALLOC_TYPE_DEVICE, out, 0, N * sizeof(uint32_t));
+  ol_kernel_launch_size_args_t l = olc_size1(N / 256, 256);
   struct out_args a = {out};
-  OK(olLaunchKernel(NULL, hc_dev, k, &a, sizeof a, &l));
-  EQ_DARRAY(uint32_t, out, N, i);
-  OK(olMemFree(out));
+  OLC_OK(olLaunchKernel(NULL, olc_dev, k, &a, sizeof a, &l));
+  OLC_EQ_DARRAY(uint32_t, out, N, i);
+  OLC_OK(olMemFree(out));
 }
 
 /* 20 threads launching foo concurrently on one queue, each into its own
@@ -86,9 +86,9 @@ static void *foo_thread_fn(void *arg) {
   struct foo_thread *t = arg;
   int errors = 0;
   for (int rep = 0; rep < 10; rep++) {
-    ol_kernel_launch_size_args_t l = hc_size1(4, 64);
+    ol_kernel_launch_size_args_t l = olc_size1(4, 64);
     struct out_args a = {t->out + rep * 256};
-    errors += olLaunchKernel(t->q, hc_dev, t->k, &a, sizeof a, &l) != NULL;
+    errors += olLaunchKernel(t->q, olc_dev, t->k, &a, sizeof a, &l) != NULL;
   }
   return (void *)(intptr_t)errors;
 }
@@ -96,19 +96,19 @@ static void *foo_thread_fn(void *arg) {
 static void test_foo_threads_one_queue(void) {
   enum { T = 20 };
   ol_symbol_handle_t k = kern("foo", "foo");
-  uint32_t *out = hc_alloc(OL_ALLOC_TYPE_MANAGED, T * 10 * 256 * sizeof(uint32_t));
+  uint32_t *out = olc_alloc(OL_ALLOC_TYPE_MANAGED, T * 10 * 256 * sizeof(uint32_t));
   if (!k || !out)
     return;
   memset(out, 0xff, T * 10 * 256 * sizeof(uint32_t));
-  ol_queue_handle_t q = hc_queue();
+  ol_queue_handle_t q = olc_queue();
   struct foo_thread ts[T];
   for (int i = 0; i < T; i++)
     ts[i] = (struct foo_thread){q, k, out + i * 10 * 256};
-  EQ(hc_threads(T, foo_thread_fn, ts, sizeof ts[0]), 0);
-  OK(olSyncQueue(q));
-  EQ_ARRAY(out, T * 10 * 256, i % 256);
-  OK(olDestroyQueue(q));
-  OK(olMemFree(out));
+  OLC_EQ(olc_threads(T, foo_thread_fn, ts, sizeof ts[0]), 0);
+  OLC_OK(olSyncQueue(q));
+  OLC_EQ_ARRAY(out, T * 10 * 256, i % 256);
+  OLC_OK(olDestroyQueue(q));
+  OLC_OK(olMemFree(out));
 }
 
 /* And 20 threads each with a NULL queue (synchronous launches). */
@@ -117,13 +117,13 @@ static void *foo_sync_fn(void *arg) {
   int errors = 0;
   for (int rep = 0; rep < 10; rep++) {
     uint32_t *o = t->out + rep * 128;
-    ol_kernel_launch_size_args_t l = hc_size1(2, 64);
+    ol_kernel_launch_size_args_t l = olc_size1(2, 64);
     struct out_args a = {o};
-    errors += olLaunchKernel(NULL, hc_dev, t->k, &a, sizeof a, &l) != NULL;
+    errors += olLaunchKernel(NULL, olc_dev, t->k, &a, sizeof a, &l) != NULL;
     uint32_t got[128];
     const uint32_t *chk = o;
-    if (!hc_on_host) { /* device memory: read back through the API */
-      errors += olMemcpy(NULL, got, hc_host, o, hc_dev, sizeof got) != NULL;
+    if (!olc_on_host) { /* device memory: read back through the API */
+      errors += olMemcpy(NULL, got, olc_host, o, olc_dev, sizeof got) != NULL;
       chk = got;
     }
     for (uint32_t i = 0; i < 128; i++)
@@ -137,16 +137,16 @@ static void test_foo_threads_sync(void) {
   ol_symbol_handle_t k = kern("foo", "foo");
   static uint32_t host_out[T * 10 * 128];
   /* plain host memory on the host device; DEVICE memory elsewhere */
-  uint32_t *out = hc_on_host ? host_out : hc_alloc(OL_ALLOC_TYPE_DEVICE, sizeof host_out);
+  uint32_t *out = olc_on_host ? host_out : olc_alloc(OL_ALLOC_TYPE_DEVICE, sizeof host_out);
   if (!k || !out)
     return;
   memset(host_out, 0, sizeof host_out);
   struct foo_thread ts[T];
   for (int i = 0; i < T; i++)
     ts[i] = (struct foo_thread){NULL, k, out + i * 10 * 128};
-  EQ(hc_threads(T, foo_sync_fn, ts, sizeof ts[0]), 0);
+  OLC_EQ(olc_threads(T, foo_sync_fn, ts, sizeof ts[0]), 0);
   if (out != host_out)
-    OK(olMemFree(out));
+    OLC_OK(olMemFree(out));
 }
 
 static void test_bar_other_program(void) {
@@ -154,38 +154,38 @@ static void test_bar_other_program(void) {
   uint32_t a[128], b[128];
   if (!foo || !bar)
     return;
-  uint32_t *da = hc_buf(a, sizeof a), *db = hc_buf(b, sizeof b);
-  ol_queue_handle_t q = hc_queue();
-  ol_kernel_launch_size_args_t l = hc_size1(2, 64);
+  uint32_t *da = olc_buf(a, sizeof a), *db = olc_buf(b, sizeof b);
+  ol_queue_handle_t q = olc_queue();
+  ol_kernel_launch_size_args_t l = olc_size1(2, 64);
   struct out_args fa = {da}, ba = {db};
-  OK(olLaunchKernel(q, hc_dev, foo, &fa, sizeof fa, &l));
-  OK(olLaunchKernel(q, hc_dev, bar, &ba, sizeof ba, &l));
-  OK(olSyncQueue(q));
-  hc_unbuf(a, da, sizeof a);
-  hc_unbuf(b, db, sizeof b);
-  EQ_ARRAY(a, 128, i);
-  EQ_ARRAY(b, 128, i + 1000u);
-  OK(olDestroyQueue(q));
+  OLC_OK(olLaunchKernel(q, olc_dev, foo, &fa, sizeof fa, &l));
+  OLC_OK(olLaunchKernel(q, olc_dev, bar, &ba, sizeof ba, &l));
+  OLC_OK(olSyncQueue(q));
+  olc_unbuf(a, da, sizeof a);
+  olc_unbuf(b, db, sizeof b);
+  OLC_EQ_ARRAY(a, 128, i);
+  OLC_EQ_ARRAY(b, 128, i + 1000u);
+  OLC_OK(olDestroyQueue(q));
 }
 
 static void test_noargs(void) {
   ol_symbol_handle_t k = kern("noargs", "noargs");
   uint32_t *runs = NULL;
-  if (!k || !hc_global(prog("noargs"), "noargs_runs", (void **)&runs, NULL))
+  if (!k || !olc_global(prog("noargs"), "noargs_runs", (void **)&runs, NULL))
     return;
   put32(runs, 0);
-  ol_kernel_launch_size_args_t l = hc_size1(3, 7);
-  OK(olLaunchKernel(NULL, hc_dev, k, NULL, 0, &l));
-  EQ(get32(runs), 21);
+  ol_kernel_launch_size_args_t l = olc_size1(3, 7);
+  OLC_OK(olLaunchKernel(NULL, olc_dev, k, NULL, 0, &l));
+  OLC_EQ(get32(runs), 21);
   /* extra argument bytes are ignored */
   uint64_t junk = 0x1234;
-  OK(olLaunchKernel(NULL, hc_dev, k, &junk, sizeof junk, &l));
-  EQ(get32(runs), 42);
-  ol_queue_handle_t q = hc_queue();
-  OK(olLaunchKernel(q, hc_dev, k, NULL, 0, &l));
-  OK(olSyncQueue(q));
-  EQ(get32(runs), 63);
-  OK(olDestroyQueue(q));
+  OLC_OK(olLaunchKernel(NULL, olc_dev, k, &junk, sizeof junk, &l));
+  OLC_EQ(get32(runs), 42);
+  ol_queue_handle_t q = olc_queue();
+  OLC_OK(olLaunchKernel(q, olc_dev, k, NULL, 0, &l));
+  OLC_OK(olSyncQueue(q));
+  OLC_EQ(get32(runs), 63);
+  OLC_OK(olDestroyQueue(q));
 }
 
 struct multiargs_args {
@@ -207,18 +207,18 @@ static void test_multiargs(void) {
     return;
   memset(out, 0xff, sizeof out);
   memset(out2, 0xff, sizeof out2);
-  uint32_t *dout = hc_buf(out, sizeof out);
-  int32_t *dout2 = hc_buf(out2, sizeof out2);
+  uint32_t *dout = olc_buf(out, sizeof out);
+  int32_t *dout2 = olc_buf(out2, sizeof out2);
   struct multiargs_args a = {200, -50, dout, 3.0, (uint64_t)7 << 32, 0.5f, dout2, 150};
-  ol_kernel_launch_size_args_t l = hc_size1(4, 50);
-  OK(olLaunchKernel(NULL, hc_dev, k, &a, sizeof a, &l));
-  hc_unbuf(out, dout, sizeof out);
-  hc_unbuf(out2, dout2, sizeof out2);
+  ol_kernel_launch_size_args_t l = olc_size1(4, 50);
+  OLC_OK(olLaunchKernel(NULL, olc_dev, k, &a, sizeof a, &l));
+  olc_unbuf(out, dout, sizeof out);
+  olc_unbuf(out2, dout2, sizeof out2);
   /* 200 - 50 + 3 i + 7 + 2 */
-  EQ_ARRAY(out, 150, 159u + 3u * i);
-  EQ_ARRAY(out2, 150, (int32_t)(-50 * (int32_t)(i + 1)));
-  EQ(out[150], 0xffffffffu); /* beyond count: untouched */
-  EQ(out[199], 0xffffffffu);
+  OLC_EQ_ARRAY(out, 150, 159u + 3u * i);
+  OLC_EQ_ARRAY(out2, 150, (int32_t)(-50 * (int32_t)(i + 1)));
+  OLC_EQ(out[150], 0xffffffffu); /* beyond count: untouched */
+  OLC_EQ(out[199], 0xffffffffu);
 }
 
 struct composite_inner {
@@ -246,11 +246,11 @@ static void test_composite(void) {
   a.inner.bytes[0] = 1, a.inner.bytes[1] = 2, a.inner.bytes[2] = 3;
   a.table[0] = 0, a.table[1] = 100000, a.table[2] = 200000, a.table[3] = 300000;
   memset(out, 0, sizeof out);
-  a.out = hc_buf(out, sizeof out);
-  ol_kernel_launch_size_args_t l = hc_size1(2, 32);
-  OK(olLaunchKernel(NULL, hc_dev, k, &a, sizeof a, &l));
-  hc_unbuf(out, a.out, sizeof out);
-  EQ_ARRAY(out, 64, 10000u + 300u + 42u + 6u + 100000u * (i % 4) + i);
+  a.out = olc_buf(out, sizeof out);
+  ol_kernel_launch_size_args_t l = olc_size1(2, 32);
+  OLC_OK(olLaunchKernel(NULL, olc_dev, k, &a, sizeof a, &l));
+  olc_unbuf(out, a.out, sizeof out);
+  OLC_EQ_ARRAY(out, 64, 10000u + 300u + 42u + 6u + 100000u * (i % 4) + i);
 }
 
 struct byte_args {
@@ -264,42 +264,42 @@ static void test_byte(void) {
   if (!k)
     return;
   memset(out, 0, sizeof out);
-  struct byte_args a = {'A', hc_buf(out, sizeof out)};
-  ol_kernel_launch_size_args_t l = hc_size1(1, 26);
-  OK(olLaunchKernel(NULL, hc_dev, k, &a, sizeof a, &l));
-  hc_unbuf(out, a.out, sizeof out);
-  TRUE(memcmp(out, "ABCDEFGHIJKLMNOPQRSTUVWXYZ", 26) == 0);
-  EQ(out[26], 0);
+  struct byte_args a = {'A', olc_buf(out, sizeof out)};
+  ol_kernel_launch_size_args_t l = olc_size1(1, 26);
+  OLC_OK(olLaunchKernel(NULL, olc_dev, k, &a, sizeof a, &l));
+  olc_unbuf(out, a.out, sizeof out);
+  OLC_TRUE(memcmp(out, "ABCDEFGHIJKLMNOPQRSTUVWXYZ", 26) == 0);
+  OLC_EQ(out[26], 0);
 }
 
 /* Dynamic group memory, one slot per work-item. */
 static void test_localmem(void) {
   ol_symbol_handle_t k = kern("localmem", "localmem");
   enum { G = 4, S = 64 };
-  uint32_t *out = hc_alloc(OL_ALLOC_TYPE_MANAGED, G * S * sizeof(uint32_t));
+  uint32_t *out = olc_alloc(OL_ALLOC_TYPE_MANAGED, G * S * sizeof(uint32_t));
   if (!k || !out)
     return;
-  ol_kernel_launch_size_args_t l = hc_size1(G, S);
+  ol_kernel_launch_size_args_t l = olc_size1(G, S);
   l.DynSharedMemory = S * sizeof(uint32_t);
   struct out_args a = {out};
-  OK(olLaunchKernel(NULL, hc_dev, k, &a, sizeof a, &l));
+  OLC_OK(olLaunchKernel(NULL, olc_dev, k, &a, sizeof a, &l));
   /* slots[t] = 2t + group; out = slots[t] + 1 */
-  EQ_ARRAY(out, G * S, 2u * (i % S) + i / S + 1u);
+  OLC_EQ_ARRAY(out, G * S, 2u * (i % S) + i / S + 1u);
   /* the biggest dynamic memory the host device allows: 1 MiB */
   if (!OLC_ON(OLC_HOST, "1 MiB of dynamic group memory")) {
-    OK(olMemFree(out));
+    OLC_OK(olMemFree(out));
     return;
   }
-  l = hc_size1(2, 1024);
+  l = olc_size1(2, 1024);
   l.DynSharedMemory = 1 << 20;
-  uint32_t *big = hc_alloc(OL_ALLOC_TYPE_DEVICE, 2048 * sizeof(uint32_t));
+  uint32_t *big = olc_alloc(OL_ALLOC_TYPE_DEVICE, 2048 * sizeof(uint32_t));
   if (big) {
     struct out_args b = {big};
-    OK(olLaunchKernel(NULL, hc_dev, k, &b, sizeof b, &l));
-    EQ_DARRAY(uint32_t, big, 2048, 2u * (i % 1024) + i / 1024 + 1u);
-    OK(olMemFree(big));
+    OLC_OK(olLaunchKernel(NULL, olc_dev, k, &b, sizeof b, &l));
+    OLC_EQ_DARRAY(uint32_t, big, 2048, 2u * (i % 1024) + i / 1024 + 1u);
+    OLC_OK(olMemFree(big));
   }
-  OK(olMemFree(out));
+  OLC_OK(olMemFree(out));
 }
 
 /* Tree reductions with barriers: K sums each group's slice of `in` into
@@ -315,22 +315,22 @@ struct reduction_args {
 static void check_group_sums(ol_symbol_handle_t k, int on_queue, const uint32_t *sizes, int nsizes, uint32_t mul,
                              int shift) {
   enum { G = 8 };
-  uint32_t *in = hc_alloc(OL_ALLOC_TYPE_MANAGED, G * 1024 * sizeof(uint32_t));
-  uint32_t *out = hc_alloc(OL_ALLOC_TYPE_MANAGED, G * sizeof(uint32_t));
+  uint32_t *in = olc_alloc(OL_ALLOC_TYPE_MANAGED, G * 1024 * sizeof(uint32_t));
+  uint32_t *out = olc_alloc(OL_ALLOC_TYPE_MANAGED, G * sizeof(uint32_t));
   if (!in || !out)
     return;
   for (uint32_t i = 0; i < G * 1024; i++)
     in[i] = (i * mul) >> shift;
-  ol_queue_handle_t q = on_queue ? hc_queue() : NULL;
+  ol_queue_handle_t q = on_queue ? olc_queue() : NULL;
   for (int s = 0; s < nsizes; s++) {
     uint32_t n = sizes[s];
     memset(out, 0, G * sizeof(uint32_t));
-    ol_kernel_launch_size_args_t l = hc_size1(G, n);
+    ol_kernel_launch_size_args_t l = olc_size1(G, n);
     l.DynSharedMemory = n * sizeof(uint32_t);
     struct reduction_args a = {in, out};
-    OK(olLaunchKernel(q, hc_dev, k, &a, sizeof a, &l));
+    OLC_OK(olLaunchKernel(q, olc_dev, k, &a, sizeof a, &l));
     if (q)
-      OK(olSyncQueue(q));
+      OLC_OK(olSyncQueue(q));
     uint32_t want[G];
     for (uint32_t g = 0; g < G; g++) {
       want[g] = 0;
@@ -338,12 +338,12 @@ static void check_group_sums(ol_symbol_handle_t k, int on_queue, const uint32_t 
         want[g] += in[g * n + t];
     }
     printf("    group size %u\n", n);
-    EQ_ARRAY(out, G, want[i]);
+    OLC_EQ_ARRAY(out, G, want[i]);
   }
   if (q)
-    OK(olDestroyQueue(q));
-  OK(olMemFree(in));
-  OK(olMemFree(out));
+    OLC_OK(olDestroyQueue(q));
+  OLC_OK(olMemFree(in));
+  OLC_OK(olMemFree(out));
 }
 
 static void test_localmem_reduction(void) {
@@ -387,8 +387,8 @@ static void test_phased_shuffle(void) {
       {2, {1, 1, 1}, {3, 100, 1}, 7},
   };
   enum { MAXN = 1 << 13 };
-  uint32_t *in = hc_alloc(OL_ALLOC_TYPE_MANAGED, MAXN * sizeof(uint32_t));
-  uint32_t *out = hc_alloc(OL_ALLOC_TYPE_MANAGED, MAXN * sizeof(uint32_t));
+  uint32_t *in = olc_alloc(OL_ALLOC_TYPE_MANAGED, MAXN * sizeof(uint32_t));
+  uint32_t *out = olc_alloc(OL_ALLOC_TYPE_MANAGED, MAXN * sizeof(uint32_t));
   uint32_t *want = malloc(MAXN * sizeof(uint32_t));
   uint32_t v[1024], start[1024];
   if (!in || !out || !want)
@@ -431,58 +431,58 @@ static void test_phased_shuffle(void) {
     } a = {in, out, grids[gi].rounds};
     printf("    %ux%ux%u groups of %ux%ux%u, %u rounds\n", ng[0], ng[1], ng[2], gs[0], gs[1], gs[2],
            grids[gi].rounds);
-    OK(olLaunchKernel(NULL, hc_dev, k, &a, sizeof a, &l));
-    EQ_ARRAY(out, total, want[i]);
+    OLC_OK(olLaunchKernel(NULL, olc_dev, k, &a, sizeof a, &l));
+    OLC_EQ_ARRAY(out, total, want[i]);
   }
   free(want);
-  OK(olMemFree(in));
-  OK(olMemFree(out));
+  OLC_OK(olMemFree(in));
+  OLC_OK(olMemFree(out));
 }
 
 static void test_localmem_static(void) {
   ol_symbol_handle_t k = kern("localmem_static", "localmem_static");
   enum { G = 16, S = 128 };
-  uint32_t *in = hc_alloc(OL_ALLOC_TYPE_MANAGED, G * S * sizeof(uint32_t));
-  uint32_t *out = hc_alloc(OL_ALLOC_TYPE_MANAGED, G * S * sizeof(uint32_t));
-  uint32_t *sums = hc_alloc(OL_ALLOC_TYPE_MANAGED, G * sizeof(uint32_t));
+  uint32_t *in = olc_alloc(OL_ALLOC_TYPE_MANAGED, G * S * sizeof(uint32_t));
+  uint32_t *out = olc_alloc(OL_ALLOC_TYPE_MANAGED, G * S * sizeof(uint32_t));
+  uint32_t *sums = olc_alloc(OL_ALLOC_TYPE_MANAGED, G * sizeof(uint32_t));
   if (!k || !in || !out || !sums)
     return;
   for (uint32_t i = 0; i < G * S; i++)
     in[i] = i * 3u + 1u;
-  ol_kernel_launch_size_args_t l = hc_size1(G, S);
+  ol_kernel_launch_size_args_t l = olc_size1(G, S);
   struct static_args a = {in, out, sums};
-  OK(olLaunchKernel(NULL, hc_dev, k, &a, sizeof a, &l));
-  EQ_ARRAY(out, G * S, in[(i / S) * S + (S - 1 - i % S)]);
+  OLC_OK(olLaunchKernel(NULL, olc_dev, k, &a, sizeof a, &l));
+  OLC_EQ_ARRAY(out, G * S, in[(i / S) * S + (S - 1 - i % S)]);
   uint32_t want[G];
   for (uint32_t g = 0; g < G; g++) {
     want[g] = 0;
     for (uint32_t t = 0; t < S; t++)
       want[g] += in[g * S + t];
   }
-  EQ_ARRAY(sums, G, want[i]);
-  OK(olMemFree(in)), OK(olMemFree(out)), OK(olMemFree(sums));
+  OLC_EQ_ARRAY(sums, G, want[i]);
+  OLC_OK(olMemFree(in)), OLC_OK(olMemFree(out)), OLC_OK(olMemFree(sums));
 }
 
 static void test_single_counter(void) {
   ol_symbol_handle_t k = kern("single_counter", "single_counter");
-  uint32_t *c = hc_alloc(OL_ALLOC_TYPE_DEVICE, sizeof(uint32_t));
+  uint32_t *c = olc_alloc(OL_ALLOC_TYPE_DEVICE, sizeof(uint32_t));
   if (!k || !c)
     return;
   put32(c, 0);
-  ol_kernel_launch_size_args_t l = hc_size1(1000, 100);
+  ol_kernel_launch_size_args_t l = olc_size1(1000, 100);
   struct {
     uint32_t *c;
   } a = {c};
-  OK(olLaunchKernel(NULL, hc_dev, k, &a, sizeof a, &l));
-  EQ(get32(c), 100000);
+  OLC_OK(olLaunchKernel(NULL, olc_dev, k, &a, sizeof a, &l));
+  OLC_EQ(get32(c), 100000);
   /* queued several times */
-  ol_queue_handle_t q = hc_queue();
+  ol_queue_handle_t q = olc_queue();
   for (int i = 0; i < 5; i++)
-    OK(olLaunchKernel(q, hc_dev, k, &a, sizeof a, &l));
-  OK(olSyncQueue(q));
-  EQ(get32(c), 600000);
-  OK(olDestroyQueue(q));
-  OK(olMemFree(c));
+    OLC_OK(olLaunchKernel(q, olc_dev, k, &a, sizeof a, &l));
+  OLC_OK(olSyncQueue(q));
+  OLC_EQ(get32(c), 600000);
+  OLC_OK(olDestroyQueue(q));
+  OLC_OK(olMemFree(c));
 }
 
 /* The `global` image: write stores 2*i in the program global, read copies
@@ -490,24 +490,24 @@ static void test_single_counter(void) {
 static void test_global_write_read(void) {
   ol_symbol_handle_t w = kern("global", "write"), r = kern("global", "read");
   void *g = NULL;
-  if (!w || !r || !hc_global(prog("global"), "global", &g, NULL))
+  if (!w || !r || !olc_global(prog("global"), "global", &g, NULL))
     return;
-  hc_set(OL_ALLOC_TYPE_DEVICE, g, 0, 256);
-  uint32_t *out = hc_alloc(OL_ALLOC_TYPE_MANAGED, 64 * sizeof(uint32_t));
+  olc_set(OL_ALLOC_TYPE_DEVICE, g, 0, 256);
+  uint32_t *out = olc_alloc(OL_ALLOC_TYPE_MANAGED, 64 * sizeof(uint32_t));
   if (!out)
     return;
   memset(out, 0xff, 64 * sizeof(uint32_t));
-  ol_queue_handle_t q = hc_queue();
-  ol_kernel_launch_size_args_t l = hc_size1(1, 64);
+  ol_queue_handle_t q = olc_queue();
+  ol_kernel_launch_size_args_t l = olc_size1(1, 64);
   uint32_t unused = 0;
   struct out_args a = {out};
-  OK(olLaunchKernel(q, hc_dev, w, &unused, sizeof unused, &l));
-  OK(olLaunchKernel(q, hc_dev, r, &a, sizeof a, &l));
-  OK(olSyncQueue(q));
-  EQ_DARRAY(uint32_t, g, 64, 2u * i);
-  EQ_ARRAY(out, 64, 2u * i);
-  OK(olDestroyQueue(q));
-  OK(olMemFree(out));
+  OLC_OK(olLaunchKernel(q, olc_dev, w, &unused, sizeof unused, &l));
+  OLC_OK(olLaunchKernel(q, olc_dev, r, &a, sizeof a, &l));
+  OLC_OK(olSyncQueue(q));
+  OLC_EQ_DARRAY(uint32_t, g, 64, 2u * i);
+  OLC_EQ_ARRAY(out, 64, 2u * i);
+  OLC_OK(olDestroyQueue(q));
+  OLC_OK(olMemFree(out));
 }
 
 static void test_global_ctor_kernel(void) {
@@ -515,11 +515,11 @@ static void test_global_ctor_kernel(void) {
   uint32_t out[64] = {0};
   if (!k)
     return;
-  ol_kernel_launch_size_args_t l = hc_size1(1, 64);
-  struct out_args a = {hc_buf(out, sizeof out)};
-  OK(olLaunchKernel(NULL, hc_dev, k, &a, sizeof a, &l));
-  hc_unbuf(out, a.out, sizeof out);
-  EQ_ARRAY(out, 64, i + 100u);
+  ol_kernel_launch_size_args_t l = olc_size1(1, 64);
+  struct out_args a = {olc_buf(out, sizeof out)};
+  OLC_OK(olLaunchKernel(NULL, olc_dev, k, &a, sizeof a, &l));
+  olc_unbuf(out, a.out, sizeof out);
+  OLC_EQ_ARRAY(out, 64, i + 100u);
 }
 
 static void test_global_dtor_kernel(void) {
@@ -527,12 +527,12 @@ static void test_global_dtor_kernel(void) {
    * when the program goes at the end */
   ol_symbol_handle_t k = kern("global_dtor", "global_dtor");
   uint32_t *runs = NULL;
-  if (!k || !hc_global(prog("global_dtor"), "dtor_kernel_runs", (void **)&runs, NULL))
+  if (!k || !olc_global(prog("global_dtor"), "dtor_kernel_runs", (void **)&runs, NULL))
     return;
   uint32_t unused = 0;
-  ol_kernel_launch_size_args_t l = hc_size1(2, 8);
-  OK(olLaunchKernel(NULL, hc_dev, k, &unused, sizeof unused, &l));
-  EQ(get32(runs), 16);
+  ol_kernel_launch_size_args_t l = olc_size1(2, 8);
+  OLC_OK(olLaunchKernel(NULL, olc_dev, k, &unused, sizeof unused, &l));
+  OLC_EQ(get32(runs), 16);
 }
 
 /* 1-, 2- and 3-D grids: every global id is visited exactly once, by a plain
@@ -556,9 +556,9 @@ static void test_grids(void) {
       {3, {3, 2, 5}, {2, 8, 3}},
   };
   enum { MAXN = 1 << 16 };
-  uint32_t *hits = hc_alloc(OL_ALLOC_TYPE_MANAGED, MAXN * sizeof(uint32_t));
-  uint32_t *bad = hc_alloc(OL_ALLOC_TYPE_MANAGED, sizeof(uint32_t));
-  uint32_t *c = hc_alloc(OL_ALLOC_TYPE_MANAGED, sizeof(uint32_t));
+  uint32_t *hits = olc_alloc(OL_ALLOC_TYPE_MANAGED, MAXN * sizeof(uint32_t));
+  uint32_t *bad = olc_alloc(OL_ALLOC_TYPE_MANAGED, sizeof(uint32_t));
+  uint32_t *c = olc_alloc(OL_ALLOC_TYPE_MANAGED, sizeof(uint32_t));
   if (!hits || !bad || !c)
     return;
   for (size_t gi = 0; gi < sizeof grids / sizeof grids[0]; gi++)
@@ -579,10 +579,10 @@ static void test_grids(void) {
       printf("    %s %ux%ux%u groups of %ux%ux%u\n", kk ? "grid_group" : "grid",
              grids[gi].ng[0], grids[gi].ng[1], grids[gi].ng[2], grids[gi].gs[0],
              grids[gi].gs[1], grids[gi].gs[2]);
-      OK(olLaunchKernel(NULL, hc_dev, kernels[kk], &a, sizeof a, &l));
-      EQ(*bad, 0);
-      EQ_ARRAY(hits, total, 1u);
-      EQ_ARRAY(hits + total, 16, 0u);
+      OLC_OK(olLaunchKernel(NULL, olc_dev, kernels[kk], &a, sizeof a, &l));
+      OLC_EQ(*bad, 0);
+      OLC_EQ_ARRAY(hits, total, 1u);
+      OLC_EQ_ARRAY(hits + total, 16, 0u);
     }
   /* the plain counter agrees on the total */
   ol_kernel_launch_size_args_t l;
@@ -594,30 +594,30 @@ static void test_grids(void) {
   struct {
     uint32_t *c;
   } ca = {c};
-  OK(olLaunchKernel(NULL, hc_dev, count, &ca, sizeof ca, &l));
-  EQ(*c, 2 * 3 * 4 * 5 * 6 * 7);
-  OK(olMemFree(hits)), OK(olMemFree(bad)), OK(olMemFree(c));
+  OLC_OK(olLaunchKernel(NULL, olc_dev, count, &ca, sizeof ca, &l));
+  OLC_EQ(*c, 2 * 3 * 4 * 5 * 6 * 7);
+  OLC_OK(olMemFree(hits)), OLC_OK(olMemFree(bad)), OLC_OK(olMemFree(c));
 }
 
 /* A large 1-D grid spread over all CPUs. */
 static void test_large_grid(void) {
   ol_symbol_handle_t k = kern("foo", "foo");
   enum { N = 1 << 22 };
-  uint32_t *out = hc_alloc(OL_ALLOC_TYPE_DEVICE, (size_t)N * sizeof(uint32_t));
+  uint32_t *out = olc_alloc(OL_ALLOC_TYPE_DEVICE, (size_t)N * sizeof(uint32_t));
   if (!k || !out)
     return;
-  hc_set(OL_ALLOC_TYPE_DEVICE, out, 0, (size_t)N * sizeof(uint32_t));
-  ol_kernel_launch_size_args_t l = hc_size1(N / 1024, 1024);
+  olc_set(OL_ALLOC_TYPE_DEVICE, out, 0, (size_t)N * sizeof(uint32_t));
+  ol_kernel_launch_size_args_t l = olc_size1(N / 1024, 1024);
   struct out_args a = {out};
-  OK(olLaunchKernel(NULL, hc_dev, k, &a, sizeof a, &l));
-  EQ_DARRAY(uint32_t, out, N, i);
+  OLC_OK(olLaunchKernel(NULL, olc_dev, k, &a, sizeof a, &l));
+  OLC_EQ_DARRAY(uint32_t, out, N, i);
   /* one work-item per group, many groups */
-  hc_set(OL_ALLOC_TYPE_DEVICE, out, 0, (size_t)N * sizeof(uint32_t));
-  l = hc_size1(100000, 1);
-  OK(olLaunchKernel(NULL, hc_dev, k, &a, sizeof a, &l));
-  EQ_DARRAY(uint32_t, out, 100000, i);
-  EQ(get32(out + 100000), 0);
-  OK(olMemFree(out));
+  olc_set(OL_ALLOC_TYPE_DEVICE, out, 0, (size_t)N * sizeof(uint32_t));
+  l = olc_size1(100000, 1);
+  OLC_OK(olLaunchKernel(NULL, olc_dev, k, &a, sizeof a, &l));
+  OLC_EQ_DARRAY(uint32_t, out, 100000, i);
+  OLC_EQ(get32(out + 100000), 0);
+  OLC_OK(olMemFree(out));
 }
 
 /* The argument bytes are copied at the call. */
@@ -626,22 +626,22 @@ static void test_arguments_copied(void) {
   uint32_t a1[64] = {0}, a2[64] = {0};
   if (!k)
     return;
-  ol_queue_handle_t q = hc_queue();
-  hc_gate g;
-  hc_gate_close(&g, q);
-  ol_kernel_launch_size_args_t l = hc_size1(1, 64);
-  uint32_t *d1 = hc_buf(a1, sizeof a1), *d2 = hc_buf(a2, sizeof a2);
+  ol_queue_handle_t q = olc_queue();
+  olc_gate g;
+  olc_gate_close(&g, q);
+  ol_kernel_launch_size_args_t l = olc_size1(1, 64);
+  uint32_t *d1 = olc_buf(a1, sizeof a1), *d2 = olc_buf(a2, sizeof a2);
   struct out_args a = {d1};
-  OK(olLaunchKernel(q, hc_dev, k, &a, sizeof a, &l));
+  OLC_OK(olLaunchKernel(q, olc_dev, k, &a, sizeof a, &l));
   a.out = d2; /* too late for the queued launch */
   l.NumGroups.x = 1000;
-  hc_gate_open(&g);
-  OK(olSyncQueue(q));
-  hc_unbuf(a1, d1, sizeof a1);
-  hc_unbuf(a2, d2, sizeof a2);
-  EQ_ARRAY(a1, 64, i);
-  EQ_ARRAY(a2, 64, 0u);
-  OK(olDestroyQueue(q));
+  olc_gate_open(&g);
+  OLC_OK(olSyncQueue(q));
+  olc_unbuf(a1, d1, sizeof a1);
+  olc_unbuf(a2, d2, sizeof a2);
+  OLC_EQ_ARRAY(a1, 64, i);
+  OLC_EQ_ARRAY(a2, 64, 0u);
+  OLC_OK(olDestroyQueue(q));
 }
 
 /* A host function holds back a kernel: the output stays zero, the queue is
@@ -649,39 +649,39 @@ static void test_arguments_copied(void) {
  * the release. */
 static void test_blocked_launch(void) {
   ol_symbol_handle_t k = kern("foo", "foo");
-  uint32_t *out = hc_alloc(OL_ALLOC_TYPE_MANAGED, 256 * sizeof(uint32_t));
+  uint32_t *out = olc_alloc(OL_ALLOC_TYPE_MANAGED, 256 * sizeof(uint32_t));
   if (!k || !out)
     return;
   memset(out, 0, 256 * sizeof(uint32_t));
-  ol_queue_handle_t q = hc_queue();
-  hc_gate g;
-  hc_gate_close(&g, q);
-  ol_kernel_launch_size_args_t l = hc_size1(4, 64);
+  ol_queue_handle_t q = olc_queue();
+  olc_gate g;
+  olc_gate_close(&g, q);
+  ol_kernel_launch_size_args_t l = olc_size1(4, 64);
   struct out_args a = {out};
-  OK(olLaunchKernel(q, hc_dev, k, &a, sizeof a, &l));
+  OLC_OK(olLaunchKernel(q, olc_dev, k, &a, sizeof a, &l));
   ol_event_handle_t e = NULL;
-  OK(olCreateEvent(q, &e));
-  hc_sleep_ms(500);
+  OLC_OK(olCreateEvent(q, &e));
+  olc_sleep_ms(500);
   int nonzero = 0;
   for (int i = 0; i < 256; i++)
     nonzero += out[i] != 0;
-  EQ(nonzero, 0);
+  OLC_EQ(nonzero, 0);
   bool flag = true;
-  OK(olGetQueueInfo(q, OL_QUEUE_INFO_EMPTY, sizeof flag, &flag));
-  TRUE(!flag);
+  OLC_OK(olGetQueueInfo(q, OL_QUEUE_INFO_EMPTY, sizeof flag, &flag));
+  OLC_TRUE(!flag);
   flag = true;
-  OK(olGetEventInfo(e, OL_EVENT_INFO_IS_COMPLETE, sizeof flag, &flag));
-  TRUE(!flag);
-  hc_gate_open(&g);
-  OK(olSyncQueue(q));
-  EQ_ARRAY(out, 256, i);
-  OK(olGetQueueInfo(q, OL_QUEUE_INFO_EMPTY, sizeof flag, &flag));
-  TRUE(flag);
-  OK(olGetEventInfo(e, OL_EVENT_INFO_IS_COMPLETE, sizeof flag, &flag));
-  TRUE(flag);
-  OK(olDestroyEvent(e));
-  OK(olDestroyQueue(q));
-  OK(olMemFree(out));
+  OLC_OK(olGetEventInfo(e, OL_EVENT_INFO_IS_COMPLETE, sizeof flag, &flag));
+  OLC_TRUE(!flag);
+  olc_gate_open(&g);
+  OLC_OK(olSyncQueue(q));
+  OLC_EQ_ARRAY(out, 256, i);
+  OLC_OK(olGetQueueInfo(q, OL_QUEUE_INFO_EMPTY, sizeof flag, &flag));
+  OLC_TRUE(flag);
+  OLC_OK(olGetEventInfo(e, OL_EVENT_INFO_IS_COMPLETE, sizeof flag, &flag));
+  OLC_TRUE(flag);
+  OLC_OK(olDestroyEvent(e));
+  OLC_OK(olDestroyQueue(q));
+  OLC_OK(olMemFree(out));
 }
 
 static void test_bad_sizes(void) {
@@ -690,74 +690,74 @@ static void test_bad_sizes(void) {
   if (!k)
     return;
   struct out_args a = {out};
-  ol_queue_handle_t q = hc_queue();
+  ol_queue_handle_t q = olc_queue();
   ol_kernel_launch_size_args_t l;
   for (int which = 0; which < 6; which++) {
-    l = hc_size1(1, 1);
+    l = olc_size1(1, 1);
     uint32_t *f = which < 3 ? &l.NumGroups.x : &l.GroupSize.x;
     f[which % 3] = 0;
     char want[64];
     snprintf(want, sizeof want, "%s.%c is 0", which < 3 ? "NumGroups" : "GroupSize",
              "xyz"[which % 3]);
-    ERR(olLaunchKernel(q, hc_dev, k, &a, sizeof a, &l), OL_ERRC_INVALID_SIZE, want);
-    ERR(olLaunchKernel(NULL, hc_dev, k, &a, sizeof a, &l), OL_ERRC_INVALID_SIZE, want);
+    OLC_ERR_HAS(olLaunchKernel(q, olc_dev, k, &a, sizeof a, &l), OL_ERRC_INVALID_SIZE, want);
+    OLC_ERR_HAS(olLaunchKernel(NULL, olc_dev, k, &a, sizeof a, &l), OL_ERRC_INVALID_SIZE, want);
   }
   if (OLC_ON(OLC_HOST | OLC_AMDGPU, "CUDA bounds its grids in blocks, not in work-items")) {
     /* every dimension within MAX_WORK_SIZE_PER_DIMENSION, the whole grid
      * past MAX_WORK_SIZE (CUDA bounds its grids in blocks only) */
     uint32_t max_work = 0;
     ol_dimensions_t per_dim = {0, 0, 0};
-    OK(olGetDeviceInfo(hc_dev, OL_DEVICE_INFO_MAX_WORK_SIZE, sizeof max_work, &max_work));
-    OK(olGetDeviceInfo(hc_dev, OL_DEVICE_INFO_MAX_WORK_SIZE_PER_DIMENSION, sizeof per_dim, &per_dim));
-    if (TRUE(max_work == 4294967295u && per_dim.x == 4294967295u && per_dim.y >= 2)) {
-      l = hc_size1(1u << 23, 256); /* 2^31 work-items in x, 2 in y: 2^32 */
+    OLC_OK(olGetDeviceInfo(olc_dev, OL_DEVICE_INFO_MAX_WORK_SIZE, sizeof max_work, &max_work));
+    OLC_OK(olGetDeviceInfo(olc_dev, OL_DEVICE_INFO_MAX_WORK_SIZE_PER_DIMENSION, sizeof per_dim, &per_dim));
+    if (OLC_TRUE(max_work == 4294967295u && per_dim.x == 4294967295u && per_dim.y >= 2)) {
+      l = olc_size1(1u << 23, 256); /* 2^31 work-items in x, 2 in y: 2^32 */
       l.NumGroups.y = 2;
-      ERR(olLaunchKernel(q, hc_dev, k, &a, sizeof a, &l), OL_ERRC_INVALID_SIZE, "4294967296");
-      ERR(olLaunchKernel(NULL, hc_dev, k, &a, sizeof a, &l), OL_ERRC_INVALID_SIZE, "4294967296");
-      l = hc_size1(4294967295u, 1);
+      OLC_ERR_HAS(olLaunchKernel(q, olc_dev, k, &a, sizeof a, &l), OL_ERRC_INVALID_SIZE, "4294967296");
+      OLC_ERR_HAS(olLaunchKernel(NULL, olc_dev, k, &a, sizeof a, &l), OL_ERRC_INVALID_SIZE, "4294967296");
+      l = olc_size1(4294967295u, 1);
       l.NumGroups.y = 2;
-      ERR(olLaunchKernel(q, hc_dev, k, &a, sizeof a, &l), OL_ERRC_INVALID_SIZE, "8589934590");
+      OLC_ERR_HAS(olLaunchKernel(q, olc_dev, k, &a, sizeof a, &l), OL_ERRC_INVALID_SIZE, "8589934590");
     }
   }
   if (!OLC_ON(OLC_HOST, "its launch limits (1024 per group, 1024x1024x64, 1 MiB)")) {
-    OK(olSyncQueue(q));
-    OK(olDestroyQueue(q));
+    OLC_OK(olSyncQueue(q));
+    OLC_OK(olDestroyQueue(q));
     return;
   }
-  l = hc_size1(1, 1025);
-  ERR(olLaunchKernel(q, hc_dev, k, &a, sizeof a, &l), OL_ERRC_INVALID_SIZE, "1025");
-  l = hc_size1(1, 1);
+  l = olc_size1(1, 1025);
+  OLC_ERR_HAS(olLaunchKernel(q, olc_dev, k, &a, sizeof a, &l), OL_ERRC_INVALID_SIZE, "1025");
+  l = olc_size1(1, 1);
   l.GroupSize.y = 2000;
-  ERR(olLaunchKernel(q, hc_dev, k, &a, sizeof a, &l), OL_ERRC_INVALID_SIZE, "2000");
-  l = hc_size1(1, 1);
+  OLC_ERR_HAS(olLaunchKernel(q, olc_dev, k, &a, sizeof a, &l), OL_ERRC_INVALID_SIZE, "2000");
+  l = olc_size1(1, 1);
   l.GroupSize.z = 65;
-  ERR(olLaunchKernel(q, hc_dev, k, &a, sizeof a, &l), OL_ERRC_INVALID_SIZE, "65");
+  OLC_ERR_HAS(olLaunchKernel(q, olc_dev, k, &a, sizeof a, &l), OL_ERRC_INVALID_SIZE, "65");
   /* every dimension within limits, the product not */
-  l = hc_size1(1, 64);
+  l = olc_size1(1, 64);
   l.GroupSize.y = 32;
-  ERR(olLaunchKernel(q, hc_dev, k, &a, sizeof a, &l), OL_ERRC_INVALID_SIZE, "2048");
-  l = hc_size1(1, 1);
+  OLC_ERR_HAS(olLaunchKernel(q, olc_dev, k, &a, sizeof a, &l), OL_ERRC_INVALID_SIZE, "2048");
+  l = olc_size1(1, 1);
   l.DynSharedMemory = (1 << 20) + 1;
-  ERR(olLaunchKernel(q, hc_dev, k, &a, sizeof a, &l), OL_ERRC_INVALID_SIZE, "1048577");
+  OLC_ERR_HAS(olLaunchKernel(q, olc_dev, k, &a, sizeof a, &l), OL_ERRC_INVALID_SIZE, "1048577");
   /* more work-items in one dimension than 32 bits can count */
-  l = hc_size1(0x10000000u, 32);
-  ERR(olLaunchKernel(q, hc_dev, k, &a, sizeof a, &l), OL_ERRC_INVALID_SIZE, "268435456");
+  l = olc_size1(0x10000000u, 32);
+  OLC_ERR_HAS(olLaunchKernel(q, olc_dev, k, &a, sizeof a, &l), OL_ERRC_INVALID_SIZE, "268435456");
   /* limits themselves are accepted */
-  uint32_t *big = hc_alloc(OL_ALLOC_TYPE_MANAGED, 1024 * sizeof(uint32_t));
+  uint32_t *big = olc_alloc(OL_ALLOC_TYPE_MANAGED, 1024 * sizeof(uint32_t));
   if (big) {
     struct out_args b = {big};
-    l = hc_size1(1, 1024);
-    OK(olLaunchKernel(q, hc_dev, k, &b, sizeof b, &l));
-    l = hc_size1(1, 16);
+    l = olc_size1(1, 1024);
+    OLC_OK(olLaunchKernel(q, olc_dev, k, &b, sizeof b, &l));
+    l = olc_size1(1, 16);
     l.GroupSize.z = 64;
-    OK(olLaunchKernel(q, hc_dev, k, &b, sizeof b, &l));
-    OK(olSyncQueue(q));
-    EQ_ARRAY(big, 1024, i);
-    OK(olMemFree(big));
+    OLC_OK(olLaunchKernel(q, olc_dev, k, &b, sizeof b, &l));
+    OLC_OK(olSyncQueue(q));
+    OLC_EQ_ARRAY(big, 1024, i);
+    OLC_OK(olMemFree(big));
   }
   /* nothing of the refused launches ran; the queue is fine */
-  OK(olSyncQueue(q));
-  OK(olDestroyQueue(q));
+  OLC_OK(olSyncQueue(q));
+  OLC_OK(olDestroyQueue(q));
 }
 
 static void test_bad_arguments(void) {
@@ -767,80 +767,80 @@ static void test_bad_arguments(void) {
   if (!k || !m)
     return;
   struct out_args a = {out};
-  ol_kernel_launch_size_args_t l = hc_size1(1, 1);
+  ol_kernel_launch_size_args_t l = olc_size1(1, 1);
   if (OLC_ON(OLC_HOST | OLC_GPU, "argument buffers shorter than the kernel's struct")) {
     /* smaller than the kernel's argument struct (the host image's kernel
      * descriptor, an AMDGPU code object's metadata or the CUDA driver
      * gives its size) */
-    ERR(olLaunchKernel(NULL, hc_dev, k, &a, sizeof a - 1, &l), OL_ERRC_INVALID_ARGUMENT, NULL);
-    ERR(olLaunchKernel(NULL, hc_dev, k, NULL, 0, &l), OL_ERRC_INVALID_ARGUMENT, NULL);
+    OLC_ERR_CODE(olLaunchKernel(NULL, olc_dev, k, &a, sizeof a - 1, &l), OL_ERRC_INVALID_ARGUMENT);
+    OLC_ERR_CODE(olLaunchKernel(NULL, olc_dev, k, NULL, 0, &l), OL_ERRC_INVALID_ARGUMENT);
     struct multiargs_args ma;
     memset(&ma, 0, sizeof ma);
-    ERR(olLaunchKernel(NULL, hc_dev, m, &ma, 8, &l), OL_ERRC_INVALID_ARGUMENT, "8");
-    ERR(olLaunchKernel(NULL, hc_dev, m, &ma, 12, &l), OL_ERRC_INVALID_ARGUMENT, "ArgumentsSize is 12");
-    ERR(olLaunchKernel(NULL, hc_dev, m, &ma, sizeof ma - 8, &l), OL_ERRC_INVALID_ARGUMENT, NULL);
-    ol_queue_handle_t q = hc_queue();
-    ERR(olLaunchKernel(q, hc_dev, k, &a, sizeof a - 1, &l), OL_ERRC_INVALID_ARGUMENT, NULL);
-    ERR(olLaunchKernel(q, hc_dev, m, NULL, 0, &l), OL_ERRC_INVALID_ARGUMENT, "ArgumentsSize is 0");
+    OLC_ERR_HAS(olLaunchKernel(NULL, olc_dev, m, &ma, 8, &l), OL_ERRC_INVALID_ARGUMENT, "8");
+    OLC_ERR_HAS(olLaunchKernel(NULL, olc_dev, m, &ma, 12, &l), OL_ERRC_INVALID_ARGUMENT, "ArgumentsSize is 12");
+    OLC_ERR_CODE(olLaunchKernel(NULL, olc_dev, m, &ma, sizeof ma - 8, &l), OL_ERRC_INVALID_ARGUMENT);
+    ol_queue_handle_t q = olc_queue();
+    OLC_ERR_CODE(olLaunchKernel(q, olc_dev, k, &a, sizeof a - 1, &l), OL_ERRC_INVALID_ARGUMENT);
+    OLC_ERR_HAS(olLaunchKernel(q, olc_dev, m, NULL, 0, &l), OL_ERRC_INVALID_ARGUMENT, "ArgumentsSize is 0");
     /* a longer buffer is accepted: the bytes past the struct are ignored */
-    uint32_t *o = hc_alloc(OL_ALLOC_TYPE_MANAGED, 64 * sizeof(uint32_t));
+    uint32_t *o = olc_alloc(OL_ALLOC_TYPE_MANAGED, 64 * sizeof(uint32_t));
     if (o) {
       struct {
         uint32_t *out;
         uint64_t extra[4];
       } longer = {o, {1, 2, 3, 4}};
-      ol_kernel_launch_size_args_t l32 = hc_size1(2, 16);
-      OK(olLaunchKernel(q, hc_dev, k, &longer, sizeof longer, &l32));
-      OK(olSyncQueue(q));
-      EQ_ARRAY(o, 32, i);
-      OK(olMemFree(o));
+      ol_kernel_launch_size_args_t l32 = olc_size1(2, 16);
+      OLC_OK(olLaunchKernel(q, olc_dev, k, &longer, sizeof longer, &l32));
+      OLC_OK(olSyncQueue(q));
+      OLC_EQ_ARRAY(o, 32, i);
+      OLC_OK(olMemFree(o));
     }
-    OK(olSyncQueue(q));
-    OK(olDestroyQueue(q));
+    OLC_OK(olSyncQueue(q));
+    OLC_OK(olDestroyQueue(q));
   }
-  ERR(olLaunchKernel((ol_queue_handle_t)0x1234, hc_dev, k, &a, sizeof a, &l),
-      OL_ERRC_INVALID_QUEUE, NULL);
-  ERR(olLaunchKernel(NULL, (ol_device_handle_t)0x1234, k, &a, sizeof a, &l),
-      OL_ERRC_INVALID_DEVICE, NULL);
+  OLC_ERR_CODE(olLaunchKernel((ol_queue_handle_t)0x1234, olc_dev, k, &a, sizeof a, &l),
+               OL_ERRC_INVALID_QUEUE);
+  OLC_ERR_CODE(olLaunchKernel(NULL, (ol_device_handle_t)0x1234, k, &a, sizeof a, &l),
+               OL_ERRC_INVALID_DEVICE);
   /* a global variable is not a kernel */
-  ol_symbol_handle_t g = hc_global(prog("global"), "global", NULL, NULL);
+  ol_symbol_handle_t g = olc_global(prog("global"), "global", NULL, NULL);
   if (g) {
-    ERR(olLaunchKernel(NULL, hc_dev, g, &a, sizeof a, &l), OL_ERRC_SYMBOL_KIND,
-        "provided symbol is not a kernel");
-    ol_queue_handle_t q = hc_queue();
-    ERR(olLaunchKernel(q, hc_dev, g, &a, sizeof a, &l), OL_ERRC_SYMBOL_KIND,
-        "provided symbol is not a kernel");
-    OK(olDestroyQueue(q));
+    OLC_ERR_HAS(olLaunchKernel(NULL, olc_dev, g, &a, sizeof a, &l), OL_ERRC_SYMBOL_KIND,
+                "provided symbol is not a kernel");
+    ol_queue_handle_t q = olc_queue();
+    OLC_ERR_HAS(olLaunchKernel(q, olc_dev, g, &a, sizeof a, &l), OL_ERRC_SYMBOL_KIND,
+                "provided symbol is not a kernel");
+    OLC_OK(olDestroyQueue(q));
   }
 }
 
 int main(int argc, char **argv) {
-  hc_start(argc, argv);
-  while (hc_next_device()) {
-    RUN(test_foo_queue);
-    RUN(test_foo_synchronous);
-    RUN(test_foo_threads_one_queue);
-    RUN(test_foo_threads_sync);
-    RUN(test_bar_other_program);
-    RUN(test_noargs);
-    RUN(test_multiargs);
-    RUN(test_composite);
-    RUN(test_byte);
-    RUN(test_localmem);
-    RUN(test_localmem_reduction);
-    RUN(test_phased_reduction);
-    RUN(test_phased_shuffle);
-    RUN(test_localmem_static);
-    RUN(test_single_counter);
-    RUN(test_global_write_read);
-    RUN(test_global_ctor_kernel);
-    RUN(test_global_dtor_kernel);
-    RUN(test_grids);
-    RUN(test_large_grid);
-    RUN(test_arguments_copied);
-    RUN(test_blocked_launch);
-    RUN(test_bad_sizes);
-    RUN(test_bad_arguments);
+  olc_start(argc, argv);
+  while (olc_next_device()) {
+    OLC_RUN(test_foo_queue);
+    OLC_RUN(test_foo_synchronous);
+    OLC_RUN(test_foo_threads_one_queue);
+    OLC_RUN(test_foo_threads_sync);
+    OLC_RUN(test_bar_other_program);
+    OLC_RUN(test_noargs);
+    OLC_RUN(test_multiargs);
+    OLC_RUN(test_composite);
+    OLC_RUN(test_byte);
+    OLC_RUN(test_localmem);
+    OLC_RUN(test_localmem_reduction);
+    OLC_RUN(test_phased_reduction);
+    OLC_RUN(test_phased_shuffle);
+    OLC_RUN(test_localmem_static);
+    OLC_RUN(test_single_counter);
+    OLC_RUN(test_global_write_read);
+    OLC_RUN(test_global_ctor_kernel);
+    OLC_RUN(test_global_dtor_kernel);
+    OLC_RUN(test_grids);
+    OLC_RUN(test_large_grid);
+    OLC_RUN(test_arguments_copied);
+    OLC_RUN(test_blocked_launch);
+    OLC_RUN(test_bad_sizes);
+    OLC_RUN(test_bad_arguments);
   }
-  return hc_finish("kernel");
+  return olc_finish("kernel");
 }

@@ -4,7 +4,7 @@
  * SPDX-License-Identifier: Apache-2.0 */
 #include <fcntl.h>
 
-#include "hcheck.h"
+#include "oldevices.h"
 
 static char captured[1 << 16];
 
@@ -13,7 +13,7 @@ static char captured[1 << 16];
 static void shutdown_capturing(void) {
   char path[] = "/tmp/ol-leak-XXXXXX";
   int fd = mkstemp(path);
-  if (!TRUE(fd >= 0))
+  if (!OLC_TRUE(fd >= 0))
     return;
   fflush(stderr);
   int saved = dup(2);
@@ -22,7 +22,7 @@ static void shutdown_capturing(void) {
   fflush(stderr);
   dup2(saved, 2);
   close(saved);
-  OK(r);
+  OLC_OK(r);
   lseek(fd, 0, SEEK_SET);
   ssize_t n = read(fd, captured, sizeof captured - 1);
   captured[n > 0 ? n : 0] = 0;
@@ -35,10 +35,11 @@ static void fresh_init(bool leak_check) {
     setenv("OFFLOAD_LEAK_CHECK", "1", 1);
   else
     unsetenv("OFFLOAD_LEAK_CHECK");
-  OK(olInit());
-  hc_host = NULL;
-  OK(olIterateDevices(hc_find_host, &hc_host));
-  TRUE(hc_refind()); /* the device under test, in this initialisation */
+  OLC_OK(olInit());
+  olc_devlist l;
+  OLC_OK(olc_list_devices(&l));
+  olc_host = olc_host_in(&l);
+  OLC_TRUE(olc_refind()); /* the device under test, in this initialisation */
 }
 
 static bool contains(const char *needle) {
@@ -46,20 +47,20 @@ static bool contains(const char *needle) {
     olc_pass();
     return true;
   }
-  hc_failed(__FILE__, __LINE__, "leak report lacks \"%s\"; it was:\n%s", needle, captured);
+  olc_fail(__FILE__, __LINE__, "leak report lacks \"%s\"; it was:\n%s", needle, captured);
   return false;
 }
 
 static void test_reports_leaks(void) {
   fresh_init(true);
-  ol_queue_handle_t q = hc_queue();
-  void *mem = hc_alloc(OL_ALLOC_TYPE_DEVICE, 1234);
+  ol_queue_handle_t q = olc_queue();
+  void *mem = olc_alloc(OL_ALLOC_TYPE_DEVICE, 1234);
   ol_event_handle_t e = NULL;
-  OK(olCreateEvent(q, &e));
-  ol_program_handle_t p = hc_program("foo");
+  OLC_OK(olCreateEvent(q, &e));
+  ol_program_handle_t p = olc_program("foo");
   /* something that was released must not be listed */
-  void *freed = hc_alloc(OL_ALLOC_TYPE_HOST, 777);
-  OK(olMemFree(freed));
+  void *freed = olc_alloc(OL_ALLOC_TYPE_HOST, 777);
+  OLC_OK(olMemFree(freed));
   shutdown_capturing();
   char want[128];
   contains("leak check");
@@ -71,31 +72,31 @@ static void test_reports_leaks(void) {
   contains(want);
   snprintf(want, sizeof want, "program %#" PRIxPTR, (uintptr_t)p);
   contains(want);
-  TRUE(strstr(captured, "777 bytes") == NULL);
+  OLC_TRUE(strstr(captured, "777 bytes") == NULL);
   /* the library really is shut down now */
-  ERR(olCreateQueue(hc_dev, &q), OL_ERRC_UNINITIALIZED, NULL);
+  OLC_ERR_CODE(olCreateQueue(olc_dev, &q), OL_ERRC_UNINITIALIZED);
 }
 
 static void test_clean_run(void) {
   fresh_init(true);
-  ol_queue_handle_t q = hc_queue();
-  void *mem = hc_alloc(OL_ALLOC_TYPE_MANAGED, 64);
+  ol_queue_handle_t q = olc_queue();
+  void *mem = olc_alloc(OL_ALLOC_TYPE_MANAGED, 64);
   ol_event_handle_t e = NULL;
-  OK(olCreateEvent(q, &e));
-  OK(olDestroyEvent(e));
-  OK(olDestroyQueue(q));
-  OK(olMemFree(mem));
+  OLC_OK(olCreateEvent(q, &e));
+  OLC_OK(olDestroyEvent(e));
+  OLC_OK(olDestroyQueue(q));
+  OLC_OK(olMemFree(mem));
   shutdown_capturing();
   contains("no objects left alive");
-  TRUE(strstr(captured, "queue 0x") == NULL);
+  OLC_TRUE(strstr(captured, "queue 0x") == NULL);
 }
 
 static void test_off_by_default(void) {
   fresh_init(false);
-  ol_queue_handle_t q = hc_queue();
+  ol_queue_handle_t q = olc_queue();
   (void)q;
   shutdown_capturing();
-  EQ(strlen(captured), 0);
+  OLC_EQ(strlen(captured), 0);
 }
 
 /* Leaked work that is still running at olShutDown: the shutdown waits for
@@ -103,53 +104,53 @@ static void test_off_by_default(void) {
 static atomic_int late_ran;
 static void late_fn(void *u) {
   (void)u;
-  hc_sleep_ms(200);
+  olc_sleep_ms(200);
   atomic_store(&late_ran, 1);
 }
 
 static void test_leaked_busy_queue(void) {
   fresh_init(true);
   atomic_store(&late_ran, 0);
-  ol_queue_handle_t q = hc_queue();
-  OK(olLaunchHostFunction(q, late_fn, NULL));
+  ol_queue_handle_t q = olc_queue();
+  OLC_OK(olLaunchHostFunction(q, late_fn, NULL));
   shutdown_capturing();
   char want[64];
   snprintf(want, sizeof want, "queue %#" PRIxPTR, (uintptr_t)q);
   contains(want);
-  EQ(atomic_load(&late_ran), 1);
+  OLC_EQ(atomic_load(&late_ran), 1);
 }
 
 /* A program still loaded at the final olShutDown is unloaded by it: its
  * destructor runs (and the report lists it). */
 static void test_leaked_program_destructor(void) {
-  HOST_ONLY("the destructor writes through a pointer to malloc'd host memory");
+  OLC_ONLY(OLC_HOST, "the destructor writes through a pointer to malloc'd host memory");
   fresh_init(true);
-  ol_program_handle_t p = hc_program("global_dtor");
+  ol_program_handle_t p = olc_program("global_dtor");
   void *target = NULL;
   uint32_t *seen = calloc(65, sizeof(uint32_t));
-  if (!hc_global(p, "dtor_target", &target, NULL))
+  if (!olc_global(p, "dtor_target", &target, NULL))
     return;
   memcpy(target, &seen, sizeof seen);
   shutdown_capturing();
   char want[64];
   snprintf(want, sizeof want, "program %#" PRIxPTR, (uintptr_t)p);
   contains(want);
-  EQ_ARRAY(seen, 64, i + 200u);
+  OLC_EQ_ARRAY(seen, 64, i + 200u);
   free(seen);
 }
 
 int main(int argc, char **argv) {
-  hc_start(argc, argv);
-  while (hc_next_device()) {
+  olc_start(argc, argv);
+  while (olc_next_device()) {
     /* drop the current reference: each test makes its own initialisation */
-    OK(olShutDown());
-    RUN(test_reports_leaks);
-    RUN(test_clean_run);
-    RUN(test_off_by_default);
-    RUN(test_leaked_busy_queue);
-    RUN(test_leaked_program_destructor);
+    OLC_OK(olShutDown());
+    OLC_RUN(test_reports_leaks);
+    OLC_RUN(test_clean_run);
+    OLC_RUN(test_off_by_default);
+    OLC_RUN(test_leaked_busy_queue);
+    OLC_RUN(test_leaked_program_destructor);
     unsetenv("OFFLOAD_LEAK_CHECK");
-    OK(olInit()); /* for the next device and hc_finish's olShutDown */
+    OLC_OK(olInit()); /* for the next device and olc_finish's olShutDown */
   }
-  return hc_finish("leakcheck");
+  return olc_finish("leakcheck");
 }

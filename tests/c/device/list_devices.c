@@ -3,7 +3,7 @@
  * bundle's run.sh uses it to say which devices it runs on. Exit status 0
  * when olInit works, 1 otherwise.
  * SPDX-License-Identifier: Apache-2.0 */
-#include "hcheck.h"
+#include "oldevices.h"
 
 int main(int argc, char **argv) {
   if (argc > 1) {
@@ -19,14 +19,14 @@ int main(int argc, char **argv) {
     printf("olInit failed: %s\n", r->Details ? r->Details : "(no details)");
     return 1;
   }
-  hc_devlist l;
-  hc_list_devices(&l);
+  olc_devlist l;
+  olc_list_devices(&l);
   for (int i = 0; i < l.n; i++) {
     char name[256] = "?";
     ol_device_type_t t = OL_DEVICE_TYPE_ALL;
     olGetDeviceInfo(l.dev[i], OL_DEVICE_INFO_NAME, sizeof name, name);
     olGetDeviceInfo(l.dev[i], OL_DEVICE_INFO_TYPE, sizeof t, &t);
-    printf("%s:%u %s %s\n", hc_backend_name(l.sel[i].backend), l.sel[i].index,
+    printf("%s:%u %s %s\n", olc_backend_name(l.sel[i].backend), l.sel[i].index,
            t == OL_DEVICE_TYPE_HOST ? "host" : t == OL_DEVICE_TYPE_GPU ? "gpu" : "other", name);
   }
   olShutDown();

@@ -1,7 +1,7 @@
 /* Memory of the device under test: olMemAlloc, olMemFree, olGetMemInfo(Size),
  * olMemcpy, olMemFill, olMemRegister, olMemUnregister.
  * SPDX-License-Identifier: Apache-2.0 */
-#include "hcheck.h"
+#include "oldevices.h"
 
 static const ol_alloc_type_t all_types[] = {OL_ALLOC_TYPE_HOST, OL_ALLOC_TYPE_DEVICE,
                                             OL_ALLOC_TYPE_MANAGED};
@@ -11,17 +11,17 @@ static const ol_alloc_type_t all_types[] = {OL_ALLOC_TYPE_HOST, OL_ALLOC_TYPE_DE
 static void test_alloc_each_type(void) {
   for (int t = 0; t < 3; t++) {
     void *p = NULL;
-    if (!OK(olMemAlloc(hc_dev, all_types[t], 1024, &p)))
+    if (!OLC_OK(olMemAlloc(olc_dev, all_types[t], 1024, &p)))
       continue;
-    TRUE(p != NULL);
-    EQ((uintptr_t)p % 64, 0);
+    OLC_TRUE(p != NULL);
+    OLC_EQ((uintptr_t)p % 64, 0);
     /* every byte is usable (on the host device it is ordinary memory;
      * elsewhere DEVICE memory is reached through olMemcpy) */
-    hc_set(all_types[t], p, 0x5a, 1024);
+    olc_set(all_types[t], p, 0x5a, 1024);
     unsigned char last = 0;
-    hc_get(all_types[t], &last, (unsigned char *)p + 1023, 1);
-    EQ(last, 0x5a);
-    OK(olMemFree(p));
+    olc_get(all_types[t], &last, (unsigned char *)p + 1023, 1);
+    OLC_EQ(last, 0x5a);
+    OLC_OK(olMemFree(p));
   }
 }
 
@@ -29,25 +29,25 @@ static void test_alloc_odd_sizes(void) {
   static const size_t sizes[] = {1, 3, 63, 65, 4097, 1u << 20, (8u << 20) + 1};
   void *ptrs[7];
   for (int i = 0; i < 7; i++) {
-    ptrs[i] = hc_alloc(OL_ALLOC_TYPE_DEVICE, sizes[i]);
-    TRUE(ptrs[i] != NULL);
+    ptrs[i] = olc_alloc(OL_ALLOC_TYPE_DEVICE, sizes[i]);
+    OLC_TRUE(ptrs[i] != NULL);
     if (ptrs[i]) {
-      EQ((uintptr_t)ptrs[i] % 64, 0);
-      hc_set(OL_ALLOC_TYPE_DEVICE, ptrs[i], i, sizes[i]);
+      OLC_EQ((uintptr_t)ptrs[i] % 64, 0);
+      olc_set(OL_ALLOC_TYPE_DEVICE, ptrs[i], i, sizes[i]);
     }
   }
   /* the allocations do not overlap: each still holds its own byte */
   for (int i = 0; i < 7; i++)
     if (ptrs[i]) {
       unsigned char first = 0, last = 0;
-      hc_get(OL_ALLOC_TYPE_DEVICE, &first, ptrs[i], 1);
-      hc_get(OL_ALLOC_TYPE_DEVICE, &last, (unsigned char *)ptrs[i] + sizes[i] - 1, 1);
-      EQ(first, i);
-      EQ(last, i);
+      olc_get(OL_ALLOC_TYPE_DEVICE, &first, ptrs[i], 1);
+      olc_get(OL_ALLOC_TYPE_DEVICE, &last, (unsigned char *)ptrs[i] + sizes[i] - 1, 1);
+      OLC_EQ(first, i);
+      OLC_EQ(last, i);
       size_t got = 0;
-      OK(olGetMemInfo(ptrs[i], OL_MEM_INFO_SIZE, sizeof got, &got));
-      EQ(got, sizes[i]);
-      OK(olMemFree(ptrs[i]));
+      OLC_OK(olGetMemInfo(ptrs[i], OL_MEM_INFO_SIZE, sizeof got, &got));
+      OLC_EQ(got, sizes[i]);
+      OLC_OK(olMemFree(ptrs[i]));
     }
 }
 
@@ -56,39 +56,39 @@ static void test_alloc_many(void) {
   static void *p[N];
   int made = 0;
   for (int i = 0; i < N; i++)
-    if (olMemAlloc(hc_dev, all_types[i % 3], 32 + (size_t)i, &p[i]) == NULL) {
+    if (olMemAlloc(olc_dev, all_types[i % 3], 32 + (size_t)i, &p[i]) == NULL) {
       made++;
       uint32_t v = (uint32_t)i;
-      hc_put(all_types[i % 3], p[i], &v, sizeof v);
+      olc_put(all_types[i % 3], p[i], &v, sizeof v);
     } else {
       p[i] = NULL;
     }
-  EQ(made, N);
+  OLC_EQ(made, N);
   int intact = 0;
   for (int i = 0; i < N; i++)
     if (p[i]) {
       uint32_t v = 0;
-      hc_get(all_types[i % 3], &v, p[i], sizeof v);
+      olc_get(all_types[i % 3], &v, p[i], sizeof v);
       intact += v == (uint32_t)i;
-      OK(olMemFree(p[i]));
+      OLC_OK(olMemFree(p[i]));
     }
-  EQ(intact, N);
+  OLC_EQ(intact, N);
 }
 
 static void test_alloc_errors(void) {
   void *p = (void *)0x1;
   /* the queue handle is not a device handle */
-  ol_queue_handle_t q = hc_queue();
-  ERR(olMemAlloc((ol_device_handle_t)q, OL_ALLOC_TYPE_DEVICE, 1024, &p), OL_ERRC_INVALID_DEVICE,
-      "queue");
-  EQ((uintptr_t)p, 1); /* a refused call leaves the result alone */
-  OK(olDestroyQueue(q));
+  ol_queue_handle_t q = olc_queue();
+  OLC_ERR_HAS(olMemAlloc((ol_device_handle_t)q, OL_ALLOC_TYPE_DEVICE, 1024, &p), OL_ERRC_INVALID_DEVICE,
+              "queue");
+  OLC_EQ((uintptr_t)p, 1); /* a refused call leaves the result alone */
+  OLC_OK(olDestroyQueue(q));
   /* far more than the machine has */
   p = NULL;
-  ol_result_t r = olMemAlloc(hc_dev, OL_ALLOC_TYPE_DEVICE, (size_t)1 << 62, &p);
-  TRUE(r != NULL);
+  ol_result_t r = olMemAlloc(olc_dev, OL_ALLOC_TYPE_DEVICE, (size_t)1 << 62, &p);
+  OLC_TRUE(r != NULL);
   if (r)
-    EQ(r->Code, OL_ERRC_OUT_OF_RESOURCES);
+    OLC_EQ(r->Code, OL_ERRC_OUT_OF_RESOURCES);
   else
     olMemFree(p);
 }
@@ -96,21 +96,21 @@ static void test_alloc_errors(void) {
 /* ------------------------------------------------------------- olMemFree */
 
 static void test_free_errors(void) {
-  void *p = hc_alloc(OL_ALLOC_TYPE_HOST, 256);
+  void *p = olc_alloc(OL_ALLOC_TYPE_HOST, 256);
   if (!p)
     return;
   /* only the base frees */
-  ERR(olMemFree((char *)p + 16), OL_ERRC_INVALID_ARGUMENT, NULL);
-  OK(olMemFree(p));
+  OLC_ERR_CODE(olMemFree((char *)p + 16), OL_ERRC_INVALID_ARGUMENT);
+  OLC_OK(olMemFree(p));
   /* a second free is refused */
-  ERR(olMemFree(p), OL_ERRC_INVALID_ARGUMENT, NULL);
+  OLC_ERR_CODE(olMemFree(p), OL_ERRC_INVALID_ARGUMENT);
 }
 
 /* ---------------------------------------------------------- olGetMemInfo */
 
 static void test_mem_info(void) {
   for (int t = 0; t < 3; t++) {
-    char *p = hc_alloc(all_types[t], 1024);
+    char *p = olc_alloc(all_types[t], 1024);
     if (!p)
       continue;
     char *where[] = {p, p + 123, p + 1023};
@@ -119,64 +119,64 @@ static void test_mem_info(void) {
       void *base = NULL;
       size_t size = 0;
       ol_alloc_type_t type = OL_ALLOC_TYPE_LAST;
-      OK(olGetMemInfo(where[w], OL_MEM_INFO_DEVICE, sizeof d, &d));
-      EQ((uintptr_t)d, (uintptr_t)hc_dev);
-      OK(olGetMemInfo(where[w], OL_MEM_INFO_BASE, sizeof base, &base));
-      EQ((uintptr_t)base, (uintptr_t)p);
-      OK(olGetMemInfo(where[w], OL_MEM_INFO_SIZE, sizeof size, &size));
-      EQ(size, 1024);
-      OK(olGetMemInfo(where[w], OL_MEM_INFO_TYPE, sizeof type, &type));
-      EQ(type, all_types[t]);
+      OLC_OK(olGetMemInfo(where[w], OL_MEM_INFO_DEVICE, sizeof d, &d));
+      OLC_EQ((uintptr_t)d, (uintptr_t)olc_dev);
+      OLC_OK(olGetMemInfo(where[w], OL_MEM_INFO_BASE, sizeof base, &base));
+      OLC_EQ((uintptr_t)base, (uintptr_t)p);
+      OLC_OK(olGetMemInfo(where[w], OL_MEM_INFO_SIZE, sizeof size, &size));
+      OLC_EQ(size, 1024);
+      OLC_OK(olGetMemInfo(where[w], OL_MEM_INFO_TYPE, sizeof type, &type));
+      OLC_EQ(type, all_types[t]);
     }
     /* one past the end is not part of the allocation */
     void *base = NULL;
-    ERR(olGetMemInfo(p + 1024, OL_MEM_INFO_BASE, sizeof base, &base), OL_ERRC_NOT_FOUND, NULL);
-    OK(olMemFree(p));
+    OLC_ERR_CODE(olGetMemInfo(p + 1024, OL_MEM_INFO_BASE, sizeof base, &base), OL_ERRC_NOT_FOUND);
+    OLC_OK(olMemFree(p));
     /* a freed allocation is forgotten */
-    ERR(olGetMemInfo(p, OL_MEM_INFO_BASE, sizeof base, &base), OL_ERRC_NOT_FOUND, NULL);
+    OLC_ERR_CODE(olGetMemInfo(p, OL_MEM_INFO_BASE, sizeof base, &base), OL_ERRC_NOT_FOUND);
   }
 }
 
 static void test_mem_info_errors(void) {
-  char *p = hc_alloc(OL_ALLOC_TYPE_DEVICE, 1024);
+  char *p = olc_alloc(OL_ALLOC_TYPE_DEVICE, 1024);
   if (!p)
     return;
   void *base = NULL;
-  ERR(olGetMemInfo(p, OL_MEM_INFO_BASE, 0, &base), OL_ERRC_INVALID_SIZE, "PropSize == 0");
-  ERR(olGetMemInfo(p, OL_MEM_INFO_BASE, sizeof base - 1, &base), OL_ERRC_INVALID_SIZE, NULL);
+  OLC_ERR_HAS(olGetMemInfo(p, OL_MEM_INFO_BASE, 0, &base), OL_ERRC_INVALID_SIZE, "PropSize == 0");
+  OLC_ERR_CODE(olGetMemInfo(p, OL_MEM_INFO_BASE, sizeof base - 1, &base), OL_ERRC_INVALID_SIZE);
   ol_alloc_type_t type;
-  ERR(olGetMemInfo(p, OL_MEM_INFO_TYPE, sizeof type - 1, &type), OL_ERRC_INVALID_SIZE, NULL);
-  ERR(olGetMemInfo(p, (ol_mem_info_t)HC_BIG, sizeof base, &base), OL_ERRC_INVALID_ENUMERATION,
-      "olGetMemInfo enum '2147483647' is invalid");
+  OLC_ERR_CODE(olGetMemInfo(p, OL_MEM_INFO_TYPE, sizeof type - 1, &type), OL_ERRC_INVALID_SIZE);
+  OLC_ERR_HAS(olGetMemInfo(p, (ol_mem_info_t)OLC_BIG, sizeof base, &base), OL_ERRC_INVALID_ENUMERATION,
+              "olGetMemInfo enum '2147483647' is invalid");
   /* a bigger buffer is fine; only the value's bytes are written */
   unsigned char big[16];
   memset(big, 0xee, sizeof big);
-  OK(olGetMemInfo(p, OL_MEM_INFO_SIZE, sizeof big, big));
+  OLC_OK(olGetMemInfo(p, OL_MEM_INFO_SIZE, sizeof big, big));
   size_t got;
   memcpy(&got, big, sizeof got);
-  EQ(got, 1024);
-  EQ(big[8], 0xee);
-  EQ(big[15], 0xee);
-  OK(olMemFree(p));
+  OLC_EQ(got, 1024);
+  OLC_EQ(big[8], 0xee);
+  OLC_EQ(big[15], 0xee);
+  OLC_OK(olMemFree(p));
 }
 
 static void test_mem_info_size(void) {
-  char *p = hc_alloc(OL_ALLOC_TYPE_MANAGED, 1024);
+  char *p = olc_alloc(OL_ALLOC_TYPE_MANAGED, 1024);
   if (!p)
     return;
   size_t n = 0;
-  OK(olGetMemInfoSize(p + 5, OL_MEM_INFO_DEVICE, &n));
-  EQ(n, sizeof(ol_device_handle_t));
-  OK(olGetMemInfoSize(p, OL_MEM_INFO_BASE, &n));
-  EQ(n, sizeof(void *));
-  OK(olGetMemInfoSize(p, OL_MEM_INFO_SIZE, &n));
-  EQ(n, sizeof(size_t));
-  OK(olGetMemInfoSize(p, OL_MEM_INFO_TYPE, &n));
-  EQ(n, sizeof(ol_alloc_type_t));
-  ERR(olGetMemInfoSize(p, (ol_mem_info_t)HC_BIG, &n), OL_ERRC_INVALID_ENUMERATION,
-      "olGetMemInfo enum '2147483647' is invalid");
-  ERR(olGetMemInfoSize((void *)0x1234, OL_MEM_INFO_SIZE, &n), OL_ERRC_NOT_FOUND, NULL);
-  OK(olMemFree(p));
+  OLC_OK(olGetMemInfoSize(p + 5, OL_MEM_INFO_DEVICE, &n));
+  OLC_EQ(n, sizeof(ol_device_handle_t));
+  OLC_OK(olGetMemInfoSize(p, OL_MEM_INFO_BASE, &n));
+  OLC_EQ(n, sizeof(void *));
+  OLC_OK(olGetMemInfoSize(p, OL_MEM_INFO_SIZE, &n));
+  OLC_EQ(n, sizeof(size_t));
+  OLC_OK(olGetMemInfoSize(p, OL_MEM_INFO_TYPE, &n));
+  OLC_EQ(n, sizeof(ol_alloc_type_t));
+  OLC_ERR_HAS(olGetMemInfoSize(p, (ol_mem_info_t)OLC_BIG, &n), OL_ERRC_INVALID_ENUMERATION,
+              "olGetMemInfo enum '2147483647' is invalid");
+  OLC_ERR_CODE(olGetMemInfoSize((void *)0x1234, OL_MEM_INFO_SIZE, &n), OL_ERRC_NOT_FOUND);
+  OLC_OK(olMemFree(p));
 }
 
 /* -------------------------------------------------------------- olMemcpy */
@@ -198,21 +198,21 @@ static void fill_seq(uint8_t *p, size_t n, unsigned seed) {
 
 static void test_memcpy_every_pair(void) {
   enum { N = 256 }; /* the size of the `global` variable of global.so */
-  ol_program_handle_t prog = hc_program("global");
+  ol_program_handle_t prog = olc_program("global");
   void *gaddr = NULL;
   size_t gsize = 0;
-  if (!hc_global(prog, "global", &gaddr, &gsize))
+  if (!olc_global(prog, "global", &gaddr, &gsize))
     return;
-  EQ(gsize, N);
+  OLC_EQ(gsize, N);
   place places[] = {
-      {"malloc", malloc(N), OL_ALLOC_TYPE_HOST, hc_host},
-      {"host", hc_alloc(OL_ALLOC_TYPE_HOST, N), OL_ALLOC_TYPE_HOST, hc_dev},
-      {"device", hc_alloc(OL_ALLOC_TYPE_DEVICE, N), OL_ALLOC_TYPE_DEVICE, hc_dev},
-      {"managed", hc_alloc(OL_ALLOC_TYPE_MANAGED, N), OL_ALLOC_TYPE_MANAGED, hc_dev},
-      {"global", gaddr, OL_ALLOC_TYPE_DEVICE, hc_dev},
+      {"malloc", malloc(N), OL_ALLOC_TYPE_HOST, olc_host},
+      {"host", olc_alloc(OL_ALLOC_TYPE_HOST, N), OL_ALLOC_TYPE_HOST, olc_dev},
+      {"device", olc_alloc(OL_ALLOC_TYPE_DEVICE, N), OL_ALLOC_TYPE_DEVICE, olc_dev},
+      {"managed", olc_alloc(OL_ALLOC_TYPE_MANAGED, N), OL_ALLOC_TYPE_MANAGED, olc_dev},
+      {"global", gaddr, OL_ALLOC_TYPE_DEVICE, olc_dev},
   };
   enum { P = sizeof places / sizeof places[0] };
-  ol_queue_handle_t q = hc_queue();
+  ol_queue_handle_t q = olc_queue();
   unsigned seed = 1;
   for (int mode = 0; mode < 2; mode++) /* 0: NULL queue, 1: queued */
     for (int s = 0; s < P; s++)
@@ -222,22 +222,22 @@ static void test_memcpy_every_pair(void) {
         uint8_t *src = places[s].p, *dst = places[d].p;
         uint8_t seq[N], got[N];
         fill_seq(seq, N, seed);
-        hc_put(places[s].type, src, seq, N);
-        hc_set(places[d].type, dst, 0, N);
+        olc_put(places[s].type, src, seq, N);
+        olc_set(places[d].type, dst, 0, N);
         ol_device_handle_t dd = places[d].dev, sd = places[s].dev;
         bool ok;
         if (mode == 0) {
-          ok = OK(olMemcpy(NULL, dst, dd, src, sd, N));
+          ok = OLC_OK(olMemcpy(NULL, dst, dd, src, sd, N));
         } else {
-          ok = OK(olMemcpy(q, dst, dd, src, sd, N)) && OK(olSyncQueue(q));
+          ok = OLC_OK(olMemcpy(q, dst, dd, src, sd, N)) && OLC_OK(olSyncQueue(q));
         }
-        hc_get(places[d].type, got, dst, N);
+        olc_get(places[d].type, got, dst, N);
         int bad = 0;
         for (size_t i = 0; i < N; i++)
           bad += got[i] != (uint8_t)(i * 7u + seed);
         if (ok && bad)
-          hc_failed(__FILE__, __LINE__, "%s copy %s -> %s: %d bytes wrong",
-                    mode ? "queued" : "synchronous", places[s].name, places[d].name, bad);
+          olc_fail(__FILE__, __LINE__, "%s copy %s -> %s: %d bytes wrong",
+                   mode ? "queued" : "synchronous", places[s].name, places[d].name, bad);
         else if (ok)
           olc_pass();
         seed++;
@@ -246,58 +246,58 @@ static void test_memcpy_every_pair(void) {
   uint32_t vals[64];
   for (int i = 0; i < 64; i++)
     vals[i] = 3000u + (uint32_t)i;
-  OK(olMemcpy(q, gaddr, hc_dev, vals, hc_host, sizeof vals));
-  uint32_t *out = hc_alloc(OL_ALLOC_TYPE_MANAGED, sizeof vals);
-  ol_symbol_handle_t rd = hc_kernel(prog, "read");
+  OLC_OK(olMemcpy(q, gaddr, olc_dev, vals, olc_host, sizeof vals));
+  uint32_t *out = olc_alloc(OL_ALLOC_TYPE_MANAGED, sizeof vals);
+  ol_symbol_handle_t rd = olc_kernel(prog, "read");
   if (out && rd) {
-    ol_kernel_launch_size_args_t l = hc_size1(1, 64);
+    ol_kernel_launch_size_args_t l = olc_size1(1, 64);
     struct {
       uint32_t *out;
     } args = {out};
-    OK(olLaunchKernel(q, hc_dev, rd, &args, sizeof args, &l));
-    OK(olSyncQueue(q));
-    EQ_ARRAY(out, 64, 3000u + i);
+    OLC_OK(olLaunchKernel(q, olc_dev, rd, &args, sizeof args, &l));
+    OLC_OK(olSyncQueue(q));
+    OLC_EQ_ARRAY(out, 64, 3000u + i);
   }
   if (out)
-    OK(olMemFree(out));
-  OK(olDestroyQueue(q));
+    OLC_OK(olMemFree(out));
+  OLC_OK(olDestroyQueue(q));
   free(places[0].p);
   for (int i = 1; i < 4; i++)
     if (places[i].p)
-      OK(olMemFree(places[i].p));
-  OK(olDestroyProgram(prog));
+      OLC_OK(olMemFree(places[i].p));
+  OLC_OK(olDestroyProgram(prog));
 }
 
 /* Copies on one queue run in order: a chain A -> B -> C -> D. */
 static void test_memcpy_queue_order(void) {
   enum { N = 1 << 20 };
-  uint8_t *a = hc_alloc(OL_ALLOC_TYPE_HOST, N), *b = hc_alloc(OL_ALLOC_TYPE_DEVICE, N),
-          *c = hc_alloc(OL_ALLOC_TYPE_MANAGED, N), *d = malloc(N);
-  ol_queue_handle_t q = hc_queue();
+  uint8_t *a = olc_alloc(OL_ALLOC_TYPE_HOST, N), *b = olc_alloc(OL_ALLOC_TYPE_DEVICE, N),
+          *c = olc_alloc(OL_ALLOC_TYPE_MANAGED, N), *d = malloc(N);
+  ol_queue_handle_t q = olc_queue();
   if (!a || !b || !c)
     return;
   fill_seq(a, N, 9);
-  hc_set(OL_ALLOC_TYPE_DEVICE, b, 0, N), memset(c, 0, N), memset(d, 0, N);
-  OK(olMemcpy(q, b, hc_dev, a, hc_dev, N));
-  OK(olMemcpy(q, c, hc_dev, b, hc_dev, N));
-  OK(olMemcpy(q, d, hc_host, c, hc_dev, N));
-  OK(olSyncQueue(q));
-  TRUE(memcmp(a, d, N) == 0);
+  olc_set(OL_ALLOC_TYPE_DEVICE, b, 0, N), memset(c, 0, N), memset(d, 0, N);
+  OLC_OK(olMemcpy(q, b, olc_dev, a, olc_dev, N));
+  OLC_OK(olMemcpy(q, c, olc_dev, b, olc_dev, N));
+  OLC_OK(olMemcpy(q, d, olc_host, c, olc_dev, N));
+  OLC_OK(olSyncQueue(q));
+  OLC_TRUE(memcmp(a, d, N) == 0);
   /* a copy of 0 bytes is allowed, queued or not, and changes nothing */
-  OK(olMemcpy(q, d, hc_host, a, hc_dev, 0));
-  OK(olMemcpy(NULL, d, hc_host, a, hc_dev, 0));
-  OK(olSyncQueue(q));
-  TRUE(memcmp(a, d, N) == 0);
+  OLC_OK(olMemcpy(q, d, olc_host, a, olc_dev, 0));
+  OLC_OK(olMemcpy(NULL, d, olc_host, a, olc_dev, 0));
+  OLC_OK(olSyncQueue(q));
+  OLC_TRUE(memcmp(a, d, N) == 0);
   /* overlapping ranges of one allocation behave like memmove */
   for (int i = 0; i < 100; i++)
     a[i] = (uint8_t)i;
-  OK(olMemcpy(NULL, a + 10, hc_dev, a, hc_dev, 50));
+  OLC_OK(olMemcpy(NULL, a + 10, olc_dev, a, olc_dev, 50));
   int bad = 0;
   for (int i = 0; i < 50; i++)
     bad += a[10 + i] != (uint8_t)i;
-  EQ(bad, 0);
-  OK(olDestroyQueue(q));
-  OK(olMemFree(a)), OK(olMemFree(b)), OK(olMemFree(c));
+  OLC_EQ(bad, 0);
+  OLC_OK(olDestroyQueue(q));
+  OLC_OK(olMemFree(a)), OLC_OK(olMemFree(b)), OLC_OK(olMemFree(c));
   free(d);
 }
 
@@ -307,23 +307,23 @@ static void test_memcpy_queued_is_async(void) {
   uint32_t src[16], dst[16];
   for (int i = 0; i < 16; i++)
     src[i] = 77u + (uint32_t)i, dst[i] = 0;
-  ol_queue_handle_t q = hc_queue();
-  hc_gate g;
-  if (!hc_gate_close(&g, q))
+  ol_queue_handle_t q = olc_queue();
+  olc_gate g;
+  if (!olc_gate_close(&g, q))
     return;
-  OK(olMemcpy(q, dst, hc_host, src, hc_host, sizeof src));
-  hc_sleep_ms(50);
-  EQ(dst[0], 0);
+  OLC_OK(olMemcpy(q, dst, olc_host, src, olc_host, sizeof src));
+  olc_sleep_ms(50);
+  OLC_EQ(dst[0], 0);
   /* the NULL-queue form does not wait for the blocked queue */
   uint32_t sync_dst[16] = {0};
-  double t0 = hc_now_ms();
-  OK(olMemcpy(NULL, sync_dst, hc_host, src, hc_host, sizeof src));
-  TRUE(hc_now_ms() - t0 < 1000);
-  EQ_ARRAY(sync_dst, 16, 77u + i);
-  hc_gate_open(&g);
-  OK(olSyncQueue(q));
-  EQ_ARRAY(dst, 16, 77u + i);
-  OK(olDestroyQueue(q));
+  double t0 = olc_now_ms();
+  OLC_OK(olMemcpy(NULL, sync_dst, olc_host, src, olc_host, sizeof src));
+  OLC_TRUE(olc_now_ms() - t0 < 1000);
+  OLC_EQ_ARRAY(sync_dst, 16, 77u + i);
+  olc_gate_open(&g);
+  OLC_OK(olSyncQueue(q));
+  OLC_EQ_ARRAY(dst, 16, 77u + i);
+  OLC_OK(olDestroyQueue(q));
 }
 
 /* A copy queued on a queue of another platform than the memory's (the host
@@ -334,50 +334,49 @@ static void test_memcpy_queued_is_async(void) {
  * is the memory's own; the order is the same. */
 static void test_memcpy_on_other_platform_queue(void) {
   enum { N = 4096 };
-  uint8_t *a = hc_alloc(OL_ALLOC_TYPE_DEVICE, N), *b = hc_alloc(OL_ALLOC_TYPE_DEVICE, N);
+  uint8_t *a = olc_alloc(OL_ALLOC_TYPE_DEVICE, N), *b = olc_alloc(OL_ALLOC_TYPE_DEVICE, N);
   uint8_t *seq = malloc(N), *out = malloc(N);
   ol_queue_handle_t q = NULL;
-  hc_gate g;
-  if (!a || !b || !seq || !out || !OK(olCreateQueue(hc_host, &q)))
+  olc_gate g;
+  if (!a || !b || !seq || !out || !OLC_OK(olCreateQueue(olc_host, &q)))
     goto done;
   fill_seq(seq, N, 42);
   memset(out, 0, N);
-  hc_write(a, seq, N);
-  hc_memset(b, 0, N);
-  if (!hc_gate_close(&g, q))
+  olc_write(a, seq, N);
+  olc_memset(b, 0, N);
+  if (!olc_gate_close(&g, q))
     goto done;
-  OK(olMemcpy(q, b, hc_dev, a, hc_dev, N));   /* device -> device */
-  OK(olMemcpy(q, out, hc_host, b, hc_dev, N)); /* device -> malloc, after it */
-  hc_sleep_ms(20);
-  uint8_t *early = hc_fetch(b, N);
+  OLC_OK(olMemcpy(q, b, olc_dev, a, olc_dev, N));   /* device -> device */
+  OLC_OK(olMemcpy(q, out, olc_host, b, olc_dev, N)); /* device -> malloc, after it */
+  olc_sleep_ms(20);
+  uint8_t *early = olc_fetch(b, N);
   int moved = 0;
   for (size_t i = 0; i < N; i++)
     moved += early[i] != 0 || out[i] != 0;
   free(early);
-  EQ(moved, 0); /* nothing ran behind the closed gate */
-  hc_gate_open(&g);
-  OK(olSyncQueue(q));
-  TRUE(memcmp(out, seq, N) == 0);
-  uint8_t *late = hc_fetch(b, N);
-  TRUE(memcmp(late, seq, N) == 0);
+  OLC_EQ(moved, 0); /* nothing ran behind the closed gate */
+  olc_gate_open(&g);
+  OLC_OK(olSyncQueue(q));
+  OLC_TRUE(memcmp(out, seq, N) == 0);
+  uint8_t *late = olc_fetch(b, N);
+  OLC_TRUE(memcmp(late, seq, N) == 0);
   free(late);
 done:
   if (q)
-    OK(olDestroyQueue(q));
+    OLC_OK(olDestroyQueue(q));
   if (a)
-    OK(olMemFree(a));
+    OLC_OK(olMemFree(a));
   if (b)
-    OK(olMemFree(b));
+    OLC_OK(olMemFree(b));
   free(seq), free(out);
 }
 
 static void test_memcpy_errors(void) {
   char a[8] = {0}, b[8] = {0};
-  ERR(olMemcpy((ol_queue_handle_t)0x1234, a, hc_dev, b, hc_dev, 8), OL_ERRC_INVALID_QUEUE,
-      NULL);
-  ol_queue_handle_t q = hc_queue();
-  OK(olDestroyQueue(q));
-  ERR(olMemcpy(q, a, hc_dev, b, hc_dev, 8), OL_ERRC_INVALID_QUEUE, "destroyed");
+  OLC_ERR_CODE(olMemcpy((ol_queue_handle_t)0x1234, a, olc_dev, b, olc_dev, 8), OL_ERRC_INVALID_QUEUE);
+  ol_queue_handle_t q = olc_queue();
+  OLC_OK(olDestroyQueue(q));
+  OLC_ERR_HAS(olMemcpy(q, a, olc_dev, b, olc_dev, 8), OL_ERRC_INVALID_QUEUE, "destroyed");
 }
 
 /* ------------------------------------------------------------- olMemFill */
@@ -401,23 +400,23 @@ static void check_fill(size_t psize, size_t total) {
     struct pat17 s = {0x11, 0x2233445566778899ull, 0xaabbccdd, 0xeeff, 0x1357};
     memcpy(pat, &s, 17);
   }
-  ol_queue_handle_t q = hc_queue();
+  ol_queue_handle_t q = olc_queue();
   for (int kind = 0; kind < 4; kind++)
     for (int queued = 0; queued < 2; queued++) {
       /* 64 guard bytes either side of the filled range */
-      uint8_t *mem = kind < 3 ? hc_alloc(all_types[kind], total + 128) : malloc(total + 128);
+      uint8_t *mem = kind < 3 ? olc_alloc(all_types[kind], total + 128) : malloc(total + 128);
       if (!mem)
         continue;
       ol_alloc_type_t type = kind < 3 ? all_types[kind] : OL_ALLOC_TYPE_HOST;
-      hc_set(type, mem, 0x33, total + 128);
+      olc_set(type, mem, 0x33, total + 128);
       bool ok;
       if (queued)
-        ok = OK(olMemFill(q, mem + 64, psize, pat, total)) && OK(olSyncQueue(q));
+        ok = OLC_OK(olMemFill(q, mem + 64, psize, pat, total)) && OLC_OK(olSyncQueue(q));
       else
-        ok = OK(olMemFill(NULL, mem + 64, psize, pat, total));
+        ok = OLC_OK(olMemFill(NULL, mem + 64, psize, pat, total));
       uint8_t *got = mem;
-      if (!hc_cpu_ok(type)) {
-        got = hc_fetch(mem, total + 128);
+      if (!olc_cpu_ok(type)) {
+        got = olc_fetch(mem, total + 128);
         if (!got)
           continue;
       }
@@ -429,19 +428,19 @@ static void check_fill(size_t psize, size_t total) {
       if (got != mem)
         free(got);
       if (ok && (bad || guard))
-        hc_failed(__FILE__, __LINE__,
-                  "fill with a %zu-byte pattern over %zu bytes (%s, %s): %zu wrong bytes, %zu "
-                  "guard bytes changed",
-                  psize, total, kind < 3 ? "olMemAlloc" : "malloc", queued ? "queued" : "NULL queue",
-                  bad, guard);
+        olc_fail(__FILE__, __LINE__,
+                 "fill with a %zu-byte pattern over %zu bytes (%s, %s): %zu wrong bytes, %zu "
+                 "guard bytes changed",
+                 psize, total, kind < 3 ? "olMemAlloc" : "malloc", queued ? "queued" : "NULL queue",
+                 bad, guard);
       else if (ok)
         olc_pass();
       if (kind < 3)
-        OK(olMemFree(mem));
+        OLC_OK(olMemFree(mem));
       else
         free(mem);
     }
-  OK(olDestroyQueue(q));
+  OLC_OK(olDestroyQueue(q));
 }
 
 static void test_fill_patterns(void) {
@@ -458,41 +457,41 @@ static void test_fill_patterns(void) {
 /* The pattern is copied at the call: changing it while the fill waits in
  * the queue does not change what is written. */
 static void test_fill_pattern_copied(void) {
-  ol_queue_handle_t q = hc_queue();
-  uint32_t *mem = hc_alloc(OL_ALLOC_TYPE_DEVICE, 64 * sizeof(uint32_t));
-  hc_gate g;
-  if (!mem || !hc_gate_close(&g, q))
+  ol_queue_handle_t q = olc_queue();
+  uint32_t *mem = olc_alloc(OL_ALLOC_TYPE_DEVICE, 64 * sizeof(uint32_t));
+  olc_gate g;
+  if (!mem || !olc_gate_close(&g, q))
     return;
   uint32_t pat = 0xcafef00d;
-  OK(olMemFill(q, mem, sizeof pat, &pat, 64 * sizeof(uint32_t)));
+  OLC_OK(olMemFill(q, mem, sizeof pat, &pat, 64 * sizeof(uint32_t)));
   pat = 0xdeadbeef;
-  hc_gate_open(&g);
-  OK(olSyncQueue(q));
-  EQ_DARRAY(uint32_t, mem, 64, 0xcafef00du);
+  olc_gate_open(&g);
+  OLC_OK(olSyncQueue(q));
+  OLC_EQ_DARRAY(uint32_t, mem, 64, 0xcafef00du);
   /* FillSize 0 writes nothing */
-  OK(olMemFill(q, mem, sizeof pat, &pat, 0));
-  OK(olMemFill(NULL, mem, sizeof pat, &pat, 0));
-  OK(olSyncQueue(q));
-  EQ_DARRAY(uint32_t, mem, 64, 0xcafef00du);
-  OK(olMemFree(mem));
-  OK(olDestroyQueue(q));
+  OLC_OK(olMemFill(q, mem, sizeof pat, &pat, 0));
+  OLC_OK(olMemFill(NULL, mem, sizeof pat, &pat, 0));
+  OLC_OK(olSyncQueue(q));
+  OLC_EQ_DARRAY(uint32_t, mem, 64, 0xcafef00du);
+  OLC_OK(olMemFree(mem));
+  OLC_OK(olDestroyQueue(q));
 }
 
 static void test_fill_errors(void) {
-  uint8_t *mem = hc_alloc(OL_ALLOC_TYPE_MANAGED, 1025);
+  uint8_t *mem = olc_alloc(OL_ALLOC_TYPE_MANAGED, 1025);
   uint16_t pat = 7;
   if (!mem)
     return;
-  ol_queue_handle_t q = hc_queue();
-  ERR(olMemFill(q, mem, 2, &pat, 1025), OL_ERRC_INVALID_SIZE, "FillSize % PatternSize != 0");
-  ERR(olMemFill(NULL, mem, 2, &pat, 1025), OL_ERRC_INVALID_SIZE, "FillSize % PatternSize != 0");
-  ERR(olMemFill(q, mem, 0, &pat, 16), OL_ERRC_INVALID_SIZE, "PatternSize == 0");
-  ERR(olMemFill(q, NULL, 2, &pat, 16), OL_ERRC_INVALID_NULL_POINTER, "NULL == Ptr");
-  ERR(olMemFill(q, mem, 2, NULL, 16), OL_ERRC_INVALID_NULL_POINTER, "NULL == PatternPtr");
-  ERR(olMemFill((ol_queue_handle_t)0x1234, mem, 2, &pat, 16), OL_ERRC_INVALID_QUEUE, NULL);
-  OK(olSyncQueue(q));
-  OK(olDestroyQueue(q));
-  OK(olMemFree(mem));
+  ol_queue_handle_t q = olc_queue();
+  OLC_ERR_HAS(olMemFill(q, mem, 2, &pat, 1025), OL_ERRC_INVALID_SIZE, "FillSize % PatternSize != 0");
+  OLC_ERR_HAS(olMemFill(NULL, mem, 2, &pat, 1025), OL_ERRC_INVALID_SIZE, "FillSize % PatternSize != 0");
+  OLC_ERR_HAS(olMemFill(q, mem, 0, &pat, 16), OL_ERRC_INVALID_SIZE, "PatternSize == 0");
+  OLC_ERR_HAS(olMemFill(q, NULL, 2, &pat, 16), OL_ERRC_INVALID_NULL_POINTER, "NULL == Ptr");
+  OLC_ERR_HAS(olMemFill(q, mem, 2, NULL, 16), OL_ERRC_INVALID_NULL_POINTER, "NULL == PatternPtr");
+  OLC_ERR_CODE(olMemFill((ol_queue_handle_t)0x1234, mem, 2, &pat, 16), OL_ERRC_INVALID_QUEUE);
+  OLC_OK(olSyncQueue(q));
+  OLC_OK(olDestroyQueue(q));
+  OLC_OK(olMemFree(mem));
 }
 
 /* --------------------------------------------------- olMemRegister etc. */
@@ -500,79 +499,77 @@ static void test_fill_errors(void) {
 static void test_register_basic(void) {
   uint32_t arr[256];
   void *pinned = NULL;
-  if (!OK(olMemRegister(hc_dev, arr, sizeof arr, 0, &pinned)))
+  if (!OLC_OK(olMemRegister(olc_dev, arr, sizeof arr, 0, &pinned)))
     return;
-  TRUE(pinned != NULL);
-  EQ((uintptr_t)pinned, (uintptr_t)arr);
+  OLC_TRUE(pinned != NULL);
+  OLC_EQ((uintptr_t)pinned, (uintptr_t)arr);
   /* the pinned pointer is a valid copy target */
   uint32_t src[256];
   for (int i = 0; i < 256; i++)
     src[i] = 5u * (uint32_t)i;
-  ol_queue_handle_t q = hc_queue();
-  OK(olMemcpy(q, pinned, hc_host, src, hc_host, sizeof src));
-  OK(olSyncQueue(q));
-  EQ_ARRAY(arr, 256, 5u * i);
-  OK(olDestroyQueue(q));
-  OK(olMemUnregister(hc_dev, pinned));
-  ERR(olMemUnregister(hc_dev, arr), OL_ERRC_INVALID_ARGUMENT, NULL);
+  ol_queue_handle_t q = olc_queue();
+  OLC_OK(olMemcpy(q, pinned, olc_host, src, olc_host, sizeof src));
+  OLC_OK(olSyncQueue(q));
+  OLC_EQ_ARRAY(arr, 256, 5u * i);
+  OLC_OK(olDestroyQueue(q));
+  OLC_OK(olMemUnregister(olc_dev, pinned));
+  OLC_ERR_CODE(olMemUnregister(olc_dev, arr), OL_ERRC_INVALID_ARGUMENT);
 }
 
 static void test_register_twice(void) {
   char arr[4096];
   void *p1 = NULL, *p2 = NULL;
-  OK(olMemRegister(hc_dev, arr, sizeof arr, 0, &p1));
-  OK(olMemRegister(hc_dev, arr, sizeof arr, 0, &p2));
-  EQ((uintptr_t)p1, (uintptr_t)arr);
-  EQ((uintptr_t)p2, (uintptr_t)arr);
-  OK(olMemUnregister(hc_dev, arr));
-  OK(olMemUnregister(hc_dev, arr));
+  OLC_OK(olMemRegister(olc_dev, arr, sizeof arr, 0, &p1));
+  OLC_OK(olMemRegister(olc_dev, arr, sizeof arr, 0, &p2));
+  OLC_EQ((uintptr_t)p1, (uintptr_t)arr);
+  OLC_EQ((uintptr_t)p2, (uintptr_t)arr);
+  OLC_OK(olMemUnregister(olc_dev, arr));
+  OLC_OK(olMemUnregister(olc_dev, arr));
   /* a third unregister has nothing left to drop */
-  ERR(olMemUnregister(hc_dev, arr), OL_ERRC_INVALID_ARGUMENT, NULL);
+  OLC_ERR_CODE(olMemUnregister(olc_dev, arr), OL_ERRC_INVALID_ARGUMENT);
 }
 
 static void test_register_contained(void) {
   char arr[4096];
   void *p = NULL;
-  OK(olMemRegister(hc_dev, arr, sizeof arr, 0, &p));
+  OLC_OK(olMemRegister(olc_dev, arr, sizeof arr, 0, &p));
   /* a range inside a registered one adds a user of it */
-  OK(olMemRegister(hc_dev, arr + 100, 200, 0, &p));
-  EQ((uintptr_t)p, (uintptr_t)(arr + 100));
-  OK(olMemUnregister(hc_dev, arr));
-  OK(olMemUnregister(hc_dev, arr));
-  ERR(olMemUnregister(hc_dev, arr), OL_ERRC_INVALID_ARGUMENT, NULL);
+  OLC_OK(olMemRegister(olc_dev, arr + 100, 200, 0, &p));
+  OLC_EQ((uintptr_t)p, (uintptr_t)(arr + 100));
+  OLC_OK(olMemUnregister(olc_dev, arr));
+  OLC_OK(olMemUnregister(olc_dev, arr));
+  OLC_ERR_CODE(olMemUnregister(olc_dev, arr), OL_ERRC_INVALID_ARGUMENT);
 }
 
 static void test_register_overlap(void) {
   uint32_t arr[64];
   void *p = NULL;
-  OK(olMemRegister(hc_dev, arr, sizeof arr, 0, &p));
+  OLC_OK(olMemRegister(olc_dev, arr, sizeof arr, 0, &p));
   /* starts inside, ends beyond: partial overlap */
-  ERR(olMemRegister(hc_dev, arr + 2, sizeof arr, 0, &p), OL_ERRC_INVALID_ARGUMENT, NULL);
+  OLC_ERR_CODE(olMemRegister(olc_dev, arr + 2, sizeof arr, 0, &p), OL_ERRC_INVALID_ARGUMENT);
   /* starts before, ends inside */
   static uint32_t big[256];
   void *q = NULL;
-  OK(olMemRegister(hc_dev, big + 128, 64 * sizeof(uint32_t), 0, &q));
-  ERR(olMemRegister(hc_dev, big + 100, 64 * sizeof(uint32_t), 0, &p), OL_ERRC_INVALID_ARGUMENT,
-      NULL);
+  OLC_OK(olMemRegister(olc_dev, big + 128, 64 * sizeof(uint32_t), 0, &q));
+  OLC_ERR_CODE(olMemRegister(olc_dev, big + 100, 64 * sizeof(uint32_t), 0, &p), OL_ERRC_INVALID_ARGUMENT);
   /* covers it completely: also a partial overlap, not a containment */
-  ERR(olMemRegister(hc_dev, big, sizeof big, 0, &p), OL_ERRC_INVALID_ARGUMENT, NULL);
+  OLC_ERR_CODE(olMemRegister(olc_dev, big, sizeof big, 0, &p), OL_ERRC_INVALID_ARGUMENT);
   /* adjacent, not overlapping, is fine */
-  OK(olMemRegister(hc_dev, big + 192, 64 * sizeof(uint32_t), 0, &p));
-  OK(olMemUnregister(hc_dev, big + 192));
-  OK(olMemUnregister(hc_dev, big + 128));
+  OLC_OK(olMemRegister(olc_dev, big + 192, 64 * sizeof(uint32_t), 0, &p));
+  OLC_OK(olMemUnregister(olc_dev, big + 192));
+  OLC_OK(olMemUnregister(olc_dev, big + 128));
   /* the failed registrations left nothing behind */
-  ERR(olMemUnregister(hc_dev, big + 100), OL_ERRC_INVALID_ARGUMENT, NULL);
-  OK(olMemUnregister(hc_dev, arr));
-  ERR(olMemUnregister(hc_dev, arr), OL_ERRC_INVALID_ARGUMENT, NULL);
+  OLC_ERR_CODE(olMemUnregister(olc_dev, big + 100), OL_ERRC_INVALID_ARGUMENT);
+  OLC_OK(olMemUnregister(olc_dev, arr));
+  OLC_ERR_CODE(olMemUnregister(olc_dev, arr), OL_ERRC_INVALID_ARGUMENT);
 }
 
 static void test_register_errors(void) {
   char arr[64];
   void *p = (void *)0x1;
-  ERR(olMemUnregister(hc_dev, arr), OL_ERRC_INVALID_ARGUMENT, NULL);
-  ERR(olMemRegister((ol_device_handle_t)0x1234, arr, sizeof arr, 0, &p), OL_ERRC_INVALID_DEVICE,
-      NULL);
-  EQ((uintptr_t)p, 1); /* a refused call leaves the result alone */
+  OLC_ERR_CODE(olMemUnregister(olc_dev, arr), OL_ERRC_INVALID_ARGUMENT);
+  OLC_ERR_CODE(olMemRegister((ol_device_handle_t)0x1234, arr, sizeof arr, 0, &p), OL_ERRC_INVALID_DEVICE);
+  OLC_EQ((uintptr_t)p, 1); /* a refused call leaves the result alone */
 }
 
 
@@ -580,18 +577,18 @@ static void test_register_errors(void) {
 static void test_register_wrapping_range(void) {
   void *p = NULL;
   void *top = (void *)(UINTPTR_MAX - 10);
-  ol_result_t r = olMemRegister(hc_dev, top, 100, 0, &p);
-  if (!TRUE(r != NULL)) {
+  ol_result_t r = olMemRegister(olc_dev, top, 100, 0, &p);
+  if (!OLC_TRUE(r != NULL)) {
     /* it was accepted: then it must at least be possible to drop it */
-    OK(olMemUnregister(hc_dev, top));
+    OLC_OK(olMemUnregister(olc_dev, top));
   } else {
-    TRUE(r->Code == OL_ERRC_INVALID_SIZE || r->Code == OL_ERRC_INVALID_ARGUMENT);
+    OLC_TRUE(r->Code == OL_ERRC_INVALID_SIZE || r->Code == OL_ERRC_INVALID_ARGUMENT);
   }
   /* ordinary registrations are unaffected */
   char arr[64];
-  OK(olMemRegister(hc_dev, arr, sizeof arr, 0, &p));
-  OK(olMemUnregister(hc_dev, arr));
-  ERR(olMemUnregister(hc_dev, arr), OL_ERRC_INVALID_ARGUMENT, NULL);
+  OLC_OK(olMemRegister(olc_dev, arr, sizeof arr, 0, &p));
+  OLC_OK(olMemUnregister(olc_dev, arr));
+  OLC_ERR_CODE(olMemUnregister(olc_dev, arr), OL_ERRC_INVALID_ARGUMENT);
 }
 
 /* Registration of olMemAlloc'd memory works too, and different threads can
@@ -601,50 +598,50 @@ static void *register_worker(void *arg) {
   int bad = 0;
   for (int i = 0; i < 200; i++) {
     void *p = NULL;
-    bad += olMemRegister(hc_dev, base, 512, 0, &p) != NULL;
+    bad += olMemRegister(olc_dev, base, 512, 0, &p) != NULL;
     bad += p != base;
-    bad += olMemRegister(hc_dev, base + 8, 64, 0, &p) != NULL;
-    bad += olMemUnregister(hc_dev, base) != NULL;
-    bad += olMemUnregister(hc_dev, base) != NULL;
+    bad += olMemRegister(olc_dev, base + 8, 64, 0, &p) != NULL;
+    bad += olMemUnregister(olc_dev, base) != NULL;
+    bad += olMemUnregister(olc_dev, base) != NULL;
   }
   return (void *)(intptr_t)bad;
 }
 
 static void test_register_threads(void) {
-  char *mem = hc_alloc(OL_ALLOC_TYPE_HOST, 8 * 1024);
+  char *mem = olc_alloc(OL_ALLOC_TYPE_HOST, 8 * 1024);
   if (!mem)
     return;
-  EQ(hc_threads(8, register_worker, mem, 1024), 0);
-  ERR(olMemUnregister(hc_dev, mem), OL_ERRC_INVALID_ARGUMENT, NULL);
-  OK(olMemFree(mem));
+  OLC_EQ(olc_threads(8, register_worker, mem, 1024), 0);
+  OLC_ERR_CODE(olMemUnregister(olc_dev, mem), OL_ERRC_INVALID_ARGUMENT);
+  OLC_OK(olMemFree(mem));
 }
 
 int main(int argc, char **argv) {
-  hc_start(argc, argv);
-  while (hc_next_device()) {
-    RUN(test_alloc_each_type);
-    RUN(test_alloc_odd_sizes);
-    RUN(test_alloc_many);
-    RUN(test_alloc_errors);
-    RUN(test_free_errors);
-    RUN(test_mem_info);
-    RUN(test_mem_info_errors);
-    RUN(test_mem_info_size);
-    RUN(test_memcpy_every_pair);
-    RUN(test_memcpy_queue_order);
-    RUN(test_memcpy_queued_is_async);
-    RUN(test_memcpy_on_other_platform_queue);
-    RUN(test_memcpy_errors);
-    RUN(test_fill_patterns);
-    RUN(test_fill_pattern_copied);
-    RUN(test_fill_errors);
-    RUN(test_register_basic);
-    RUN(test_register_twice);
-    RUN(test_register_contained);
-    RUN(test_register_overlap);
-    RUN(test_register_errors);
-    RUN(test_register_wrapping_range);
-    RUN(test_register_threads);
+  olc_start(argc, argv);
+  while (olc_next_device()) {
+    OLC_RUN(test_alloc_each_type);
+    OLC_RUN(test_alloc_odd_sizes);
+    OLC_RUN(test_alloc_many);
+    OLC_RUN(test_alloc_errors);
+    OLC_RUN(test_free_errors);
+    OLC_RUN(test_mem_info);
+    OLC_RUN(test_mem_info_errors);
+    OLC_RUN(test_mem_info_size);
+    OLC_RUN(test_memcpy_every_pair);
+    OLC_RUN(test_memcpy_queue_order);
+    OLC_RUN(test_memcpy_queued_is_async);
+    OLC_RUN(test_memcpy_on_other_platform_queue);
+    OLC_RUN(test_memcpy_errors);
+    OLC_RUN(test_fill_patterns);
+    OLC_RUN(test_fill_pattern_copied);
+    OLC_RUN(test_fill_errors);
+    OLC_RUN(test_register_basic);
+    OLC_RUN(test_register_twice);
+    OLC_RUN(test_register_contained);
+    OLC_RUN(test_register_overlap);
+    OLC_RUN(test_register_errors);
+    OLC_RUN(test_register_wrapping_range);
+    OLC_RUN(test_register_threads);
   }
-  return hc_finish("memory");
+  return olc_finish("memory");
 }

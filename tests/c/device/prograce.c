@@ -6,7 +6,7 @@
  * device must stay usable. Also: a launch queued behind a held queue still
  * runs correctly when its program is destroyed before the queue moves.
  * SPDX-License-Identifier: Apache-2.0 */
-#include "hcheck.h"
+#include "oldevices.h"
 
 #define ITEMS 32 /* foo's grid: 1 group of ITEMS work-items */
 
@@ -28,8 +28,8 @@ static bool refused(ol_result_t r, const char *what, int line) {
     olc_pass();
     return true;
   }
-  hc_failed(__FILE__, line, "%s -> OL_ERRC_%s \"%s\", wanted OL_ERRC_INVALID_ARGUMENT saying the program was destroyed",
-            what, r ? hc_code_name(r->Code) : "SUCCESS", r && r->Details ? r->Details : "(no details)");
+  olc_fail(__FILE__, line, "%s -> %s \"%s\", wanted OL_ERRC_INVALID_ARGUMENT saying the program was destroyed",
+           what, r ? olc_code_name(r->Code) : "OL_SUCCESS", r && r->Details ? r->Details : "(no details)");
   return false;
 }
 #define REFUSED(call) refused((call), #call, __LINE__)
@@ -55,7 +55,7 @@ struct racer {
 static void note_bad(struct racer *r, const char *what, ol_result_t res) {
   if (r->bad[0])
     return;
-  snprintf(r->bad, sizeof r->bad, "%s -> OL_ERRC_%s (%u) \"%s\"", what, res ? hc_code_name(res->Code) : "SUCCESS",
+  snprintf(r->bad, sizeof r->bad, "%s -> %s (%u) \"%s\"", what, res ? olc_code_name(res->Code) : "OL_SUCCESS",
            res ? (unsigned)res->Code : 0u, res && res->Details ? res->Details : "(no details)");
 }
 
@@ -63,7 +63,7 @@ static void note_bad(struct racer *r, const char *what, ol_result_t res) {
  * is gone (or stop). */
 static void *race(void *arg) {
   struct racer *r = arg;
-  ol_kernel_launch_size_args_t l = hc_size1(1, ITEMS);
+  ol_kernel_launch_size_args_t l = olc_size1(1, ITEMS);
   bool gone[NPROG] = {false};
   int left = NPROG;
   long made = 0;
@@ -80,20 +80,20 @@ static void *race(void *arg) {
     switch (r->mode) {
     case LAUNCH_QUEUE:
       what = "olLaunchKernel(queue)";
-      res = olLaunchKernel(r->q, hc_dev, k, &r->out, sizeof r->out, &l);
+      res = olLaunchKernel(r->q, olc_dev, k, &r->out, sizeof r->out, &l);
       if (!res && i % 16 == 15 && (res = olSyncQueue(r->q)) != NULL)
         what = "olSyncQueue"; /* keeps the backlog short: more rounds */
       break;
     case LAUNCH_SYNC:
       what = "olLaunchKernel(NULL queue)";
-      res = olLaunchKernel(NULL, hc_dev, k, &r->out, sizeof r->out, &l);
+      res = olLaunchKernel(NULL, olc_dev, k, &r->out, sizeof r->out, &l);
       break;
     default:
       switch (i / NPROG % 4) {
       case 0: {
         size_t gs = 0;
         what = "olCalculateOptimalOccupancy";
-        res = olCalculateOptimalOccupancy(hc_dev, k, 0, &gs);
+        res = olCalculateOptimalOccupancy(olc_dev, k, 0, &gs);
         if (!res && gs == 0)
           note_bad(r, "olCalculateOptimalOccupancy gave 0", NULL);
         break;
@@ -141,22 +141,22 @@ static void *race(void *arg) {
 
 /* The device works: a fresh program's kernel runs correctly on q. */
 static bool fresh_program_runs(ol_queue_handle_t q, uint32_t *out) {
-  ol_program_handle_t p = hc_program("foo");
-  ol_symbol_handle_t k = hc_kernel(p, "foo");
+  ol_program_handle_t p = olc_program("foo");
+  ol_symbol_handle_t k = olc_kernel(p, "foo");
   bool ok = false;
-  if (k && hc_memset(out, 0, ITEMS * sizeof(uint32_t))) {
-    ol_kernel_launch_size_args_t l = hc_size1(1, ITEMS);
+  if (k && olc_memset(out, 0, ITEMS * sizeof(uint32_t))) {
+    ol_kernel_launch_size_args_t l = olc_size1(1, ITEMS);
     uint32_t got[ITEMS] = {0};
-    ok = OK(olLaunchKernel(q, hc_dev, k, &out, sizeof out, &l)) && OK(olSyncQueue(q)) && hc_read(got, out, sizeof got);
+    ok = OLC_OK(olLaunchKernel(q, olc_dev, k, &out, sizeof out, &l)) && OLC_OK(olSyncQueue(q)) && olc_read(got, out, sizeof got);
     if (ok) {
       size_t bad = 0;
       for (uint32_t i = 0; i < ITEMS; i++)
         bad += got[i] != i;
-      ok = EQ(bad, 0);
+      ok = OLC_EQ(bad, 0);
     }
   }
   if (p)
-    ok = OK(olDestroyProgram(p)) && ok;
+    ok = OLC_OK(olDestroyProgram(p)) && ok;
   return ok;
 }
 
@@ -174,14 +174,14 @@ static bool fresh_program_runs(ol_queue_handle_t q, uint32_t *out) {
  * intermittent, so it repeats. */
 static void test_launch_races_destroy(void) {
   size_t n = 0;
-  void *img = hc_image("foo", &n);
+  void *img = olc_image("foo", &n);
   if (!img)
     return;
   /* The queue launchers share one queue: a launch then often waits for
    * another inside the plugin, past its check of the program, which is
    * where a destroy must not pull the program from under it. */
   static const int modes[] = {LAUNCH_QUEUE, LAUNCH_SYNC, QUERY, LAUNCH_QUEUE, LAUNCH_QUEUE, LAUNCH_QUEUE};
-  ol_queue_handle_t q = hc_queue();
+  ol_queue_handle_t q = olc_queue();
   if (!q) {
     free(img);
     return;
@@ -190,7 +190,7 @@ static void test_launch_races_destroy(void) {
   memset(rs, 0, sizeof rs);
   for (int i = 0; i < RACERS; i++) {
     rs[i].mode = modes[i];
-    rs[i].out = hc_alloc(OL_ALLOC_TYPE_DEVICE, ITEMS * sizeof(uint32_t));
+    rs[i].out = olc_alloc(OL_ALLOC_TYPE_DEVICE, ITEMS * sizeof(uint32_t));
     if (modes[i] == LAUNCH_QUEUE)
       rs[i].q = q;
     if (!rs[i].out)
@@ -198,19 +198,19 @@ static void test_launch_races_destroy(void) {
   }
   long ok = 0, refused = 0;
   int rounds = 0, failed = 0;
-  double t0 = hc_now_ms();
-  while (rounds < 3 || (rounds < 2000 && hc_now_ms() - t0 < RACE_MS)) {
+  double t0 = olc_now_ms();
+  while (rounds < 3 || (rounds < 2000 && olc_now_ms() - t0 < RACE_MS)) {
     rounds++;
     ol_program_handle_t p[NPROG] = {NULL};
     ol_symbol_handle_t k[NPROG] = {NULL};
     int loaded = 0;
-    while (loaded < NPROG && OK(olCreateProgram(hc_dev, img, n, &p[loaded])) &&
-           OK(olGetSymbol(p[loaded], "foo", OL_SYMBOL_KIND_KERNEL, &k[loaded])))
+    while (loaded < NPROG && OLC_OK(olCreateProgram(olc_dev, img, n, &p[loaded])) &&
+           OLC_OK(olGetSymbol(p[loaded], "foo", OL_SYMBOL_KIND_KERNEL, &k[loaded])))
       loaded++;
     if (loaded < NPROG) {
       for (int j = 0; j <= loaded && j < NPROG; j++)
         if (p[j])
-          OK(olDestroyProgram(p[j]));
+          OLC_OK(olDestroyProgram(p[j]));
       failed++;
       break;
     }
@@ -228,10 +228,10 @@ static void test_launch_races_destroy(void) {
      * coming */
     for (int j = 0; j < NPROG; j++) {
       long target = atomic_load(&calls) + 1 + (rounds + j) % 24;
-      double t1 = hc_now_ms();
-      while (atomic_load(&calls) < target && hc_now_ms() - t1 < 2000)
+      double t1 = olc_now_ms();
+      while (atomic_load(&calls) < target && olc_now_ms() - t1 < 2000)
         sched_yield();
-      if (!OK(olDestroyProgram(p[j])))
+      if (!OLC_OK(olDestroyProgram(p[j])))
         atomic_store(&stop, 1);
     }
     for (int i = 0; i < RACERS; i++)
@@ -239,12 +239,12 @@ static void test_launch_races_destroy(void) {
     for (int i = 0; i < RACERS; i++) {
       ok += rs[i].ok, refused += rs[i].refused;
       if (rs[i].bad[0]) {
-        hc_failed(__FILE__, __LINE__, "round %d, racer %d: %s", rounds, i, rs[i].bad);
+        olc_fail(__FILE__, __LINE__, "round %d, racer %d: %s", rounds, i, rs[i].bad);
         rs[i].bad[0] = 0;
         failed++;
       }
     }
-    if (!OK(olSyncQueue(q)))
+    if (!OLC_OK(olSyncQueue(q)))
       failed++;
     if (!fresh_program_runs(q, rs[0].out))
       failed++;
@@ -252,15 +252,15 @@ static void test_launch_races_destroy(void) {
       break; /* one round's failures say enough */
   }
   /* and every racer heard of every destroy */
-  if (TRUE(failed == 0))
-    EQ(refused, (long)rounds * RACERS * NPROG);
+  if (OLC_TRUE(failed == 0))
+    OLC_EQ(refused, (long)rounds * RACERS * NPROG);
   printf("    %d rounds in %.0f ms: %ld calls succeeded, %ld refused (program destroyed)\n", rounds,
-         hc_now_ms() - t0, ok, refused);
+         olc_now_ms() - t0, ok, refused);
 out:
-  OK(olDestroyQueue(q));
+  OLC_OK(olDestroyQueue(q));
   for (int i = 0; i < RACERS; i++) {
     if (rs[i].out)
-      OK(olMemFree(rs[i].out));
+      OLC_OK(olMemFree(rs[i].out));
   }
   free(img);
 }
@@ -269,83 +269,83 @@ out:
  * another program loaded (which may take the old one's place): when the
  * queue moves, the queued launches run the destroyed program's kernel. */
 static void test_queued_launch_then_destroy(void) {
-  ol_queue_handle_t q = hc_queue();
-  ol_program_handle_t p = hc_program("foo");
-  ol_symbol_handle_t k = hc_kernel(p, "foo");
+  ol_queue_handle_t q = olc_queue();
+  ol_program_handle_t p = olc_program("foo");
+  ol_symbol_handle_t k = olc_kernel(p, "foo");
   uint32_t h[4][256];
   memset(h, 0, sizeof h);
-  uint32_t *o = hc_buf(h, sizeof h);
-  hc_gate g;
-  if (!q || !k || !o || !hc_gate_close(&g, q))
+  uint32_t *o = olc_buf(h, sizeof h);
+  olc_gate g;
+  if (!q || !k || !o || !olc_gate_close(&g, q))
     return;
-  ol_kernel_launch_size_args_t l = hc_size1(8, 32);
+  ol_kernel_launch_size_args_t l = olc_size1(8, 32);
   for (int i = 0; i < 4; i++) {
     uint32_t *part = o + i * 256;
-    OK(olLaunchKernel(q, hc_dev, k, &part, sizeof part, &l));
+    OLC_OK(olLaunchKernel(q, olc_dev, k, &part, sizeof part, &l));
   }
-  OK(olDestroyProgram(p));
+  OLC_OK(olDestroyProgram(p));
   /* no new launch of the destroyed program's kernel */
-  REFUSED(olLaunchKernel(q, hc_dev, k, &o, sizeof o, &l));
+  REFUSED(olLaunchKernel(q, olc_dev, k, &o, sizeof o, &l));
   size_t gs = 0;
-  REFUSED(olCalculateOptimalOccupancy(hc_dev, k, 0, &gs));
-  ol_program_handle_t other = hc_program("bar");
-  hc_gate_open(&g);
-  OK(olSyncQueue(q));
-  hc_unbuf(h, o, sizeof h);
+  REFUSED(olCalculateOptimalOccupancy(olc_dev, k, 0, &gs));
+  ol_program_handle_t other = olc_program("bar");
+  olc_gate_open(&g);
+  OLC_OK(olSyncQueue(q));
+  olc_unbuf(h, o, sizeof h);
   for (int j = 0; j < 4; j++) {
     uint32_t *hj = h[j];
-    EQ_ARRAY(hj, 256, i);
+    OLC_EQ_ARRAY(hj, 256, i);
   }
   if (other)
-    OK(olDestroyProgram(other));
-  OK(olDestroyQueue(q));
+    OLC_OK(olDestroyProgram(other));
+  OLC_OK(olDestroyQueue(q));
 }
 
 /* The same with the queue destroyed too before it moves: an event says
  * when the work is done. */
 static void test_queued_launch_then_destroy_all(void) {
-  ol_queue_handle_t q = hc_queue();
-  ol_program_handle_t p = hc_program("foo");
-  ol_symbol_handle_t k = hc_kernel(p, "foo");
+  ol_queue_handle_t q = olc_queue();
+  ol_program_handle_t p = olc_program("foo");
+  ol_symbol_handle_t k = olc_kernel(p, "foo");
   uint32_t h[256];
   memset(h, 0, sizeof h);
-  uint32_t *o = hc_buf(h, sizeof h);
-  hc_gate g;
+  uint32_t *o = olc_buf(h, sizeof h);
+  olc_gate g;
   ol_event_handle_t e = NULL;
-  if (!q || !k || !o || !hc_gate_close(&g, q))
+  if (!q || !k || !o || !olc_gate_close(&g, q))
     return;
-  ol_kernel_launch_size_args_t l = hc_size1(8, 32);
-  OK(olLaunchKernel(q, hc_dev, k, &o, sizeof o, &l));
-  OK(olCreateEvent(q, &e));
-  OK(olDestroyProgram(p));
-  OK(olDestroyQueue(q));
-  ol_program_handle_t other = hc_program("bar");
-  hc_gate_open(&g);
+  ol_kernel_launch_size_args_t l = olc_size1(8, 32);
+  OLC_OK(olLaunchKernel(q, olc_dev, k, &o, sizeof o, &l));
+  OLC_OK(olCreateEvent(q, &e));
+  OLC_OK(olDestroyProgram(p));
+  OLC_OK(olDestroyQueue(q));
+  ol_program_handle_t other = olc_program("bar");
+  olc_gate_open(&g);
   if (e) {
-    OK(olSyncEvent(e));
-    OK(olDestroyEvent(e));
+    OLC_OK(olSyncEvent(e));
+    OLC_OK(olDestroyEvent(e));
   }
-  hc_unbuf(h, o, sizeof h);
-  EQ_ARRAY(h, 256, i);
+  olc_unbuf(h, o, sizeof h);
+  OLC_EQ_ARRAY(h, 256, i);
   if (other)
-    OK(olDestroyProgram(other));
+    OLC_OK(olDestroyProgram(other));
   /* the device still works */
-  ol_queue_handle_t q2 = hc_queue();
-  uint32_t *out = hc_alloc(OL_ALLOC_TYPE_DEVICE, ITEMS * sizeof(uint32_t));
+  ol_queue_handle_t q2 = olc_queue();
+  uint32_t *out = olc_alloc(OL_ALLOC_TYPE_DEVICE, ITEMS * sizeof(uint32_t));
   if (q2 && out)
-    TRUE(fresh_program_runs(q2, out));
+    OLC_TRUE(fresh_program_runs(q2, out));
   if (out)
-    OK(olMemFree(out));
+    OLC_OK(olMemFree(out));
   if (q2)
-    OK(olDestroyQueue(q2));
+    OLC_OK(olDestroyQueue(q2));
 }
 
 int main(int argc, char **argv) {
-  hc_start(argc, argv);
-  while (hc_next_device()) {
-    RUN(test_queued_launch_then_destroy);
-    RUN(test_queued_launch_then_destroy_all);
-    RUN(test_launch_races_destroy);
+  olc_start(argc, argv);
+  while (olc_next_device()) {
+    OLC_RUN(test_queued_launch_then_destroy);
+    OLC_RUN(test_queued_launch_then_destroy_all);
+    OLC_RUN(test_launch_races_destroy);
   }
-  return hc_finish("prograce");
+  return olc_finish("prograce");
 }

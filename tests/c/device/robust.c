@@ -3,7 +3,7 @@
  * host functions. Each case used to succeed wrongly, crash, hang or reuse a
  * handle.
  * SPDX-License-Identifier: Apache-2.0 */
-#include "hcheck.h"
+#include "oldevices.h"
 
 struct out_args {
   uint32_t *out;
@@ -17,8 +17,8 @@ static void test_alloc_sizes_that_wrap(void) {
   for (int t = OL_ALLOC_TYPE_HOST; t <= OL_ALLOC_TYPE_MANAGED; t++)
     for (size_t i = 0; i < sizeof sizes / sizeof sizes[0]; i++) {
       void *p = (void *)0x1234;
-      ol_result_t r = olMemAlloc(hc_dev, (ol_alloc_type_t)t, sizes[i], &p);
-      if (!TRUE(r != NULL && (r->Code == OL_ERRC_OUT_OF_RESOURCES || r->Code == OL_ERRC_INVALID_SIZE))) {
+      ol_result_t r = olMemAlloc(olc_dev, (ol_alloc_type_t)t, sizes[i], &p);
+      if (!OLC_TRUE(r != NULL && (r->Code == OL_ERRC_OUT_OF_RESOURCES || r->Code == OL_ERRC_INVALID_SIZE))) {
         printf("    olMemAlloc(type %d, %zu) -> %s\n", t, sizes[i], r ? r->Details : "success");
         if (!r) {
           size_t got = 1;
@@ -30,22 +30,22 @@ static void test_alloc_sizes_that_wrap(void) {
       }
       char want[32];
       snprintf(want, sizeof want, "%zu", sizes[i]);
-      TRUE(r->Details && strstr(r->Details, want));
-      EQ((uintptr_t)p, 0x1234); /* untouched */
+      OLC_TRUE(r->Details && strstr(r->Details, want));
+      OLC_EQ((uintptr_t)p, 0x1234); /* untouched */
     }
   /* sizes that fit still work, and report their size */
-  void *p = hc_alloc(OL_ALLOC_TYPE_DEVICE, 100);
+  void *p = olc_alloc(OL_ALLOC_TYPE_DEVICE, 100);
   size_t got = 0;
   if (p) {
-    OK(olGetMemInfo(p, OL_MEM_INFO_SIZE, sizeof got, &got));
-    EQ(got, 100);
-    OK(olMemFree(p));
+    OLC_OK(olGetMemInfo(p, OL_MEM_INFO_SIZE, sizeof got, &got));
+    OLC_EQ(got, 100);
+    OLC_OK(olMemFree(p));
   }
 }
 
 static ol_symbol_handle_t counter_kernel(ol_program_handle_t *prog) {
-  *prog = hc_program("single_counter");
-  return hc_kernel(*prog, "single_counter");
+  *prog = olc_program("single_counter");
+  return olc_kernel(*prog, "single_counter");
 }
 
 static void launch3(ol_queue_handle_t q, ol_symbol_handle_t k, void *args, size_t n,
@@ -56,23 +56,23 @@ static void launch3(ol_queue_handle_t q, ol_symbol_handle_t k, void *args, size_
   l.Dimensions = 3;
   l.NumGroups.x = gx, l.NumGroups.y = gy, l.NumGroups.z = gz;
   l.GroupSize.x = sx, l.GroupSize.y = sy, l.GroupSize.z = sz;
-  ol_result_t r = olLaunchKernel(q, hc_dev, k, args, n, &l);
+  ol_result_t r = olLaunchKernel(q, olc_dev, k, args, n, &l);
   if (code == OL_ERRC_SUCCESS)
-    OK(r);
+    OLC_OK(r);
   else
-    ERR(r, code, part);
+    OLC_ERR_HAS(r, code, part);
 }
 
 static void test_grids_that_wrap(void) {
-  HOST_ONLY("the host device's grid limit (MAX_WORK_SIZE 2^32-1) and its messages");
+  OLC_ONLY(OLC_HOST, "the host device's grid limit (MAX_WORK_SIZE 2^32-1) and its messages");
   ol_program_handle_t prog = NULL;
   ol_symbol_handle_t k = counter_kernel(&prog);
-  uint32_t *c = hc_alloc(OL_ALLOC_TYPE_MANAGED, sizeof(uint32_t));
+  uint32_t *c = olc_alloc(OL_ALLOC_TYPE_MANAGED, sizeof(uint32_t));
   if (!k || !c)
     return;
   *c = 0;
   struct out_args a = {c};
-  ol_queue_handle_t q = hc_queue();
+  ol_queue_handle_t q = olc_queue();
   for (int onq = 0; onq < 2; onq++) {
     ol_queue_handle_t qq = onq ? q : NULL;
     /* every dimension within its limit; the total wraps 64 bits */
@@ -86,114 +86,114 @@ static void test_grids_that_wrap(void) {
     launch3(qq, k, &a, sizeof a, 1u << 22, 1, 1, 32, 32, 1, OL_ERRC_INVALID_SIZE,
             "4294967296");
   }
-  OK(olSyncQueue(q));
-  EQ(*c, 0); /* nothing of the refused launches ran */
+  OLC_OK(olSyncQueue(q));
+  OLC_EQ(*c, 0); /* nothing of the refused launches ran */
   /* the device says what the limit is */
   uint32_t maxw = 0;
-  OK(olGetDeviceInfo(hc_dev, OL_DEVICE_INFO_MAX_WORK_SIZE, sizeof maxw, &maxw));
-  EQ(maxw, UINT32_MAX);
+  OLC_OK(olGetDeviceInfo(olc_dev, OL_DEVICE_INFO_MAX_WORK_SIZE, sizeof maxw, &maxw));
+  OLC_EQ(maxw, UINT32_MAX);
   /* a 3-D grid that fits runs every work-item */
   launch3(q, k, &a, sizeof a, 1u << 10, 1u << 6, 1u << 4, 4, 2, 1, OL_ERRC_SUCCESS, NULL);
-  OK(olSyncQueue(q));
-  EQ(*c, (1u << 10) * (1u << 6) * (1u << 4) * 8u);
-  OK(olDestroyQueue(q));
-  OK(olMemFree(c));
-  OK(olDestroyProgram(prog));
+  OLC_OK(olSyncQueue(q));
+  OLC_EQ(*c, (1u << 10) * (1u << 6) * (1u << 4) * 8u);
+  OLC_OK(olDestroyQueue(q));
+  OLC_OK(olMemFree(c));
+  OLC_OK(olDestroyProgram(prog));
 }
 
 static void test_copy_and_fill_sizes(void) {
   enum { N = 4096 };
-  unsigned char *a = hc_alloc(OL_ALLOC_TYPE_DEVICE, N);
-  unsigned char *b = hc_alloc(OL_ALLOC_TYPE_HOST, N);
-  unsigned char *pat = hc_alloc(OL_ALLOC_TYPE_HOST, 64);
+  unsigned char *a = olc_alloc(OL_ALLOC_TYPE_DEVICE, N);
+  unsigned char *b = olc_alloc(OL_ALLOC_TYPE_HOST, N);
+  unsigned char *pat = olc_alloc(OL_ALLOC_TYPE_HOST, 64);
   if (!a || !b || !pat)
     return;
-  hc_set(OL_ALLOC_TYPE_DEVICE, a, 1, N), memset(b, 2, N), memset(pat, 3, 64);
-  ol_queue_handle_t q = hc_queue();
+  olc_set(OL_ALLOC_TYPE_DEVICE, a, 1, N), memset(b, 2, N), memset(pat, 3, 64);
+  ol_queue_handle_t q = olc_queue();
   for (int onq = 0; onq < 2; onq++) {
     ol_queue_handle_t qq = onq ? q : NULL;
     printf("    %s\n", onq ? "on a queue" : "without a queue");
-    ERR(olMemcpy(qq, a, hc_dev, b, hc_dev, SIZE_MAX), OL_ERRC_INVALID_SIZE, "18446744073709551615");
-    ERR(olMemcpy(qq, a, hc_dev, b, hc_dev, SIZE_MAX / 2), OL_ERRC_INVALID_SIZE, NULL);
-    ERR(olMemFill(qq, a, 1, pat, SIZE_MAX), OL_ERRC_INVALID_SIZE, "18446744073709551615");
-    ERR(olMemFill(qq, a, 4, pat, SIZE_MAX - 3), OL_ERRC_INVALID_SIZE, NULL);
+    OLC_ERR_HAS(olMemcpy(qq, a, olc_dev, b, olc_dev, SIZE_MAX), OL_ERRC_INVALID_SIZE, "18446744073709551615");
+    OLC_ERR_CODE(olMemcpy(qq, a, olc_dev, b, olc_dev, SIZE_MAX / 2), OL_ERRC_INVALID_SIZE);
+    OLC_ERR_HAS(olMemFill(qq, a, 1, pat, SIZE_MAX), OL_ERRC_INVALID_SIZE, "18446744073709551615");
+    OLC_ERR_CODE(olMemFill(qq, a, 4, pat, SIZE_MAX - 3), OL_ERRC_INVALID_SIZE);
     /* a pattern of 2^40 bytes: nothing is copied before the sizes are checked */
-    OK(olMemFill(qq, a, (size_t)1 << 40, pat, 0));
-    ERR(olMemFill(qq, a, (size_t)1 << 40, pat, (size_t)1 << 41), OL_ERRC_INVALID_SIZE,
-        "2199023255552");
+    OLC_OK(olMemFill(qq, a, (size_t)1 << 40, pat, 0));
+    OLC_ERR_HAS(olMemFill(qq, a, (size_t)1 << 40, pat, (size_t)1 << 41), OL_ERRC_INVALID_SIZE,
+                "2199023255552");
     /* ranges that start in an allocation and run past its end */
     char base[64];
     snprintf(base, sizeof base, "%#lx", (unsigned long)(uintptr_t)a);
-    ERR(olMemcpy(qq, a + 1, hc_dev, b, hc_dev, N), OL_ERRC_INVALID_SIZE, base);
-    ERR(olMemcpy(qq, b, hc_dev, a + N - 8, hc_dev, 9), OL_ERRC_INVALID_SIZE, "4096-byte");
-    ERR(olMemFill(qq, a + 16, 1, pat, N - 15), OL_ERRC_INVALID_SIZE, "4096-byte");
-    ERR(olMemFill(qq, a, 64, pat + 1, 64), OL_ERRC_INVALID_SIZE, "64-byte");
+    OLC_ERR_HAS(olMemcpy(qq, a + 1, olc_dev, b, olc_dev, N), OL_ERRC_INVALID_SIZE, base);
+    OLC_ERR_HAS(olMemcpy(qq, b, olc_dev, a + N - 8, olc_dev, 9), OL_ERRC_INVALID_SIZE, "4096-byte");
+    OLC_ERR_HAS(olMemFill(qq, a + 16, 1, pat, N - 15), OL_ERRC_INVALID_SIZE, "4096-byte");
+    OLC_ERR_HAS(olMemFill(qq, a, 64, pat + 1, 64), OL_ERRC_INVALID_SIZE, "64-byte");
     /* nothing was written by the refused calls */
     if (qq)
-      OK(olSyncQueue(qq));
+      OLC_OK(olSyncQueue(qq));
     size_t bad = 0;
-    unsigned char *ha = hc_cpu_ok(OL_ALLOC_TYPE_DEVICE) ? a : hc_fetch(a, N);
+    unsigned char *ha = olc_cpu_ok(OL_ALLOC_TYPE_DEVICE) ? a : olc_fetch(a, N);
     for (size_t i = 0; ha && i < N; i++)
       bad += ha[i] != 1 || b[i] != 2;
     if (ha != a)
       free(ha);
-    EQ(bad, 0);
+    OLC_EQ(bad, 0);
     /* up to the end exactly is fine */
-    OK(olMemcpy(qq, a + 8, hc_dev, b, hc_dev, N - 8));
-    OK(olMemFill(qq, b + N - 64, 64, pat, 64));
+    OLC_OK(olMemcpy(qq, a + 8, olc_dev, b, olc_dev, N - 8));
+    OLC_OK(olMemFill(qq, b + N - 64, 64, pat, 64));
     if (qq)
-      OK(olSyncQueue(qq));
-    ha = hc_cpu_ok(OL_ALLOC_TYPE_DEVICE) ? a : hc_fetch(a, N);
+      OLC_OK(olSyncQueue(qq));
+    ha = olc_cpu_ok(OL_ALLOC_TYPE_DEVICE) ? a : olc_fetch(a, N);
     if (ha) {
-      EQ(ha[7], 1), EQ(ha[8], 2), EQ(ha[N - 1], 2);
+      OLC_EQ(ha[7], 1), OLC_EQ(ha[8], 2), OLC_EQ(ha[N - 1], 2);
       if (ha != a)
         free(ha);
     }
-    EQ(b[N - 65], 2), EQ(b[N - 64], 3), EQ(b[N - 1], 3);
-    hc_set(OL_ALLOC_TYPE_DEVICE, a, 1, N), memset(b, 2, N);
+    OLC_EQ(b[N - 65], 2), OLC_EQ(b[N - 64], 3), OLC_EQ(b[N - 1], 3);
+    olc_set(OL_ALLOC_TYPE_DEVICE, a, 1, N), memset(b, 2, N);
   }
-  OK(olDestroyQueue(q));
-  OK(olMemFree(a)), OK(olMemFree(b)), OK(olMemFree(pat));
+  OLC_OK(olDestroyQueue(q));
+  OLC_OK(olMemFree(a)), OLC_OK(olMemFree(b)), OLC_OK(olMemFree(pat));
 }
 
 /* Image and argument sizes are checked before anything is copied or read. */
 static void test_program_and_argument_sizes(void) {
   size_t n = 0;
-  void *img = hc_image("foo", &n);
+  void *img = olc_image("foo", &n);
   if (!img)
     return;
   ol_program_handle_t p = NULL;
   bool valid = true;
-  ERR(olCreateProgram(hc_dev, img, SIZE_MAX, &p), OL_ERRC_INVALID_SIZE, "ProgDataSize");
-  ERR(olIsValidBinary(hc_dev, img, SIZE_MAX, &valid), OL_ERRC_INVALID_SIZE, "ProgDataSize");
-  ERR(olCreateProgram(hc_dev, img, SIZE_MAX / 2, &p), OL_ERRC_INVALID_SIZE, NULL);
-  TRUE(p == NULL);
-  if (!OK(olCreateProgram(hc_dev, img, n, &p)))
+  OLC_ERR_HAS(olCreateProgram(olc_dev, img, SIZE_MAX, &p), OL_ERRC_INVALID_SIZE, "ProgDataSize");
+  OLC_ERR_HAS(olIsValidBinary(olc_dev, img, SIZE_MAX, &valid), OL_ERRC_INVALID_SIZE, "ProgDataSize");
+  OLC_ERR_CODE(olCreateProgram(olc_dev, img, SIZE_MAX / 2, &p), OL_ERRC_INVALID_SIZE);
+  OLC_TRUE(p == NULL);
+  if (!OLC_OK(olCreateProgram(olc_dev, img, n, &p)))
     return;
   free(img);
-  ol_symbol_handle_t k = hc_kernel(p, "foo");
-  uint32_t *out = hc_alloc(OL_ALLOC_TYPE_MANAGED, 64 * sizeof(uint32_t));
+  ol_symbol_handle_t k = olc_kernel(p, "foo");
+  uint32_t *out = olc_alloc(OL_ALLOC_TYPE_MANAGED, 64 * sizeof(uint32_t));
   if (!k || !out)
     return;
   struct out_args a = {out};
-  ol_kernel_launch_size_args_t l = hc_size1(1, 64);
-  ERR(olLaunchKernel(NULL, hc_dev, k, &a, SIZE_MAX, &l), OL_ERRC_INVALID_SIZE, "ArgumentsSize");
-  ol_queue_handle_t q = hc_queue();
-  ERR(olLaunchKernel(q, hc_dev, k, &a, SIZE_MAX - 8, &l), OL_ERRC_INVALID_SIZE, "ArgumentsSize");
+  ol_kernel_launch_size_args_t l = olc_size1(1, 64);
+  OLC_ERR_HAS(olLaunchKernel(NULL, olc_dev, k, &a, SIZE_MAX, &l), OL_ERRC_INVALID_SIZE, "ArgumentsSize");
+  ol_queue_handle_t q = olc_queue();
+  OLC_ERR_HAS(olLaunchKernel(q, olc_dev, k, &a, SIZE_MAX - 8, &l), OL_ERRC_INVALID_SIZE, "ArgumentsSize");
   ol_event_handle_t ev = NULL;
-  OK(olCreateEvent(q, &ev));
-  ERR(olWaitEvents(q, &ev, SIZE_MAX), OL_ERRC_INVALID_SIZE, "NumEvents");
-  ERR(olWaitEvents(q, &ev, SIZE_MAX / 8 - 1), OL_ERRC_INVALID_SIZE, "NumEvents");
-  OK(olDestroyEvent(ev));
+  OLC_OK(olCreateEvent(q, &ev));
+  OLC_ERR_HAS(olWaitEvents(q, &ev, SIZE_MAX), OL_ERRC_INVALID_SIZE, "NumEvents");
+  OLC_ERR_HAS(olWaitEvents(q, &ev, SIZE_MAX / 8 - 1), OL_ERRC_INVALID_SIZE, "NumEvents");
+  OLC_OK(olDestroyEvent(ev));
   /* a claimed size larger than the kernel reads: only the argument struct
    * is read and kept, nothing of the rest is copied */
   memset(out, 0, 64 * sizeof(uint32_t));
-  OK(olLaunchKernel(q, hc_dev, k, &a, (size_t)1 << 40, &l));
-  OK(olSyncQueue(q));
-  EQ_ARRAY(out, 64, i);
-  OK(olDestroyQueue(q));
-  OK(olMemFree(out));
-  OK(olDestroyProgram(p));
+  OLC_OK(olLaunchKernel(q, olc_dev, k, &a, (size_t)1 << 40, &l));
+  OLC_OK(olSyncQueue(q));
+  OLC_EQ_ARRAY(out, 64, i);
+  OLC_OK(olDestroyQueue(q));
+  OLC_OK(olMemFree(out));
+  OLC_OK(olDestroyProgram(p));
 }
 
 /* A large pattern outside the library's allocations is copied into C
@@ -201,24 +201,24 @@ static void test_program_and_argument_sizes(void) {
 static void test_large_pattern(void) {
   enum { P = 3 * 4096 + 5, R = 7 };
   unsigned char *pat = malloc(P);
-  unsigned char *dst = hc_alloc(OL_ALLOC_TYPE_MANAGED, (size_t)P * R);
+  unsigned char *dst = olc_alloc(OL_ALLOC_TYPE_MANAGED, (size_t)P * R);
   if (!pat || !dst)
     return;
   for (size_t i = 0; i < P; i++)
     pat[i] = (unsigned char)(i * 7 + 1);
-  ol_queue_handle_t q = hc_queue();
-  hc_gate g;
-  hc_gate_close(&g, q); /* the fill runs after the pattern buffer changed */
-  OK(olMemFill(q, dst, P, pat, (size_t)P * R));
+  ol_queue_handle_t q = olc_queue();
+  olc_gate g;
+  olc_gate_close(&g, q); /* the fill runs after the pattern buffer changed */
+  OLC_OK(olMemFill(q, dst, P, pat, (size_t)P * R));
   memset(pat, 0, P);
-  hc_gate_open(&g);
-  OK(olSyncQueue(q));
+  olc_gate_open(&g);
+  OLC_OK(olSyncQueue(q));
   size_t bad = 0;
   for (size_t i = 0; i < (size_t)P * R; i++)
     bad += dst[i] != (unsigned char)((i % P) * 7 + 1);
-  EQ(bad, 0);
-  OK(olDestroyQueue(q));
-  OK(olMemFree(dst));
+  OLC_EQ(bad, 0);
+  OLC_OK(olDestroyQueue(q));
+  OLC_OK(olMemFree(dst));
   free(pat);
 }
 
@@ -227,15 +227,15 @@ static void test_large_pattern(void) {
 /* More event create/destroy cycles than a 16-bit generation times a short
  * reuse delay allows: the first event's handle never comes back. */
 static void test_event_handles_never_come_back(void) {
-  HOST_ONLY("handle generations are the library's, not the device's: 4.5 million event "
-            "cycles run once, on the host device");
+  OLC_ONLY(OLC_HOST, "handle generations are the library's, not the device's: 4.5 million event "
+           "cycles run once, on the host device");
   enum { CYCLES = 4500000 };
-  ol_queue_handle_t q = hc_queue();
+  ol_queue_handle_t q = olc_queue();
   ol_event_handle_t first = NULL;
-  if (!OK(olCreateEvent(q, &first)) || !OK(olDestroyEvent(first)))
+  if (!OLC_OK(olCreateEvent(q, &first)) || !OLC_OK(olDestroyEvent(first)))
     return;
   size_t same = 0, failed = 0;
-  double t0 = hc_now_ms();
+  double t0 = olc_now_ms();
   for (int i = 0; i < CYCLES; i++) {
     ol_event_handle_t e = NULL;
     if (olCreateEvent(q, &e) || olDestroyEvent(e)) {
@@ -244,30 +244,30 @@ static void test_event_handles_never_come_back(void) {
     }
     same += e == first;
   }
-  printf("    %d cycles in %.0f ms\n", CYCLES, hc_now_ms() - t0);
-  EQ(failed, 0);
-  EQ(same, 0);
+  printf("    %d cycles in %.0f ms\n", CYCLES, olc_now_ms() - t0);
+  OLC_EQ(failed, 0);
+  OLC_EQ(same, 0);
   bool done;
-  ERR(olGetEventInfo(first, OL_EVENT_INFO_IS_COMPLETE, sizeof done, &done), OL_ERRC_INVALID_EVENT,
-      "already destroyed");
-  OK(olDestroyQueue(q));
+  OLC_ERR_HAS(olGetEventInfo(first, OL_EVENT_INFO_IS_COMPLETE, sizeof done, &done), OL_ERRC_INVALID_EVENT,
+              "already destroyed");
+  OLC_OK(olDestroyQueue(q));
 }
 
 /* More init/shutdown cycles than a 16-bit epoch: a queue handle of the first
  * initialisation is never accepted again. Ends initialised once, as it
  * began. */
 static void test_handles_of_old_initialisations(void) {
-  HOST_ONLY("initialisation epochs are the library's, not the device's: 66,000 init cycles "
-            "run once, on the host device");
+  OLC_ONLY(OLC_HOST, "initialisation epochs are the library's, not the device's: 66,000 init cycles "
+           "run once, on the host device");
   enum { CYCLES = 66000 };
-  OK(olShutDown()); /* the reference of hc_start */
+  OLC_OK(olShutDown()); /* the reference of olc_start */
   ol_queue_handle_t first = NULL;
   size_t same = 0, failed = 0;
-  double t0 = hc_now_ms();
+  double t0 = olc_now_ms();
   for (int i = 0; i < CYCLES && !failed; i++) {
     ol_device_handle_t dev = NULL;
     ol_queue_handle_t q = NULL;
-    if (olInit() || olIterateDevices(hc_find_host, &dev) || !dev || olCreateQueue(dev, &q)) {
+    if (olInit() || !(dev = olc_host_device()) || olCreateQueue(dev, &q)) {
       failed++;
       olShutDown();
       break;
@@ -279,16 +279,16 @@ static void test_handles_of_old_initialisations(void) {
     if (olShutDown())
       failed++;
   }
-  printf("    %d cycles in %.0f ms\n", CYCLES, hc_now_ms() - t0);
-  EQ(failed, 0);
-  EQ(same, 0);
-  OK(olInit());
-  TRUE(hc_refind()); /* the device under test, in the new initialisation */
-  ERR(olSyncQueue(first), OL_ERRC_INVALID_QUEUE, "earlier initialisation");
-  ol_queue_handle_t q = hc_queue();
-  TRUE(q != first);
-  ERR(olSyncQueue(first), OL_ERRC_INVALID_QUEUE, "earlier initialisation");
-  OK(olDestroyQueue(q));
+  printf("    %d cycles in %.0f ms\n", CYCLES, olc_now_ms() - t0);
+  OLC_EQ(failed, 0);
+  OLC_EQ(same, 0);
+  OLC_OK(olInit());
+  OLC_TRUE(olc_refind()); /* the device under test, in the new initialisation */
+  OLC_ERR_HAS(olSyncQueue(first), OL_ERRC_INVALID_QUEUE, "earlier initialisation");
+  ol_queue_handle_t q = olc_queue();
+  OLC_TRUE(q != first);
+  OLC_ERR_HAS(olSyncQueue(first), OL_ERRC_INVALID_QUEUE, "earlier initialisation");
+  OLC_OK(olDestroyQueue(q));
 }
 
 /* ------------------------------------------- waits that never end --- */
@@ -306,18 +306,18 @@ static ol_result_t copy_result(ol_result_t r) { return r; } /* results are immor
 
 static void self_sync(void *user) {
   struct self_wait *w = user;
-  double t0 = hc_now_ms();
+  double t0 = olc_now_ms();
   while (!atomic_load(&w->ready))
     sched_yield();
   w->sync_queue = copy_result(olSyncQueue(w->q));
   w->sync_after = copy_result(olSyncEvent(w->after));
   w->sync_before = copy_result(olSyncEvent(w->before));
-  w->ms = hc_now_ms() - t0;
+  w->ms = olc_now_ms() - t0;
 }
 
 static void test_host_function_waits_for_itself(void) {
-  ol_queue_handle_t q = hc_queue();
-  uint32_t *flag = hc_alloc(OL_ALLOC_TYPE_MANAGED, sizeof(uint32_t));
+  ol_queue_handle_t q = olc_queue();
+  uint32_t *flag = olc_alloc(OL_ALLOC_TYPE_MANAGED, sizeof(uint32_t));
   ol_program_handle_t prog = NULL;
   ol_symbol_handle_t k = counter_kernel(&prog);
   if (!q || !flag || !k)
@@ -327,25 +327,25 @@ static void test_host_function_waits_for_itself(void) {
   w.q = q;
   *flag = 0;
   struct out_args a = {flag};
-  ol_kernel_launch_size_args_t l = hc_size1(1, 1);
-  OK(olLaunchKernel(q, hc_dev, k, &a, sizeof a, &l));
-  OK(olCreateEvent(q, &w.before));
-  OK(olLaunchHostFunction(q, self_sync, &w));
-  OK(olLaunchKernel(q, hc_dev, k, &a, sizeof a, &l));
-  OK(olCreateEvent(q, &w.after));
+  ol_kernel_launch_size_args_t l = olc_size1(1, 1);
+  OLC_OK(olLaunchKernel(q, olc_dev, k, &a, sizeof a, &l));
+  OLC_OK(olCreateEvent(q, &w.before));
+  OLC_OK(olLaunchHostFunction(q, self_sync, &w));
+  OLC_OK(olLaunchKernel(q, olc_dev, k, &a, sizeof a, &l));
+  OLC_OK(olCreateEvent(q, &w.after));
   atomic_store(&w.ready, 1);
-  double t0 = hc_now_ms();
-  OK(olSyncQueue(q)); /* returns: the host function did not hang */
-  printf("    sync took %.0f ms\n", hc_now_ms() - t0);
-  ERR(w.sync_queue, OL_ERRC_INVALID_ARGUMENT, "wait forever");
-  ERR(w.sync_after, OL_ERRC_INVALID_ARGUMENT, "wait forever");
-  OK(w.sync_before); /* recorded before the host function: already done */
-  TRUE(w.ms < 5000);
-  EQ(*flag, 2);
-  OK(olDestroyEvent(w.before)), OK(olDestroyEvent(w.after));
-  OK(olDestroyQueue(q));
-  OK(olMemFree(flag));
-  OK(olDestroyProgram(prog));
+  double t0 = olc_now_ms();
+  OLC_OK(olSyncQueue(q)); /* returns: the host function did not hang */
+  printf("    sync took %.0f ms\n", olc_now_ms() - t0);
+  OLC_ERR_HAS(w.sync_queue, OL_ERRC_INVALID_ARGUMENT, "wait forever");
+  OLC_ERR_HAS(w.sync_after, OL_ERRC_INVALID_ARGUMENT, "wait forever");
+  OLC_OK(w.sync_before); /* recorded before the host function: already done */
+  OLC_TRUE(w.ms < 5000);
+  OLC_EQ(*flag, 2);
+  OLC_OK(olDestroyEvent(w.before)), OLC_OK(olDestroyEvent(w.after));
+  OLC_OK(olDestroyQueue(q));
+  OLC_OK(olMemFree(flag));
+  OLC_OK(olDestroyProgram(prog));
 }
 
 /* q2 waits (olWaitEvents) for an event recorded after a host function of
@@ -366,29 +366,29 @@ static void cross_sync(void *user) {
 }
 
 static void test_host_function_waits_through_events(void) {
-  ol_queue_handle_t q1 = hc_queue(), q2 = hc_queue(), q3 = hc_queue();
-  unsigned char *buf = hc_alloc(OL_ALLOC_TYPE_MANAGED, 64);
+  ol_queue_handle_t q1 = olc_queue(), q2 = olc_queue(), q3 = olc_queue();
+  unsigned char *buf = olc_alloc(OL_ALLOC_TYPE_MANAGED, 64);
   if (!q1 || !q2 || !q3 || !buf)
     return;
   struct cross_wait w;
   memset(&w, 0, sizeof w);
   w.q2 = q2, w.q3 = q3;
-  OK(olLaunchHostFunction(q1, cross_sync, &w));
+  OLC_OK(olLaunchHostFunction(q1, cross_sync, &w));
   ol_event_handle_t e = NULL;
-  OK(olCreateEvent(q1, &e));
-  OK(olWaitEvents(q2, &e, 1));
+  OLC_OK(olCreateEvent(q1, &e));
+  OLC_OK(olWaitEvents(q2, &e, 1));
   unsigned char one = 1, two = 2;
-  OK(olMemFill(q2, buf, 1, &one, 32));
-  OK(olMemFill(q3, buf + 32, 1, &two, 32));
+  OLC_OK(olMemFill(q2, buf, 1, &one, 32));
+  OLC_OK(olMemFill(q3, buf + 32, 1, &two, 32));
   atomic_store(&w.ready, 1);
-  OK(olSyncQueue(q1));
-  OK(olSyncQueue(q2));
-  ERR(w.sync_q2, OL_ERRC_INVALID_ARGUMENT, "wait forever");
-  OK(w.sync_q3);
-  EQ(buf[0], 1), EQ(buf[31], 1), EQ(buf[32], 2), EQ(buf[63], 2);
-  OK(olDestroyEvent(e));
-  OK(olDestroyQueue(q1)), OK(olDestroyQueue(q2)), OK(olDestroyQueue(q3));
-  OK(olMemFree(buf));
+  OLC_OK(olSyncQueue(q1));
+  OLC_OK(olSyncQueue(q2));
+  OLC_ERR_HAS(w.sync_q2, OL_ERRC_INVALID_ARGUMENT, "wait forever");
+  OLC_OK(w.sync_q3);
+  OLC_EQ(buf[0], 1), OLC_EQ(buf[31], 1), OLC_EQ(buf[32], 2), OLC_EQ(buf[63], 2);
+  OLC_OK(olDestroyEvent(e));
+  OLC_OK(olDestroyQueue(q1)), OLC_OK(olDestroyQueue(q2)), OLC_OK(olDestroyQueue(q3));
+  OLC_OK(olMemFree(buf));
 }
 
 /* The final olShutDown from a host function is refused; a nested
@@ -402,18 +402,18 @@ static void shutdown_inside(void *user) {
 }
 
 static void test_final_shutdown_in_host_function(void) {
-  ol_queue_handle_t q = hc_queue();
+  ol_queue_handle_t q = olc_queue();
   struct self_wait w;
   memset(&w, 0, sizeof w);
-  OK(olLaunchHostFunction(q, shutdown_inside, &w));
-  OK(olSyncQueue(q));
-  ERR(w.shutdown, OL_ERRC_UNSUPPORTED, "host function");
-  OK(w.inner);
+  OLC_OK(olLaunchHostFunction(q, shutdown_inside, &w));
+  OLC_OK(olSyncQueue(q));
+  OLC_ERR_HAS(w.shutdown, OL_ERRC_UNSUPPORTED, "host function");
+  OLC_OK(w.inner);
   /* still initialised: the queue and device work */
   uint32_t n = 0;
-  OK(olGetDeviceInfo(hc_dev, OL_DEVICE_INFO_NUM_COMPUTE_UNITS, sizeof n, &n));
-  TRUE(n > 0);
-  OK(olDestroyQueue(q));
+  OLC_OK(olGetDeviceInfo(olc_dev, OL_DEVICE_INFO_NUM_COMPUTE_UNITS, sizeof n, &n));
+  OLC_TRUE(n > 0);
+  OLC_OK(olDestroyQueue(q));
 }
 
 /* -------------------------------------- many blocked host functions --- */
@@ -440,12 +440,12 @@ static void block_until_open(void *user) {
   struct blocker *b = user;
   atomic_fetch_add(b->entered, 1);
   while (!atomic_load(b->open))
-    hc_sleep_ms(1);
+    olc_sleep_ms(1);
   atomic_fetch_add(b->done, 1);
 }
 
 static void test_many_blocked_host_functions(void) {
-  HOST_ONLY("counts the library's host-function threads of the host device");
+  OLC_ONLY(OLC_HOST, "counts the library's host-function threads of the host device");
   enum { Q = 1000 };
   static ol_queue_handle_t qs[Q];
   static struct blocker bs[Q];
@@ -454,48 +454,48 @@ static void test_many_blocked_host_functions(void) {
   if (limit < 16)
     limit = 16;
   int threads0 = thread_count();
-  double t0 = hc_now_ms();
+  double t0 = olc_now_ms();
   int made = 0;
   for (int i = 0; i < Q; i++) {
     bs[i] = (struct blocker){&open, &entered, &done};
-    if (olCreateQueue(hc_dev, &qs[i]) || olLaunchHostFunction(qs[i], block_until_open, &bs[i]))
+    if (olCreateQueue(olc_dev, &qs[i]) || olLaunchHostFunction(qs[i], block_until_open, &bs[i]))
       break;
     made++;
   }
-  double setup = hc_now_ms() - t0;
-  EQ(made, Q);
-  hc_sleep_ms(300);
+  double setup = olc_now_ms() - t0;
+  OLC_EQ(made, Q);
+  olc_sleep_ms(300);
   int threads = thread_count();
   printf("    %d queues with a blocked host function set up in %.1f ms; %d entered; threads %d -> %d (limit %d host functions)\n",
          made, setup, atomic_load(&entered), threads0, threads, limit);
-  TRUE(setup < 1000);
+  OLC_TRUE(setup < 1000);
   /* blocked host functions do not cost a thread per queue */
-  TRUE(threads <= threads0 + limit + 16);
-  TRUE(atomic_load(&entered) <= limit);
-  TRUE(atomic_load(&entered) > 0);
+  OLC_TRUE(threads <= threads0 + limit + 16);
+  OLC_TRUE(atomic_load(&entered) <= limit);
+  OLC_TRUE(atomic_load(&entered) > 0);
   /* one more queue, with ordinary work: not held up by the blocked ones */
-  unsigned char *buf = hc_alloc(OL_ALLOC_TYPE_MANAGED, 16);
-  ol_queue_handle_t extra = hc_queue();
+  unsigned char *buf = olc_alloc(OL_ALLOC_TYPE_MANAGED, 16);
+  ol_queue_handle_t extra = olc_queue();
   unsigned char seven = 7;
-  t0 = hc_now_ms();
+  t0 = olc_now_ms();
   if (buf && extra) {
-    OK(olMemFill(extra, buf, 1, &seven, 16));
-    OK(olSyncQueue(extra));
-    EQ(buf[15], 7);
+    OLC_OK(olMemFill(extra, buf, 1, &seven, 16));
+    OLC_OK(olSyncQueue(extra));
+    OLC_EQ(buf[15], 7);
   }
-  TRUE(hc_now_ms() - t0 < 1000);
+  OLC_TRUE(olc_now_ms() - t0 < 1000);
   atomic_store(&open, 1);
-  t0 = hc_now_ms();
+  t0 = olc_now_ms();
   for (int i = 0; i < made; i++)
-    OK(olSyncQueue(qs[i]));
-  printf("    all released and synced in %.0f ms\n", hc_now_ms() - t0);
-  EQ(atomic_load(&done), made);
+    OLC_OK(olSyncQueue(qs[i]));
+  printf("    all released and synced in %.0f ms\n", olc_now_ms() - t0);
+  OLC_EQ(atomic_load(&done), made);
   for (int i = 0; i < made; i++)
-    OK(olDestroyQueue(qs[i]));
+    OLC_OK(olDestroyQueue(qs[i]));
   if (extra)
-    OK(olDestroyQueue(extra));
+    OLC_OK(olDestroyQueue(extra));
   if (buf)
-    OK(olMemFree(buf));
+    OLC_OK(olMemFree(buf));
 }
 
 /* Host functions that wait for each other through the library do not
@@ -509,7 +509,7 @@ struct chain {
 static void chain_fn(void *user) {
   struct chain *c = user;
   while (!atomic_load(c->go))
-    hc_sleep_ms(1);
+    olc_sleep_ms(1);
   c->r = c->next ? olSyncQueue(c->next) : NULL;
 }
 
@@ -519,39 +519,39 @@ static void test_host_functions_waiting_on_each_other(void) {
   static struct chain cs[N];
   atomic_int go = 0;
   for (int i = 0; i < N; i++)
-    if (!OK(olCreateQueue(hc_dev, &qs[i])))
+    if (!OLC_OK(olCreateQueue(olc_dev, &qs[i])))
       return;
   /* queue i's host function syncs queue i+1; the last one returns at once */
   for (int i = 0; i < N; i++) {
     cs[i] = (struct chain){i + 1 < N ? qs[i + 1] : NULL, &go, NULL};
-    OK(olLaunchHostFunction(qs[i], chain_fn, &cs[i]));
+    OLC_OK(olLaunchHostFunction(qs[i], chain_fn, &cs[i]));
   }
   atomic_store(&go, 1);
   for (int i = 0; i < N; i++)
-    OK(olSyncQueue(qs[i]));
+    OLC_OK(olSyncQueue(qs[i]));
   size_t bad = 0;
   for (int i = 0; i < N; i++)
     bad += cs[i].r != NULL;
-  EQ(bad, 0);
+  OLC_EQ(bad, 0);
   for (int i = 0; i < N; i++)
-    OK(olDestroyQueue(qs[i]));
+    OLC_OK(olDestroyQueue(qs[i]));
 }
 
 int main(int argc, char **argv) {
-  hc_start(argc, argv);
-  while (hc_next_device()) {
-    RUN(test_alloc_sizes_that_wrap);
-    RUN(test_grids_that_wrap);
-    RUN(test_copy_and_fill_sizes);
-    RUN(test_large_pattern);
-    RUN(test_program_and_argument_sizes);
-    RUN(test_host_function_waits_for_itself);
-    RUN(test_host_function_waits_through_events);
-    RUN(test_final_shutdown_in_host_function);
-    RUN(test_many_blocked_host_functions);
-    RUN(test_host_functions_waiting_on_each_other);
-    RUN(test_event_handles_never_come_back);
-    RUN(test_handles_of_old_initialisations);
+  olc_start(argc, argv);
+  while (olc_next_device()) {
+    OLC_RUN(test_alloc_sizes_that_wrap);
+    OLC_RUN(test_grids_that_wrap);
+    OLC_RUN(test_copy_and_fill_sizes);
+    OLC_RUN(test_large_pattern);
+    OLC_RUN(test_program_and_argument_sizes);
+    OLC_RUN(test_host_function_waits_for_itself);
+    OLC_RUN(test_host_function_waits_through_events);
+    OLC_RUN(test_final_shutdown_in_host_function);
+    OLC_RUN(test_many_blocked_host_functions);
+    OLC_RUN(test_host_functions_waiting_on_each_other);
+    OLC_RUN(test_event_handles_never_come_back);
+    OLC_RUN(test_handles_of_old_initialisations);
   }
-  return hc_finish("robust");
+  return olc_finish("robust");
 }

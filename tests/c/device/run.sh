@@ -5,7 +5,7 @@
 # line (older programs and the gpu-compile result may leave out the skips);
 # a program that crashes or times out counts as one more failure. Skips are
 # totalled apart and listed with their reasons at the end: a skip is never
-# a pass. Devices: OFFLOAD_TEST_DEVICES (see hcheck.h).
+# a pass. Devices: OFFLOAD_TEST_DEVICES (see tests/c/common/oldevices.h).
 # SPDX-License-Identifier: Apache-2.0
 set -u
 build=$1 kdir=$2 limit=$3

@@ -13,7 +13,7 @@
  * LLVM's library dereferences such handles and crashes, so with
  * OFFLOAD_TEST_IMPL=llvm this test only prints a note.
  */
-#include "lc_common.h"
+#include "oldevices.h"
 
 #include <inttypes.h>
 #include <pthread.h>
@@ -238,15 +238,15 @@ static void expect_rejected(const struct kind *k, void *value,
     else
       snprintf(want, sizeof want, "%s (0x%" PRIxPTR ") is not a valid %s handle",
                c->param, (uintptr_t)value, k->word);
-    bool ok = lc_code(r) == k->code && r->Details != NULL &&
+    bool ok = olc_code(r) == k->code && r->Details != NULL &&
               strcmp(r->Details, want) == 0;
     if (quiet) {
-      LC_QUIET_CHECK(ok, "[thread] %s(%s=%p): expected %u \"%s\", got %u \"%s\"",
-                     c->func, c->param, value, k->code, want, lc_code(r),
-                     lc_details(r));
+      OLC_QUIET_CHECK(ok, "[thread] %s(%s=%p): expected %u \"%s\", got %u \"%s\"",
+                      c->func, c->param, value, k->code, want, olc_code(r),
+                      olc_details(r));
     } else {
-      LC_CHECK(ok, "%s(%s=%p): expected %u \"%s\", got %u \"%s\"", c->func,
-               c->param, value, k->code, want, lc_code(r), lc_details(r));
+      OLC_CHECK(ok, "%s(%s=%p): expected %u \"%s\", got %u \"%s\"", c->func,
+                c->param, value, k->code, want, olc_code(r), olc_details(r));
     }
   }
 }
@@ -272,32 +272,18 @@ static void garbage_round(bool quiet) {
 
 /* ---- helpers ------------------------------------------------------------ */
 
-struct find_host {
-  ol_device_handle_t dev;
-  size_t count;
-};
-
-static bool find_host_cb(ol_device_handle_t dev, void *user) {
-  struct find_host *f = user;
-  f->count++;
-  ol_device_type_t t = OL_DEVICE_TYPE_FORCE_UINT32;
-  if (olGetDeviceInfo(dev, OL_DEVICE_INFO_TYPE, sizeof t, &t) == NULL &&
-      t == OL_DEVICE_TYPE_HOST)
-    f->dev = dev;
-  return true;
-}
-
 static bool lookup_host(ol_device_handle_t *dev, ol_platform_handle_t *plat) {
-  struct find_host f = {0};
-  ol_result_t r = olIterateDevices(find_host_cb, &f);
-  LC_CHECK(r == NULL && f.dev != NULL, "finding the host device: %u %s, %zu devices",
-           lc_code(r), lc_details(r), f.count);
-  if (f.dev == NULL)
+  olc_devlist l;
+  ol_result_t r = olc_list_devices(&l);
+  ol_device_handle_t host = olc_host_in(&l);
+  OLC_CHECK(r == NULL && host != NULL, "finding the host device: %u %s, %d devices",
+            olc_code(r), olc_details(r), l.n);
+  if (host == NULL)
     return false;
-  *dev = f.dev;
-  r = olGetDeviceInfo(f.dev, OL_DEVICE_INFO_PLATFORM, sizeof *plat, plat);
-  LC_CHECK(r == NULL && *plat != NULL, "host PLATFORM -> %u %s", lc_code(r),
-           lc_details(r));
+  *dev = host;
+  r = olGetDeviceInfo(host, OL_DEVICE_INFO_PLATFORM, sizeof *plat, plat);
+  OLC_CHECK(r == NULL && *plat != NULL, "host PLATFORM -> %u %s", olc_code(r),
+            olc_details(r));
   return r == NULL;
 }
 
@@ -310,13 +296,14 @@ static void *hammer(void *arg) {
 
 int main(int argc, char **argv) {
   long thread_iterations = argc > 1 ? strtol(argv[1], NULL, 10) : 500;
-  lc_check_library((void *)olInit);
-  LC_OURS_ONLY("LLVM's library dereferences garbage handles and crashes");
+  olc_check_library((void *)olInit);
+  if (!OLC_ON(OLC_OURS, "LLVM's library dereferences garbage handles and crashes"))
+    return olc_summary(NULL);
 
   ol_result_t r = olInit();
-  LC_CHECK(r == NULL, "olInit -> %u %s", lc_code(r), lc_details(r));
+  OLC_CHECK(r == NULL, "olInit -> %u %s", olc_code(r), olc_details(r));
   if (!lookup_host(&host_dev, &host_plat))
-    return lc_finish();
+    return olc_summary(NULL);
 
   /* 1. garbage and foreign handles, single thread */
   garbage_round(false);
@@ -324,61 +311,61 @@ int main(int argc, char **argv) {
   /* same (code, Details) -> same result pointer */
   ol_result_t a = c_dev_info((void *)(uintptr_t)0x1234);
   ol_result_t b = c_dev_info((void *)(uintptr_t)0x1234);
-  LC_CHECK(a != NULL && a == b, "same error twice gave %p and %p", (void *)a,
-           (void *)b);
+  OLC_CHECK(a != NULL && a == b, "same error twice gave %p and %p", (void *)a,
+            (void *)b);
 
   /* 2. a destroyed queue, if the host device can make one */
   ol_queue_handle_t q = NULL;
   r = olCreateQueue(host_dev, &q);
   if (r == NULL && q != NULL) {
     r = olDestroyQueue(q);
-    LC_CHECK(r == NULL, "olDestroyQueue -> %u %s", lc_code(r), lc_details(r));
+    OLC_CHECK(r == NULL, "olDestroyQueue -> %u %s", olc_code(r), olc_details(r));
     char want[160];
     snprintf(want, sizeof want,
              "Queue (0x%" PRIxPTR ") refers to a queue that was already destroyed",
              (uintptr_t)q);
     r = olSyncQueue(q);
-    LC_CHECK(lc_code(r) == OL_ERRC_INVALID_QUEUE && strcmp(lc_details(r), want) == 0,
-             "olSyncQueue(destroyed): expected %d \"%s\", got %u \"%s\"",
-             (int)OL_ERRC_INVALID_QUEUE, want, lc_code(r), lc_details(r));
+    OLC_CHECK(olc_code(r) == OL_ERRC_INVALID_QUEUE && strcmp(olc_details(r), want) == 0,
+              "olSyncQueue(destroyed): expected %d \"%s\", got %u \"%s\"",
+              (int)OL_ERRC_INVALID_QUEUE, want, olc_code(r), olc_details(r));
     r = olDestroyQueue(q);
-    LC_CHECK(lc_code(r) == OL_ERRC_INVALID_QUEUE && strcmp(lc_details(r), want) == 0,
-             "olDestroyQueue twice: expected %d \"%s\", got %u \"%s\"",
-             (int)OL_ERRC_INVALID_QUEUE, want, lc_code(r), lc_details(r));
+    OLC_CHECK(olc_code(r) == OL_ERRC_INVALID_QUEUE && strcmp(olc_details(r), want) == 0,
+              "olDestroyQueue twice: expected %d \"%s\", got %u \"%s\"",
+              (int)OL_ERRC_INVALID_QUEUE, want, olc_code(r), olc_details(r));
   } else {
     printf("note: olCreateQueue(host device) -> %u %s; destroyed-queue check "
-           "skipped\n", lc_code(r), lc_details(r));
+           "skipped\n", olc_code(r), olc_details(r));
   }
 
   /* 3. four threads hammering garbage handles at once */
   pthread_t tids[4];
   for (int t = 0; t < 4; t++) {
     int rc = pthread_create(&tids[t], NULL, hammer, &thread_iterations);
-    LC_CHECK(rc == 0, "pthread_create: %s", strerror(rc));
+    OLC_CHECK(rc == 0, "pthread_create: %s", strerror(rc));
   }
   for (int t = 0; t < 4; t++)
     pthread_join(tids[t], NULL);
-  LC_CHECK(true, "threads finished");
+  OLC_CHECK(true, "threads finished");
 
   /* 4. stale handles across a full shutdown */
   ol_device_handle_t old_dev = host_dev;
   ol_platform_handle_t old_plat = host_plat;
   r = olShutDown();
-  LC_CHECK(r == NULL, "olShutDown -> %u %s", lc_code(r), lc_details(r));
+  OLC_CHECK(r == NULL, "olShutDown -> %u %s", olc_code(r), olc_details(r));
 
   ol_device_type_t t;
   ol_result_t u1 = olGetDeviceInfo(old_dev, OL_DEVICE_INFO_TYPE, sizeof t, &t);
   ol_result_t u2 = olGetDeviceInfo((void *)(uintptr_t)0x1234,
                                    OL_DEVICE_INFO_TYPE, sizeof t, &t);
-  LC_CHECK(lc_code(u1) == OL_ERRC_UNINITIALIZED &&
-               strcmp(lc_details(u1), uninit_text) == 0,
-           "call while uninitialised: expected %d \"%s\", got %u \"%s\"",
-           (int)OL_ERRC_UNINITIALIZED, uninit_text, lc_code(u1), lc_details(u1));
-  LC_CHECK(u1 == u2, "UNINITIALIZED results differ: %p vs %p", (void *)u1,
-           (void *)u2);
+  OLC_CHECK(olc_code(u1) == OL_ERRC_UNINITIALIZED &&
+               strcmp(olc_details(u1), uninit_text) == 0,
+            "call while uninitialised: expected %d \"%s\", got %u \"%s\"",
+            (int)OL_ERRC_UNINITIALIZED, uninit_text, olc_code(u1), olc_details(u1));
+  OLC_CHECK(u1 == u2, "UNINITIALIZED results differ: %p vs %p", (void *)u1,
+            (void *)u2);
 
   r = olInit();
-  LC_CHECK(r == NULL, "second olInit -> %u %s", lc_code(r), lc_details(r));
+  OLC_CHECK(r == NULL, "second olInit -> %u %s", olc_code(r), olc_details(r));
   ol_device_handle_t new_dev = NULL;
   ol_platform_handle_t new_plat = NULL;
   lookup_host(&new_dev, &new_plat);
@@ -388,45 +375,45 @@ int main(int argc, char **argv) {
            "Device (0x%" PRIxPTR ") is a device handle from an earlier "
            "initialisation of the library", (uintptr_t)old_dev);
   r = olGetDeviceInfo(old_dev, OL_DEVICE_INFO_TYPE, sizeof t, &t);
-  LC_CHECK(lc_code(r) == OL_ERRC_INVALID_DEVICE &&
-               lc_details_has(r, "earlier initialisation"),
-           "stale device: expected %d with \"earlier initialisation\", got %u \"%s\"",
-           (int)OL_ERRC_INVALID_DEVICE, lc_code(r), lc_details(r));
-  LC_CHECK(r != NULL && strcmp(lc_details(r), want) == 0,
-           "stale device Details: expected \"%s\", got \"%s\"", want,
-           lc_details(r));
+  OLC_CHECK(olc_code(r) == OL_ERRC_INVALID_DEVICE &&
+               olc_details_has(r, "earlier initialisation"),
+            "stale device: expected %d with \"earlier initialisation\", got %u \"%s\"",
+            (int)OL_ERRC_INVALID_DEVICE, olc_code(r), olc_details(r));
+  OLC_CHECK(r != NULL && strcmp(olc_details(r), want) == 0,
+            "stale device Details: expected \"%s\", got \"%s\"", want,
+            olc_details(r));
   size_t sz = 0;
   r = olGetDeviceInfoSize(old_dev, OL_DEVICE_INFO_NAME, &sz);
-  LC_CHECK(lc_code(r) == OL_ERRC_INVALID_DEVICE &&
-               lc_details_has(r, "earlier initialisation"),
-           "stale device (InfoSize): got %u \"%s\"", lc_code(r), lc_details(r));
+  OLC_CHECK(olc_code(r) == OL_ERRC_INVALID_DEVICE &&
+               olc_details_has(r, "earlier initialisation"),
+            "stale device (InfoSize): got %u \"%s\"", olc_code(r), olc_details(r));
   r = olMemcpy(NULL, scratch_dst, new_dev, scratch_src, old_dev, 8);
-  LC_CHECK(lc_code(r) == OL_ERRC_INVALID_DEVICE &&
-               lc_details_has(r, "SrcDevice") &&
-               lc_details_has(r, "earlier initialisation"),
-           "stale SrcDevice in olMemcpy: got %u \"%s\"", lc_code(r),
-           lc_details(r));
+  OLC_CHECK(olc_code(r) == OL_ERRC_INVALID_DEVICE &&
+               olc_details_has(r, "SrcDevice") &&
+               olc_details_has(r, "earlier initialisation"),
+            "stale SrcDevice in olMemcpy: got %u \"%s\"", olc_code(r),
+            olc_details(r));
 
   char name[64];
   r = olGetPlatformInfo(old_plat, OL_PLATFORM_INFO_NAME, sizeof name, name);
-  LC_CHECK(lc_code(r) == OL_ERRC_INVALID_PLATFORM &&
-               lc_details_has(r, "earlier initialisation"),
-           "stale platform: expected %d with \"earlier initialisation\", got %u \"%s\"",
-           (int)OL_ERRC_INVALID_PLATFORM, lc_code(r), lc_details(r));
+  OLC_CHECK(olc_code(r) == OL_ERRC_INVALID_PLATFORM &&
+               olc_details_has(r, "earlier initialisation"),
+            "stale platform: expected %d with \"earlier initialisation\", got %u \"%s\"",
+            (int)OL_ERRC_INVALID_PLATFORM, olc_code(r), olc_details(r));
 
   /* the new handles work */
   r = olGetDeviceInfo(new_dev, OL_DEVICE_INFO_TYPE, sizeof t, &t);
-  LC_CHECK(r == NULL && t == OL_DEVICE_TYPE_HOST, "new host device: %u %s",
-           lc_code(r), lc_details(r));
+  OLC_CHECK(r == NULL && t == OL_DEVICE_TYPE_HOST, "new host device: %u %s",
+            olc_code(r), olc_details(r));
   r = olGetPlatformInfo(new_plat, OL_PLATFORM_INFO_NAME, sizeof name, name);
-  LC_CHECK(r == NULL && strcmp(name, "Host") == 0,
-           "new host platform NAME: %u %s", lc_code(r), lc_details(r));
+  OLC_CHECK(r == NULL && strcmp(name, "Host") == 0,
+            "new host platform NAME: %u %s", olc_code(r), olc_details(r));
 
   r = olShutDown();
-  LC_CHECK(r == NULL, "final olShutDown -> %u %s", lc_code(r), lc_details(r));
+  OLC_CHECK(r == NULL, "final olShutDown -> %u %s", olc_code(r), olc_details(r));
   r = olShutDown();
-  LC_CHECK(lc_code(r) == OL_ERRC_UNINITIALIZED,
-           "extra olShutDown: expected %d, got %u %s", (int)OL_ERRC_UNINITIALIZED,
-           lc_code(r), lc_details(r));
-  return lc_finish();
+  OLC_CHECK(olc_code(r) == OL_ERRC_UNINITIALIZED,
+            "extra olShutDown: expected %d, got %u %s", (int)OL_ERRC_UNINITIALIZED,
+            olc_code(r), olc_details(r));
+  return olc_summary(NULL);
 }

@@ -6,7 +6,7 @@
  *
  * usage: dlclose_no_shutdown /path/to/libLLVMOffload.so.22.1
  */
-#include "lc_common.h"
+#include "olcheck.h"
 
 #include <dlfcn.h>
 
@@ -25,7 +25,7 @@ struct api {
 static bool load(const char *path, struct api *a) {
   memset(a, 0, sizeof *a);
   a->lib = dlopen(path, RTLD_NOW | RTLD_LOCAL);
-  LC_CHECK(a->lib != NULL, "dlopen(%s): %s", path, dlerror());
+  OLC_CHECK(a->lib != NULL, "dlopen(%s): %s", path, dlerror());
   if (!a->lib)
     return false;
   a->init = (void_fn)dlsym(a->lib, "olInit");
@@ -33,9 +33,9 @@ static bool load(const char *path, struct api *a) {
   a->iter = (iterate_fn)dlsym(a->lib, "olIterateDevices");
   a->info = (devinfo_fn)dlsym(a->lib, "olGetDeviceInfo");
   bool ok = a->init && a->shut && a->iter && a->info;
-  LC_CHECK(ok, "dlsym of olInit/olShutDown/olIterateDevices/olGetDeviceInfo");
+  OLC_CHECK(ok, "dlsym of olInit/olShutDown/olIterateDevices/olGetDeviceInfo");
   if (ok)
-    lc_check_library_is((void *)a->init, path);
+    olc_check_library_is((void *)a->init, path);
   return ok;
 }
 
@@ -64,35 +64,35 @@ int main(int argc, char **argv) {
   }
   struct api a;
   if (!load(argv[1], &a))
-    return lc_finish();
+    return olc_summary(NULL);
 
   ol_result_t r = a.init();
-  LC_CHECK(r == NULL, "first olInit -> %u %s", lc_code(r), lc_details(r));
-  LC_CHECK(dlclose(a.lib) == 0, "first dlclose: %s", dlerror());
+  OLC_CHECK(r == NULL, "first olInit -> %u %s", olc_code(r), olc_details(r));
+  OLC_CHECK(dlclose(a.lib) == 0, "first dlclose: %s", dlerror());
 
   if (!load(argv[1], &a))
-    return lc_finish();
+    return olc_summary(NULL);
   r = a.init();
-  LC_CHECK(r == NULL, "olInit after dlclose -> %u %s", lc_code(r),
-           lc_details(r));
+  OLC_CHECK(r == NULL, "olInit after dlclose -> %u %s", olc_code(r),
+            olc_details(r));
 
   struct seen s = {.info = a.info};
   r = a.iter(visit, &s);
-  LC_CHECK(r == NULL, "olIterateDevices -> %u %s", lc_code(r), lc_details(r));
-  LC_CHECK(s.count >= 1, "no devices listed after reload");
-  LC_CHECK(s.hosts == 1, "expected exactly one host device, saw %zu", s.hosts);
-  LC_CHECK(s.info_errors == 0, "%zu TYPE queries failed", s.info_errors);
+  OLC_CHECK(r == NULL, "olIterateDevices -> %u %s", olc_code(r), olc_details(r));
+  OLC_CHECK(s.count >= 1, "no devices listed after reload");
+  OLC_CHECK(s.hosts == 1, "expected exactly one host device, saw %zu", s.hosts);
+  OLC_CHECK(s.info_errors == 0, "%zu TYPE queries failed", s.info_errors);
   printf("devices after reload: %zu\n", s.count);
 
   r = a.shut();
-  LC_CHECK(r == NULL, "olShutDown #1 -> %u %s", lc_code(r), lc_details(r));
+  OLC_CHECK(r == NULL, "olShutDown #1 -> %u %s", olc_code(r), olc_details(r));
   r = a.shut();
-  LC_CHECK(r == NULL, "olShutDown #2 -> %u %s", lc_code(r), lc_details(r));
+  OLC_CHECK(r == NULL, "olShutDown #2 -> %u %s", olc_code(r), olc_details(r));
   r = a.shut();
-  LC_CHECK(lc_code(r) == OL_ERRC_UNINITIALIZED,
-           "olShutDown #3: expected OL_ERRC_UNINITIALIZED (%d), got %u %s",
-           (int)OL_ERRC_UNINITIALIZED, lc_code(r), lc_details(r));
+  OLC_CHECK(olc_code(r) == OL_ERRC_UNINITIALIZED,
+            "olShutDown #3: expected OL_ERRC_UNINITIALIZED (%d), got %u %s",
+            (int)OL_ERRC_UNINITIALIZED, olc_code(r), olc_details(r));
 
-  LC_CHECK(dlclose(a.lib) == 0, "second dlclose: %s", dlerror());
-  return lc_finish();
+  OLC_CHECK(dlclose(a.lib) == 0, "second dlclose: %s", dlerror());
+  return olc_summary(NULL);
 }

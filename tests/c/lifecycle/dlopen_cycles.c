@@ -7,11 +7,11 @@
  * at most 2 MiB; threads that are not the Go runtime's must be exactly as
  * many, and the Go runtime's may rise by at most GOMAXPROCS + 2 (its idle
  * threads are never given back, so their number is a high-water mark that a
- * loaded machine can raise late; see lc_thread_census in lc_common.h).
+ * loaded machine can raise late; see lc_thread_census in lc_api.h).
  *
  * usage: dlopen_cycles /path/to/libLLVMOffload.so.22.1 [cycles]
  */
-#include "lc_common.h"
+#include "lc_api.h"
 
 #include <dlfcn.h>
 
@@ -62,7 +62,7 @@ int main(int argc, char **argv) {
   for (long cycle = 1; cycle <= cycles; cycle++) {
     void *lib = dlopen(path, RTLD_NOW | RTLD_LOCAL);
     if (!lib) {
-      LC_CHECK(false, "cycle %ld: dlopen(%s): %s", cycle, path, dlerror());
+      OLC_CHECK(false, "cycle %ld: dlopen(%s): %s", cycle, path, dlerror());
       break;
     }
     init_fn p_init = (init_fn)dlsym(lib, "olInit");
@@ -70,37 +70,37 @@ int main(int argc, char **argv) {
     devinfo_fn p_info = (devinfo_fn)dlsym(lib, "olGetDeviceInfo");
     shutdown_fn p_shut = (shutdown_fn)dlsym(lib, "olShutDown");
     if (!p_init || !p_iter || !p_info || !p_shut) {
-      LC_CHECK(false, "cycle %ld: dlsym failed (%p %p %p %p)", cycle,
-               (void *)p_init, (void *)p_iter, (void *)p_info, (void *)p_shut);
+      OLC_CHECK(false, "cycle %ld: dlsym failed (%p %p %p %p)", cycle,
+                (void *)p_init, (void *)p_iter, (void *)p_info, (void *)p_shut);
       dlclose(lib);
       break;
     }
 
     if (cycle == 1) {
-      lc_check_library_is((void *)p_init, path);
+      olc_check_library_is((void *)p_init, path);
       text = lc_text_of((void *)p_init); /* stays mapped: NODELETE */
     }
 
     ol_result_t r = p_init();
     if (r != NULL) {
       bad_calls++;
-      LC_QUIET_CHECK(false, "cycle %ld: olInit -> %u %s", cycle, lc_code(r),
-                     lc_details(r));
+      OLC_QUIET_CHECK(false, "cycle %ld: olInit -> %u %s", cycle, olc_code(r),
+                      olc_details(r));
     }
 
     struct dev_list list = {0};
     r = p_iter(collect, &list);
     if (r != NULL) {
       bad_calls++;
-      LC_QUIET_CHECK(false, "cycle %ld: olIterateDevices -> %u %s", cycle,
-                     lc_code(r), lc_details(r));
+      OLC_QUIET_CHECK(false, "cycle %ld: olIterateDevices -> %u %s", cycle,
+                      olc_code(r), olc_details(r));
     }
     if (cycle == 1)
       first_count = list.count;
     if (list.count == 0 || list.count != first_count || list.count > MAX_DEVS) {
       bad_calls++;
-      LC_QUIET_CHECK(false, "cycle %ld: %zu devices (first cycle saw %zu)",
-                     cycle, list.count, first_count);
+      OLC_QUIET_CHECK(false, "cycle %ld: %zu devices (first cycle saw %zu)",
+                      cycle, list.count, first_count);
     }
 
     bool saw_host = false;
@@ -109,8 +109,8 @@ int main(int argc, char **argv) {
       r = p_info(list.devs[i], OL_DEVICE_INFO_TYPE, sizeof type, &type);
       if (r != NULL) {
         bad_calls++;
-        LC_QUIET_CHECK(false, "cycle %ld dev %zu: TYPE -> %u %s", cycle, i,
-                       lc_code(r), lc_details(r));
+        OLC_QUIET_CHECK(false, "cycle %ld dev %zu: TYPE -> %u %s", cycle, i,
+                        olc_code(r), olc_details(r));
       } else if (type == OL_DEVICE_TYPE_HOST) {
         saw_host = true;
       }
@@ -119,28 +119,28 @@ int main(int argc, char **argv) {
       r = p_info(list.devs[i], OL_DEVICE_INFO_NAME, sizeof name, name);
       if (r != NULL) {
         bad_calls++;
-        LC_QUIET_CHECK(false, "cycle %ld dev %zu: NAME -> %u %s", cycle, i,
-                       lc_code(r), lc_details(r));
+        OLC_QUIET_CHECK(false, "cycle %ld dev %zu: NAME -> %u %s", cycle, i,
+                        olc_code(r), olc_details(r));
       } else if (memchr(name, '\0', sizeof name) == NULL || name[0] == '\0') {
         bad_calls++;
-        LC_QUIET_CHECK(false, "cycle %ld dev %zu: NAME empty or unterminated",
-                       cycle, i);
+        OLC_QUIET_CHECK(false, "cycle %ld dev %zu: NAME empty or unterminated",
+                        cycle, i);
       }
     }
     if (!saw_host) {
       bad_calls++;
-      LC_QUIET_CHECK(false, "cycle %ld: no OL_DEVICE_TYPE_HOST device", cycle);
+      OLC_QUIET_CHECK(false, "cycle %ld: no OL_DEVICE_TYPE_HOST device", cycle);
     }
 
     r = p_shut();
     if (r != NULL) {
       bad_calls++;
-      LC_QUIET_CHECK(false, "cycle %ld: olShutDown -> %u %s", cycle,
-                     lc_code(r), lc_details(r));
+      OLC_QUIET_CHECK(false, "cycle %ld: olShutDown -> %u %s", cycle,
+                      olc_code(r), olc_details(r));
     }
     if (dlclose(lib) != 0) {
       bad_calls++;
-      LC_QUIET_CHECK(false, "cycle %ld: dlclose: %s", cycle, dlerror());
+      OLC_QUIET_CHECK(false, "cycle %ld: dlclose: %s", cycle, dlerror());
     }
 
     if (cycle == mark) {
@@ -162,23 +162,23 @@ int main(int argc, char **argv) {
          "%ld: %ld Go runtime (bound +%ld), %ld others\n", mark, cen_mark.go,
          cen_mark.other, cycles, cen_end.go, go_bound, cen_end.other);
 
-  LC_CHECK(bad_calls == 0, "%ld failed calls over %ld cycles", bad_calls,
-           cycles);
-  LC_CHECK(rss_mark > 0 && rss_end > 0, "could not read VmRSS");
-  LC_CHECK(rss_end - rss_mark <= RSS_BOUND_KIB,
-           "VmRSS grew by %ld kB between cycle %ld and %ld (bound %ld kB)",
-           rss_end - rss_mark, mark, cycles, RSS_BOUND_KIB);
-  LC_CHECK(thr_mark > 0 && cen_mark.unknown == 0 && cen_end.unknown == 0,
-           "could not tell the threads apart (%ld, %ld running throughout)",
-           cen_mark.unknown, cen_end.unknown);
-  LC_CHECK(cen_end.other == cen_mark.other,
-           "threads not the Go runtime's: %ld after cycle %ld, %ld after "
-           "cycle %ld", cen_mark.other, mark, cen_end.other, cycles);
-  LC_CHECK(cen_end.go - cen_mark.go <= go_bound,
-           "the Go runtime's threads rose from %ld after cycle %ld to %ld "
-           "after cycle %ld (bound +%ld)", cen_mark.go, mark, cen_end.go,
-           cycles, go_bound);
+  OLC_CHECK(bad_calls == 0, "%ld failed calls over %ld cycles", bad_calls,
+            cycles);
+  OLC_CHECK(rss_mark > 0 && rss_end > 0, "could not read VmRSS");
+  OLC_CHECK(rss_end - rss_mark <= RSS_BOUND_KIB,
+            "VmRSS grew by %ld kB between cycle %ld and %ld (bound %ld kB)",
+            rss_end - rss_mark, mark, cycles, RSS_BOUND_KIB);
+  OLC_CHECK(thr_mark > 0 && cen_mark.unknown == 0 && cen_end.unknown == 0,
+            "could not tell the threads apart (%ld, %ld running throughout)",
+            cen_mark.unknown, cen_end.unknown);
+  OLC_CHECK(cen_end.other == cen_mark.other,
+            "threads not the Go runtime's: %ld after cycle %ld, %ld after "
+            "cycle %ld", cen_mark.other, mark, cen_end.other, cycles);
+  OLC_CHECK(cen_end.go - cen_mark.go <= go_bound,
+            "the Go runtime's threads rose from %ld after cycle %ld to %ld "
+            "after cycle %ld (bound +%ld)", cen_mark.go, mark, cen_end.go,
+            cycles, go_bound);
   if (cen_end.other != cen_mark.other || cen_end.go - cen_mark.go > go_bound)
     lc_print_threads(&text, stderr);
-  return lc_finish();
+  return olc_summary(NULL);
 }

@@ -14,7 +14,7 @@
  * highest RSS seen by more than 64 kB (at most 20 blocks; see rss_cycles.c
  * and RATIONALE.md: the Go heap fills up to its minimum goal first).  Then
  * `cycles` measured cycles (600 by default), each followed by a census of
- * the process's threads (lc_thread_census in lc_common.h), VmRSS and the
+ * the process's threads (lc_thread_census in lc_api.h), VmRSS and the
  * open descriptors.  Every call must succeed, and against the census taken
  * after the warm-up:
  *   - threads that are not the Go runtime's (the driver's, the host's) must
@@ -112,12 +112,12 @@ static void work(struct devs *d, long cycle) {
     for (uint32_t i = 0; i < N; i++)
       if (host[i] != i) {
         bad_calls++;
-        LC_QUIET_CHECK(false, "cycle %ld: out[%u] = %u", cycle, i, host[i]);
+        OLC_QUIET_CHECK(false, "cycle %ld: out[%u] = %u", cycle, i, host[i]);
         break;
       }
     if (calls != 1) {
       bad_calls++;
-      LC_QUIET_CHECK(false, "cycle %ld: the host function ran %ld times", cycle, calls);
+      OLC_QUIET_CHECK(false, "cycle %ld: the host function ran %ld times", cycle, calls);
     }
     CALL(api.sync_queue(q));
   }
@@ -139,7 +139,7 @@ static void cycle(long n) {
   void *lib = dlopen(lib_path, RTLD_NOW | RTLD_LOCAL);
   if (!lib) {
     bad_calls++;
-    LC_QUIET_CHECK(false, "cycle %ld: dlopen(%s): %s", n, lib_path, dlerror());
+    OLC_QUIET_CHECK(false, "cycle %ld: dlopen(%s): %s", n, lib_path, dlerror());
     return;
   }
   if (!lookup(lib)) {
@@ -157,16 +157,16 @@ static void cycle(long n) {
       work(&d, n);
     } else {
       bad_calls++;
-      LC_QUIET_CHECK(false, "cycle %ld: no %s device", n, d.gpu ? "host" : "GPU");
+      OLC_QUIET_CHECK(false, "cycle %ld: no %s device", n, d.gpu ? "host" : "GPU");
     }
     CALL(api.shutdown());
   } else {
     bad_calls++;
-    LC_QUIET_CHECK(false, "cycle %ld: olInit -> %u %s", n, lc_code(r), lc_details(r));
+    OLC_QUIET_CHECK(false, "cycle %ld: olInit -> %u %s", n, olc_code(r), olc_details(r));
   }
   if (dlclose(lib) != 0) {
     bad_calls++;
-    LC_QUIET_CHECK(false, "cycle %ld: dlclose: %s", n, dlerror());
+    OLC_QUIET_CHECK(false, "cycle %ld: dlclose: %s", n, dlerror());
   }
 }
 
@@ -212,10 +212,10 @@ int main(int argc, char **argv) {
 
   void *lib = dlopen(lib_path, RTLD_NOW | RTLD_LOCAL);
   if (!lib) {
-    LC_CHECK(false, "dlopen(%s): %s", lib_path, dlerror());
-    return lc_finish();
+    OLC_CHECK(false, "dlopen(%s): %s", lib_path, dlerror());
+    return olc_summary(NULL);
   }
-  lc_check_library_is(dlsym(lib, "olInit"), lib_path);
+  olc_check_library_is(dlsym(lib, "olInit"), lib_path);
   dlclose(lib);
 
   /* warm-up */
@@ -234,7 +234,7 @@ int main(int argc, char **argv) {
   }
 
   struct lc_text text = lc_text_of(first_init);
-  LC_CHECK(text.n > 0, "no text segment found for the library");
+  OLC_CHECK(text.n > 0, "no text segment found for the library");
   const long go_bound = lc_go_thread_bound();
   struct lc_census start = lc_thread_census(&text), end = start;
   long fds_start = open_fds(), fds_end = fds_start;
@@ -257,20 +257,20 @@ int main(int argc, char **argv) {
     if (c.other != start.other) {
       other_bad++;
       bad = true;
-      LC_QUIET_CHECK(false, "after measured cycle %ld: %ld threads not the Go "
-                     "runtime's, %ld after the warm-up", i + 1, c.other,
-                     start.other);
+      OLC_QUIET_CHECK(false, "after measured cycle %ld: %ld threads not the Go "
+                      "runtime's, %ld after the warm-up", i + 1, c.other,
+                      start.other);
     }
     if (c.unknown != 0) {
       unknown_bad++;
       bad = true;
-      LC_QUIET_CHECK(false, "after measured cycle %ld: %ld threads kept running "
-                     "through the census", i + 1, c.unknown);
+      OLC_QUIET_CHECK(false, "after measured cycle %ld: %ld threads kept running "
+                      "through the census", i + 1, c.unknown);
     }
     if (c.go - start.go > go_bound) {
       bad = true;
-      LC_QUIET_CHECK(false, "after measured cycle %ld: the Go runtime's threads "
-                     "rose by %ld (bound %ld)", i + 1, c.go - start.go, go_bound);
+      OLC_QUIET_CHECK(false, "after measured cycle %ld: the Go runtime's threads "
+                      "rose by %ld (bound %ld)", i + 1, c.go - start.go, go_bound);
     }
     if (bad && !printed) {
       lc_print_threads(&text, stderr);
@@ -290,21 +290,21 @@ int main(int argc, char **argv) {
          fds_start, fds_end);
   fflush(stdout);
 
-  LC_CHECK(bad_calls == 0, "%ld failed calls", bad_calls);
-  LC_CHECK(other_bad == 0, "threads not the Go runtime's changed after %ld of "
-           "%ld cycles", other_bad, cycles);
-  LC_CHECK(unknown_bad == 0, "threads could not be told apart after %ld cycles",
-           unknown_bad);
-  LC_CHECK(go_max - start.go <= go_bound,
-           "the Go runtime's threads rose by %ld over %ld cycles (bound %ld)",
-           go_max - start.go, cycles, go_bound);
-  LC_CHECK(rss_first > 0 && rss_last - rss_first <= RSS_BOUND_KIB,
-           "VmRSS grew by %ld kB from the first to the last third of %ld "
-           "cycles after warm-up (bound %ld kB)", rss_last - rss_first, cycles,
-           RSS_BOUND_KIB);
-  LC_CHECK(fds_start > 0 && fds_end == fds_start,
-           "open file descriptors went from %ld to %ld over %ld cycles",
-           fds_start, fds_end, cycles);
+  OLC_CHECK(bad_calls == 0, "%ld failed calls", bad_calls);
+  OLC_CHECK(other_bad == 0, "threads not the Go runtime's changed after %ld of "
+            "%ld cycles", other_bad, cycles);
+  OLC_CHECK(unknown_bad == 0, "threads could not be told apart after %ld cycles",
+            unknown_bad);
+  OLC_CHECK(go_max - start.go <= go_bound,
+            "the Go runtime's threads rose by %ld over %ld cycles (bound %ld)",
+            go_max - start.go, cycles, go_bound);
+  OLC_CHECK(rss_first > 0 && rss_last - rss_first <= RSS_BOUND_KIB,
+            "VmRSS grew by %ld kB from the first to the last third of %ld "
+            "cycles after warm-up (bound %ld kB)", rss_last - rss_first, cycles,
+            RSS_BOUND_KIB);
+  OLC_CHECK(fds_start > 0 && fds_end == fds_start,
+            "open file descriptors went from %ld to %ld over %ld cycles",
+            fds_start, fds_end, cycles);
   free(rss);
-  return lc_finish();
+  return olc_summary(NULL);
 }

@@ -21,7 +21,7 @@
  * usage: info_paths [FAKE_LIBCUDA.so]   (runs the comparisons)
  *        info_paths --dump              (prints one run)
  */
-#include "lc_common.h"
+#include "oldevices.h"
 
 #include <inttypes.h>
 #include <unistd.h>
@@ -43,7 +43,7 @@ static ol_result_t plat_size(void *h, uint32_t p, size_t *r) {
 }
 
 static void dump_result(ol_result_t r) {
-  printf(" -> %u \"%s\"", lc_code(r), r ? lc_details(r) : "");
+  printf(" -> %u \"%s\"", olc_code(r), r ? olc_details(r) : "");
 }
 
 /* One call of info with a buffer of cap bytes (0xA5 before the call) given
@@ -95,16 +95,8 @@ static void dump_all(const char *who, info_fn info, size_fn sz, void *h,
   dump_prop(who, info, sz, h, 0xffffffff);
 }
 
-#define MAXDEV 64
-static void *devs[MAXDEV];
-static size_t ndev;
-
-static bool collect(ol_device_handle_t d, void *user) {
-  (void)user;
-  if (ndev < MAXDEV)
-    devs[ndev++] = d;
-  return true;
-}
+/* the devices of the current initialisation (oldevices.h) */
+static olc_devlist devs;
 
 /* olIterateDevices, stopping after `stop` devices (0: never): prints the
  * result and the handles visited. */
@@ -131,9 +123,9 @@ static void dump_iterate(size_t stop) {
 static int dump(void) {
   setvbuf(stdout, NULL, _IOFBF, 1 << 16);
   /* epoch 1: remember a device and a platform, for stale handles */
-  if (olInit() != NULL || olIterateDevices(collect, NULL) != NULL || ndev == 0)
+  if (olInit() != NULL || olc_list_devices(&devs) != NULL || devs.n == 0)
     return 1;
-  void *old_dev = devs[0], *old_plat = NULL;
+  void *old_dev = devs.dev[0], *old_plat = NULL;
   olGetDeviceInfo(old_dev, OL_DEVICE_INFO_PLATFORM, sizeof old_plat, &old_plat);
   if (olShutDown() != NULL)
     return 1;
@@ -142,25 +134,25 @@ static int dump(void) {
   dump_prop("stale-uninit dev", dev_info, dev_size, old_dev, 0);
   dump_prop("stale-uninit plat", plat_info, plat_size, old_plat, 0);
 
-  ndev = 0;
-  if (olInit() != NULL || olIterateDevices(collect, NULL) != NULL)
+  if (olInit() != NULL || olc_list_devices(&devs) != NULL)
     return 1;
+  size_t ndev = (size_t)devs.n;
   printf("%zu devices\n", ndev);
   for (size_t stop = 0; stop <= ndev + 1; stop++)
     dump_iterate(stop);
   for (size_t i = 0; i < ndev; i++) {
     char who[64];
     snprintf(who, sizeof who, "device %zu", i);
-    dump_all(who, dev_info, dev_size, devs[i], OL_DEVICE_INFO_LAST);
+    dump_all(who, dev_info, dev_size, devs.dev[i], OL_DEVICE_INFO_LAST);
     void *plat = NULL;
-    if (olGetDeviceInfo(devs[i], OL_DEVICE_INFO_PLATFORM, sizeof plat, &plat) == NULL) {
+    if (olGetDeviceInfo(devs.dev[i], OL_DEVICE_INFO_PLATFORM, sizeof plat, &plat) == NULL) {
       snprintf(who, sizeof who, "platform of device %zu", i);
       dump_all(who, plat_info, plat_size, plat, OL_PLATFORM_INFO_LAST);
       /* wrong kind both ways */
       dump_prop("platform as device", dev_info, dev_size, plat, 0);
-      dump_prop("device as platform", plat_info, plat_size, devs[i], 0);
+      dump_prop("device as platform", plat_info, plat_size, devs.dev[i], 0);
     }
-    uintptr_t d = (uintptr_t)devs[i];
+    uintptr_t d = (uintptr_t)devs.dev[i];
     /* another generation of the same slot, another slot, the tag changed */
     dump_prop("next generation", dev_info, dev_size, (void *)(d + (1u << 24)), 0);
     dump_prop("previous generation", dev_info, dev_size, (void *)(d - (1u << 24)), 0);
@@ -238,7 +230,7 @@ static char *run_dump(const char *self, bool novalid, bool traced,
 
 /* Compares the two dumps line by line, reporting the first differences. */
 static void compare(const char *mode, const char *fast, const char *slow) {
-  LC_CHECK(fast && slow, "%s: both runs completed", mode);
+  OLC_CHECK(fast && slow, "%s: both runs completed", mode);
   if (!fast || !slow)
     return;
   const char *a = fast, *b = slow;
@@ -255,23 +247,23 @@ static void compare(const char *mode, const char *fast, const char *slow) {
     b += lb + (eb != NULL);
   }
   printf("%s: compared %ld lines (%zu bytes)\n", mode, lines, strlen(fast));
-  LC_CHECK(diffs == 0, "%s: %ld of %ld lines differ", mode, diffs, lines);
-  LC_CHECK(lines > 400 && strstr(fast, "\nend\n") != NULL,
-           "%s: the dump covers the calls (%ld lines)", mode, lines);
+  OLC_CHECK(diffs == 0, "%s: %ld of %ld lines differ", mode, diffs, lines);
+  OLC_CHECK(lines > 400 && strstr(fast, "\nend\n") != NULL,
+            "%s: the dump covers the calls (%ld lines)", mode, lines);
 }
 
 int main(int argc, char **argv) {
   if (argc > 1 && strcmp(argv[1], "--dump") == 0)
     return dump();
-  lc_check_library((void *)olInit);
+  olc_check_library((void *)olInit);
   unsetenv("OFFLOAD_TRACE");
   unsetenv("OFFLOAD_TRACE_FILE");
   unsetenv("OFFLOAD_DISABLE_VALIDATION");
   char self[PATH_MAX];
   ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
-  LC_CHECK(n > 0, "readlink /proc/self/exe");
+  OLC_CHECK(n > 0, "readlink /proc/self/exe");
   if (n <= 0)
-    return lc_finish();
+    return olc_summary(NULL);
   self[n] = 0;
   const char *fake_cuda = argc > 1 ? argv[1] : NULL;
   for (int cuda = 0; cuda < (fake_cuda ? 2 : 1); cuda++) {
@@ -284,11 +276,11 @@ int main(int argc, char **argv) {
       char *slow = run_dump(self, novalid, true, fc);
       compare(mode, fast, slow);
       if (cuda)
-        LC_CHECK(fast && strstr(fast, "\n3 devices\n") != NULL,
-                 "%s: the fake GPUs are there (3 devices)", mode);
+        OLC_CHECK(fast && strstr(fast, "\n3 devices\n") != NULL,
+                  "%s: the fake GPUs are there (3 devices)", mode);
       free(fast);
       free(slow);
     }
   }
-  return lc_finish();
+  return olc_summary(NULL);
 }

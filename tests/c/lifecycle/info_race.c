@@ -17,7 +17,7 @@
  *
  * usage: info_race [cycles]
  */
-#include "lc_common.h"
+#include "oldevices.h"
 
 #include <pthread.h>
 #include <time.h>
@@ -47,23 +47,18 @@ static void sleep_us(long us) {
   nanosleep(&ts, NULL);
 }
 
-static bool first_device(ol_device_handle_t d, void *user) {
-  *(ol_device_handle_t *)user = d;
-  return false;
-}
-
 /* A failure is acceptable only if it says the library or the handle's
  * initialisation is gone. */
 static bool down(ol_result_t r, unsigned code) {
-  if (lc_code(r) == OL_ERRC_UNINITIALIZED)
-    return lc_details_has(r, "has not been initialized");
-  return lc_code(r) == code && lc_details_has(r, "earlier initialisation");
+  if (olc_code(r) == OL_ERRC_UNINITIALIZED)
+    return olc_details_has(r, "has not been initialized");
+  return olc_code(r) == code && olc_details_has(r, "earlier initialisation");
 }
 
 static void untouched(const unsigned char *b, size_t n, const char *what) {
   for (size_t i = 0; i < n; i++)
     if (b[i] != 0xA5) {
-      LC_QUIET_CHECK(false, "%s: failed call wrote byte %zu", what, i);
+      OLC_QUIET_CHECK(false, "%s: failed call wrote byte %zu", what, i);
       return;
     }
 }
@@ -92,7 +87,7 @@ static bool succeeded(ol_result_t r, unsigned code, struct tally *t, int i, cons
     return true;
   }
   t->dn++;
-  LC_QUIET_CHECK(down(r, code), "epoch %d: %s -> %u %s", i, what, lc_code(r), lc_details(r));
+  OLC_QUIET_CHECK(down(r, code), "epoch %d: %s -> %u %s", i, what, olc_code(r), olc_details(r));
   return false;
 }
 
@@ -101,8 +96,8 @@ static bool succeeded(ol_result_t r, unsigned code, struct tally *t, int i, cons
 static void check_name(ol_result_t r, unsigned code, const unsigned char *buf, size_t bufsize, const char *want,
                        size_t want_size, struct tally *t, int i, const char *what) {
   if (succeeded(r, code, t, i, what))
-    LC_QUIET_CHECK(memcmp(buf, want, want_size) == 0 && buf[want_size] == 0xA5, "epoch %d: %s differs from \"%s\"", i,
-                   what, want);
+    OLC_QUIET_CHECK(memcmp(buf, want, want_size) == 0 && buf[want_size] == 0xA5, "epoch %d: %s differs from \"%s\"", i,
+                    what, want);
   else
     untouched(buf, bufsize, what);
 }
@@ -111,9 +106,9 @@ static void check_name(ol_result_t r, unsigned code, const unsigned char *buf, s
  * the shutdown error and N untouched. */
 static void check_size(ol_result_t r, unsigned code, size_t n, size_t want, struct tally *t, int i, const char *what) {
   if (succeeded(r, code, t, i, what))
-    LC_QUIET_CHECK(n == want, "epoch %d: %s %zu, want %zu", i, what, n, want);
+    OLC_QUIET_CHECK(n == want, "epoch %d: %s %zu, want %zu", i, what, n, want);
   else
-    LC_QUIET_CHECK(n == 12345, "epoch %d: failed %s wrote its output", i, what);
+    OLC_QUIET_CHECK(n == 12345, "epoch %d: failed %s wrote its output", i, what);
 }
 
 static void *worker(void *arg) {
@@ -129,9 +124,9 @@ static void *worker(void *arg) {
       uint32_t type = 0xA5A5A5A5;
       ol_result_t r = olGetDeviceInfo(e->dev, OL_DEVICE_INFO_TYPE, sizeof type, &type);
       if (succeeded(r, OL_ERRC_INVALID_DEVICE, &t, i, "TYPE"))
-        LC_QUIET_CHECK(type == e->type, "epoch %d: TYPE %u, want %u", i, type, e->type);
+        OLC_QUIET_CHECK(type == e->type, "epoch %d: TYPE %u, want %u", i, type, e->type);
       else
-        LC_QUIET_CHECK(type == 0xA5A5A5A5, "epoch %d: failed TYPE wrote its output", i);
+        OLC_QUIET_CHECK(type == 0xA5A5A5A5, "epoch %d: failed TYPE wrote its output", i);
       memset(buf, 0xA5, sizeof buf);
       r = olGetDeviceInfo(e->dev, OL_DEVICE_INFO_NAME, NAMECAP, buf);
       check_name(r, OL_ERRC_INVALID_DEVICE, buf, sizeof buf, e->name, e->name_size, &t, i, "device NAME");
@@ -149,11 +144,11 @@ static void *worker(void *arg) {
       r = olIterateDevices(visit_dev, &st);
       if (r == NULL) {
         t.ok++;
-        LC_QUIET_CHECK(st.visits > 0 && !st.bad, "epoch %d: olIterateDevices visited %d devices (bad %d)", i, st.visits, st.bad);
+        OLC_QUIET_CHECK(st.visits > 0 && !st.bad, "epoch %d: olIterateDevices visited %d devices (bad %d)", i, st.visits, st.bad);
       } else {
         t.dn++;
-        LC_QUIET_CHECK(lc_code(r) == OL_ERRC_UNINITIALIZED && st.visits == 0,
-                       "epoch %d: olIterateDevices -> %u %s after %d visits", i, lc_code(r), lc_details(r), st.visits);
+        OLC_QUIET_CHECK(olc_code(r) == OL_ERRC_UNINITIALIZED && st.visits == 0,
+                        "epoch %d: olIterateDevices -> %u %s after %d visits", i, olc_code(r), olc_details(r), st.visits);
       }
     }
     atomic_fetch_add(&ok_calls, t.ok);
@@ -166,30 +161,32 @@ int main(int argc, char **argv) {
   int cycles = argc > 1 ? atoi(argv[1]) : 300;
   if (cycles < 1 || cycles > MAXEPOCH)
     cycles = 300;
-  lc_check_library((void *)olInit);
+  olc_check_library((void *)olInit);
   pthread_t th[WORKERS];
   for (int i = 0; i < WORKERS; i++)
     pthread_create(&th[i], NULL, worker, NULL);
   for (int i = 0; i < cycles; i++) {
     ol_result_t r = olInit();
-    LC_QUIET_CHECK(r == NULL, "cycle %d: olInit -> %u %s", i, lc_code(r), lc_details(r));
+    OLC_QUIET_CHECK(r == NULL, "cycle %d: olInit -> %u %s", i, olc_code(r), olc_details(r));
     if (r != NULL)
       break;
     struct epoch *e = &epochs[i];
-    olIterateDevices(first_device, &e->dev);
+    olc_devlist l;
+    olc_list_devices(&l);
+    e->dev = l.n > 0 ? l.dev[0] : NULL;
     bool good = e->dev != NULL &&
                 olGetDeviceInfo(e->dev, OL_DEVICE_INFO_TYPE, sizeof e->type, &e->type) == NULL &&
                 olGetDeviceInfo(e->dev, OL_DEVICE_INFO_NAME, NAMECAP, e->name) == NULL &&
                 olGetDeviceInfo(e->dev, OL_DEVICE_INFO_PLATFORM, sizeof e->plat, &e->plat) == NULL &&
                 olGetPlatformInfo(e->plat, OL_PLATFORM_INFO_NAME, NAMECAP, e->plat_name) == NULL;
-    LC_QUIET_CHECK(good, "cycle %d: reading the device's properties failed", i);
+    OLC_QUIET_CHECK(good, "cycle %d: reading the device's properties failed", i);
     e->name_size = strlen(e->name) + 1;
     e->plat_name_size = strlen(e->plat_name) + 1;
     if (good)
       atomic_store(&latest, i);
     sleep_us(500 + (i % 7) * 100);
     r = olShutDown();
-    LC_QUIET_CHECK(r == NULL, "cycle %d: olShutDown -> %u %s", i, lc_code(r), lc_details(r));
+    OLC_QUIET_CHECK(r == NULL, "cycle %d: olShutDown -> %u %s", i, olc_code(r), olc_details(r));
     sleep_us(100 + (i % 5) * 50);
   }
   atomic_store(&stop, true);
@@ -197,8 +194,8 @@ int main(int argc, char **argv) {
     pthread_join(th[i], NULL);
   long ok = atomic_load(&ok_calls), dn = atomic_load(&down_calls);
   printf("%d cycles: %ld calls succeeded, %ld found the library or handle gone\n", cycles, ok, dn);
-  LC_CHECK(ok > 0 && dn > 0, "both outcomes happened (%ld, %ld)", ok, dn);
+  OLC_CHECK(ok > 0 && dn > 0, "both outcomes happened (%ld, %ld)", ok, dn);
   ol_result_t r = olShutDown();
-  LC_CHECK(lc_code(r) == OL_ERRC_UNINITIALIZED, "extra olShutDown -> %u %s", lc_code(r), lc_details(r));
-  return lc_finish();
+  OLC_CHECK(olc_code(r) == OL_ERRC_UNINITIALIZED, "extra olShutDown -> %u %s", olc_code(r), olc_details(r));
+  return olc_summary(NULL);
 }

@@ -66,7 +66,7 @@ static void *open_lib(ol_device_handle_t *host) {
   void *lib = dlopen(lib_path, RTLD_NOW | RTLD_LOCAL);
   if (!lib) {
     bad_calls++;
-    LC_QUIET_CHECK(false, "dlopen(%s): %s", lib_path, dlerror());
+    OLC_QUIET_CHECK(false, "dlopen(%s): %s", lib_path, dlerror());
     return NULL;
   }
   if (!lookup(lib)) {
@@ -78,7 +78,7 @@ static void *open_lib(ol_device_handle_t *host) {
   CALL(api.iterate(find_host, host));
   if (*host == NULL) {
     bad_calls++;
-    LC_QUIET_CHECK(false, "no host device");
+    OLC_QUIET_CHECK(false, "no host device");
   }
   return lib;
 }
@@ -87,7 +87,7 @@ static void close_lib(void *lib) {
   CALL(api.shutdown());
   if (dlclose(lib) != 0) {
     bad_calls++;
-    LC_QUIET_CHECK(false, "dlclose: %s", dlerror());
+    OLC_QUIET_CHECK(false, "dlclose: %s", dlerror());
   }
 }
 
@@ -130,7 +130,7 @@ static void full_cycle(long cycle) {
     for (uint32_t i = 0; i < N; i++)
       if (out[i] != i) {
         bad_calls++;
-        LC_QUIET_CHECK(false, "cycle %ld: out[%u] = %u", cycle, i, out[i]);
+        OLC_QUIET_CHECK(false, "cycle %ld: out[%u] = %u", cycle, i, out[i]);
         break;
       }
   }
@@ -237,15 +237,15 @@ static void measure(const char *what, void (*cycle)(long), long block,
          early, late, late - early, rss_peak, RSS_BOUND_KIB, lc_threads(),
          fds_start, fds_end);
   fflush(stdout);
-  LC_CHECK(rss_start > 0 && rss_end > 0 && early > 0,
-           "%s: could not read VmRSS", what);
-  LC_CHECK(late - early <= RSS_BOUND_KIB,
-           "%s: VmRSS grew by %ld kB from the first to the last third of %ld "
-           "cycles after warm-up (bound %ld kB)",
-           what, late - early, cycles, RSS_BOUND_KIB);
-  LC_CHECK(fds_start > 0 && fds_end == fds_start,
-           "%s: open file descriptors went from %ld to %ld over %ld cycles",
-           what, fds_start, fds_end, cycles);
+  OLC_CHECK(rss_start > 0 && rss_end > 0 && early > 0,
+            "%s: could not read VmRSS", what);
+  OLC_CHECK(late - early <= RSS_BOUND_KIB,
+            "%s: VmRSS grew by %ld kB from the first to the last third of %ld "
+            "cycles after warm-up (bound %ld kB)",
+            what, late - early, cycles, RSS_BOUND_KIB);
+  OLC_CHECK(fds_start > 0 && fds_end == fds_start,
+            "%s: open file descriptors went from %ld to %ld over %ld cycles",
+            what, fds_start, fds_end, cycles);
 }
 
 int main(int argc, char **argv) {
@@ -274,10 +274,10 @@ int main(int argc, char **argv) {
   /* Which library answers (a copy of LLVM's sits in the default path). */
   void *lib = dlopen(lib_path, RTLD_NOW | RTLD_LOCAL);
   if (!lib) {
-    LC_CHECK(false, "dlopen(%s): %s", lib_path, dlerror());
-    return lc_finish();
+    OLC_CHECK(false, "dlopen(%s): %s", lib_path, dlerror());
+    return olc_summary(NULL);
   }
-  lc_check_library_is(dlsym(lib, "olInit"), lib_path);
+  olc_check_library_is(dlsym(lib, "olInit"), lib_path);
   dlclose(lib);
 
   measure("full cycles", full_cycle, 100, full_cycles);
@@ -288,6 +288,6 @@ int main(int argc, char **argv) {
   if (lib)
     close_lib(lib);
 
-  LC_CHECK(bad_calls == 0, "%ld failed calls", bad_calls);
-  return lc_finish();
+  OLC_CHECK(bad_calls == 0, "%ld failed calls", bad_calls);
+  return olc_summary(NULL);
 }

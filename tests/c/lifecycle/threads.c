@@ -10,7 +10,7 @@
  *
  * usage: threads [threads] [iterations]
  */
-#include "lc_common.h"
+#include "olcheck.h"
 
 #include <pthread.h>
 
@@ -33,24 +33,24 @@ static bool visit(ol_device_handle_t dev, void *user) {
   ol_result_t r = olGetDeviceInfo(dev, OL_DEVICE_INFO_TYPE, sizeof type, &type);
   if (r != NULL || type >= OL_DEVICE_TYPE_LAST) {
     vs->w->bad++;
-    LC_QUIET_CHECK(false, "thread %d it %ld: TYPE -> %u %s (type %u)",
-                   vs->w->id, vs->iteration, lc_code(r), lc_details(r),
-                   (unsigned)type);
+    OLC_QUIET_CHECK(false, "thread %d it %ld: TYPE -> %u %s (type %u)",
+                    vs->w->id, vs->iteration, olc_code(r), olc_details(r),
+                    (unsigned)type);
   }
   ol_platform_handle_t plat = NULL;
   r = olGetDeviceInfo(dev, OL_DEVICE_INFO_PLATFORM, sizeof plat, &plat);
   if (r != NULL || plat == NULL) {
     vs->w->bad++;
-    LC_QUIET_CHECK(false, "thread %d it %ld: PLATFORM -> %u %s", vs->w->id,
-                   vs->iteration, lc_code(r), lc_details(r));
+    OLC_QUIET_CHECK(false, "thread %d it %ld: PLATFORM -> %u %s", vs->w->id,
+                    vs->iteration, olc_code(r), olc_details(r));
     return true;
   }
   char name[256] = {0};
   r = olGetPlatformInfo(plat, OL_PLATFORM_INFO_NAME, sizeof name, name);
   if (r != NULL || name[0] == '\0') {
     vs->w->bad++;
-    LC_QUIET_CHECK(false, "thread %d it %ld: platform NAME -> %u %s",
-                   vs->w->id, vs->iteration, lc_code(r), lc_details(r));
+    OLC_QUIET_CHECK(false, "thread %d it %ld: platform NAME -> %u %s",
+                    vs->w->id, vs->iteration, olc_code(r), olc_details(r));
   }
   return true;
 }
@@ -61,22 +61,22 @@ static void *run(void *arg) {
     ol_result_t r = olInit();
     if (r != NULL) {
       w->bad++;
-      LC_QUIET_CHECK(false, "thread %d it %ld: olInit -> %u %s", w->id, i,
-                     lc_code(r), lc_details(r));
+      OLC_QUIET_CHECK(false, "thread %d it %ld: olInit -> %u %s", w->id, i,
+                      olc_code(r), olc_details(r));
       continue; /* no reference taken */
     }
     struct visit_state vs = {.w = w, .iteration = i};
     r = olIterateDevices(visit, &vs);
     if (r != NULL || vs.count == 0) {
       w->bad++;
-      LC_QUIET_CHECK(false, "thread %d it %ld: olIterateDevices -> %u %s, %zu "
-                     "devices", w->id, i, lc_code(r), lc_details(r), vs.count);
+      OLC_QUIET_CHECK(false, "thread %d it %ld: olIterateDevices -> %u %s, %zu "
+                      "devices", w->id, i, olc_code(r), olc_details(r), vs.count);
     }
     r = olShutDown();
     if (r != NULL) {
       w->bad++;
-      LC_QUIET_CHECK(false, "thread %d it %ld: olShutDown -> %u %s", w->id, i,
-                     lc_code(r), lc_details(r));
+      OLC_QUIET_CHECK(false, "thread %d it %ld: olShutDown -> %u %s", w->id, i,
+                      olc_code(r), olc_details(r));
     }
   }
   return NULL;
@@ -90,20 +90,20 @@ int main(int argc, char **argv) {
     return 2;
   }
 
-  lc_check_library((void *)olInit);
+  olc_check_library((void *)olInit);
 
   /* Nothing is initialised yet. */
   ol_result_t r = olShutDown();
-  LC_CHECK(lc_code(r) == OL_ERRC_UNINITIALIZED,
-           "olShutDown before any olInit: expected %d, got %u %s",
-           (int)OL_ERRC_UNINITIALIZED, lc_code(r), lc_details(r));
+  OLC_CHECK(olc_code(r) == OL_ERRC_UNINITIALIZED,
+            "olShutDown before any olInit: expected %d, got %u %s",
+            (int)OL_ERRC_UNINITIALIZED, olc_code(r), olc_details(r));
 
   pthread_t tids[256];
   struct work works[256];
   for (int t = 0; t < nthreads; t++) {
     works[t] = (struct work){.id = t, .iterations = iterations};
     int rc = pthread_create(&tids[t], NULL, run, &works[t]);
-    LC_CHECK(rc == 0, "pthread_create %d: %s", t, strerror(rc));
+    OLC_CHECK(rc == 0, "pthread_create %d: %s", t, strerror(rc));
     if (rc != 0)
       nthreads = t;
   }
@@ -114,22 +114,22 @@ int main(int argc, char **argv) {
   }
   printf("%d threads x %ld iterations: %ld failed calls\n", nthreads,
          iterations, bad);
-  LC_CHECK(bad == 0, "%ld calls failed in the worker threads", bad);
+  OLC_CHECK(bad == 0, "%ld calls failed in the worker threads", bad);
 
   r = olShutDown();
-  LC_CHECK(lc_code(r) == OL_ERRC_UNINITIALIZED,
-           "extra olShutDown after all threads: expected %d, got %u %s",
-           (int)OL_ERRC_UNINITIALIZED, lc_code(r), lc_details(r));
+  OLC_CHECK(olc_code(r) == OL_ERRC_UNINITIALIZED,
+            "extra olShutDown after all threads: expected %d, got %u %s",
+            (int)OL_ERRC_UNINITIALIZED, olc_code(r), olc_details(r));
 
   /* And the library still initialises normally afterwards. */
   r = olInit();
-  LC_CHECK(r == NULL, "olInit after the threads -> %u %s", lc_code(r),
-           lc_details(r));
+  OLC_CHECK(r == NULL, "olInit after the threads -> %u %s", olc_code(r),
+            olc_details(r));
   r = olShutDown();
-  LC_CHECK(r == NULL, "final olShutDown -> %u %s", lc_code(r), lc_details(r));
+  OLC_CHECK(r == NULL, "final olShutDown -> %u %s", olc_code(r), olc_details(r));
   r = olShutDown();
-  LC_CHECK(lc_code(r) == OL_ERRC_UNINITIALIZED,
-           "olShutDown after the final one: expected %d, got %u %s",
-           (int)OL_ERRC_UNINITIALIZED, lc_code(r), lc_details(r));
-  return lc_finish();
+  OLC_CHECK(olc_code(r) == OL_ERRC_UNINITIALIZED,
+            "olShutDown after the final one: expected %d, got %u %s",
+            (int)OL_ERRC_UNINITIALIZED, olc_code(r), olc_details(r));
+  return olc_summary(NULL);
 }
