@@ -30,6 +30,38 @@ static inline double quantile(double *v, size_t n, double q) {
 
 enum { BENCH_RUNS = 7 };
 
+// bench_read_file returns the bytes of the file at path (NUL-terminated,
+// *size without the NUL), or exits.
+static inline void *bench_read_file(const char *path, size_t *size) {
+  FILE *f = fopen(path, "rb");
+  if (!f) {
+    perror(path);
+    exit(1);
+  }
+  fseek(f, 0, SEEK_END);
+  long n = ftell(f);
+  fseek(f, 0, SEEK_SET);
+  char *b = malloc((size_t)n + 1);
+  if (!b || fread(b, 1, (size_t)n, f) != (size_t)n) {
+    perror(path);
+    exit(1);
+  }
+  b[n] = 0;
+  fclose(f);
+  *size = (size_t)n;
+  return b;
+}
+
+// bench_report prints the launch and bandwidth keys of the GPU benchmarks
+// (bench/cuda.c, bench/hsa.c): the median of one launch + sync, the cost
+// per launch of a batch, and the two copy rates.
+static inline void bench_report(double *one, int iters, double batch_ns, double h2d_ns, double d2h_ns, size_t bytes) {
+  printf("launch_sync_ns %.0f\n", quantile(one, (size_t)iters, 0.5));
+  printf("launch_batch_ns %.0f\n", batch_ns / iters);
+  printf("h2d_gbs %.2f\n", bytes / h2d_ns);
+  printf("d2h_gbs %.2f\n", bytes / d2h_ns);
+}
+
 // BENCH_MEDIAN(key, ops, body): runs body (ops operations; time it should
 // leave out it adds to skip_) once to warm up and then BENCH_RUNS times,
 // prints "key <median ns per operation>" and yields that median.
@@ -117,6 +149,79 @@ static inline ol_symbol_handle_t bench_kernel(ol_program_handle_t prog, const ch
   ol_symbol_handle_t k;
   CK(olGetSymbol(prog, name, OL_SYMBOL_KIND_KERNEL, &k));
   return k;
+}
+
+enum { BENCH_GPU_BATCH = 1000 };
+
+// bench_offload_ops measures, through the Offload API on the first device
+// of backend, what the GPU benchmarks measure through the driver (the keys
+// of bench_report, then copy4k_ns, event_ns, sync_ns and probe_ns: see
+// bench/cuda.c), with the kernel of the image (no arguments).
+static inline void bench_offload_ops(ol_platform_backend_t backend, const char *what, const void *img, size_t isize,
+                                     const char *kernel, int iters, size_t bytes) {
+  ol_device_handle_t dev = bench_device(backend);
+  if (!dev) {
+    fprintf(stderr, "%s bench: no device of that backend through the Offload API\n", what);
+    exit(1);
+  }
+  ol_program_handle_t prog;
+  ol_symbol_handle_t k;
+  ol_queue_handle_t q;
+  CK(olCreateProgram(dev, img, isize, &prog));
+  CK(olGetSymbol(prog, kernel, OL_SYMBOL_KIND_KERNEL, &k));
+  CK(olCreateQueue(dev, &q));
+  ol_kernel_launch_size_args_t ls = {1, {1, 1, 1}, {1, 1, 1}, 0};
+  double *one = malloc(sizeof(double) * (size_t)iters);
+  for (int i = 0; i < iters / 10; i++) {
+    CK(olLaunchKernel(q, dev, k, NULL, 0, &ls));
+    CK(olSyncQueue(q));
+  }
+  for (int i = 0; i < iters; i++) {
+    double t = now_ns();
+    CK(olLaunchKernel(q, dev, k, NULL, 0, &ls));
+    CK(olSyncQueue(q));
+    one[i] = now_ns() - t;
+  }
+  double t = now_ns();
+  for (int i = 0; i < iters; i++)
+    CK(olLaunchKernel(q, dev, k, NULL, 0, &ls));
+  CK(olSyncQueue(q));
+  double batch = now_ns() - t;
+  void *host, *dmem;
+  CK(olMemAlloc(dev, OL_ALLOC_TYPE_HOST, bytes, &host));
+  CK(olMemAlloc(dev, OL_ALLOC_TYPE_DEVICE, bytes, &dmem));
+  memset(host, 1, bytes);
+  t = now_ns();
+  CK(olMemcpy(q, dmem, dev, host, dev, bytes));
+  CK(olSyncQueue(q));
+  double h2d = now_ns() - t;
+  t = now_ns();
+  CK(olMemcpy(q, host, dev, dmem, dev, bytes));
+  CK(olSyncQueue(q));
+  double d2h = now_ns() - t;
+  bench_report(one, iters, batch, h2d, d2h, bytes);
+  free(one);
+  BENCH_MEDIAN("copy4k_ns", BENCH_GPU_BATCH, {
+    for (int i = 0; i < BENCH_GPU_BATCH; i++) CK(olMemcpy(q, dmem, dev, host, dev, 4096));
+    double s_ = now_ns();
+    CK(olSyncQueue(q));
+    skip_ += now_ns() - s_;
+  });
+  static ol_event_handle_t evs[BENCH_GPU_BATCH];
+  BENCH_MEDIAN("event_ns", BENCH_GPU_BATCH, {
+    for (int i = 0; i < BENCH_GPU_BATCH; i++) CK(olCreateEvent(q, &evs[i]));
+    double s_ = now_ns();
+    for (int i = 0; i < BENCH_GPU_BATCH; i++) CK(olDestroyEvent(evs[i]));
+    skip_ += now_ns() - s_;
+  });
+  BENCH_MEDIAN("sync_ns", 10 * BENCH_GPU_BATCH, for (int i = 0; i < 10 * BENCH_GPU_BATCH; i++) CK(olSyncQueue(q)));
+  BENCH_MEDIAN("probe_ns", 10 * BENCH_GPU_BATCH,
+               for (int i = 0; i < 10 * BENCH_GPU_BATCH; i++) olGetDeviceInfoSize(dev, OL_DEVICE_INFO_TYPE, NULL));
+  CK(olMemFree(dmem));
+  CK(olMemFree(host));
+  CK(olDestroyQueue(q));
+  CK(olDestroyProgram(prog));
+  CK(olShutDown());
 }
 #endif
 #endif
