@@ -23,6 +23,9 @@
 //   event_ns         per event recorded on the stream: cuEventCreate +
 //                    cuEventRecord / olCreateEvent (destruction untimed)
 //   sync_ns          per sync of a stream / queue with no work
+//   record_ns (raw)  per cuEventRecord of an existing event on the stream
+//                    with no work (what a library with a pool of events pays)
+//   query_ns (raw)   per cuStreamQuery of the stream with no work
 //   probe_ns (ours)  olGetDeviceInfoSize(device, TYPE, NULL): enters Go and
 //                    fails validation at once, the cost of the C -> Go crossing
 //                    (in LLVM's library: its validation failing at once)
@@ -140,6 +143,11 @@ static void raw(const char *image, int iters, size_t bytes) {
     skip_ += now_ns() - s_;
   });
   BENCH_MEDIAN("sync_ns", 10 * BATCH, for (int i = 0; i < 10 * BATCH; i++) CU(sync(stream)));
+  for (int i = 0; i < BATCH; i++) CU(ev_create(&evs[i], 2u));
+  BENCH_MEDIAN("record_ns", BATCH, for (int i = 0; i < BATCH; i++) CU(ev_record(evs[i], stream)));
+  for (int i = 0; i < BATCH; i++) CU(ev_destroy(evs[i]));
+  fn_t query = sym("cuStreamQuery");
+  BENCH_MEDIAN("query_ns", 10 * BATCH, for (int i = 0; i < 10 * BATCH; i++) CU(query(stream)));
   CU(sym("cuMemFree_v2")(dev));
   CU(sym("cuMemFreeHost")(host));
   CU(sym("cuModuleUnload")(mod));

@@ -263,11 +263,16 @@ done
 # where each library's time goes: the driver's own work (raw), the C→Go
 # crossing (ours' probe) and the rest, runtime and plugin
 split_rows=""
-for row in "launch + sync|launch_sync_ns" "4 KiB copy on a queue|copy4k_ns" "event record|event_ns" "empty-queue sync|sync_ns"; do
-  what=${row%|*}; key=${row#*|}
-  o=$(cuv "ours_$key"); l=$(cuv "llvm_$key"); w=$(cuv "raw_$key"); pr=$(cuv ours_probe_ns)
-  rest=$(awk -v o="$o" -v w="$w" -v p="$pr" 'BEGIN { printf "%+.0f ns", o - w - p }')
-  split_rows+="| $what | $(nsv "$w") | $(nsv "$o") = driver + $(nsv "$pr") crossing $rest runtime+plugin | $(nsv "$l") = driver $(cdiff "$l" "$w") runtime+plugin |"$'\n'
+# operation | key | the driver work under ours (raw key, its name) | under LLVM's
+for row in "launch + sync|launch_sync_ns|launch_sync_ns|\`cuLaunchKernel\` + \`cuStreamSynchronize\`|launch_sync_ns|the same" \
+  "4 KiB copy on a queue|copy4k_ns|copy4k_ns|\`cuMemcpy…Async\`|copy4k_ns|the same" \
+  "event record on an idle queue|event_ns|query_ns|\`cuStreamQuery\` (an idle queue's event needs no record)|record_ns|\`cuEventRecord\` of a pooled event" \
+  "empty-queue sync|sync_ns|sync_ns|\`cuStreamSynchronize\`|sync_ns|the same"; do
+  IFS='|' read -r what key okey oname lkey lname <<< "$row"
+  o=$(cuv "ours_$key"); l=$(cuv "llvm_$key"); wo=$(cuv "raw_$okey"); wl=$(cuv "raw_$lkey"); pr=$(cuv ours_probe_ns)
+  rest=$(awk -v o="$o" -v w="$wo" -v p="$pr" 'BEGIN { printf "%.0f ns", o - w - p }')
+  lrest=$(awk -v o="$l" -v w="$wl" 'BEGIN { printf "%.0f ns", o - w }')
+  split_rows+="| $what | $(nsv "$o") | $oname $(nsv "$wo") | $(nsv "$pr") | $rest | $(nsv "$l") | $lname $(nsv "$wl") | $lrest |"$'\n'
 done
 cuda_md="
 ## CUDA backend on the driver double: ours against LLVM 22.1
@@ -285,17 +290,16 @@ LLVM: below 1 is faster. Other work shared this 2-core VM while it ran.
 | operation | liboffload-go | LLVM 22.1 | ratio | target | status |
 |---|---|---|---|---|---|
 ${vs_rows}
-Where the time goes: raw is the driver double's own cost of the same
-driver calls (for the event: \`cuEventCreate\` + \`cuEventRecord\`; both
-libraries keep a pool of driver events, so they pay only the record);
-ours splits into that, the C→Go crossing (\`olGetDeviceInfoSize(device,
-TYPE, NULL)\`, which enters Go and fails validation at once:
-$(cuv ours_probe_ns) ns here, an upper bound) and the rest, the runtime's
-and plugin's own work in Go with their calls back into C; LLVM's into the
-driver and the rest.
+Where the time goes: each library's time split into the driver double's
+own cost of the driver calls it makes (measured raw, in the same rounds),
+for ours the C→Go crossing (\`olGetDeviceInfoSize(device, TYPE, NULL)\`,
+which enters Go and fails validation at once: $(cuv ours_probe_ns) ns here,
+an upper bound), and the rest: the runtime's and the plugin's own work
+(for ours in Go, with its calls back into C). Negative rests are noise
+between rounds.
 
-| operation | raw driver | liboffload-go | LLVM 22.1 |
-|---|---|---|---|
+| operation | ours | its driver calls (raw) | C→Go crossing | runtime + plugin | LLVM 22.1 | its driver calls (raw) | runtime + plugin |
+|---|---|---|---|---|---|---|---|
 ${split_rows}
 | what (ours against the raw driver) | ours | raw driver | ours − raw |
 |---|---|---|---|

@@ -1,10 +1,13 @@
 /*
  * fake_cuda.c - a driver double for the CUDA plugin's tests.
  *
- * It exports the CUDA driver API entry points the plugin resolves, with the
- * driver's C signatures, and answers them from made-up devices. The Go tests
- * build it with `cc -shared -fPIC` into a temporary directory and point
- * OFFLOAD_CUDA_LIBRARY at the result.
+ * It exports the CUDA driver API entry points the plugin resolves, and all
+ * those LLVM 22.1's CUDA plugin resolves (it refuses a driver that lacks
+ * one), with the driver's C signatures, and answers them from made-up
+ * devices. The Go tests build it with `cc -shared -fPIC` into a temporary
+ * directory and point OFFLOAD_CUDA_LIBRARY at the result; the C suites and
+ * the benchmark build it as libcuda.so (and libcuda.so.1) into a directory
+ * on LD_LIBRARY_PATH, where LLVM's library finds it too.
  *
  * Fault injection, read with getenv when each call is made:
  *   FAKE_CUDA_DEVICES=<n>          devices cuDeviceGetCount reports (default 0)
@@ -52,6 +55,12 @@
  *     the source before it returns; a device-to-host copy returns when the
  *     data has arrived. Page-locked memory is read and written when the
  *     copy's turn on the stream comes.
+ *   - context limits (cuCtxGetLimit/SetLimit) start at the driver's
+ *     defaults; primary-context flags are kept per device, and the
+ *     unversioned cuDevicePrimaryCtxSetFlags refuses an active context;
+ *   - stream-ordered frees (cuMemFreeAsync) release memory when the stream
+ *     reaches them; cuStreamAddCallback runs on the callback thread, as
+ *     cuLaunchHostFunc;
  *   - cuModuleUnload ends its functions: a later call naming one is
  *     CUDA_ERROR_INVALID_HANDLE, and a launch of one still queued then
  *     aborts the process with a message (the driver would run code that is

@@ -134,6 +134,14 @@ static void test_gpu_info(void) {
       else
         CHECK_STREQ(s, "NVIDIA Corporation");
     }
+    CHECK_SUCCESS(olGetPlatformInfoSize(p, OL_PLATFORM_INFO_VERSION, &n));
+    if (n > 0 && n <= sizeof s) {
+      CHECK_SUCCESS(olGetPlatformInfo(p, OL_PLATFORM_INFO_VERSION, n, s));
+      if (olc_known_diff(OLC_LLVM, "LLVM 22.1's platforms all answer its own version"))
+        CHECK_STREQ(s, "v0.0.1");
+      else
+        CHECK_STREQ(s, "12.4");
+    }
   }
 }
 
