@@ -1444,21 +1444,19 @@ CUresult cuEventDestroy(CUevent e) { return cuEventDestroy_v2(e); }
 CUresult cuMemcpyHtoD_v2(CUdeviceptr dst, const void *src, size_t n) {
   NEED_CTX();
   if (dst == 0 || src == NULL || is_device_address((uintptr_t)src)) return CUDA_ERROR_INVALID_VALUE;
-  pthread_mutex_lock(&mu);
-  char *d = is_device_address(dst) ? device_bytes_locked(dst, n) : (char *)dst;
-  if (d) memmove(d, src, n);
-  pthread_mutex_unlock(&mu);
-  return d ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE;
+  char *d = any_bytes(dst, n);
+  if (d == NULL) return CUDA_ERROR_INVALID_VALUE;
+  memmove(d, src, n);
+  return CUDA_SUCCESS;
 }
 
 CUresult cuMemcpyDtoH_v2(void *dst, CUdeviceptr src, size_t n) {
   NEED_CTX();
   if (dst == NULL || src == 0 || is_device_address((uintptr_t)dst)) return CUDA_ERROR_INVALID_VALUE;
-  pthread_mutex_lock(&mu);
-  const char *sp = is_device_address(src) ? device_bytes_locked(src, n) : (const char *)src;
-  if (sp) memmove(dst, sp, n);
-  pthread_mutex_unlock(&mu);
-  return sp ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE;
+  const char *sp = any_bytes(src, n);
+  if (sp == NULL) return CUDA_ERROR_INVALID_VALUE;
+  memmove(dst, sp, n);
+  return CUDA_SUCCESS;
 }
 
 /* 2D fills: HEIGHT rows of WIDTH elements, rows PITCH bytes apart. Every
