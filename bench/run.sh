@@ -324,6 +324,16 @@ double's copies, events and syncs are cheap host code, so there the
 difference to raw is what each library adds per call. On a GPU machine
 the same program runs against the real libcuda (\`cuda raw libcuda.so.1
 k.ptx\`, \`cuda ours - k.ptx\`, \`cuda_llvm llvm - k.ptx\`).
+
+Targets: the C→Go crossing alone costs more than LLVM's whole empty-queue
+sync and about as much as its whole event record, so those two rows can
+meet ≤ 1.0× only if the call is answered without entering Go, as the info
+queries are (RATIONALE.md); what is left of ours besides the crossing and
+the driver is a lock-free handle lookup, the runtime's checks and one cgo
+call into the driver (sync), and for the event an event object and its
+handle (the driver work is a \`cuStreamQuery\` in place of LLVM's record).
+The 4 KiB copy also looks up both pointers in the allocation map and checks
+each against its device (impl/route.go), which LLVM does not.
 "
 
 # ---- against an earlier build (make bench BASELINE=<git revision>) ----------
