@@ -105,6 +105,8 @@ test-abi: $(LIB)
 test-c: $(LIB)
 	$(MAKE) --no-print-directory -C tests/c/conformance check IMPL=ours
 	$(MAKE) --no-print-directory -C tests/c/conformance check IMPL=llvm
+	$(MAKE) --no-print-directory -C tests/c/conformance check-fake-cuda IMPL=ours
+	$(MAKE) --no-print-directory -C tests/c/conformance check-fake-cuda IMPL=llvm
 	$(MAKE) --no-print-directory -C tests/c/lifecycle check IMPL=ours
 	$(MAKE) --no-print-directory -C tests/c/device check
 	$(MAKE) --no-print-directory -C tests/c/device check-fake-cuda

@@ -6,7 +6,12 @@
 //
 // usage: cuda raw  DRIVER.so IMAGE [ITERATIONS] [COPY_MIB] [KERNEL]
 //        cuda ours -         IMAGE [ITERATIONS] [COPY_MIB] [KERNEL]
-// (ours is linked with liboffload-go; OFFLOAD_CUDA_LIBRARY picks its driver)
+//        cuda llvm -         IMAGE [ITERATIONS] [COPY_MIB] [KERNEL]
+// (ours and llvm run the same code through the Offload API, in whichever
+// libLLVMOffload.so.22.1 the program was linked with: bench/run.sh builds
+// it twice, with liboffload-go, where OFFLOAD_CUDA_LIBRARY picks the
+// driver, and with LLVM 22.1's library, which loads "libcuda.so" from the
+// library path: LD_LIBRARY_PATH picks the driver there)
 // IMAGE holds a kernel without arguments, KERNEL (default "empty") (PTX on a GPU, the
 // double's dressed cubin on the double); for ours, OFFLOAD_CUDA_LIBRARY
 // picks the driver. Prints "key value" lines:
@@ -18,8 +23,12 @@
 //   event_ns         per event recorded on the stream: cuEventCreate +
 //                    cuEventRecord / olCreateEvent (destruction untimed)
 //   sync_ns          per sync of a stream / queue with no work
+//   record_ns (raw)  per cuEventRecord of an existing event on the stream
+//                    with no work (what a library with a pool of events pays)
+//   query_ns (raw)   per cuStreamQuery of the stream with no work
 //   probe_ns (ours)  olGetDeviceInfoSize(device, TYPE, NULL): enters Go and
 //                    fails validation at once, the cost of the C -> Go crossing
+//                    (in LLVM's library: its validation failing at once)
 // (the last four are medians of 7 runs of 1,000 operations or more)
 #define BENCH_OFFLOAD
 #include "common.h"
@@ -134,6 +143,11 @@ static void raw(const char *image, int iters, size_t bytes) {
     skip_ += now_ns() - s_;
   });
   BENCH_MEDIAN("sync_ns", 10 * BATCH, for (int i = 0; i < 10 * BATCH; i++) CU(sync(stream)));
+  for (int i = 0; i < BATCH; i++) CU(ev_create(&evs[i], 2u));
+  BENCH_MEDIAN("record_ns", BATCH, for (int i = 0; i < BATCH; i++) CU(ev_record(evs[i], stream)));
+  for (int i = 0; i < BATCH; i++) CU(ev_destroy(evs[i]));
+  fn_t query = sym("cuStreamQuery");
+  BENCH_MEDIAN("query_ns", 10 * BATCH, for (int i = 0; i < 10 * BATCH; i++) CU(query(stream)));
   CU(sym("cuMemFree_v2")(dev));
   CU(sym("cuMemFreeHost")(host));
   CU(sym("cuModuleUnload")(mod));
@@ -141,12 +155,12 @@ static void raw(const char *image, int iters, size_t bytes) {
   CU(sym("cuDevicePrimaryCtxRelease_v2")(d));
 }
 
-static void ours(const char *image, int iters, size_t bytes) {
+static void api(const char *image, int iters, size_t bytes) {
   size_t isize;
   void *img = read_all(image, &isize);
   ol_device_handle_t dev = bench_device(OL_PLATFORM_BACKEND_CUDA);
   if (!dev) {
-    fprintf(stderr, "cuda bench: no CUDA device through liboffload-go\n");
+    fprintf(stderr, "cuda bench: no CUDA device through the Offload API\n");
     exit(1);
   }
   ol_program_handle_t prog;
@@ -208,8 +222,8 @@ static void ours(const char *image, int iters, size_t bytes) {
 }
 
 int main(int argc, char **argv) {
-  if (argc < 4 || (strcmp(argv[1], "raw") && strcmp(argv[1], "ours"))) {
-    fprintf(stderr, "usage: cuda raw|ours LIBRARY IMAGE [ITERATIONS] [COPY_MIB] [KERNEL]\n");
+  if (argc < 4 || (strcmp(argv[1], "raw") && strcmp(argv[1], "ours") && strcmp(argv[1], "llvm"))) {
+    fprintf(stderr, "usage: cuda raw|ours|llvm LIBRARY IMAGE [ITERATIONS] [COPY_MIB] [KERNEL]\n");
     return 2;
   }
   int iters = argc > 4 ? atoi(argv[4]) : 10000;
@@ -223,7 +237,7 @@ int main(int argc, char **argv) {
     }
     raw(argv[3], iters, bytes);
   } else {
-    ours(argv[3], iters, bytes);
+    api(argv[3], iters, bytes);
   }
   return 0;
 }

@@ -26,14 +26,25 @@ type allocMap struct {
 func newAllocMap() *allocMap { return &allocMap{} }
 
 // find returns the allocation containing p (any interior address).
+// (No defer and no closure: every queued copy makes two of these.)
 func (m *allocMap) find(p uint64) *alloc {
 	m.mu.RLock()
-	defer m.mu.RUnlock()
-	i := sort.Search(len(m.sorted), func(i int) bool { return m.sorted[i].end() > p })
-	if i < len(m.sorted) && m.sorted[i].base <= p {
-		return m.sorted[i]
+	s := m.sorted
+	lo, hi := 0, len(s) // the first allocation that ends after p
+	for lo < hi {
+		mid := int(uint(lo+hi) >> 1)
+		if s[mid].end() > p {
+			hi = mid
+		} else {
+			lo = mid + 1
+		}
 	}
-	return nil
+	var a *alloc
+	if lo < len(s) && s[lo].base <= p {
+		a = s[lo]
+	}
+	m.mu.RUnlock()
+	return a
 }
 
 // insert records a; it reports false if a overlaps a live allocation.

@@ -28,7 +28,12 @@ import (
 // ownerOf returns the device whose memory p is, when the runtime knows:
 // an allocation of olMemAlloc or a global of a loaded program.
 func (c *Context) ownerOf(p uint64) (*Device, bool) {
-	if a := c.mem.find(p); a != nil {
+	return c.ownerWith(p, c.mem.find(p))
+}
+
+// ownerWith is ownerOf when a, c.mem.find(p), is known already.
+func (c *Context) ownerWith(p uint64, a *alloc) (*Device, bool) {
+	if a != nil {
 		return a.device, a.kind == ol.AllocTypeDevice
 	}
 	if g := c.globals.find(p); g != nil {
@@ -40,11 +45,13 @@ func (c *Context) ownerOf(p uint64) (*Device, bool) {
 // checkSide refuses a pointer that the runtime knows to be device memory
 // of another platform than the device the caller named for it: that
 // device could not reach it (and the CPU must never touch it).
-func (c *Context) checkSide(fn, what string, p uintptr, dev *Device) error {
+// a is the allocation that contains p (c.mem.find(p)), which the caller
+// looked up already.
+func (c *Context) checkSide(fn, what string, p uintptr, a *alloc, dev *Device) error {
 	if len(c.platformList) == 1 {
 		return nil // every device is of the one platform (the host's)
 	}
-	owner, devMem := c.ownerOf(uint64(p))
+	owner, devMem := c.ownerWith(uint64(p), a)
 	if owner == nil || !devMem || owner.platform == dev.platform || owner.d.IsHost() {
 		return nil
 	}
@@ -84,16 +91,19 @@ func (c *Context) olMemcpy(q *Queue, dst uintptr, dstDev *Device, src uintptr, s
 	if dst == 0 || src == 0 {
 		return ol.Errorf(ol.ErrcInvalidNullPointer, "olMemcpy of %d bytes with DstPtr %#x and SrcPtr %#x", size, dst, src)
 	}
-	if _, err := c.mem.checkRange("olMemcpy", "DstPtr", uint64(dst), size); err != nil {
+	// (each side's allocation is looked up once, for both checks)
+	da, err := c.mem.checkRange("olMemcpy", "DstPtr", uint64(dst), size)
+	if err != nil {
 		return err
 	}
-	if _, err := c.mem.checkRange("olMemcpy", "SrcPtr", uint64(src), size); err != nil {
+	sa, err := c.mem.checkRange("olMemcpy", "SrcPtr", uint64(src), size)
+	if err != nil {
 		return err
 	}
-	if err := c.checkSide("olMemcpy", "Dst", dst, dstDev); err != nil {
+	if err := c.checkSide("olMemcpy", "Dst", dst, da, dstDev); err != nil {
 		return err
 	}
-	if err := c.checkSide("olMemcpy", "Src", src, srcDev); err != nil {
+	if err := c.checkSide("olMemcpy", "Src", src, sa, srcDev); err != nil {
 		return err
 	}
 	d, s := dst, src

@@ -151,6 +151,11 @@ type Queue struct {
 	// callback thread only starts a host function; it never waits for one.
 	held    bool
 	backlog []deferred
+	// heldNow and failed mirror held and err != nil (written under mu with
+	// them), so that the calls of a queue that is not held and has not
+	// failed (every call but after host functions, waits for held-back
+	// events and asynchronous failures) take no lock to find that out.
+	heldNow, failed atomic.Bool
 }
 
 // deferred is held-back work: an operation to put on the stream, or a gate
@@ -175,14 +180,13 @@ func (q *Queue) hold(d deferred) bool {
 	return true
 }
 
-func (q *Queue) isHeld() bool {
-	q.mu.Lock()
-	defer q.mu.Unlock()
-	return q.held
-}
+func (q *Queue) isHeld() bool { return q.heldNow.Load() }
 
 // waitUnheld waits until the held-back work is on the stream.
 func (q *Queue) waitUnheld() {
+	if !q.heldNow.Load() {
+		return
+	}
 	q.mu.Lock()
 	for q.held {
 		q.cond.Wait()
@@ -210,6 +214,7 @@ func (q *Queue) flush() {
 	}
 	q.backlog = nil
 	q.held = false
+	q.heldNow.Store(false)
 	q.cond.Broadcast()
 	q.mu.Unlock()
 }
@@ -220,6 +225,7 @@ func (q *Queue) fail(err error) {
 	q.mu.Lock()
 	if q.err == nil {
 		q.err = err
+		q.failed.Store(true)
 	}
 	q.mu.Unlock()
 }
@@ -383,6 +389,7 @@ func (q *Queue) gate(run func()) error {
 		return nil
 	}
 	q.held = true
+	q.heldNow.Store(true)
 	q.mu.Unlock()
 	if err := q.trigger(run); err != nil {
 		q.flush()
@@ -468,8 +475,14 @@ func lgoCudaRelay(id C.uintptr_t) {
 
 // runningHostFunction is the WaitID of the queue whose host function the
 // calling thread runs (0: none) and that host function's operation, for
-// gpu.CheckWait.
+// gpu.CheckWait. While no host function runs anywhere (one atomic load:
+// every one of this plugin's is between runningQueues.Enter and Leave), it
+// answers without the call into C for the thread-local state, which would
+// otherwise be a second cgo call in every olSyncQueue and olSyncEvent.
 func runningHostFunction() (uintptr, uint64) {
+	if !plugin.HostFunctionsRunning() {
+		return 0, 0
+	}
 	running := uintptr(C.lgo_cu_running_queue())
 	if running == 0 {
 		return 0, 0
@@ -594,6 +607,7 @@ func (q *Queue) Wait(e plugin.Event) error {
 		return nil
 	}
 	q.held = true
+	q.heldNow.Store(true)
 	q.mu.Unlock()
 	gate()
 	return nil
@@ -617,11 +631,15 @@ func (q *Queue) Sync() error {
 			q.sawIdle(o)
 		}
 	}
+	if !q.failed.Load() {
+		return err
+	}
 	q.mu.Lock()
 	if err == nil {
 		err = q.err
 	}
 	q.err = nil
+	q.failed.Store(false)
 	q.mu.Unlock()
 	return err
 }

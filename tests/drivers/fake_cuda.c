@@ -1,10 +1,13 @@
 /*
  * fake_cuda.c - a driver double for the CUDA plugin's tests.
  *
- * It exports the CUDA driver API entry points the plugin resolves, with the
- * driver's C signatures, and answers them from made-up devices. The Go tests
- * build it with `cc -shared -fPIC` into a temporary directory and point
- * OFFLOAD_CUDA_LIBRARY at the result.
+ * It exports the CUDA driver API entry points the plugin resolves, and all
+ * those LLVM 22.1's CUDA plugin resolves (it refuses a driver that lacks
+ * one), with the driver's C signatures, and answers them from made-up
+ * devices. The Go tests build it with `cc -shared -fPIC` into a temporary
+ * directory and point OFFLOAD_CUDA_LIBRARY at the result; the C suites and
+ * the benchmark build it as libcuda.so (and libcuda.so.1) into a directory
+ * on LD_LIBRARY_PATH, where LLVM's library finds it too.
  *
  * Fault injection, read with getenv when each call is made:
  *   FAKE_CUDA_DEVICES=<n>          devices cuDeviceGetCount reports (default 0)
@@ -52,6 +55,12 @@
  *     the source before it returns; a device-to-host copy returns when the
  *     data has arrived. Page-locked memory is read and written when the
  *     copy's turn on the stream comes.
+ *   - context limits (cuCtxGetLimit/SetLimit) start at the driver's
+ *     defaults; primary-context flags are kept per device, and the
+ *     unversioned cuDevicePrimaryCtxSetFlags refuses an active context;
+ *   - stream-ordered frees (cuMemFreeAsync) release memory when the stream
+ *     reaches them; cuStreamAddCallback runs on the callback thread, as
+ *     cuLaunchHostFunc;
  *   - cuModuleUnload ends its functions: a later call naming one is
  *     CUDA_ERROR_INVALID_HANDLE, and a launch of one still queued then
  *     aborts the process with a message (the driver would run code that is
@@ -201,6 +210,36 @@ CUresult cuDeviceGetAttribute(int *value, int attr, CUdevice dev) {
   case 75: *value = env_int("FAKE_CUDA_CC_MAJOR", dev % 2 ? 9 : 8); break; /* COMPUTE_CAPABILITY_MAJOR */
   case 76: *value = 0; break;          /* COMPUTE_CAPABILITY_MINOR */
   case 97: *value = 98304; break;      /* MAX_SHARED_MEMORY_PER_BLOCK_OPTIN */
+  /* the rest of what a runtime asks a device of this kind (an A100-like
+   * sm_80 part), so that a client that queries them all finds them */
+  case 9: *value = 65536; break;       /* TOTAL_CONSTANT_MEMORY */
+  case 10: *value = 32; break;         /* WARP_SIZE */
+  case 11: *value = 2147483647; break; /* MAX_PITCH */
+  case 12: *value = 65536; break;      /* MAX_REGISTERS_PER_BLOCK */
+  case 14: *value = 512; break;        /* TEXTURE_ALIGNMENT */
+  case 15: *value = 1; break;          /* GPU_OVERLAP */
+  case 17: *value = 0; break;          /* KERNEL_EXEC_TIMEOUT */
+  case 18: *value = 0; break;          /* INTEGRATED */
+  case 19: *value = 1; break;          /* CAN_MAP_HOST_MEMORY */
+  case 20: *value = 0; break;          /* COMPUTE_MODE: DEFAULT */
+  case 31: *value = 1; break;          /* CONCURRENT_KERNELS */
+  case 32: *value = 0; break;          /* ECC_ENABLED */
+  case 33: *value = 0x10 + dev; break; /* PCI_BUS_ID */
+  case 34: *value = 0; break;          /* PCI_DEVICE_ID */
+  case 37: *value = 5120; break;       /* GLOBAL_MEMORY_BUS_WIDTH, bits */
+  case 38: *value = 41943040; break;   /* L2_CACHE_SIZE */
+  case 39: *value = 2048; break;       /* MAX_THREADS_PER_MULTIPROCESSOR */
+  case 40: *value = 2; break;          /* ASYNC_ENGINE_COUNT */
+  case 41: *value = 1; break;          /* UNIFIED_ADDRESSING */
+  case 50: *value = 0; break;          /* PCI_DOMAIN_ID */
+  case 81: *value = 167936; break;     /* MAX_SHARED_MEMORY_PER_MULTIPROCESSOR */
+  case 82: *value = 65536; break;      /* MAX_REGISTERS_PER_MULTIPROCESSOR */
+  case 83: *value = 1; break;          /* MANAGED_MEMORY */
+  case 84: *value = 0; break;          /* MULTI_GPU_BOARD */
+  case 89: *value = 1; break;          /* CONCURRENT_MANAGED_ACCESS */
+  case 90: *value = 1; break;          /* COMPUTE_PREEMPTION_SUPPORTED */
+  case 95: *value = 1; break;          /* COOPERATIVE_LAUNCH */
+  case 106: *value = 32; break;        /* MAX_BLOCKS_PER_MULTIPROCESSOR */
   default: return CUDA_ERROR_INVALID_VALUE;
   }
   return CUDA_SUCCESS;
@@ -230,6 +269,14 @@ static const char *error_name(CUresult r) {
   case CUDA_ERROR_NOT_READY: return "CUDA_ERROR_NOT_READY";
   case CUDA_ERROR_NOT_PERMITTED: return "CUDA_ERROR_NOT_PERMITTED";
   case CUDA_ERROR_UNKNOWN: return "CUDA_ERROR_UNKNOWN";
+  case CUDA_ERROR_PEER_ACCESS_ALREADY_ENABLED: return "CUDA_ERROR_PEER_ACCESS_ALREADY_ENABLED";
+  case CUDA_ERROR_PEER_ACCESS_NOT_ENABLED: return "CUDA_ERROR_PEER_ACCESS_NOT_ENABLED";
+  case CUDA_ERROR_HOST_MEMORY_NOT_REGISTERED: return "CUDA_ERROR_HOST_MEMORY_NOT_REGISTERED";
+  /* the other codes the double returns */
+  case 200: return "CUDA_ERROR_INVALID_IMAGE";
+  case 218: return "CUDA_ERROR_INVALID_PTX";
+  case 500: return "CUDA_ERROR_NOT_FOUND";
+  case 708: return "CUDA_ERROR_PRIMARY_CONTEXT_ACTIVE";
   }
   return NULL;
 }
@@ -570,7 +617,7 @@ static int page_locked(const void *p, size_t n) {
 
 /* ---- streams: a thread each, running ops in order ---- */
 
-enum op_kind { OP_COPY, OP_SET, OP_HOST, OP_WAIT, OP_LAUNCH };
+enum op_kind { OP_COPY, OP_SET, OP_HOST, OP_WAIT, OP_LAUNCH, OP_FREE };
 struct fake_function;
 struct op {
   enum op_kind kind;
@@ -588,6 +635,7 @@ struct op {
   struct op *next;
 };
 static void run_launch(CUstream s, struct op *o);
+static void run_free(struct op *o);
 
 struct fake_stream {
   pthread_t thread;
@@ -685,6 +733,9 @@ static void run_op(CUstream s, struct op *o) {
     break;
   case OP_HOST:
     run_callback(o->fn, o->user);
+    break;
+  case OP_FREE:
+    run_free(o);
     break;
   case OP_WAIT:
     pthread_mutex_lock(&o->wait_stream->mu);
@@ -997,9 +1048,9 @@ int fake_cuda_test_hostfn_last(void) { return hostfn_last; }
 /* ---- modules: host shared objects dressed as cubins ---- */
 
 /* A "cubin" of the double is a host shared object built from the kernel
- * sources whose ELF header says EM_CUDA (190) with the SM in e_flags; the
- * double restores the host machine and loads it with the host device's
- * loader. PTX it cannot run: it refuses it with a JIT log, as a driver
+ * sources whose ELF header says EM_CUDA (190) with the SM in e_flags (and,
+ * as nvcc writes it, OS ABI 51 and ABI version 7); the double restores the
+ * host machine and OS ABI and loads it with the host device's loader. PTX it cannot run: it refuses it with a JIT log, as a driver
  * refuses PTX it cannot compile. */
 #if defined(__x86_64__)
 #define HOST_MACHINE EM_X86_64
@@ -1074,6 +1125,8 @@ CUresult cuModuleLoadDataEx(CUmodule *out, const void *image, unsigned n, int *o
   memcpy(copy, image, size);
   copy->e_machine = HOST_MACHINE;
   copy->e_flags = 0;
+  copy->e_ident[EI_OSABI] = ELFOSABI_SYSV; /* a cubin's say CUDA (51), ABI version 7 */
+  copy->e_ident[EI_ABIVERSION] = 0;
   char err[256];
   int fd = -1;
   const void *staged = ol_host_stage(copy, size, &fd, err, sizeof err);
@@ -1305,5 +1358,187 @@ CUresult cuCtxDisablePeerAccess(CUcontext peer) {
   CUresult r = *e ? CUDA_SUCCESS : CUDA_ERROR_PEER_ACCESS_NOT_ENABLED;
   *e = 0;
   pthread_mutex_unlock(&mu);
+  return r;
+}
+
+/* ------------------------------------------------------------------ */
+/* The rest of the driver API that runtimes resolve when they load the   */
+/* driver: contexts' device, limits and primary-context flags, the       */
+/* synchronous copies, 2D fills, stream-ordered allocation, stream       */
+/* callbacks and the unversioned cuEventDestroy. LLVM's CUDA plugin      */
+/* resolves all of them at load (and refuses a driver that lacks one).   */
+
+CUresult cuCtxGetDevice(CUdevice *dev) {
+  NEED_CTX();
+  if (dev == NULL) return CUDA_ERROR_INVALID_VALUE;
+  *dev = current->dev;
+  return CUDA_SUCCESS;
+}
+
+/* Context limits (CUlimit): stack size per thread, printf FIFO, malloc
+ * heap, runtime sync depth, pending launches, L2 fetch granularity,
+ * persisting L2 size; the driver's defaults, per primary context. */
+#define NLIMITS 7
+static const size_t limit_defaults[NLIMITS] = {1024, 1 << 20, 8 << 20, 2, 2048, 32, 0};
+static size_t limits[MAX_DEVICES][NLIMITS];
+static int limits_set[MAX_DEVICES];
+
+CUresult cuCtxGetLimit(size_t *value, int limit) {
+  NEED_CTX();
+  if (value == NULL || limit < 0 || limit >= NLIMITS) return CUDA_ERROR_INVALID_VALUE;
+  pthread_mutex_lock(&mu);
+  *value = limits_set[current->dev] & (1 << limit) ? limits[current->dev][limit] : limit_defaults[limit];
+  pthread_mutex_unlock(&mu);
+  return CUDA_SUCCESS;
+}
+
+CUresult cuCtxSetLimit(int limit, size_t value) {
+  NEED_CTX();
+  if (limit < 0 || limit >= NLIMITS) return CUDA_ERROR_INVALID_VALUE;
+  if (limit == 5 && value != 0 && value != 32 && value != 64 && value != 128) return CUDA_ERROR_INVALID_VALUE;
+  pthread_mutex_lock(&mu);
+  limits[current->dev][limit] = value;
+  limits_set[current->dev] |= 1 << limit;
+  pthread_mutex_unlock(&mu);
+  return CUDA_SUCCESS;
+}
+
+/* Primary context flags (scheduling policy and the like): kept per device
+ * across retains and releases. The unversioned SetFlags refuses while the
+ * context is active (CUDA_ERROR_PRIMARY_CONTEXT_ACTIVE, 708); _v2 may
+ * change them at any time. */
+static unsigned primary_flags[MAX_DEVICES];
+
+CUresult cuDevicePrimaryCtxGetState(CUdevice dev, unsigned int *flags, int *active) {
+  if (in_callback) return CUDA_ERROR_NOT_PERMITTED;
+  if (flags == NULL || active == NULL) return CUDA_ERROR_INVALID_VALUE;
+  if (!valid_device(dev) || dev >= MAX_DEVICES) return CUDA_ERROR_INVALID_DEVICE;
+  pthread_mutex_lock(&mu);
+  *flags = primary_flags[dev];
+  *active = ctxs[dev].refs > 0;
+  pthread_mutex_unlock(&mu);
+  return CUDA_SUCCESS;
+}
+
+static CUresult set_primary_flags(CUdevice dev, unsigned int flags, int refuse_active) {
+  if (in_callback) return CUDA_ERROR_NOT_PERMITTED;
+  if (!valid_device(dev) || dev >= MAX_DEVICES) return CUDA_ERROR_INVALID_DEVICE;
+  unsigned sched = flags & 0x7; /* AUTO 0, SPIN 1, YIELD 2, BLOCKING_SYNC 4 */
+  if ((flags & ~0x3fu) != 0 || (sched != 0 && sched != 1 && sched != 2 && sched != 4)) return CUDA_ERROR_INVALID_VALUE;
+  pthread_mutex_lock(&mu);
+  CUresult r = refuse_active && ctxs[dev].refs > 0 ? 708 : CUDA_SUCCESS;
+  if (r == CUDA_SUCCESS) primary_flags[dev] = flags;
+  pthread_mutex_unlock(&mu);
+  return r;
+}
+
+CUresult cuDevicePrimaryCtxSetFlags_v2(CUdevice dev, unsigned int flags) { return set_primary_flags(dev, flags, 0); }
+CUresult cuDevicePrimaryCtxSetFlags(CUdevice dev, unsigned int flags) { return set_primary_flags(dev, flags, 1); }
+
+/* The unversioned names whose signature did not change. */
+CUresult cuEventDestroy(CUevent e) { return cuEventDestroy_v2(e); }
+
+/* Synchronous copies (on the legacy default stream, which in the double,
+ * as for a runtime that uses only non-blocking streams, orders with no
+ * stream): done when they return. */
+CUresult cuMemcpyHtoD_v2(CUdeviceptr dst, const void *src, size_t n) {
+  NEED_CTX();
+  if (dst == 0 || src == NULL || is_device_address((uintptr_t)src)) return CUDA_ERROR_INVALID_VALUE;
+  char *d = any_bytes(dst, n);
+  if (d == NULL) return CUDA_ERROR_INVALID_VALUE;
+  memmove(d, src, n);
+  return CUDA_SUCCESS;
+}
+
+CUresult cuMemcpyDtoH_v2(void *dst, CUdeviceptr src, size_t n) {
+  NEED_CTX();
+  if (dst == NULL || src == 0 || is_device_address((uintptr_t)dst)) return CUDA_ERROR_INVALID_VALUE;
+  const char *sp = any_bytes(src, n);
+  if (sp == NULL) return CUDA_ERROR_INVALID_VALUE;
+  memmove(dst, sp, n);
+  return CUDA_SUCCESS;
+}
+
+/* 2D fills: HEIGHT rows of WIDTH elements, rows PITCH bytes apart. Every
+ * row is checked before any is queued. */
+static CUresult set2d(CUstream s, CUdeviceptr dst, size_t pitch, uint32_t v, size_t width, size_t height, size_t elem) {
+  if (s == NULL) return CUDA_ERROR_INVALID_HANDLE;
+  if (height > 1 && pitch < width * elem) return CUDA_ERROR_INVALID_VALUE;
+  if (width == 0 || height == 0) return CUDA_SUCCESS;
+  for (size_t r = 0; r < height; r++)
+    if (any_bytes(dst + r * pitch, width * elem) == NULL || (dst + r * pitch) % elem != 0) return CUDA_ERROR_INVALID_VALUE;
+  for (size_t r = 0; r < height; r++) {
+    CUresult res = set(s, dst + r * pitch, v, width, elem);
+    if (res != CUDA_SUCCESS) return res;
+  }
+  return CUDA_SUCCESS;
+}
+
+CUresult cuMemsetD2D8Async(CUdeviceptr dst, size_t pitch, unsigned char v, size_t w, size_t h, CUstream s) {
+  NEED_CTX();
+  return set2d(s, dst, pitch, v, w, h, 1);
+}
+CUresult cuMemsetD2D16Async(CUdeviceptr dst, size_t pitch, unsigned short v, size_t w, size_t h, CUstream s) {
+  NEED_CTX();
+  return set2d(s, dst, pitch, v, w, h, 2);
+}
+CUresult cuMemsetD2D32Async(CUdeviceptr dst, size_t pitch, unsigned int v, size_t w, size_t h, CUstream s) {
+  NEED_CTX();
+  return set2d(s, dst, pitch, v, w, h, 4);
+}
+
+/* Stream-ordered allocation: the memory is the context's, usable by the
+ * stream's later work; a stream-ordered free releases it when the stream
+ * reaches it (the stream's thread frees it in the context it was queued
+ * from). */
+CUresult cuMemAllocAsync(CUdeviceptr *out, size_t size, CUstream s) {
+  NEED_CTX();
+  if (s == NULL) return CUDA_ERROR_INVALID_HANDLE;
+  return cuMemAlloc_v2(out, size);
+}
+
+CUresult cuMemFreeAsync(CUdeviceptr p, CUstream s) {
+  NEED_CTX();
+  if (s == NULL) return CUDA_ERROR_INVALID_HANDLE;
+  if (!is_device_address(p) || device_bytes(p, 1) == NULL) return CUDA_ERROR_INVALID_VALUE;
+  return push(s, (struct op){.kind = OP_FREE, .dst = (char *)p, .user = current});
+}
+
+static void run_free(struct op *o) {
+  CUcontext saved = current;
+  current = o->user;
+  CUresult r = cuMemFree_v2((CUdeviceptr)o->dst);
+  current = saved;
+  if (r != CUDA_SUCCESS) {
+    fprintf(stderr, "fake_cuda: a stream-ordered free of %p failed (%d): freed twice?\n", (void *)o->dst, r);
+    abort();
+  }
+}
+
+/* cuStreamAddCallback: the older form of cuLaunchHostFunc, whose callback
+ * also gets the stream and a status; it runs on the same callback thread,
+ * under the same rules (no driver calls from it). */
+typedef void (*CUstreamCallback)(CUstream, CUresult, void *);
+struct stream_callback {
+  CUstreamCallback fn;
+  CUstream stream;
+  void *user;
+};
+
+static void run_stream_callback(void *arg) {
+  struct stream_callback c = *(struct stream_callback *)arg;
+  free(arg);
+  c.fn(c.stream, CUDA_SUCCESS, c.user);
+}
+
+CUresult cuStreamAddCallback(CUstream s, CUstreamCallback fn, void *user, unsigned int flags) {
+  NEED_CTX();
+  if (fn == NULL || flags != 0) return CUDA_ERROR_INVALID_VALUE;
+  if (s == NULL) return CUDA_ERROR_INVALID_HANDLE;
+  struct stream_callback *c = malloc(sizeof *c);
+  if (c == NULL) return CUDA_ERROR_OUT_OF_MEMORY;
+  *c = (struct stream_callback){fn, s, user};
+  CUresult r = push(s, (struct op){.kind = OP_HOST, .fn = run_stream_callback, .user = c});
+  if (r != CUDA_SUCCESS) free(c);
   return r;
 }

@@ -434,13 +434,16 @@ func HostKernel(t *testing.T, kernel string) []byte {
 }
 
 // FakeCubin builds a kernel source of tests/c/kernels as a host shared
-// object and dresses it as a cubin for sm_80 (EM_CUDA, the SM in e_flags):
-// what the CUDA driver double loads and runs.
+// object and dresses it as a cubin for sm_80 with the ELF header nvcc
+// writes (OS ABI CUDA, ABI version 7, EM_CUDA, the SM in the low byte of
+// e_flags with 64-bit addressing): what the CUDA driver double loads and
+// runs (tests/c/device/Makefile dresses its images the same way).
 func FakeCubin(t *testing.T, kernel string) []byte {
 	t.Helper()
 	img := HostKernel(t, kernel)
-	binary.LittleEndian.PutUint16(img[18:], 190) // e_machine: EM_CUDA
-	binary.LittleEndian.PutUint32(img[48:], 80)  // e_flags: sm_80
+	img[7], img[8] = 0x33, 7                          // EI_OSABI: CUDA; EI_ABIVERSION 7
+	binary.LittleEndian.PutUint16(img[18:], 190)      // e_machine: EM_CUDA
+	binary.LittleEndian.PutUint32(img[48:], 0x500550) // e_flags: sm_80, 64-bit, compute_80
 	return img
 }
 

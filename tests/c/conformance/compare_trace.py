@@ -39,7 +39,10 @@ def check(ok, msg):
 
 def run(prog, libdir):
     env = {k: v for k, v in os.environ.items() if not k.startswith("OFFLOAD_")}
-    env["LD_LIBRARY_PATH"] = libdir
+    # a driver double's directory (run_tests.sh: CONFORMANCE_DRIVER_DIR)
+    # after the library's, for both libraries
+    drivers = os.environ.get("CONFORMANCE_DRIVER_DIR", "")
+    env["LD_LIBRARY_PATH"] = libdir + (":" + drivers if drivers else "")
     env["OFFLOAD_TRACE"] = "1"
     p = subprocess.run([prog], env=env, capture_output=True, timeout=120)
     return p.returncode, p.stdout.decode(errors="replace"), p.stderr.decode(

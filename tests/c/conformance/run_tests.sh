@@ -5,10 +5,14 @@
 # exits non-zero without reporting a failure counts as one failure.
 #
 # usage: run_tests.sh IMPL LIBDIR LLVM_LIBDIR BUILD test...
+# CONFORMANCE_DRIVER_DIR, when set, goes on the library path after LIBDIR:
+# the directory of a driver double (check-fake-cuda: libcuda.so and
+# libcuda.so.1 of tests/drivers/fake_cuda.c), found by both libraries.
 set -u
 impl=$1 libdir=$2 llvm_libdir=$3 build=$4
 shift 4
 here=$(cd "$(dirname "$0")" && pwd)
+libpath=$libdir${CONFORMANCE_DRIVER_DIR:+:$CONFORMANCE_DRIVER_DIR}
 
 total_pass=0
 total_fail=0
@@ -44,12 +48,12 @@ run_one() {
   total_skip=$((total_skip + s))
 }
 
-echo "== conformance: IMPL=$impl LIBDIR=$libdir"
+echo "== conformance: IMPL=$impl LIBDIR=$libdir${CONFORMANCE_DRIVER_DIR:+ drivers: $CONFORMANCE_DRIVER_DIR}"
 for t in "$@"; do
   echo "-- test_$t"
   run_one "test_$t" env -u OFFLOAD_TRACE -u OFFLOAD_TRACE_FILE \
     -u OFFLOAD_DISABLE_VALIDATION -u OFFLOAD_LEAK_CHECK -u OFFLOAD_PLUGINS \
-    LD_LIBRARY_PATH="$libdir" OFFLOAD_TEST_IMPL="$impl" \
+    LD_LIBRARY_PATH="$libpath" OFFLOAD_TEST_IMPL="$impl" \
     timeout 120 "$build/test_$t"
 done
 

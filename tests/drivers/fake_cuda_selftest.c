@@ -1,0 +1,222 @@
+/*
+ * fake_cuda_selftest.c - drives the CUDA driver double (fake_cuda.c)
+ * through the entry points a runtime other than ours resolves (LLVM 22.1's
+ * CUDA plugin: contexts' device and limits, primary-context state and
+ * flags, synchronous copies, 2D fills, stream-ordered allocation, stream
+ * callbacks, the unversioned cuEventDestroy), and checks what they do
+ * against values computed here.
+ *
+ * Build and run (plugins/cuda/fake_cuda_selftest_test.go does this):
+ *   cc -shared -fPIC -Wall -Wextra -Werror -I include tests/drivers/fake_cuda.c \
+ *      -o DIR/libcuda.so -ldl -lpthread
+ *   cc -Wall -Wextra -Werror tests/drivers/fake_cuda_selftest.c -o DIR/selftest \
+ *      DIR/libcuda.so -Wl,-rpath,DIR -lpthread
+ *   FAKE_CUDA_DEVICES=2 DIR/selftest
+ * It prints one line per check and "PASS (0 failures)" at the end; it exits
+ * 1 on any failure.
+ *
+ * The declarations below are the driver's (cuda.h), written here so that
+ * the test does not depend on CUDA's headers.
+ */
+#define _GNU_SOURCE
+#include <pthread.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef int CUresult;
+typedef int CUdevice;
+typedef void *CUcontext;
+typedef void *CUstream;
+typedef void *CUevent;
+typedef uintptr_t CUdeviceptr;
+
+CUresult cuInit(unsigned);
+CUresult cuDevicePrimaryCtxRetain(CUcontext *, CUdevice);
+CUresult cuDevicePrimaryCtxRelease_v2(CUdevice);
+CUresult cuDevicePrimaryCtxGetState(CUdevice, unsigned *, int *);
+CUresult cuDevicePrimaryCtxSetFlags(CUdevice, unsigned);
+CUresult cuDevicePrimaryCtxSetFlags_v2(CUdevice, unsigned);
+CUresult cuCtxSetCurrent(CUcontext);
+CUresult cuCtxGetDevice(CUdevice *);
+CUresult cuCtxGetLimit(size_t *, int);
+CUresult cuCtxSetLimit(int, size_t);
+CUresult cuDeviceGetAttribute(int *, int, CUdevice);
+CUresult cuMemAlloc_v2(CUdeviceptr *, size_t);
+CUresult cuMemFree_v2(CUdeviceptr);
+CUresult cuMemcpyHtoD_v2(CUdeviceptr, const void *, size_t);
+CUresult cuMemcpyDtoH_v2(void *, CUdeviceptr, size_t);
+CUresult cuMemsetD2D8Async(CUdeviceptr, size_t, unsigned char, size_t, size_t, CUstream);
+CUresult cuMemsetD2D16Async(CUdeviceptr, size_t, unsigned short, size_t, size_t, CUstream);
+CUresult cuMemsetD2D32Async(CUdeviceptr, size_t, unsigned, size_t, size_t, CUstream);
+CUresult cuMemAllocAsync(CUdeviceptr *, size_t, CUstream);
+CUresult cuMemFreeAsync(CUdeviceptr, CUstream);
+CUresult cuStreamCreate(CUstream *, unsigned);
+CUresult cuStreamSynchronize(CUstream);
+CUresult cuStreamDestroy_v2(CUstream);
+CUresult cuStreamAddCallback(CUstream, void (*)(CUstream, CUresult, void *), void *, unsigned);
+CUresult cuEventCreate(CUevent *, unsigned);
+CUresult cuEventRecord(CUevent, CUstream);
+CUresult cuEventDestroy(CUevent);
+CUresult cuGetErrorName(CUresult, const char **);
+long fake_cuda_live(const char *);
+
+static int failures;
+#define CHECK(cond, ...)                                                       \
+  do {                                                                         \
+    if (cond) {                                                                \
+      printf("ok   - ");                                                       \
+    } else {                                                                   \
+      printf("FAIL - ");                                                       \
+      failures++;                                                              \
+    }                                                                          \
+    printf(__VA_ARGS__);                                                       \
+    printf("\n");                                                              \
+  } while (0)
+#define EQ(call, want) CHECK((call) == (want), "%s == %s", #call, #want)
+
+struct cb_state {
+  CUstream stream;
+  CUresult status, from_callback;
+  int calls;
+};
+
+static void callback(CUstream s, CUresult status, void *user) {
+  struct cb_state *c = user;
+  CUdevice d;
+  c->stream = s;
+  c->status = status;
+  c->from_callback = cuCtxGetDevice(&d); /* no driver calls from a callback */
+  c->calls++;
+}
+
+int main(void) {
+  EQ(cuInit(0), 0);
+  CUcontext c0, c1;
+  unsigned flags = 99;
+  int active = 9;
+
+  /* primary context flags and state: inactive before the first retain */
+  EQ(cuDevicePrimaryCtxGetState(0, &flags, &active), 0);
+  CHECK(flags == 0 && active == 0, "device 0 starts inactive with flags 0 (flags %u, active %d)", flags, active);
+  EQ(cuDevicePrimaryCtxSetFlags(0, 4 /* BLOCKING_SYNC */), 0);
+  EQ(cuDevicePrimaryCtxSetFlags(0, 3 /* not a scheduling policy */), 1 /* INVALID_VALUE */);
+  EQ(cuDevicePrimaryCtxSetFlags(7, 4), 101 /* INVALID_DEVICE */);
+  EQ(cuDevicePrimaryCtxRetain(&c0, 0), 0);
+  EQ(cuDevicePrimaryCtxGetState(0, &flags, &active), 0);
+  CHECK(flags == 4 && active == 1, "after retain: flags 4, active (flags %u, active %d)", flags, active);
+  EQ(cuDevicePrimaryCtxSetFlags(0, 1), 708 /* PRIMARY_CONTEXT_ACTIVE */);
+  EQ(cuDevicePrimaryCtxSetFlags_v2(0, 1), 0);
+  EQ(cuDevicePrimaryCtxGetState(0, &flags, &active), 0);
+  EQ(flags, 1u);
+  const char *name = NULL;
+  EQ(cuGetErrorName(708, &name), 0);
+  CHECK(name && !strcmp(name, "CUDA_ERROR_PRIMARY_CONTEXT_ACTIVE"), "708 is named (%s)", name ? name : "NULL");
+
+  /* the current context's device, per thread */
+  CUdevice d = -1;
+  EQ(cuCtxGetDevice(&d), 201 /* INVALID_CONTEXT: none current */);
+  EQ(cuDevicePrimaryCtxRetain(&c1, 1), 0);
+  EQ(cuCtxSetCurrent(c1), 0);
+  EQ(cuCtxGetDevice(&d), 0);
+  EQ(d, 1);
+  EQ(cuCtxSetCurrent(c0), 0);
+  EQ(cuCtxGetDevice(&d), 0);
+  EQ(d, 0);
+
+  /* limits: the driver's defaults, set per context */
+  size_t v = 0;
+  EQ(cuCtxGetLimit(&v, 0 /* STACK_SIZE */), 0);
+  EQ(v, (size_t)1024);
+  EQ(cuCtxGetLimit(&v, 2 /* MALLOC_HEAP_SIZE */), 0);
+  EQ(v, (size_t)8 << 20);
+  EQ(cuCtxSetLimit(0, 4096), 0);
+  EQ(cuCtxGetLimit(&v, 0), 0);
+  EQ(v, (size_t)4096);
+  EQ(cuCtxSetCurrent(c1), 0);
+  EQ(cuCtxGetLimit(&v, 0), 0);
+  CHECK(v == 1024, "another context keeps its own stack size (%zu)", v);
+  EQ(cuCtxGetLimit(&v, 42), 1);
+  EQ(cuCtxSetCurrent(c0), 0);
+
+  /* attributes a runtime reads at device initialisation */
+  int a = 0;
+  EQ(cuDeviceGetAttribute(&a, 10 /* WARP_SIZE */, 0), 0);
+  EQ(a, 32);
+  EQ(cuDeviceGetAttribute(&a, 39 /* MAX_THREADS_PER_MULTIPROCESSOR */, 0), 0);
+  EQ(a, 2048);
+
+  /* synchronous copies */
+  enum { N = 1024 };
+  static unsigned char in[N], out[N];
+  for (int i = 0; i < N; i++)
+    in[i] = (unsigned char)(i * 13 + 1);
+  CUdeviceptr p = 0;
+  EQ(cuMemAlloc_v2(&p, N), 0);
+  EQ(cuMemcpyHtoD_v2(p, in, N), 0);
+  EQ(cuMemcpyDtoH_v2(out, p, N), 0);
+  CHECK(!memcmp(in, out, N), "a synchronous round trip keeps the bytes");
+  EQ(cuMemcpyHtoD_v2(p, in, N + 1), 1 /* past the allocation */);
+  EQ(cuMemcpyDtoH_v2(out, p + N, 1), 1);
+
+  /* 2D fills: rows of width elements, pitch bytes apart */
+  CUstream s;
+  EQ(cuStreamCreate(&s, 1), 0);
+  EQ(cuMemcpyHtoD_v2(p, in, N), 0);
+  EQ(cuMemsetD2D8Async(p, 64, 0xab, 16, 4, s), 0);
+  EQ(cuMemsetD2D32Async(p + 512, 64, 0x01020304u, 4, 2, s), 0);
+  EQ(cuMemsetD2D16Async(p + 768, 8, 0xbeef, 2, 3, s), 0);
+  EQ(cuStreamSynchronize(s), 0);
+  EQ(cuMemcpyDtoH_v2(out, p, N), 0);
+  int ok = 1;
+  for (int i = 0; i < N; i++) {
+    unsigned char want = in[i];
+    if (i < 256 && i % 64 < 16) want = 0xab;
+    if (i >= 512 && i < 640 && (i - 512) % 64 < 16) want = (unsigned char)(0x01020304u >> (8 * ((i - 512) % 4)));
+    if (i >= 768 && i < 792 && (i - 768) % 8 < 4) want = (i - 768) % 2 ? 0xbe : 0xef;
+    ok = ok && out[i] == want;
+  }
+  CHECK(ok, "2D fills write their rows and nothing between them");
+  EQ(cuMemsetD2D8Async(p, 8, 0, 16, 2, s), 1 /* pitch below the width */);
+  EQ(cuMemsetD2D8Async(p, 512, 0, 16, 3, s), 1 /* the last row is past the allocation */);
+
+  /* stream-ordered allocation: freed when the stream reaches the free */
+  long live = fake_cuda_live("alloc");
+  CUdeviceptr q = 0;
+  EQ(cuMemAllocAsync(&q, 256, s), 0);
+  EQ(fake_cuda_live("alloc"), live + 1);
+  EQ(cuMemsetD2D8Async(q, 256, 7, 256, 1, s), 0);
+  EQ(cuMemFreeAsync(q, s), 0);
+  EQ(cuStreamSynchronize(s), 0);
+  EQ(fake_cuda_live("alloc"), live);
+  EQ(cuMemFreeAsync(q, s), 1 /* not live any more */);
+  EQ(cuMemAllocAsync(&q, 256, NULL), 400 /* the double has no legacy stream */);
+
+  /* stream callbacks run after the stream's earlier work, with the stream
+   * and a status, where driver calls are refused */
+  struct cb_state cb = {0};
+  EQ(cuStreamAddCallback(s, callback, &cb, 1), 1 /* flags must be 0 */);
+  EQ(cuStreamAddCallback(s, callback, &cb, 0), 0);
+  EQ(cuStreamSynchronize(s), 0);
+  CHECK(cb.calls == 1 && cb.stream == s && cb.status == 0, "the callback ran once with its stream and CUDA_SUCCESS");
+  EQ(cb.from_callback, 800 /* NOT_PERMITTED */);
+
+  /* the unversioned cuEventDestroy */
+  long events = fake_cuda_live("event");
+  CUevent e;
+  EQ(cuEventCreate(&e, 0), 0);
+  EQ(cuEventRecord(e, s), 0);
+  EQ(fake_cuda_live("event"), events + 1);
+  EQ(cuEventDestroy(e), 0);
+  EQ(fake_cuda_live("event"), events);
+
+  EQ(cuStreamDestroy_v2(s), 0);
+  EQ(cuMemFree_v2(p), 0);
+  EQ(cuDevicePrimaryCtxRelease_v2(1), 0);
+  EQ(cuDevicePrimaryCtxRelease_v2(0), 0);
+  EQ(cuDevicePrimaryCtxGetState(0, &flags, &active), 0);
+  CHECK(active == 0 && flags == 1, "released: inactive, flags kept (flags %u, active %d)", flags, active);
+  printf("%s (%d failures)\n", failures ? "FAIL" : "PASS", failures);
+  return failures != 0;
+}
