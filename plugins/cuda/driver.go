@@ -69,6 +69,7 @@ var sonames = []string{"libcuda.so.1", "libcuda.so"}
 // CUresult values the plugin treats specially.
 const (
 	cudaSuccess            = 0
+	cudaErrorInvalidValue  = 1
 	cudaErrorOutOfMemory   = 2
 	cudaErrorNoDevice      = 100
 	cudaErrorInvalidHandle = 400

@@ -112,9 +112,13 @@ func withName(name string, f func(*C.char) C.int) C.int {
 // Kernel implements plugin.Program.
 func (p *Program) Kernel(name string) (plugin.Kernel, error) {
 	d := p.d
+	if name == "" {
+		// the driver answers CUDA_ERROR_INVALID_VALUE for an empty name
+		return nil, ol.NewError(ol.ErrcNotFound, "the program has no kernel with an empty name")
+	}
 	var fn C.uintptr_t
 	r := withName(name, func(cs *C.char) C.int { return C.lgo_cu_module_get_function(d.drv.run, d.ctx, &fn, p.mod, cs) })
-	if r == cudaErrorNotFound {
+	if lookupMissed(r) {
 		return nil, ol.Errorf(ol.ErrcNotFound, "the program has no kernel named %q", name)
 	}
 	if err := d.call(fmt.Sprintf("cuModuleGetFunction(%q)", name), r); err != nil {
@@ -129,15 +133,25 @@ func (p *Program) Kernel(name string) (plugin.Kernel, error) {
 	return k, nil
 }
 
+// lookupMissed reports whether a cuModuleGetFunction or cuModuleGetGlobal
+// result means that the module has no symbol of that kind by the name (all
+// of the call's other arguments being valid): CUDA_ERROR_NOT_FOUND, or
+// CUDA_ERROR_INVALID_VALUE, which the driver gives for a global looked up
+// by the name of a kernel (and for an empty name).
+func lookupMissed(r C.int) bool { return r == cudaErrorNotFound || r == cudaErrorInvalidValue }
+
 // Global implements plugin.Program: the global's device address and size.
 func (p *Program) Global(name string) (uintptr, uint64, error) {
 	d := p.d
+	if name == "" {
+		return 0, 0, ol.NewError(ol.ErrcNotFound, "the program has no global variable with an empty name")
+	}
 	var ptr C.uintptr_t
 	var size C.size_t
 	r := withName(name, func(cs *C.char) C.int {
 		return C.lgo_cu_module_get_global(d.drv.run, d.ctx, &ptr, &size, p.mod, cs)
 	})
-	if r == cudaErrorNotFound {
+	if lookupMissed(r) {
 		return 0, 0, ol.Errorf(ol.ErrcNotFound, "the program has no global variable named %q", name)
 	}
 	if err := d.call(fmt.Sprintf("cuModuleGetGlobal(%q)", name), r); err != nil {

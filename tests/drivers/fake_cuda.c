@@ -1123,7 +1123,8 @@ CUresult cuModuleUnload(CUmodule m) {
 
 CUresult cuModuleGetFunction(CUfunction *out, CUmodule m, const char *name) {
   NEED_CTX();
-  if (out == NULL || m == NULL || name == NULL || strlen(name) >= 100) return CUDA_ERROR_INVALID_VALUE;
+  /* an empty name is CUDA_ERROR_INVALID_VALUE on the driver (R580), not NOT_FOUND */
+  if (out == NULL || m == NULL || name == NULL || !*name || strlen(name) >= 100) return CUDA_ERROR_INVALID_VALUE;
   pthread_mutex_lock(&mu);
   for (struct fake_function *f = m->functions; f; f = f->next)
     if (!strcmp(f->name, name)) {
@@ -1150,7 +1151,13 @@ CUresult cuModuleGetFunction(CUfunction *out, CUmodule m, const char *name) {
 
 CUresult cuModuleGetGlobal_v2(CUdeviceptr *ptr, size_t *bytes, CUmodule m, const char *name) {
   NEED_CTX();
-  if (m == NULL || name == NULL) return CUDA_ERROR_INVALID_VALUE;
+  if (m == NULL || name == NULL || !*name) return CUDA_ERROR_INVALID_VALUE;
+  /* the name of a kernel is CUDA_ERROR_INVALID_VALUE on the driver (R580),
+   * any other name that is not a variable CUDA_ERROR_NOT_FOUND */
+  char ksym[128];
+  snprintf(ksym, sizeof ksym, "__ol_kernel_%s", name);
+  const ol_host_kernel_desc *kd = strlen(name) < 100 ? ol_host_sym(m->handle, ksym) : NULL;
+  if (kd != NULL && kd->magic == OL_HOST_KERNEL_MAGIC) return CUDA_ERROR_INVALID_VALUE;
   void *p = ol_host_sym(m->handle, name);
   Dl_info info;
   const ElfW(Sym) *sym = NULL;
