@@ -309,8 +309,8 @@ type Device struct {
 
 	drv     *driver
 	ordinal int32
-	ctx     C.uintptr_t // the primary context, retained for this initialisation
-	pinned  pinned.Ranges[struct{}]
+	ctx     C.uintptr_t         // the primary context, retained for this initialisation
+	pinned  pinned.Ranges[bool] // registered ranges: whether the plugin page-locked each
 	streams streams
 	unloads sync.WaitGroup // programs unloading once their launches are done
 

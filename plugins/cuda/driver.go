@@ -74,6 +74,8 @@ const (
 	cudaErrorNoDevice      = 100
 	cudaErrorInvalidHandle = 400
 	cudaErrorNotReady      = 600
+
+	cudaErrorHostMemoryAlreadyRegistered = 712
 )
 
 // CUdevice_attribute values read for the device info.

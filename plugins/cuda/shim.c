@@ -189,6 +189,11 @@ int lgo_cu_pointer_info(const lgo_cu_fns *f, uintptr_t ctx, uintptr_t p, unsigne
   return ((int (*)(void *, int, uintptr_t))f->pointer_get_attribute)(ordinal, 9, p);
 }
 
+int lgo_cu_pointer_type(const lgo_cu_fns *f, uintptr_t ctx, uintptr_t p, unsigned *type) {
+  BIND(f, ctx);
+  return ((int (*)(void *, int, uintptr_t))f->pointer_get_attribute)(type, 2, p);
+}
+
 size_t lgo_cu_param_bytes(const lgo_cu_fns *f, uintptr_t ctx, uintptr_t fn) {
   if (f->func_get_param_info == 0 || ((set_t)f->set_current)(ctx) != 0) return 0;
   size_t end = 0;

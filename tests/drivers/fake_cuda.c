@@ -100,6 +100,7 @@ enum {
   CUDA_ERROR_NOT_READY = 600,
   CUDA_ERROR_PEER_ACCESS_ALREADY_ENABLED = 704,
   CUDA_ERROR_PEER_ACCESS_NOT_ENABLED = 705,
+  CUDA_ERROR_HOST_MEMORY_ALREADY_REGISTERED = 712,
   CUDA_ERROR_HOST_MEMORY_NOT_REGISTERED = 713,
   CUDA_ERROR_NOT_PERMITTED = 800,
   CUDA_ERROR_UNKNOWN = 999,
@@ -545,6 +546,14 @@ CUresult cuMemHostRegister_v2(void *p, size_t size, unsigned int flags) {
   NEED_CTX();
   (void)flags;
   if (p == NULL || size == 0 || is_device_address((uintptr_t)p)) return CUDA_ERROR_INVALID_VALUE;
+  /* memory the driver has page-locked already (pinned or managed
+   * allocations, registered ranges) cannot be registered (again) */
+  int known = 0;
+  pthread_mutex_lock(&mu);
+  for (struct host_alloc *h = host_allocs; h && !known; h = h->next)
+    known = (uintptr_t)p < (uintptr_t)h->p + h->size && (uintptr_t)h->p < (uintptr_t)p + size;
+  pthread_mutex_unlock(&mu);
+  if (known) return CUDA_ERROR_HOST_MEMORY_ALREADY_REGISTERED;
   return host_add(p, size, HOST_REGISTERED);
 }
 
@@ -1258,7 +1267,7 @@ CUresult cuPointerGetAttribute(void *out, int attr, CUdeviceptr p) {
     if (ctxs[d].addr && p >= (uintptr_t)ctxs[d].addr && p < (uintptr_t)ctxs[d].addr + ARENA)
       dev = d;
   for (struct host_alloc *h = host_allocs; h && dev < 0 && !host; h = h->next)
-    host = h->p == (void *)p && h->kind != HOST_REGISTERED;
+    host = contains(h, p, 1) && h->kind != HOST_REGISTERED; /* any address inside, as on the driver */
   pthread_mutex_unlock(&mu);
   if (dev < 0 && !host) return CUDA_ERROR_INVALID_VALUE;
   if (dev >= 0 && device_bytes(p, 1) == NULL) return CUDA_ERROR_INVALID_VALUE;
