@@ -67,8 +67,7 @@ func (d *Device) Free(p uintptr, kind ol.AllocType) error {
 // never unregistered by the plugin.
 func (d *Device) Register(p uintptr, size uint64) (uintptr, error) {
 	_, _, err := d.pinned.AddLocked(p, size, func() (bool, error) {
-		var typ C.uint
-		if C.lgo_cu_pointer_type(d.drv.run, d.ctx, C.uintptr_t(p), &typ) == cudaSuccess && typ == memoryTypeHost {
+		if C.lgo_cu_pointer_type(d.drv.run, d.ctx, C.uintptr_t(p)) == memoryTypeHost {
 			return false, nil // host memory the driver knows: page-locked already
 		}
 		r := C.lgo_cu_register(d.drv.run, d.ctx, C.uintptr_t(p), C.size_t(size))

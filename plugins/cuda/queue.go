@@ -4,6 +4,19 @@ package cuda
 #include <stdlib.h>
 #include <string.h>
 #include "shim.h"
+
+// Fills size bytes at dst with repeats of the psize-byte pattern (the CPU
+// side of a fill of pageable memory).
+static void lgo_cu_host_fill(uintptr_t dst, const void *pat, size_t psize, size_t size) {
+  char *d = (char *)dst;
+  size_t done = psize < size ? psize : size;
+  memcpy(d, pat, done);
+  while (done < size) {
+    size_t n = done < size - done ? done : size - done;
+    memcpy(d + done, d, n);
+    done += n;
+  }
+}
 */
 import "C"
 
@@ -278,9 +291,27 @@ const fillStage = 1 << 20
 // Fill implements plugin.Queue: 1-, 2- and 4-byte patterns at aligned
 // addresses are the driver's memsets; any other pattern is copied from a
 // host buffer holding repeats of it, freed once the copies have run.
+// Pageable host memory (memory the driver does not know) the driver can
+// neither memset nor copy into (CUDA_ERROR_INVALID_VALUE): the CPU fills
+// it, in the queue's order.
 func (q *Queue) Fill(p uintptr, pattern unsafe.Pointer, patternSize, size uint64) error {
 	if size == 0 {
 		return nil
+	}
+	if C.lgo_cu_pointer_type(q.d.drv.run, q.d.ctx, C.uintptr_t(p)) == 0 {
+		pat := C.CBytes(unsafe.Slice((*byte)(pattern), patternSize))
+		if pat == nil {
+			return ol.Errorf(ol.ErrcOutOfResources, "cuda: no host memory to keep a %d-byte fill pattern", patternSize)
+		}
+		err := q.HostCall(func() error {
+			C.lgo_cu_host_fill(C.uintptr_t(p), pat, C.size_t(patternSize), C.size_t(size))
+			C.free(pat)
+			return nil
+		})
+		if err != nil {
+			C.free(pat)
+		}
+		return err
 	}
 	if (patternSize == 1 || patternSize == 2 || patternSize == 4) && uint64(p)%patternSize == 0 {
 		var v uint32

@@ -189,9 +189,12 @@ int lgo_cu_pointer_info(const lgo_cu_fns *f, uintptr_t ctx, uintptr_t p, unsigne
   return ((int (*)(void *, int, uintptr_t))f->pointer_get_attribute)(ordinal, 9, p);
 }
 
-int lgo_cu_pointer_type(const lgo_cu_fns *f, uintptr_t ctx, uintptr_t p, unsigned *type) {
-  BIND(f, ctx);
-  return ((int (*)(void *, int, uintptr_t))f->pointer_get_attribute)(type, 2, p);
+unsigned lgo_cu_pointer_type(const lgo_cu_fns *f, uintptr_t ctx, uintptr_t p) {
+  unsigned type = 0;
+  if (((set_t)f->set_current)(ctx) != 0 ||
+      ((int (*)(void *, int, uintptr_t))f->pointer_get_attribute)(&type, 2, p) != 0)
+    return 0;
+  return type;
 }
 
 size_t lgo_cu_param_bytes(const lgo_cu_fns *f, uintptr_t ctx, uintptr_t fn) {

@@ -577,6 +577,21 @@ static int page_locked(const void *p, size_t n) {
   return found;
 }
 
+/* mu held: the device whose loaded module holds [p, p+n) (its globals,
+ * device memory on the driver), or -1 */
+static int module_memory_locked(uintptr_t p, size_t n);
+
+/* Whether the driver can write [p, p+n) with a memset or a copy: device
+ * memory (allocations, module globals) and page-locked host memory, not
+ * pageable memory. */
+static int driver_memory(uintptr_t p, size_t n) {
+  if (is_device_address(p) || page_locked((const void *)p, n)) return 1;
+  pthread_mutex_lock(&mu);
+  int dev = module_memory_locked(p, n);
+  pthread_mutex_unlock(&mu);
+  return dev >= 0;
+}
+
 /* ---- streams: a thread each, running ops in order ---- */
 
 enum op_kind { OP_COPY, OP_SET, OP_HOST, OP_WAIT, OP_LAUNCH };
@@ -837,6 +852,8 @@ CUresult cuMemcpyHtoDAsync_v2(CUdeviceptr dst, const void *src, size_t n, CUstre
   NEED_CTX();
   char *d = any_bytes(dst, n);
   if (d == NULL || dst == 0 || src == NULL || is_device_address((uintptr_t)src)) return CUDA_ERROR_INVALID_VALUE;
+  /* a pageable destination is no device memory: refused, as on the driver */
+  if (!driver_memory(dst, n)) return CUDA_ERROR_INVALID_VALUE;
   if (s == NULL) return CUDA_ERROR_INVALID_HANDLE;
   if (page_locked(src, n)) return copy(s, d, src, n);
   pthread_mutex_lock(&s->mu);
@@ -877,9 +894,12 @@ CUresult cuMemcpyPeerAsync(CUdeviceptr dst, CUcontext dctx, CUdeviceptr src, CUc
   return cuMemcpyDtoDAsync_v2(dst, src, n, s);
 }
 
+/* The driver's memsets reach device memory and the host memory it knows
+ * (pinned, managed, registered); pageable memory is CUDA_ERROR_INVALID_VALUE. */
 static CUresult set(CUstream s, CUdeviceptr dst, uint32_t v, size_t n, size_t elem) {
   char *d = any_bytes(dst, n * elem);
   if (d == NULL || (dst % elem) != 0) return CUDA_ERROR_INVALID_VALUE;
+  if (!driver_memory(dst, n * elem)) return CUDA_ERROR_INVALID_VALUE;
   return push(s, (struct op){.kind = OP_SET, .dst = d, .n = n, .elem = elem, .value = v});
 }
 
@@ -1037,7 +1057,20 @@ struct fake_module {
   void *handle;
   int fd;
   struct fake_function *functions;
+  int dev;             /* the device of the context it was loaded in */
+  uintptr_t lo, hi;    /* its loaded segments: its globals are device memory */
+  struct fake_module *next;
 };
+
+/* live modules (under mu), for module_memory */
+static struct fake_module *modules;
+
+/* mu held: the device whose module's segments hold [p, p+n), or -1 */
+static int module_memory_locked(uintptr_t p, size_t n) {
+  for (struct fake_module *m = modules; m; m = m->next)
+    if (p >= m->lo && p < m->hi && n <= m->hi - p) return m->dev;
+  return -1;
+}
 
 static int launches;
 
@@ -1102,7 +1135,17 @@ CUresult cuModuleLoadDataEx(CUmodule *out, const void *image, unsigned n, int *o
   CUmodule m = calloc(1, sizeof *m);
   m->handle = h;
   m->fd = fd;
+  m->dev = current->dev;
+  m->lo = UINTPTR_MAX;
+  const Elf64_Phdr *ph = (const Elf64_Phdr *)((const char *)e + e->e_phoff);
+  for (int i = 0; i < e->e_phnum; i++)
+    if (ph[i].p_type == PT_LOAD) {
+      if (base + ph[i].p_vaddr < m->lo) m->lo = base + ph[i].p_vaddr;
+      if (base + ph[i].p_vaddr + ph[i].p_memsz > m->hi) m->hi = base + ph[i].p_vaddr + ph[i].p_memsz;
+    }
   pthread_mutex_lock(&mu);
+  m->next = modules;
+  modules = m;
   live_modules++;
   pthread_mutex_unlock(&mu);
   *out = m;
@@ -1114,6 +1157,11 @@ CUresult cuModuleUnload(CUmodule m) {
   if (m == NULL) return CUDA_ERROR_INVALID_HANDLE;
   char err[256];
   pthread_mutex_lock(&mu);
+  for (struct fake_module **x = &modules; *x; x = &(*x)->next)
+    if (*x == m) {
+      *x = m->next;
+      break;
+    }
   while (m->functions) {
     struct fake_function *f = m->functions;
     m->functions = f->next;
@@ -1268,9 +1316,11 @@ CUresult cuPointerGetAttribute(void *out, int attr, CUdeviceptr p) {
       dev = d;
   for (struct host_alloc *h = host_allocs; h && dev < 0 && !host; h = h->next)
     host = contains(h, p, 1) && h->kind != HOST_REGISTERED; /* any address inside, as on the driver */
+  int global = dev < 0 && !host ? module_memory_locked(p, 1) : -1; /* a module's global: device memory */
   pthread_mutex_unlock(&mu);
-  if (dev < 0 && !host) return CUDA_ERROR_INVALID_VALUE;
+  if (dev < 0 && !host && global < 0) return CUDA_ERROR_INVALID_VALUE;
   if (dev >= 0 && device_bytes(p, 1) == NULL) return CUDA_ERROR_INVALID_VALUE;
+  if (global >= 0) dev = global;
   switch (attr) {
   case 2: *(unsigned *)out = dev >= 0 ? 2 : 1; return CUDA_SUCCESS;
   case 9: *(int *)out = dev >= 0 ? dev : 0; return CUDA_SUCCESS;
