@@ -233,11 +233,48 @@ func (q *Queue) copy(what string, dir C.int, dst, src uintptr, size uint64) erro
 	if size == 0 {
 		return nil
 	}
+	if gpu.Overlap(dst, src, size) {
+		return q.memmove(what, dir, dst, src, size)
+	}
 	q.ops.Add(1)
 	if q.isHeld() && q.hold(deferred{submit: func() error { return q.copyNow(what, dir, dst, src, size) }}) {
 		return nil
 	}
 	return q.copyNow(what, dir, dst, src, size)
+}
+
+// An overlapping copy is split into at most maxMemmovePieces copies; when
+// that is too few (ranges closer than 1/64 of the size) it goes through a
+// device buffer of up to memmoveStage bytes.
+const (
+	maxMemmovePieces = 64
+	memmoveStage     = 16 << 20
+)
+
+// memmove makes a copy whose ranges overlap (inside one allocation: the
+// two sides are the same kind of memory), which the driver's copies do not
+// order byte by byte as memmove does, as copies that do not overlap
+// (gpu.Memmove).
+func (q *Queue) memmove(what string, dir C.int, dst, src uintptr, size uint64) error {
+	if gpu.MemmovePieces(dst, src, size) <= maxMemmovePieces {
+		return gpu.Memmove(dst, src, size, 0, 0, func(d, s uintptr, n uint64) error { return q.copy(what, dir, d, s, n) })
+	}
+	n := min(size, memmoveStage)
+	tmp, err := q.d.Alloc(ol.AllocTypeDevice, n)
+	if err != nil {
+		return err
+	}
+	// under unified addressing a device copy reaches both sides, host
+	// memory the driver knows included
+	err = gpu.Memmove(dst, src, size, tmp, n, func(d, s uintptr, n uint64) error { return q.copy("cuMemcpyDtoDAsync", 2, d, s, n) })
+	if herr := q.HostCall(func() error { return q.d.Free(tmp, ol.AllocTypeDevice) }); herr != nil {
+		_ = q.Sync()
+		_ = q.d.Free(tmp, ol.AllocTypeDevice)
+		if err == nil {
+			err = herr
+		}
+	}
+	return err
 }
 
 func (q *Queue) copyNow(what string, dir C.int, dst, src uintptr, size uint64) error {

@@ -301,6 +301,46 @@ static void test_memcpy_queue_order(void) {
   free(d);
 }
 
+/* Overlapping copies inside one allocation behave like memmove for every
+ * kind of memory, queued or not, up and down, close (many pieces) and far
+ * apart: GPU drivers' copies are not memmove. */
+static void test_memcpy_overlap(void) {
+  enum { N = 70000 };
+  static const long cases[][3] = {/* from, to, size */
+                                  {0, 10, 50},   {10, 0, 50},    {0, 1, 4096},
+                                  {5, 2, 60000}, {0, 4096, 65000}, {9000, 100, 60000}};
+  uint8_t *seq = malloc(N), *want = malloc(N);
+  ol_queue_handle_t q = hc_queue();
+  for (int t = 0; t < 3 && seq && want; t++)
+    for (int queued = 0; queued < 2; queued++)
+      for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+        uint8_t *a = hc_alloc(all_types[t], N);
+        if (!a)
+          continue;
+        for (int i = 0; i < N; i++)
+          seq[i] = (uint8_t)(i * 7 + i / 251);
+        memcpy(want, seq, N);
+        memmove(want + cases[c][1], want + cases[c][0], (size_t)cases[c][2]);
+        OK(olMemcpy(NULL, a, hc_dev, seq, hc_host, N));
+        OK(olMemcpy(queued ? q : NULL, a + cases[c][1], hc_dev, a + cases[c][0], hc_dev,
+                    (size_t)cases[c][2]));
+        if (queued)
+          OK(olSyncQueue(q));
+        memset(seq, 0, N);
+        OK(olMemcpy(NULL, seq, hc_host, a, hc_dev, N));
+        int bad = 0, first = -1;
+        for (int i = 0; i < N; i++)
+          if (seq[i] != want[i] && bad++ == 0)
+            first = i;
+        if (!EQ(bad, 0))
+          fprintf(stderr, "  type %d, %s, %ld bytes from +%ld to +%ld: first wrong byte at %d\n", t,
+                  queued ? "queued" : "not queued", cases[c][2], cases[c][0], cases[c][1], first);
+        OK(olMemFree(a));
+      }
+  OK(olDestroyQueue(q));
+  free(seq), free(want);
+}
+
 /* A queued copy really is asynchronous: behind a blocked host function it
  * has not happened yet; after the release it has. */
 static void test_memcpy_queued_is_async(void) {
@@ -632,6 +672,7 @@ int main(int argc, char **argv) {
     RUN(test_mem_info_size);
     RUN(test_memcpy_every_pair);
     RUN(test_memcpy_queue_order);
+    RUN(test_memcpy_overlap);
     RUN(test_memcpy_queued_is_async);
     RUN(test_memcpy_on_other_platform_queue);
     RUN(test_memcpy_errors);
