@@ -129,7 +129,9 @@ func (p *Program) Kernel(name string) (plugin.Kernel, error) {
 		return nil, err
 	}
 	k := &Kernel{p: p, fn: fn, name: name, maxThreads: uint32(maxThreads)}
-	k.paramBytes = uint64(C.lgo_cu_param_bytes(d.drv.run, d.ctx, fn))
+	if pb := int64(C.lgo_cu_param_bytes(d.drv.run, d.ctx, fn)); pb >= 0 {
+		k.paramBytes, k.paramsKnown = uint64(pb), true
+	}
 	return k, nil
 }
 
@@ -200,10 +202,11 @@ type Kernel struct {
 	fn         C.uintptr_t
 	name       string
 	maxThreads uint32
-	// paramBytes is the size of the kernel's parameters when the driver
-	// can say (cuFuncGetParamInfo, R550+), else 0
-	paramBytes uint64
-	dynShared  atomic.Uint64 // the dynamic shared memory the function is allowed
+	// paramBytes is the size of the kernel's parameters (0: it has none)
+	// when the driver can say (paramsKnown: cuFuncGetParamInfo, R550+)
+	paramBytes  uint64
+	paramsKnown bool
+	dynShared   atomic.Uint64 // the dynamic shared memory the function is allowed
 }
 
 // maxParamBytes is the most parameter bytes a CUDA kernel can take: an
@@ -267,7 +270,10 @@ func (q *Queue) Launch(pk plugin.Kernel, args []byte, s plugin.LaunchSize) error
 		p.queues[q.s] = q
 	}
 	p.mu.Unlock()
-	if k.paramBytes > 0 {
+	if k.paramsKnown {
+		// exactly the parameters: the driver refuses a longer buffer for
+		// a kernel without parameters (CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES
+		// on R580), and extra argument bytes are to be ignored
 		if uint64(len(args)) < k.paramBytes {
 			return ol.Errorf(ol.ErrcInvalidArgument, "kernel %q takes %d bytes of arguments, but ArgumentsSize is %d", k.name, k.paramBytes, len(args))
 		}

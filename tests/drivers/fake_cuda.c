@@ -17,6 +17,9 @@
  *   FAKE_CUDA_RELEASE_RESULT=<code> what cuDevicePrimaryCtxRelease returns
  *   FAKE_CUDA_NO_PEER=1            no pair of GPUs can reach each other
  *   FAKE_CUDA_STREAM_BUSY=1        cuStreamQuery always answers NOT_READY
+ *   FAKE_CUDA_FUNC_MAX_THREADS=<n> every function's MAX_THREADS_PER_BLOCK
+ *                                  (default 1024); a bigger block is
+ *                                  CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES
  *
  * A missing symbol cannot be simulated at run time (the dynamic symbol table
  * is fixed when the library is linked); the tests hide symbols at link time
@@ -98,6 +101,7 @@ enum {
   CUDA_ERROR_INVALID_CONTEXT = 201,
   CUDA_ERROR_INVALID_HANDLE = 400,
   CUDA_ERROR_NOT_READY = 600,
+  CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES = 701,
   CUDA_ERROR_PEER_ACCESS_ALREADY_ENABLED = 704,
   CUDA_ERROR_PEER_ACCESS_NOT_ENABLED = 705,
   CUDA_ERROR_HOST_MEMORY_ALREADY_REGISTERED = 712,
@@ -230,6 +234,7 @@ static const char *error_name(CUresult r) {
   case CUDA_ERROR_INVALID_CONTEXT: return "CUDA_ERROR_INVALID_CONTEXT";
   case CUDA_ERROR_NOT_READY: return "CUDA_ERROR_NOT_READY";
   case CUDA_ERROR_NOT_PERMITTED: return "CUDA_ERROR_NOT_PERMITTED";
+  case CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES: return "CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES";
   case CUDA_ERROR_UNKNOWN: return "CUDA_ERROR_UNKNOWN";
   }
   return NULL;
@@ -1243,12 +1248,16 @@ CUresult cuModuleGetGlobal_v2(CUdeviceptr *ptr, size_t *bytes, CUmodule m, const
   return CUDA_SUCCESS;
 }
 
+/* A function's block limit (its registers bound it below the device's
+ * 1024 on the driver): FAKE_CUDA_FUNC_MAX_THREADS, default 1024. */
+static int func_max_threads(void) { return env_int("FAKE_CUDA_FUNC_MAX_THREADS", 1024); }
+
 CUresult cuFuncGetAttribute(int *value, int attr, CUfunction f) {
   NEED_CTX();
   if (value == NULL || f == NULL) return CUDA_ERROR_INVALID_VALUE;
   if (dead_function(f)) return CUDA_ERROR_INVALID_HANDLE;
   if (attr != 0) return CUDA_ERROR_INVALID_VALUE; /* MAX_THREADS_PER_BLOCK only */
-  *value = 1024;
+  *value = func_max_threads();
   return CUDA_SUCCESS;
 }
 
@@ -1310,6 +1319,11 @@ CUresult cuLaunchKernel(CUfunction f, unsigned gx, unsigned gy, unsigned gz, uns
     else return CUDA_ERROR_INVALID_VALUE;
   }
   if (size < f->desc->args_size) return CUDA_ERROR_INVALID_VALUE;
+  /* as on the driver (R580): argument bytes for a kernel without
+   * parameters, and a block past the function's limit, are
+   * CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES */
+  if ((f->desc->args_size == 0 && size > 0) || (uint64_t)bx * by * bz > (uint64_t)func_max_threads())
+    return CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES;
   char *copy = malloc(size ? size : 1);
   if (copy == NULL) return CUDA_ERROR_OUT_OF_MEMORY;
   if (size) memcpy(copy, args, size);
@@ -1348,8 +1362,9 @@ CUresult cuPointerGetAttribute(void *out, int attr, CUdeviceptr p) {
 /* one parameter: the kernel's argument struct */
 CUresult cuFuncGetParamInfo(CUfunction f, size_t index, size_t *offset, size_t *size) {
   NEED_CTX();
-  if (f == NULL || index > 0) return CUDA_ERROR_INVALID_VALUE;
+  if (f == NULL) return CUDA_ERROR_INVALID_VALUE;
   if (dead_function(f)) return CUDA_ERROR_INVALID_HANDLE;
+  if (index > 0 || f->desc->args_size == 0) return CUDA_ERROR_INVALID_VALUE; /* past the last (or no) parameter */
   if (offset) *offset = 0;
   if (size) *size = f->desc->args_size;
   return CUDA_SUCCESS;
