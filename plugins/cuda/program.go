@@ -41,6 +41,8 @@ const (
 // the image in C memory (PTX text gets its NUL), with the JIT's error log
 // in the Details of a refused image. The driver takes no size, so an image
 // whose headers point past its end is refused first (image.CheckCUDA).
+// The image's global constructors then run on the device (the driver runs
+// none; see ctors.go).
 func (d *Device) LoadProgram(img []byte) (plugin.Program, error) {
 	if len(img) == 0 {
 		return nil, ol.NewError(ol.ErrcInvalidBinary, "cuda: the image is empty")
@@ -73,7 +75,13 @@ func (d *Device) LoadProgram(img []byte) (plugin.Program, error) {
 		}
 		return nil, ol.Errorf(code, "cuda: cuModuleLoadDataEx of %s for %s failed: %s%s", what, d.info.Name.V, d.drv.describe(r), log)
 	}
-	return &Program{d: d, mod: mod, queues: map[C.uintptr_t]*Queue{}}, nil
+	prog := &Program{d: d, mod: mod, queues: map[C.uintptr_t]*Queue{}}
+	prog.ctors, prog.dtors = ctorObjects(img)
+	if err := prog.runCtors(true); err != nil {
+		_ = C.lgo_cu_module_unload(d.drv.run, d.ctx, mod)
+		return nil, err
+	}
+	return prog, nil
 }
 
 // IsValidBinary implements plugin.Device: an image of a kind the device
@@ -101,6 +109,9 @@ type Program struct {
 	// (bounded by the device's streams, however many queues come and go)
 	queues   map[C.uintptr_t]*Queue
 	unloaded bool
+	// the lowered constructors and destructors, in the order they run
+	// (see ctors.go)
+	ctors, dtors []string
 }
 
 func withName(name string, f func(*C.char) C.int) C.int {
@@ -179,7 +190,11 @@ func (p *Program) Unload() error {
 	}
 	p.mu.Unlock()
 	unload := func() error {
-		return p.d.call("cuModuleUnload", C.lgo_cu_module_unload(p.d.drv.run, p.d.ctx, p.mod))
+		err := p.runCtors(false) // the destructors, once the launches are done
+		if uerr := p.d.call("cuModuleUnload", C.lgo_cu_module_unload(p.d.drv.run, p.d.ctx, p.mod)); err == nil {
+			err = uerr
+		}
+		return err
 	}
 	if len(busy) == 0 {
 		return unload()

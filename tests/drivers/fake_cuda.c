@@ -1066,7 +1066,15 @@ struct fake_function {
   char name[128];
   int dead; /* its module was unloaded (atomic) */
   struct fake_function *next;
+  /* nvptx$device$init (1) or nvptx$device$fini (2), whose array bounds are
+   * in slots (see "constructors" below), or 0 */
+  int special;
+  uintptr_t *slots;
 };
+
+/* The descriptor of nvptx$device$init and nvptx$device$fini: no
+ * parameters (run_launch runs them itself). */
+static const ol_host_kernel_desc special_desc = {.magic = OL_HOST_KERNEL_MAGIC};
 
 /* Functions of unloaded modules are kept, dead, so that a stale CUfunction
  * is refused (CUDA_ERROR_INVALID_HANDLE, as the driver does) instead of
@@ -1082,6 +1090,20 @@ struct fake_module {
   int dev;             /* the device of the context it was loaded in */
   uintptr_t lo, hi;    /* its loaded segments: its globals are device memory */
   struct fake_module *next;
+  /* Constructors, as the driver has them (it runs none at load): the
+   * image's .init_array and .fini_array (relocated, in the loaded image),
+   * the objects naming their entries (__init_array_object_* symbols of the
+   * image's symbol table; clang's NVPTX lowering emits them in PTX, the
+   * fake cubins get them with objcopy), and the globals
+   * __init_array_start/_end, __fini_array_start/_end (slots 0-3), which
+   * nvptx$device$init/fini read. */
+  size_t ninit, nfini;
+  uintptr_t slots[4];
+  struct ctor_object {
+    char name[96];
+    uintptr_t addr;
+  } *objects;
+  size_t nobjects;
 };
 
 /* live modules (under mu), for module_memory */
@@ -1089,9 +1111,61 @@ static struct fake_module *modules;
 
 /* mu held: the device whose module's segments hold [p, p+n), or -1 */
 static int module_memory_locked(uintptr_t p, size_t n) {
-  for (struct fake_module *m = modules; m; m = m->next)
+  for (struct fake_module *m = modules; m; m = m->next) {
     if (p >= m->lo && p < m->hi && n <= m->hi - p) return m->dev;
+    uintptr_t s = (uintptr_t)m->slots;
+    if (p >= s && p < s + sizeof m->slots && n <= s + sizeof m->slots - p) return m->dev;
+  }
   return -1;
+}
+
+/* The driver runs no constructor or destructor of a module: the double
+ * takes the image's away from the dynamic loader (their dynamic tags
+ * become DT_VALRNGLO, which it ignores) and keeps where the arrays are. */
+static void take_ctors(Elf64_Ehdr *copy, uintptr_t *init, size_t *ninit, uintptr_t *fini, size_t *nfini) {
+  *init = *fini = 0;
+  *ninit = *nfini = 0;
+  Elf64_Phdr *ph = (Elf64_Phdr *)((char *)copy + copy->e_phoff);
+  for (int i = 0; i < copy->e_phnum; i++) {
+    if (ph[i].p_type != PT_DYNAMIC) continue;
+    Elf64_Dyn *dyn = (Elf64_Dyn *)((char *)copy + ph[i].p_offset);
+    for (size_t k = 0; k < ph[i].p_filesz / sizeof *dyn && dyn[k].d_tag != DT_NULL; k++) {
+      switch (dyn[k].d_tag) {
+      case DT_INIT_ARRAY: *init = dyn[k].d_un.d_ptr; break;
+      case DT_INIT_ARRAYSZ: *ninit = dyn[k].d_un.d_val / 8; break;
+      case DT_FINI_ARRAY: *fini = dyn[k].d_un.d_ptr; break;
+      case DT_FINI_ARRAYSZ: *nfini = dyn[k].d_un.d_val / 8; break;
+      case DT_INIT:
+      case DT_FINI:
+        break;
+      default:
+        continue;
+      }
+      dyn[k].d_tag = DT_VALRNGLO;
+    }
+  }
+}
+
+/* The image's __init_array_object_* and __fini_array_object_* symbols
+ * (its symbol table), at their loaded addresses. */
+static void find_ctor_objects(const Elf64_Ehdr *e, uintptr_t base, struct fake_module *m) {
+  const Elf64_Shdr *sh = (const Elf64_Shdr *)((const char *)e + e->e_shoff);
+  for (int i = 0; i < e->e_shnum; i++) {
+    if (sh[i].sh_type != SHT_SYMTAB || sh[i].sh_link >= e->e_shnum) continue;
+    const Elf64_Sym *sym = (const Elf64_Sym *)((const char *)e + sh[i].sh_offset);
+    const char *str = (const char *)e + sh[sh[i].sh_link].sh_offset;
+    size_t n = sh[i].sh_size / sizeof *sym;
+    for (size_t k = 0; k < n; k++) {
+      const char *name = str + sym[k].st_name;
+      if (strncmp(name, "__init_array_object_", 20) && strncmp(name, "__fini_array_object_", 20)) continue;
+      if (strlen(name) >= sizeof m->objects->name) continue;
+      struct ctor_object *grown = realloc(m->objects, (m->nobjects + 1) * sizeof *grown);
+      if (grown == NULL) return;
+      m->objects = grown;
+      snprintf(m->objects[m->nobjects].name, sizeof m->objects->name, "%s", name);
+      m->objects[m->nobjects++].addr = base + sym[k].st_value;
+    }
+  }
 }
 
 static int launches;
@@ -1138,6 +1212,9 @@ CUresult cuModuleLoadDataEx(CUmodule *out, const void *image, unsigned n, int *o
   memcpy(copy, image, size);
   copy->e_machine = HOST_MACHINE;
   copy->e_flags = 0;
+  uintptr_t init_at, fini_at;
+  size_t ninit, nfini;
+  take_ctors(copy, &init_at, &ninit, &fini_at, &nfini);
   char err[256];
   int fd = -1;
   const void *staged = ol_host_stage(copy, size, &fd, err, sizeof err);
@@ -1158,6 +1235,9 @@ CUresult cuModuleLoadDataEx(CUmodule *out, const void *image, unsigned n, int *o
   m->handle = h;
   m->fd = fd;
   m->dev = current->dev;
+  m->ninit = init_at ? ninit : 0;
+  m->nfini = fini_at ? nfini : 0;
+  find_ctor_objects(e, base, m);
   m->lo = UINTPTR_MAX;
   const Elf64_Phdr *ph = (const Elf64_Phdr *)((const char *)e + e->e_phoff);
   for (int i = 0; i < e->e_phnum; i++)
@@ -1193,6 +1273,7 @@ CUresult cuModuleUnload(CUmodule m) {
   }
   pthread_mutex_unlock(&mu);
   ol_host_unload(m->handle, m->fd, err, sizeof err);
+  free(m->objects);
   free(m);
   pthread_mutex_lock(&mu);
   live_modules--;
@@ -1211,15 +1292,19 @@ CUresult cuModuleGetFunction(CUfunction *out, CUmodule m, const char *name) {
       pthread_mutex_unlock(&mu);
       return CUDA_SUCCESS;
     }
+  /* the kernels clang emits for a module with constructors (destructors) */
+  int special = !strcmp(name, "nvptx$device$init") && m->ninit ? 1 : !strcmp(name, "nvptx$device$fini") && m->nfini ? 2 : 0;
   char sym[128];
   snprintf(sym, sizeof sym, "__ol_kernel_%s", name);
-  const ol_host_kernel_desc *desc = ol_host_sym(m->handle, sym);
+  const ol_host_kernel_desc *desc = special ? &special_desc : ol_host_sym(m->handle, sym);
   if (desc == NULL || desc->magic != OL_HOST_KERNEL_MAGIC) {
     pthread_mutex_unlock(&mu);
     return 500; /* CUDA_ERROR_NOT_FOUND */
   }
   struct fake_function *f = calloc(1, sizeof *f);
   f->desc = desc;
+  f->special = special;
+  f->slots = special == 1 ? &m->slots[0] : &m->slots[2];
   snprintf(f->name, sizeof f->name, "%s", name);
   f->next = m->functions;
   m->functions = f;
@@ -1237,6 +1322,20 @@ CUresult cuModuleGetGlobal_v2(CUdeviceptr *ptr, size_t *bytes, CUmodule m, const
   snprintf(ksym, sizeof ksym, "__ol_kernel_%s", name);
   const ol_host_kernel_desc *kd = strlen(name) < 100 ? ol_host_sym(m->handle, ksym) : NULL;
   if (kd != NULL && kd->magic == OL_HOST_KERNEL_MAGIC) return CUDA_ERROR_INVALID_VALUE;
+  static const char *const bounds[4] = {"__init_array_start", "__init_array_end", "__fini_array_start",
+                                        "__fini_array_end"};
+  for (int i = 0; i < 4; i++)
+    if (!strcmp(name, bounds[i]) && (i < 2 ? m->ninit : m->nfini)) {
+      if (ptr) *ptr = (uintptr_t)&m->slots[i];
+      if (bytes) *bytes = sizeof m->slots[i];
+      return CUDA_SUCCESS;
+    }
+  for (size_t i = 0; i < m->nobjects; i++)
+    if (!strcmp(name, m->objects[i].name)) {
+      if (ptr) *ptr = m->objects[i].addr;
+      if (bytes) *bytes = 8;
+      return CUDA_SUCCESS;
+    }
   void *p = ol_host_sym(m->handle, name);
   Dl_info info;
   const ElfW(Sym) *sym = NULL;
@@ -1257,7 +1356,7 @@ CUresult cuFuncGetAttribute(int *value, int attr, CUfunction f) {
   if (value == NULL || f == NULL) return CUDA_ERROR_INVALID_VALUE;
   if (dead_function(f)) return CUDA_ERROR_INVALID_HANDLE;
   if (attr != 0) return CUDA_ERROR_INVALID_VALUE; /* MAX_THREADS_PER_BLOCK only */
-  *value = func_max_threads();
+  *value = f->special ? 1 : func_max_threads(); /* .maxntid 1 */
   return CUDA_SUCCESS;
 }
 
@@ -1297,6 +1396,20 @@ static void run_launch(CUstream s, struct op *o) {
     fprintf(stderr, "fake_cuda: a queued launch of kernel %s runs after cuModuleUnload of its module\n", o->func->name);
     abort();
   }
+  if (o->func->special) {
+    /* nvptx$device$init calls the functions from __init_array_start up to
+     * __init_array_end, nvptx$device$fini from __fini_array_end down to
+     * __fini_array_start, as the kernels clang emits do */
+    device_access(1);
+    uintptr_t lo = o->func->slots[0], hi = o->func->slots[1];
+    if (o->func->special == 1)
+      for (uintptr_t a = lo; a < hi; a += 8) (*(void (**)(void))a)();
+    else
+      for (uintptr_t a = hi; a >= lo + 8; a -= 8) (*(void (**)(void))(a - 8))();
+    device_access(0);
+    free(o->dst);
+    return;
+  }
   if (s->fibers == NULL) s->fibers = ol_fiber_pool_new();
   uint64_t groups = (uint64_t)o->grid[0] * o->grid[1] * o->grid[2];
   device_access(1);
@@ -1322,7 +1435,7 @@ CUresult cuLaunchKernel(CUfunction f, unsigned gx, unsigned gy, unsigned gz, uns
   /* as on the driver (R580): argument bytes for a kernel without
    * parameters, and a block past the function's limit, are
    * CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES */
-  if ((f->desc->args_size == 0 && size > 0) || (uint64_t)bx * by * bz > (uint64_t)func_max_threads())
+  if ((f->desc->args_size == 0 && size > 0) || (uint64_t)bx * by * bz > (uint64_t)(f->special ? 1 : func_max_threads()))
     return CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES;
   char *copy = malloc(size ? size : 1);
   if (copy == NULL) return CUDA_ERROR_OUT_OF_MEMORY;
