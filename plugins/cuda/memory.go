@@ -59,16 +59,16 @@ func (d *Device) Free(p uintptr, kind ol.AllocType) error {
 // Register implements plugin.Device: the first registration of a range
 // page-locks it (cuMemHostRegister, usable from every context); the device
 // address of registered memory is its host address (unified addressing).
-// Memory the driver has page-locked already (cuMemAllocHost, managed
-// memory: olMemAlloc's HOST and MANAGED; a range another library
-// registered) is not registered again: the driver refuses that
-// (CUDA_ERROR_HOST_MEMORY_ALREADY_REGISTERED, or INVALID_VALUE), and the
-// device reaches it as it is. Such a range is tracked all the same, and
-// never unregistered by the plugin.
+// Memory the driver knows already (cuPointerGetAttribute answers for it:
+// cuMemAllocHost and managed memory, olMemAlloc's HOST and MANAGED; a
+// range another library registered; device memory) is not registered
+// again: the driver refuses that (CUDA_ERROR_HOST_MEMORY_ALREADY_REGISTERED
+// or INVALID_VALUE), and the device reaches it as it is. Such a range is
+// tracked all the same, and never unregistered by the plugin.
 func (d *Device) Register(p uintptr, size uint64) (uintptr, error) {
 	_, _, err := d.pinned.AddLocked(p, size, func() (bool, error) {
-		if C.lgo_cu_pointer_type(d.drv.run, d.ctx, C.uintptr_t(p)) == memoryTypeHost {
-			return false, nil // host memory the driver knows: page-locked already
+		if C.lgo_cu_pointer_type(d.drv.run, d.ctx, C.uintptr_t(p)) != 0 {
+			return false, nil // memory the driver knows (pinned, managed, device): the device reaches it
 		}
 		r := C.lgo_cu_register(d.drv.run, d.ctx, C.uintptr_t(p), C.size_t(size))
 		if r == cudaErrorHostMemoryAlreadyRegistered {
@@ -121,8 +121,5 @@ func (d *Device) OwnsPointer(p uintptr) bool {
 	return typ == memoryTypeDevice && int32(ordinal) == d.ordinal
 }
 
-// CUmemorytype
-const (
-	memoryTypeHost   = 1
-	memoryTypeDevice = 2
-)
+// CU_MEMORYTYPE_DEVICE
+const memoryTypeDevice = 2
