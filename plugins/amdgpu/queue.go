@@ -449,6 +449,9 @@ var _ plugin.Queue = (*Queue)(nil)
 
 // copy submits an asynchronous copy; tl is a temporary lock the copy holds.
 func (q *Queue) copy(what string, dst uintptr, dstAgent uint64, src uintptr, srcAgent uint64, size uint64, tl *tempLock, stage uintptr) error {
+	if gpu.Overlap(dst, src, size) {
+		return q.memmove(what, dst, dstAgent, src, srcAgent, size, tl, stage)
+	}
 	h := q.hw
 	p := q.d.p
 	s, err := h.begin()
@@ -468,6 +471,95 @@ func (q *Queue) copy(what string, dst uintptr, dstAgent uint64, src uintptr, src
 	}
 	q.ops.Add(1)
 	h.commit(entry{sig: s, tlock: tl, stage: stage}, false)
+	return nil
+}
+
+// An overlapping copy is split into at most maxMemmovePieces copies; when
+// that is too few (ranges closer than 1/64 of the size) it goes through a
+// host buffer of up to memmoveStage bytes.
+const (
+	maxMemmovePieces = 64
+	memmoveStage     = 16 << 20
+)
+
+// memmove makes a copy whose ranges overlap (inside one allocation), which
+// hsa_amd_memory_async_copy does not order byte by byte as memmove does,
+// as copies that do not overlap (gpu.Memmove); the last one holds tl and
+// frees stage, and the buffer when there is one.
+func (q *Queue) memmove(what string, dst uintptr, dstAgent uint64, src uintptr, srcAgent uint64, size uint64, tl *tempLock, stage uintptr) error {
+	p := q.d.p
+	type piece struct {
+		dst, src uintptr
+		da, sa   uint64 // the agents
+		n        uint64
+	}
+	var pieces []piece
+	var tmp uintptr
+	if gpu.MemmovePieces(dst, src, size) <= maxMemmovePieces {
+		_ = gpu.Memmove(dst, src, size, 0, 0, func(d, s uintptr, n uint64) error {
+			pieces = append(pieces, piece{d, s, dstAgent, srcAgent, n})
+			return nil
+		})
+	} else {
+		n := min(size, memmoveStage)
+		r := C.lgo_hsa_pool_allocate(p.run, C.uint64_t(p.hostPool), C.size_t(n))
+		if r.st != hsaStatusSuccess {
+			if tl != nil {
+				p.unlockTemp(tl)
+			}
+			return ol.Errorf(ol.ErrcOutOfResources, "amdgpu: no host memory for the %d-byte buffer of an overlapping copy: %s", n, p.drv.describe(uint32(r.st)))
+		}
+		tmp = uintptr(r.v)
+		if err := p.allowAccess(p.agentsC, len(p.gpus), tmp); err != nil {
+			_ = C.lgo_hsa_pool_free(p.run, C.uintptr_t(tmp))
+			if tl != nil {
+				p.unlockTemp(tl)
+			}
+			return err
+		}
+		_ = gpu.Memmove(dst, src, size, tmp, n, func(d, s uintptr, n uint64) error {
+			if d == tmp {
+				pieces = append(pieces, piece{d, s, srcAgent, srcAgent, n})
+			} else {
+				pieces = append(pieces, piece{d, s, dstAgent, dstAgent, n})
+			}
+			return nil
+		})
+	}
+	for i, x := range pieces {
+		var ptl *tempLock
+		var pstage uintptr
+		last := i == len(pieces)-1
+		if last {
+			ptl, pstage = tl, stage
+		}
+		if err := q.copy(what, x.dst, x.da, x.src, x.sa, x.n, ptl, pstage); err != nil {
+			if i > 0 {
+				_ = q.Sync()
+			}
+			if tl != nil && !last { // (a failed copy releases its own lock)
+				p.unlockTemp(tl)
+			}
+			if stage != 0 {
+				_ = C.lgo_hsa_pool_free(p.run, C.uintptr_t(stage))
+			}
+			if tmp != 0 {
+				_ = C.lgo_hsa_pool_free(p.run, C.uintptr_t(tmp))
+			}
+			return err
+		}
+	}
+	if tmp != 0 {
+		// after the copies, in the queue's order
+		if err := q.HostCall(func() error {
+			_ = C.lgo_hsa_pool_free(p.run, C.uintptr_t(tmp))
+			return nil
+		}); err != nil {
+			_ = q.Sync()
+			_ = C.lgo_hsa_pool_free(p.run, C.uintptr_t(tmp))
+			return err
+		}
+	}
 	return nil
 }
 

@@ -16,6 +16,7 @@ import "C"
 import (
 	"fmt"
 	"math"
+	"strconv"
 	"sync"
 
 	"github.com/liboffload-go/liboffload-go/api/ol"
@@ -27,8 +28,10 @@ import (
 
 const (
 	backendName = "cuda"
-	// VendorName is the platform's and the devices' vendor.
-	VendorName = "NVIDIA Corporation"
+	// VendorName is the platform's vendor; DeviceVendor the devices', as
+	// LLVM 22.1's CUDA plugin names it.
+	VendorName   = "NVIDIA Corporation"
+	DeviceVendor = "NVIDIA"
 	// VendorID is NVIDIA's PCI vendor id.
 	VendorID = 0x10de
 )
@@ -66,7 +69,7 @@ func (pl *Plugin) Init(env plugin.Env) (plugin.Platform, error) {
 	}
 	p := &Platform{Platform: pl.NewPlatform(d.versionString())}
 	for i := 0; i < n; i++ {
-		info, err := d.deviceInfo(i, p.Version())
+		info, err := d.deviceInfo(i, strconv.Itoa(int(d.version)))
 		if err != nil {
 			_ = p.Deinit()
 			return nil, err
@@ -154,17 +157,19 @@ func (d *driver) deviceInfo(ordinal int, version string) (*plugin.DeviceInfo, er
 	info := gpu.NewDeviceInfo(VendorID, version)
 	info.Name, info.ProductName = plugin.Some(name), plugin.Some(name)
 	info.Uid = plugin.Some(formatUUID(uuid))
-	info.Vendor = plugin.Some(VendorName)
+	info.Vendor = plugin.Some(DeviceVendor)
 	info.MaxWorkGroupSize = plugin.Some(clampU32(a[attrMaxThreadsPerBlock]))
 	info.MaxWorkGroupSizePerDimension = plugin.Some(ol.Dimensions{
 		X: clampU32(block[0]), Y: clampU32(block[1]), Z: clampU32(block[2]),
 	})
-	// Work sizes count work items: the largest group times the most
-	// groups along x (per dimension: that dimension's limits). CUDA's
-	// limits exceed 32 bits; they are clamped to the u32 the API has.
+	// MAX_WORK_SIZE counts work items: the largest group times the most
+	// groups along x, clamped to the u32 the API has. Per dimension it is
+	// the grid's limits in blocks, as LLVM 22.1's CUDA plugin reports them
+	// (2147483647, 65535, 65535 on an H200), since a CUDA grid is bounded
+	// in blocks only.
 	info.MaxWorkSize = plugin.Some(clampU32(a[attrMaxThreadsPerBlock] * grid[0]))
 	info.MaxWorkSizePerDimension = plugin.Some(ol.Dimensions{
-		X: clampU32(block[0] * grid[0]), Y: clampU32(block[1] * grid[1]), Z: clampU32(block[2] * grid[2]),
+		X: clampU32(grid[0]), Y: clampU32(grid[1]), Z: clampU32(grid[2]),
 	})
 	info.NumComputeUnits = plugin.Some(clampU32(a[attrMultiprocessorCount]))
 	info.MaxClockFrequency = plugin.Some(clampU32(a[attrClockRate] / 1000))
@@ -217,10 +222,10 @@ func (d *driver) computeCapability(ordinal int) (major, minor int, err error) {
 	return int(maj), int(min), nil
 }
 
-// formatUUID renders a device UUID the way nvidia-smi does:
-// GPU-xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx.
+// formatUUID renders a device UUID as LLVM 22.1's CUDA plugin does:
+// "CUDA-" and the 16 bytes as 32 lower-case hex digits.
 func formatUUID(u [16]byte) string {
-	return fmt.Sprintf("GPU-%x-%x-%x-%x-%x", u[0:4], u[4:6], u[6:8], u[8:10], u[10:16])
+	return fmt.Sprintf("CUDA-%x", u[:])
 }
 
 func clampU32(v uint64) uint32 {
@@ -306,8 +311,8 @@ type Device struct {
 
 	drv     *driver
 	ordinal int32
-	ctx     C.uintptr_t // the primary context, retained for this initialisation
-	pinned  pinned.Ranges[struct{}]
+	ctx     C.uintptr_t         // the primary context, retained for this initialisation
+	pinned  pinned.Ranges[bool] // registered ranges: whether the plugin page-locked each
 	streams streams
 	unloads sync.WaitGroup // programs unloading once their launches are done
 

@@ -69,10 +69,13 @@ var sonames = []string{"libcuda.so.1", "libcuda.so"}
 // CUresult values the plugin treats specially.
 const (
 	cudaSuccess            = 0
+	cudaErrorInvalidValue  = 1
 	cudaErrorOutOfMemory   = 2
 	cudaErrorNoDevice      = 100
 	cudaErrorInvalidHandle = 400
 	cudaErrorNotReady      = 600
+
+	cudaErrorHostMemoryAlreadyRegistered = 712
 )
 
 // CUdevice_attribute values read for the device info.
@@ -284,6 +287,8 @@ var errorNames = map[int32]string{
 	300: "CUDA_ERROR_INVALID_SOURCE",
 	400: "CUDA_ERROR_INVALID_HANDLE",
 	500: "CUDA_ERROR_NOT_FOUND",
+	701: "CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES",
+	712: "CUDA_ERROR_HOST_MEMORY_ALREADY_REGISTERED",
 	800: "CUDA_ERROR_NOT_PERMITTED",
 	801: "CUDA_ERROR_NOT_SUPPORTED",
 	802: "CUDA_ERROR_SYSTEM_NOT_READY",

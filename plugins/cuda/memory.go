@@ -59,24 +59,34 @@ func (d *Device) Free(p uintptr, kind ol.AllocType) error {
 // Register implements plugin.Device: the first registration of a range
 // page-locks it (cuMemHostRegister, usable from every context); the device
 // address of registered memory is its host address (unified addressing).
+// Memory the driver knows already (cuPointerGetAttribute answers for it:
+// cuMemAllocHost and managed memory, olMemAlloc's HOST and MANAGED; a
+// range another library registered; device memory) is not registered
+// again: the driver refuses that (CUDA_ERROR_HOST_MEMORY_ALREADY_REGISTERED
+// or INVALID_VALUE), and the device reaches it as it is. Such a range is
+// tracked all the same, and never unregistered by the plugin.
 func (d *Device) Register(p uintptr, size uint64) (uintptr, error) {
-	first, err := d.pinned.Add(p, size)
+	_, _, err := d.pinned.AddLocked(p, size, func() (bool, error) {
+		if C.lgo_cu_pointer_type(d.drv.run, d.ctx, C.uintptr_t(p)) != 0 {
+			return false, nil // memory the driver knows (pinned, managed, device): the device reaches it
+		}
+		r := C.lgo_cu_register(d.drv.run, d.ctx, C.uintptr_t(p), C.size_t(size))
+		if r == cudaErrorHostMemoryAlreadyRegistered {
+			return false, nil
+		}
+		return true, d.call(fmt.Sprintf("cuMemHostRegister of %d bytes at %#x", size, p), r)
+	})
 	if err != nil {
 		return 0, err
-	}
-	if first {
-		if err := d.call(fmt.Sprintf("cuMemHostRegister of %d bytes at %#x", size, p), C.lgo_cu_register(d.drv.run, d.ctx, C.uintptr_t(p), C.size_t(size))); err != nil {
-			d.pinned.Drop(p)
-			return 0, err
-		}
 	}
 	return p, nil
 }
 
-// Unregister implements plugin.Device: the last user of a range unlocks it.
+// Unregister implements plugin.Device: the last user of a range unlocks it
+// (when the plugin locked it).
 func (d *Device) Unregister(p uintptr) error {
-	last, start, _, err := d.pinned.Remove(p)
-	if err != nil || !last {
+	last, start, locked, err := d.pinned.Remove(p)
+	if err != nil || !last || !locked {
 		return err
 	}
 	return d.call(fmt.Sprintf("cuMemHostUnregister at %#x", start), C.lgo_cu_unregister(d.drv.run, d.ctx, C.uintptr_t(start)))
@@ -91,8 +101,10 @@ func (d *Device) unregisterAll() error {
 		return nil
 	}
 	var errs []error
-	d.pinned.Reset(func(start uintptr, _ struct{}) {
-		errs = append(errs, d.call(fmt.Sprintf("cuMemHostUnregister at %#x", start), C.lgo_cu_unregister(d.drv.run, d.ctx, C.uintptr_t(start))))
+	d.pinned.Reset(func(start uintptr, locked bool) {
+		if locked {
+			errs = append(errs, d.call(fmt.Sprintf("cuMemHostUnregister at %#x", start), C.lgo_cu_unregister(d.drv.run, d.ctx, C.uintptr_t(start))))
+		}
 	})
 	return errors.Join(errs...)
 }

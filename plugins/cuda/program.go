@@ -41,6 +41,8 @@ const (
 // the image in C memory (PTX text gets its NUL), with the JIT's error log
 // in the Details of a refused image. The driver takes no size, so an image
 // whose headers point past its end is refused first (image.CheckCUDA).
+// The image's global constructors then run on the device (the driver runs
+// none; see ctors.go).
 func (d *Device) LoadProgram(img []byte) (plugin.Program, error) {
 	if len(img) == 0 {
 		return nil, ol.NewError(ol.ErrcInvalidBinary, "cuda: the image is empty")
@@ -73,7 +75,13 @@ func (d *Device) LoadProgram(img []byte) (plugin.Program, error) {
 		}
 		return nil, ol.Errorf(code, "cuda: cuModuleLoadDataEx of %s for %s failed: %s%s", what, d.info.Name.V, d.drv.describe(r), log)
 	}
-	return &Program{d: d, mod: mod, queues: map[C.uintptr_t]*Queue{}}, nil
+	prog := &Program{d: d, mod: mod, queues: map[C.uintptr_t]*Queue{}}
+	prog.ctors, prog.dtors = ctorObjects(img)
+	if err := prog.runCtors(true); err != nil {
+		_ = C.lgo_cu_module_unload(d.drv.run, d.ctx, mod)
+		return nil, err
+	}
+	return prog, nil
 }
 
 // IsValidBinary implements plugin.Device: an image of a kind the device
@@ -101,6 +109,9 @@ type Program struct {
 	// (bounded by the device's streams, however many queues come and go)
 	queues   map[C.uintptr_t]*Queue
 	unloaded bool
+	// the lowered constructors and destructors, in the order they run
+	// (see ctors.go)
+	ctors, dtors []string
 }
 
 func withName(name string, f func(*C.char) C.int) C.int {
@@ -112,9 +123,13 @@ func withName(name string, f func(*C.char) C.int) C.int {
 // Kernel implements plugin.Program.
 func (p *Program) Kernel(name string) (plugin.Kernel, error) {
 	d := p.d
+	if name == "" {
+		// the driver answers CUDA_ERROR_INVALID_VALUE for an empty name
+		return nil, ol.NewError(ol.ErrcNotFound, "the program has no kernel with an empty name")
+	}
 	var fn C.uintptr_t
 	r := withName(name, func(cs *C.char) C.int { return C.lgo_cu_module_get_function(d.drv.run, d.ctx, &fn, p.mod, cs) })
-	if r == cudaErrorNotFound {
+	if lookupMissed(r) {
 		return nil, ol.Errorf(ol.ErrcNotFound, "the program has no kernel named %q", name)
 	}
 	if err := d.call(fmt.Sprintf("cuModuleGetFunction(%q)", name), r); err != nil {
@@ -125,19 +140,31 @@ func (p *Program) Kernel(name string) (plugin.Kernel, error) {
 		return nil, err
 	}
 	k := &Kernel{p: p, fn: fn, name: name, maxThreads: uint32(maxThreads)}
-	k.paramBytes = uint64(C.lgo_cu_param_bytes(d.drv.run, d.ctx, fn))
+	if pb := int64(C.lgo_cu_param_bytes(d.drv.run, d.ctx, fn)); pb >= 0 {
+		k.paramBytes, k.paramsKnown = uint64(pb), true
+	}
 	return k, nil
 }
+
+// lookupMissed reports whether a cuModuleGetFunction or cuModuleGetGlobal
+// result means that the module has no symbol of that kind by the name (all
+// of the call's other arguments being valid): CUDA_ERROR_NOT_FOUND, or
+// CUDA_ERROR_INVALID_VALUE, which the driver gives for a global looked up
+// by the name of a kernel (and for an empty name).
+func lookupMissed(r C.int) bool { return r == cudaErrorNotFound || r == cudaErrorInvalidValue }
 
 // Global implements plugin.Program: the global's device address and size.
 func (p *Program) Global(name string) (uintptr, uint64, error) {
 	d := p.d
+	if name == "" {
+		return 0, 0, ol.NewError(ol.ErrcNotFound, "the program has no global variable with an empty name")
+	}
 	var ptr C.uintptr_t
 	var size C.size_t
 	r := withName(name, func(cs *C.char) C.int {
 		return C.lgo_cu_module_get_global(d.drv.run, d.ctx, &ptr, &size, p.mod, cs)
 	})
-	if r == cudaErrorNotFound {
+	if lookupMissed(r) {
 		return 0, 0, ol.Errorf(ol.ErrcNotFound, "the program has no global variable named %q", name)
 	}
 	if err := d.call(fmt.Sprintf("cuModuleGetGlobal(%q)", name), r); err != nil {
@@ -163,7 +190,11 @@ func (p *Program) Unload() error {
 	}
 	p.mu.Unlock()
 	unload := func() error {
-		return p.d.call("cuModuleUnload", C.lgo_cu_module_unload(p.d.drv.run, p.d.ctx, p.mod))
+		err := p.runCtors(false) // the destructors, once the launches are done
+		if uerr := p.d.call("cuModuleUnload", C.lgo_cu_module_unload(p.d.drv.run, p.d.ctx, p.mod)); err == nil {
+			err = uerr
+		}
+		return err
 	}
 	if len(busy) == 0 {
 		return unload()
@@ -186,10 +217,11 @@ type Kernel struct {
 	fn         C.uintptr_t
 	name       string
 	maxThreads uint32
-	// paramBytes is the size of the kernel's parameters when the driver
-	// can say (cuFuncGetParamInfo, R550+), else 0
-	paramBytes uint64
-	dynShared  atomic.Uint64 // the dynamic shared memory the function is allowed
+	// paramBytes is the size of the kernel's parameters (0: it has none)
+	// when the driver can say (paramsKnown: cuFuncGetParamInfo, R550+)
+	paramBytes  uint64
+	paramsKnown bool
+	dynShared   atomic.Uint64 // the dynamic shared memory the function is allowed
 }
 
 // maxParamBytes is the most parameter bytes a CUDA kernel can take: an
@@ -253,7 +285,10 @@ func (q *Queue) Launch(pk plugin.Kernel, args []byte, s plugin.LaunchSize) error
 		p.queues[q.s] = q
 	}
 	p.mu.Unlock()
-	if k.paramBytes > 0 {
+	if k.paramsKnown {
+		// exactly the parameters: the driver refuses a longer buffer for
+		// a kernel without parameters (CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES
+		// on R580), and extra argument bytes are to be ignored
 		if uint64(len(args)) < k.paramBytes {
 			return ol.Errorf(ol.ErrcInvalidArgument, "kernel %q takes %d bytes of arguments, but ArgumentsSize is %d", k.name, k.paramBytes, len(args))
 		}

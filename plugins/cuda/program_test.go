@@ -65,3 +65,40 @@ func TestFakeQueueChurnIsFlat(t *testing.T) {
 		Warm: 20000, Cycles: 100000, MaxQueues: 2 * maxIdleStreams, RSS: true,
 	})
 }
+
+// A kernel without parameters is launched without an argument buffer
+// whatever bytes the caller passes (the driver refuses a buffer for it with
+// CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES), and a block past the function's own
+// limit (MAX_THREADS_PER_BLOCK, below the device's when its registers
+// bound it) is refused before the driver, naming the limit.
+func TestFakeKernelParamsAndLimit(t *testing.T) {
+	t.Setenv("FAKE_CUDA_FUNC_MAX_THREADS", "256")
+	d := newDouble(t, "libcuda-kernlimit.so")
+	g := d.Dev[0]
+	prog, err := g.LoadProgram(fakedriver.FakeCubin(t, "noargs"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	k, err := prog.Kernel("noargs")
+	if err != nil {
+		t.Fatal(err)
+	}
+	q := contract.MustQueue(t, g)
+	if err := q.Launch(k, []byte{1, 2, 3, 4, 5, 6, 7, 8}, contract.Size1D(3, 7, 0)); err != nil {
+		t.Errorf("a kernel without parameters launched with 8 argument bytes: %v", err)
+	}
+	if err := q.Launch(k, nil, contract.Size1D(1, 256, 0)); err != nil {
+		t.Errorf("a block of the function's 256 work-items: %v", err)
+	}
+	err = q.Launch(k, nil, contract.Size1D(1, 512, 0))
+	var oe *ol.Error
+	if !asOl(err, &oe) || oe.Code != ol.ErrcInvalidSize || !strings.Contains(oe.Details, "more than kernel \"noargs\"") || !strings.Contains(oe.Details, "(256)") {
+		t.Errorf("a block of 512 work-items, the function allowing 256: %v", err)
+	}
+	if err := q.Sync(); err != nil {
+		t.Error(err)
+	}
+	_ = q.Release()
+	_ = prog.Unload()
+	d.Deinit()
+}

@@ -4,6 +4,19 @@ package cuda
 #include <stdlib.h>
 #include <string.h>
 #include "shim.h"
+
+// Fills size bytes at dst with repeats of the psize-byte pattern (the CPU
+// side of a fill of pageable memory).
+static void lgo_cu_host_fill(uintptr_t dst, const void *pat, size_t psize, size_t size) {
+  char *d = (char *)dst;
+  size_t done = psize < size ? psize : size;
+  memcpy(d, pat, done);
+  while (done < size) {
+    size_t n = done < size - done ? done : size - done;
+    memcpy(d + done, d, n);
+    done += n;
+  }
+}
 */
 import "C"
 
@@ -234,12 +247,49 @@ func (q *Queue) copy(what string, dir C.int, dst, src uintptr, size uint64) erro
 	if size == 0 {
 		return nil
 	}
+	if gpu.Overlap(dst, src, size) {
+		return q.memmove(what, dir, dst, src, size)
+	}
 	q.ops.Add(1)
 	defer q.subs.Add(1)
 	if q.isHeld() && q.hold(deferred{submit: func() error { return q.copyNow(what, dir, dst, src, size) }}) {
 		return nil
 	}
 	return q.copyNow(what, dir, dst, src, size)
+}
+
+// An overlapping copy is split into at most maxMemmovePieces copies; when
+// that is too few (ranges closer than 1/64 of the size) it goes through a
+// device buffer of up to memmoveStage bytes.
+const (
+	maxMemmovePieces = 64
+	memmoveStage     = 16 << 20
+)
+
+// memmove makes a copy whose ranges overlap (inside one allocation: the
+// two sides are the same kind of memory), which the driver's copies do not
+// order byte by byte as memmove does, as copies that do not overlap
+// (gpu.Memmove).
+func (q *Queue) memmove(what string, dir C.int, dst, src uintptr, size uint64) error {
+	if gpu.MemmovePieces(dst, src, size) <= maxMemmovePieces {
+		return gpu.Memmove(dst, src, size, 0, 0, func(d, s uintptr, n uint64) error { return q.copy(what, dir, d, s, n) })
+	}
+	n := min(size, memmoveStage)
+	tmp, err := q.d.Alloc(ol.AllocTypeDevice, n)
+	if err != nil {
+		return err
+	}
+	// under unified addressing a device copy reaches both sides, host
+	// memory the driver knows included
+	err = gpu.Memmove(dst, src, size, tmp, n, func(d, s uintptr, n uint64) error { return q.copy("cuMemcpyDtoDAsync", 2, d, s, n) })
+	if herr := q.HostCall(func() error { return q.d.Free(tmp, ol.AllocTypeDevice) }); herr != nil {
+		_ = q.Sync()
+		_ = q.d.Free(tmp, ol.AllocTypeDevice)
+		if err == nil {
+			err = herr
+		}
+	}
+	return err
 }
 
 func (q *Queue) copyNow(what string, dir C.int, dst, src uintptr, size uint64) error {
@@ -294,9 +344,27 @@ const fillStage = 1 << 20
 // Fill implements plugin.Queue: 1-, 2- and 4-byte patterns at aligned
 // addresses are the driver's memsets; any other pattern is copied from a
 // host buffer holding repeats of it, freed once the copies have run.
+// Pageable host memory (memory the driver does not know) the driver can
+// neither memset nor copy into (CUDA_ERROR_INVALID_VALUE): the CPU fills
+// it, in the queue's order.
 func (q *Queue) Fill(p uintptr, pattern unsafe.Pointer, patternSize, size uint64) error {
 	if size == 0 {
 		return nil
+	}
+	if C.lgo_cu_pointer_type(q.d.drv.run, q.d.ctx, C.uintptr_t(p)) == 0 {
+		pat := C.CBytes(unsafe.Slice((*byte)(pattern), patternSize))
+		if pat == nil {
+			return ol.Errorf(ol.ErrcOutOfResources, "cuda: no host memory to keep a %d-byte fill pattern", patternSize)
+		}
+		err := q.HostCall(func() error {
+			C.lgo_cu_host_fill(C.uintptr_t(p), pat, C.size_t(patternSize), C.size_t(size))
+			C.free(pat)
+			return nil
+		})
+		if err != nil {
+			C.free(pat)
+		}
+		return err
 	}
 	if (patternSize == 1 || patternSize == 2 || patternSize == 4) && uint64(p)%patternSize == 0 {
 		var v uint32

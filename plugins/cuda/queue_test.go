@@ -125,13 +125,34 @@ func TestFakeReleasedEventsAndDrain(t *testing.T) {
 	fakedriver.CheckReleasedEventsAndDrain(t, newDouble(t, "libcuda-drain.so").Double)
 }
 
-// Registration is reference counted: the driver locks a range once and
-// unlocks it with the last user.
+// Registration is reference counted: the driver locks a range of pageable
+// memory once and unlocks it with the last user. Pinned memory (olMemAlloc's
+// HOST) is page-locked already, and the driver refuses to register it
+// (CUDA_ERROR_HOST_MEMORY_ALREADY_REGISTERED): it is registered without the
+// driver, and unregistered without it.
 func TestFakeRegister(t *testing.T) {
 	d := newDouble(t, "libcuda-register.so")
-	buf := contract.MustAlloc(t, d.Dev[1], ol.AllocTypeHost, 8192) // any host memory
-	fakedriver.CheckRegister(t, d.Double, fakedriver.RegisterWant{Buf: buf, Locked: "register"})
-	_ = d.Dev[1].Free(buf, ol.AllocTypeHost)
+	fakedriver.CheckRegister(t, d.Double, fakedriver.RegisterWant{Locked: "register"})
+	for _, g := range d.Dev {
+		buf := contract.MustAlloc(t, d.Dev[1], ol.AllocTypeHost, 8192)
+		for i := 0; i < 2; i++ {
+			if got, err := g.Register(buf+64, 4096); err != nil || got != buf+64 {
+				t.Fatalf("registering pinned memory: %#x %v", got, err)
+			}
+		}
+		if n := d.Live("register"); n != 0 {
+			t.Errorf("%d ranges locked in the driver for pinned memory, want 0", n)
+		}
+		for i := 0; i < 2; i++ {
+			if err := g.Unregister(buf + 64); err != nil {
+				t.Fatalf("unregistering pinned memory: %v", err)
+			}
+		}
+		if err := g.Unregister(buf + 64); err == nil {
+			t.Error("unregistering pinned memory once more than registered succeeded")
+		}
+		_ = d.Dev[1].Free(buf, ol.AllocTypeHost)
+	}
 	d.Deinit()
 }
 

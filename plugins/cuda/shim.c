@@ -189,15 +189,27 @@ int lgo_cu_pointer_info(const lgo_cu_fns *f, uintptr_t ctx, uintptr_t p, unsigne
   return ((int (*)(void *, int, uintptr_t))f->pointer_get_attribute)(ordinal, 9, p);
 }
 
-size_t lgo_cu_param_bytes(const lgo_cu_fns *f, uintptr_t ctx, uintptr_t fn) {
-  if (f->func_get_param_info == 0 || ((set_t)f->set_current)(ctx) != 0) return 0;
+unsigned lgo_cu_pointer_type(const lgo_cu_fns *f, uintptr_t ctx, uintptr_t p) {
+  unsigned type = 0;
+  if (((set_t)f->set_current)(ctx) != 0 ||
+      ((int (*)(void *, int, uintptr_t))f->pointer_get_attribute)(&type, 2, p) != 0)
+    return 0;
+  return type;
+}
+
+long long lgo_cu_param_bytes(const lgo_cu_fns *f, uintptr_t ctx, uintptr_t fn) {
+  if (f->func_get_param_info == 0 || ((set_t)f->set_current)(ctx) != 0) return -1;
   size_t end = 0;
   for (size_t i = 0; i < 1024; i++) {
     size_t off, size;
-    if (((int (*)(uintptr_t, size_t, size_t *, size_t *))f->func_get_param_info)(fn, i, &off, &size) != 0) break;
+    int r = ((int (*)(uintptr_t, size_t, size_t *, size_t *))f->func_get_param_info)(fn, i, &off, &size);
+    /* past the last parameter: CUDA_ERROR_INVALID_VALUE (at index 0: the
+     * function has none); anything else there: the driver cannot say */
+    if (r == 1) break;
+    if (r != 0) return i == 0 ? -1 : (long long)end;
     if (off + size > end) end = off + size;
   }
-  return end;
+  return (long long)end;
 }
 
 int lgo_cu_peer(const lgo_cu_fns *f, uintptr_t can_access, uintptr_t change, uintptr_t ctx, int dev,

@@ -77,9 +77,12 @@ int lgo_cu_launch(const lgo_cu_fns *f, uintptr_t ctx, uintptr_t fn, uint32_t gx,
 // CU_POINTER_ATTRIBUTE_MEMORY_TYPE and _DEVICE_ORDINAL of p: 0 and both
 // set, or the driver's error (unknown memory).
 int lgo_cu_pointer_info(const lgo_cu_fns *f, uintptr_t ctx, uintptr_t p, unsigned *type, int *ordinal);
-// The bytes of fn's parameters (end of the last one), or 0 when the driver
-// cannot say.
-size_t lgo_cu_param_bytes(const lgo_cu_fns *f, uintptr_t ctx, uintptr_t fn);
+// CU_POINTER_ATTRIBUTE_MEMORY_TYPE of p (1 host, 2 device, ...), or 0
+// when the driver does not know p (pageable memory) or the call fails.
+unsigned lgo_cu_pointer_type(const lgo_cu_fns *f, uintptr_t ctx, uintptr_t p);
+// The bytes of fn's parameters (end of the last one; 0 for a function
+// without parameters), or -1 when the driver cannot say.
+long long lgo_cu_param_bytes(const lgo_cu_fns *f, uintptr_t ctx, uintptr_t fn);
 
 // The host-function state of a library thread running one (see queue.go).
 uintptr_t lgo_cu_running_queue(void);

@@ -20,6 +20,9 @@
  *   FAKE_CUDA_RELEASE_RESULT=<code> what cuDevicePrimaryCtxRelease returns
  *   FAKE_CUDA_NO_PEER=1            no pair of GPUs can reach each other
  *   FAKE_CUDA_STREAM_BUSY=1        cuStreamQuery always answers NOT_READY
+ *   FAKE_CUDA_FUNC_MAX_THREADS=<n> every function's MAX_THREADS_PER_BLOCK
+ *                                  (default 1024); a bigger block is
+ *                                  CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES
  *
  * A missing symbol cannot be simulated at run time (the dynamic symbol table
  * is fixed when the library is linked); the tests hide symbols at link time
@@ -107,8 +110,10 @@ enum {
   CUDA_ERROR_INVALID_CONTEXT = 201,
   CUDA_ERROR_INVALID_HANDLE = 400,
   CUDA_ERROR_NOT_READY = 600,
+  CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES = 701,
   CUDA_ERROR_PEER_ACCESS_ALREADY_ENABLED = 704,
   CUDA_ERROR_PEER_ACCESS_NOT_ENABLED = 705,
+  CUDA_ERROR_HOST_MEMORY_ALREADY_REGISTERED = 712,
   CUDA_ERROR_HOST_MEMORY_NOT_REGISTERED = 713,
   CUDA_ERROR_NOT_PERMITTED = 800,
   CUDA_ERROR_UNKNOWN = 999,
@@ -268,6 +273,7 @@ static const char *error_name(CUresult r) {
   case CUDA_ERROR_INVALID_CONTEXT: return "CUDA_ERROR_INVALID_CONTEXT";
   case CUDA_ERROR_NOT_READY: return "CUDA_ERROR_NOT_READY";
   case CUDA_ERROR_NOT_PERMITTED: return "CUDA_ERROR_NOT_PERMITTED";
+  case CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES: return "CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES";
   case CUDA_ERROR_UNKNOWN: return "CUDA_ERROR_UNKNOWN";
   case CUDA_ERROR_PEER_ACCESS_ALREADY_ENABLED: return "CUDA_ERROR_PEER_ACCESS_ALREADY_ENABLED";
   case CUDA_ERROR_PEER_ACCESS_NOT_ENABLED: return "CUDA_ERROR_PEER_ACCESS_NOT_ENABLED";
@@ -592,6 +598,14 @@ CUresult cuMemHostRegister_v2(void *p, size_t size, unsigned int flags) {
   NEED_CTX();
   (void)flags;
   if (p == NULL || size == 0 || is_device_address((uintptr_t)p)) return CUDA_ERROR_INVALID_VALUE;
+  /* memory the driver has page-locked already (pinned or managed
+   * allocations, registered ranges) cannot be registered (again) */
+  int known = 0;
+  pthread_mutex_lock(&mu);
+  for (struct host_alloc *h = host_allocs; h && !known; h = h->next)
+    known = (uintptr_t)p < (uintptr_t)h->p + h->size && (uintptr_t)h->p < (uintptr_t)p + size;
+  pthread_mutex_unlock(&mu);
+  if (known) return CUDA_ERROR_HOST_MEMORY_ALREADY_REGISTERED;
   return host_add(p, size, HOST_REGISTERED);
 }
 
@@ -613,6 +627,21 @@ static int page_locked(const void *p, size_t n) {
     found = contains(h, (uintptr_t)p, n);
   pthread_mutex_unlock(&mu);
   return found;
+}
+
+/* mu held: the device whose loaded module holds [p, p+n) (its globals,
+ * device memory on the driver), or -1 */
+static int module_memory_locked(uintptr_t p, size_t n);
+
+/* Whether the driver can write [p, p+n) with a memset or a copy: device
+ * memory (allocations, module globals) and page-locked host memory, not
+ * pageable memory. */
+static int driver_memory(uintptr_t p, size_t n) {
+  if (is_device_address(p) || page_locked((const void *)p, n)) return 1;
+  pthread_mutex_lock(&mu);
+  int dev = module_memory_locked(p, n);
+  pthread_mutex_unlock(&mu);
+  return dev >= 0;
 }
 
 /* ---- streams: a thread each, running ops in order ---- */
@@ -716,13 +745,30 @@ static void run_callback(CUhostFn fn, void *user) {
   pthread_mutex_unlock(&cb_mu);
 }
 
+/* The driver's copies are not memmove: a copy whose ranges overlap reads
+ * bytes it has overwritten already (on an H200 a 50-byte copy to 10 bytes
+ * above its source got 28 bytes wrong). The double copies such a copy
+ * front to back in 8-byte pieces, as a DMA engine may. */
+static void dma_copy(char *dst, const char *src, size_t n) {
+  if (dst == src || dst >= src + n || src >= dst + n) {
+    memcpy(dst, src, n);
+    return;
+  }
+  for (size_t i = 0; i < n; i += 8) {
+    char piece[8];
+    size_t k = n - i < 8 ? n - i : 8;
+    memcpy(piece, src + i, k);
+    memcpy(dst + i, piece, k);
+  }
+}
+
 static void run_op(CUstream s, struct op *o) {
   switch (o->kind) {
   case OP_LAUNCH:
     run_launch(s, o);
     break;
   case OP_COPY:
-    memmove(o->dst, o->src, o->n);
+    dma_copy(o->dst, o->src, o->n);
     break;
   case OP_SET:
     for (size_t i = 0; i < o->n; i++) {
@@ -879,6 +925,8 @@ CUresult cuMemcpyHtoDAsync_v2(CUdeviceptr dst, const void *src, size_t n, CUstre
   NEED_CTX();
   char *d = any_bytes(dst, n);
   if (d == NULL || dst == 0 || src == NULL || is_device_address((uintptr_t)src)) return CUDA_ERROR_INVALID_VALUE;
+  /* a pageable destination is no device memory: refused, as on the driver */
+  if (!driver_memory(dst, n)) return CUDA_ERROR_INVALID_VALUE;
   if (s == NULL) return CUDA_ERROR_INVALID_HANDLE;
   if (page_locked(src, n)) return copy(s, d, src, n);
   pthread_mutex_lock(&s->mu);
@@ -919,9 +967,12 @@ CUresult cuMemcpyPeerAsync(CUdeviceptr dst, CUcontext dctx, CUdeviceptr src, CUc
   return cuMemcpyDtoDAsync_v2(dst, src, n, s);
 }
 
+/* The driver's memsets reach device memory and the host memory it knows
+ * (pinned, managed, registered); pageable memory is CUDA_ERROR_INVALID_VALUE. */
 static CUresult set(CUstream s, CUdeviceptr dst, uint32_t v, size_t n, size_t elem) {
   char *d = any_bytes(dst, n * elem);
   if (d == NULL || (dst % elem) != 0) return CUDA_ERROR_INVALID_VALUE;
+  if (!driver_memory(dst, n * elem)) return CUDA_ERROR_INVALID_VALUE;
   return push(s, (struct op){.kind = OP_SET, .dst = d, .n = n, .elem = elem, .value = v});
 }
 
@@ -1066,7 +1117,15 @@ struct fake_function {
   char name[128];
   int dead; /* its module was unloaded (atomic) */
   struct fake_function *next;
+  /* nvptx$device$init (1) or nvptx$device$fini (2), whose array bounds are
+   * in slots (see "constructors" below), or 0 */
+  int special;
+  uintptr_t *slots;
 };
+
+/* The descriptor of nvptx$device$init and nvptx$device$fini: no
+ * parameters (run_launch runs them itself). */
+static const ol_host_kernel_desc special_desc = {.magic = OL_HOST_KERNEL_MAGIC};
 
 /* Functions of unloaded modules are kept, dead, so that a stale CUfunction
  * is refused (CUDA_ERROR_INVALID_HANDLE, as the driver does) instead of
@@ -1079,7 +1138,86 @@ struct fake_module {
   void *handle;
   int fd;
   struct fake_function *functions;
+  int dev;             /* the device of the context it was loaded in */
+  uintptr_t lo, hi;    /* its loaded segments: its globals are device memory */
+  struct fake_module *next;
+  /* Constructors, as the driver has them (it runs none at load): the
+   * image's .init_array and .fini_array (relocated, in the loaded image),
+   * the objects naming their entries (__init_array_object_* symbols of the
+   * image's symbol table; clang's NVPTX lowering emits them in PTX, the
+   * fake cubins get them with objcopy), and the globals
+   * __init_array_start/_end, __fini_array_start/_end (slots 0-3), which
+   * nvptx$device$init/fini read. */
+  size_t ninit, nfini;
+  uintptr_t slots[4];
+  struct ctor_object {
+    char name[96];
+    uintptr_t addr;
+  } *objects;
+  size_t nobjects;
 };
+
+/* live modules (under mu), for module_memory */
+static struct fake_module *modules;
+
+/* mu held: the device whose module's segments hold [p, p+n), or -1 */
+static int module_memory_locked(uintptr_t p, size_t n) {
+  for (struct fake_module *m = modules; m; m = m->next) {
+    if (p >= m->lo && p < m->hi && n <= m->hi - p) return m->dev;
+    uintptr_t s = (uintptr_t)m->slots;
+    if (p >= s && p < s + sizeof m->slots && n <= s + sizeof m->slots - p) return m->dev;
+  }
+  return -1;
+}
+
+/* The driver runs no constructor or destructor of a module: the double
+ * takes the image's away from the dynamic loader (their dynamic tags
+ * become DT_VALRNGLO, which it ignores) and keeps where the arrays are. */
+static void take_ctors(Elf64_Ehdr *copy, uintptr_t *init, size_t *ninit, uintptr_t *fini, size_t *nfini) {
+  *init = *fini = 0;
+  *ninit = *nfini = 0;
+  Elf64_Phdr *ph = (Elf64_Phdr *)((char *)copy + copy->e_phoff);
+  for (int i = 0; i < copy->e_phnum; i++) {
+    if (ph[i].p_type != PT_DYNAMIC) continue;
+    Elf64_Dyn *dyn = (Elf64_Dyn *)((char *)copy + ph[i].p_offset);
+    for (size_t k = 0; k < ph[i].p_filesz / sizeof *dyn && dyn[k].d_tag != DT_NULL; k++) {
+      switch (dyn[k].d_tag) {
+      case DT_INIT_ARRAY: *init = dyn[k].d_un.d_ptr; break;
+      case DT_INIT_ARRAYSZ: *ninit = dyn[k].d_un.d_val / 8; break;
+      case DT_FINI_ARRAY: *fini = dyn[k].d_un.d_ptr; break;
+      case DT_FINI_ARRAYSZ: *nfini = dyn[k].d_un.d_val / 8; break;
+      case DT_INIT:
+      case DT_FINI:
+        break;
+      default:
+        continue;
+      }
+      dyn[k].d_tag = DT_VALRNGLO;
+    }
+  }
+}
+
+/* The image's __init_array_object_* and __fini_array_object_* symbols
+ * (its symbol table), at their loaded addresses. */
+static void find_ctor_objects(const Elf64_Ehdr *e, uintptr_t base, struct fake_module *m) {
+  const Elf64_Shdr *sh = (const Elf64_Shdr *)((const char *)e + e->e_shoff);
+  for (int i = 0; i < e->e_shnum; i++) {
+    if (sh[i].sh_type != SHT_SYMTAB || sh[i].sh_link >= e->e_shnum) continue;
+    const Elf64_Sym *sym = (const Elf64_Sym *)((const char *)e + sh[i].sh_offset);
+    const char *str = (const char *)e + sh[sh[i].sh_link].sh_offset;
+    size_t n = sh[i].sh_size / sizeof *sym;
+    for (size_t k = 0; k < n; k++) {
+      const char *name = str + sym[k].st_name;
+      if (strncmp(name, "__init_array_object_", 20) && strncmp(name, "__fini_array_object_", 20)) continue;
+      if (strlen(name) >= sizeof m->objects->name) continue;
+      struct ctor_object *grown = realloc(m->objects, (m->nobjects + 1) * sizeof *grown);
+      if (grown == NULL) return;
+      m->objects = grown;
+      snprintf(m->objects[m->nobjects].name, sizeof m->objects->name, "%s", name);
+      m->objects[m->nobjects++].addr = base + sym[k].st_value;
+    }
+  }
+}
 
 static int launches;
 
@@ -1127,6 +1265,9 @@ CUresult cuModuleLoadDataEx(CUmodule *out, const void *image, unsigned n, int *o
   copy->e_flags = 0;
   copy->e_ident[EI_OSABI] = ELFOSABI_SYSV; /* a cubin's say CUDA (51), ABI version 7 */
   copy->e_ident[EI_ABIVERSION] = 0;
+  uintptr_t init_at, fini_at;
+  size_t ninit, nfini;
+  take_ctors(copy, &init_at, &ninit, &fini_at, &nfini);
   char err[256];
   int fd = -1;
   const void *staged = ol_host_stage(copy, size, &fd, err, sizeof err);
@@ -1146,7 +1287,20 @@ CUresult cuModuleLoadDataEx(CUmodule *out, const void *image, unsigned n, int *o
   CUmodule m = calloc(1, sizeof *m);
   m->handle = h;
   m->fd = fd;
+  m->dev = current->dev;
+  m->ninit = init_at ? ninit : 0;
+  m->nfini = fini_at ? nfini : 0;
+  find_ctor_objects(e, base, m);
+  m->lo = UINTPTR_MAX;
+  const Elf64_Phdr *ph = (const Elf64_Phdr *)((const char *)e + e->e_phoff);
+  for (int i = 0; i < e->e_phnum; i++)
+    if (ph[i].p_type == PT_LOAD) {
+      if (base + ph[i].p_vaddr < m->lo) m->lo = base + ph[i].p_vaddr;
+      if (base + ph[i].p_vaddr + ph[i].p_memsz > m->hi) m->hi = base + ph[i].p_vaddr + ph[i].p_memsz;
+    }
   pthread_mutex_lock(&mu);
+  m->next = modules;
+  modules = m;
   live_modules++;
   pthread_mutex_unlock(&mu);
   *out = m;
@@ -1158,6 +1312,11 @@ CUresult cuModuleUnload(CUmodule m) {
   if (m == NULL) return CUDA_ERROR_INVALID_HANDLE;
   char err[256];
   pthread_mutex_lock(&mu);
+  for (struct fake_module **x = &modules; *x; x = &(*x)->next)
+    if (*x == m) {
+      *x = m->next;
+      break;
+    }
   while (m->functions) {
     struct fake_function *f = m->functions;
     m->functions = f->next;
@@ -1167,6 +1326,7 @@ CUresult cuModuleUnload(CUmodule m) {
   }
   pthread_mutex_unlock(&mu);
   ol_host_unload(m->handle, m->fd, err, sizeof err);
+  free(m->objects);
   free(m);
   pthread_mutex_lock(&mu);
   live_modules--;
@@ -1176,7 +1336,8 @@ CUresult cuModuleUnload(CUmodule m) {
 
 CUresult cuModuleGetFunction(CUfunction *out, CUmodule m, const char *name) {
   NEED_CTX();
-  if (out == NULL || m == NULL || name == NULL || strlen(name) >= 100) return CUDA_ERROR_INVALID_VALUE;
+  /* an empty name is CUDA_ERROR_INVALID_VALUE on the driver (R580), not NOT_FOUND */
+  if (out == NULL || m == NULL || name == NULL || !*name || strlen(name) >= 100) return CUDA_ERROR_INVALID_VALUE;
   pthread_mutex_lock(&mu);
   for (struct fake_function *f = m->functions; f; f = f->next)
     if (!strcmp(f->name, name)) {
@@ -1184,15 +1345,19 @@ CUresult cuModuleGetFunction(CUfunction *out, CUmodule m, const char *name) {
       pthread_mutex_unlock(&mu);
       return CUDA_SUCCESS;
     }
+  /* the kernels clang emits for a module with constructors (destructors) */
+  int special = !strcmp(name, "nvptx$device$init") && m->ninit ? 1 : !strcmp(name, "nvptx$device$fini") && m->nfini ? 2 : 0;
   char sym[128];
   snprintf(sym, sizeof sym, "__ol_kernel_%s", name);
-  const ol_host_kernel_desc *desc = ol_host_sym(m->handle, sym);
+  const ol_host_kernel_desc *desc = special ? &special_desc : ol_host_sym(m->handle, sym);
   if (desc == NULL || desc->magic != OL_HOST_KERNEL_MAGIC) {
     pthread_mutex_unlock(&mu);
     return 500; /* CUDA_ERROR_NOT_FOUND */
   }
   struct fake_function *f = calloc(1, sizeof *f);
   f->desc = desc;
+  f->special = special;
+  f->slots = special == 1 ? &m->slots[0] : &m->slots[2];
   snprintf(f->name, sizeof f->name, "%s", name);
   f->next = m->functions;
   m->functions = f;
@@ -1203,7 +1368,27 @@ CUresult cuModuleGetFunction(CUfunction *out, CUmodule m, const char *name) {
 
 CUresult cuModuleGetGlobal_v2(CUdeviceptr *ptr, size_t *bytes, CUmodule m, const char *name) {
   NEED_CTX();
-  if (m == NULL || name == NULL) return CUDA_ERROR_INVALID_VALUE;
+  if (m == NULL || name == NULL || !*name) return CUDA_ERROR_INVALID_VALUE;
+  /* the name of a kernel is CUDA_ERROR_INVALID_VALUE on the driver (R580),
+   * any other name that is not a variable CUDA_ERROR_NOT_FOUND */
+  char ksym[128];
+  snprintf(ksym, sizeof ksym, "__ol_kernel_%s", name);
+  const ol_host_kernel_desc *kd = strlen(name) < 100 ? ol_host_sym(m->handle, ksym) : NULL;
+  if (kd != NULL && kd->magic == OL_HOST_KERNEL_MAGIC) return CUDA_ERROR_INVALID_VALUE;
+  static const char *const bounds[4] = {"__init_array_start", "__init_array_end", "__fini_array_start",
+                                        "__fini_array_end"};
+  for (int i = 0; i < 4; i++)
+    if (!strcmp(name, bounds[i]) && (i < 2 ? m->ninit : m->nfini)) {
+      if (ptr) *ptr = (uintptr_t)&m->slots[i];
+      if (bytes) *bytes = sizeof m->slots[i];
+      return CUDA_SUCCESS;
+    }
+  for (size_t i = 0; i < m->nobjects; i++)
+    if (!strcmp(name, m->objects[i].name)) {
+      if (ptr) *ptr = m->objects[i].addr;
+      if (bytes) *bytes = 8;
+      return CUDA_SUCCESS;
+    }
   void *p = ol_host_sym(m->handle, name);
   Dl_info info;
   const ElfW(Sym) *sym = NULL;
@@ -1215,12 +1400,16 @@ CUresult cuModuleGetGlobal_v2(CUdeviceptr *ptr, size_t *bytes, CUmodule m, const
   return CUDA_SUCCESS;
 }
 
+/* A function's block limit (its registers bound it below the device's
+ * 1024 on the driver): FAKE_CUDA_FUNC_MAX_THREADS, default 1024. */
+static int func_max_threads(void) { return env_int("FAKE_CUDA_FUNC_MAX_THREADS", 1024); }
+
 CUresult cuFuncGetAttribute(int *value, int attr, CUfunction f) {
   NEED_CTX();
   if (value == NULL || f == NULL) return CUDA_ERROR_INVALID_VALUE;
   if (dead_function(f)) return CUDA_ERROR_INVALID_HANDLE;
   if (attr != 0) return CUDA_ERROR_INVALID_VALUE; /* MAX_THREADS_PER_BLOCK only */
-  *value = 1024;
+  *value = f->special ? 1 : func_max_threads(); /* .maxntid 1 */
   return CUDA_SUCCESS;
 }
 
@@ -1260,6 +1449,20 @@ static void run_launch(CUstream s, struct op *o) {
     fprintf(stderr, "fake_cuda: a queued launch of kernel %s runs after cuModuleUnload of its module\n", o->func->name);
     abort();
   }
+  if (o->func->special) {
+    /* nvptx$device$init calls the functions from __init_array_start up to
+     * __init_array_end, nvptx$device$fini from __fini_array_end down to
+     * __fini_array_start, as the kernels clang emits do */
+    device_access(1);
+    uintptr_t lo = o->func->slots[0], hi = o->func->slots[1];
+    if (o->func->special == 1)
+      for (uintptr_t a = lo; a < hi; a += 8) (*(void (**)(void))a)();
+    else
+      for (uintptr_t a = hi; a >= lo + 8; a -= 8) (*(void (**)(void))(a - 8))();
+    device_access(0);
+    free(o->dst);
+    return;
+  }
   if (s->fibers == NULL) s->fibers = ol_fiber_pool_new();
   uint64_t groups = (uint64_t)o->grid[0] * o->grid[1] * o->grid[2];
   device_access(1);
@@ -1282,6 +1485,11 @@ CUresult cuLaunchKernel(CUfunction f, unsigned gx, unsigned gy, unsigned gz, uns
     else return CUDA_ERROR_INVALID_VALUE;
   }
   if (size < f->desc->args_size) return CUDA_ERROR_INVALID_VALUE;
+  /* as on the driver (R580): argument bytes for a kernel without
+   * parameters, and a block past the function's limit, are
+   * CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES */
+  if ((f->desc->args_size == 0 && size > 0) || (uint64_t)bx * by * bz > (uint64_t)(f->special ? 1 : func_max_threads()))
+    return CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES;
   char *copy = malloc(size ? size : 1);
   if (copy == NULL) return CUDA_ERROR_OUT_OF_MEMORY;
   if (size) memcpy(copy, args, size);
@@ -1304,10 +1512,12 @@ CUresult cuPointerGetAttribute(void *out, int attr, CUdeviceptr p) {
     if (ctxs[d].addr && p >= (uintptr_t)ctxs[d].addr && p < (uintptr_t)ctxs[d].addr + ARENA)
       dev = d;
   for (struct host_alloc *h = host_allocs; h && dev < 0 && !host; h = h->next)
-    host = h->p == (void *)p && h->kind != HOST_REGISTERED;
+    host = contains(h, p, 1) && h->kind != HOST_REGISTERED; /* any address inside, as on the driver */
+  int global = dev < 0 && !host ? module_memory_locked(p, 1) : -1; /* a module's global: device memory */
   pthread_mutex_unlock(&mu);
-  if (dev < 0 && !host) return CUDA_ERROR_INVALID_VALUE;
+  if (dev < 0 && !host && global < 0) return CUDA_ERROR_INVALID_VALUE;
   if (dev >= 0 && device_bytes(p, 1) == NULL) return CUDA_ERROR_INVALID_VALUE;
+  if (global >= 0) dev = global;
   switch (attr) {
   case 2: *(unsigned *)out = dev >= 0 ? 2 : 1; return CUDA_SUCCESS;
   case 9: *(int *)out = dev >= 0 ? dev : 0; return CUDA_SUCCESS;
@@ -1318,8 +1528,9 @@ CUresult cuPointerGetAttribute(void *out, int attr, CUdeviceptr p) {
 /* one parameter: the kernel's argument struct */
 CUresult cuFuncGetParamInfo(CUfunction f, size_t index, size_t *offset, size_t *size) {
   NEED_CTX();
-  if (f == NULL || index > 0) return CUDA_ERROR_INVALID_VALUE;
+  if (f == NULL) return CUDA_ERROR_INVALID_VALUE;
   if (dead_function(f)) return CUDA_ERROR_INVALID_HANDLE;
+  if (index > 0 || f->desc->args_size == 0) return CUDA_ERROR_INVALID_VALUE; /* past the last (or no) parameter */
   if (offset) *offset = 0;
   if (size) *size = f->desc->args_size;
   return CUDA_SUCCESS;

@@ -301,6 +301,46 @@ static void test_memcpy_queue_order(void) {
   free(d);
 }
 
+/* Overlapping copies inside one allocation behave like memmove for every
+ * kind of memory, queued or not, up and down, close (many pieces) and far
+ * apart: GPU drivers' copies are not memmove. */
+static void test_memcpy_overlap(void) {
+  enum { N = 70000 };
+  static const long cases[][3] = {/* from, to, size */
+                                  {0, 10, 50},   {10, 0, 50},    {0, 1, 4096},
+                                  {5, 2, 60000}, {0, 4096, 65000}, {9000, 100, 60000}};
+  uint8_t *seq = malloc(N), *want = malloc(N);
+  ol_queue_handle_t q = olc_queue();
+  for (int t = 0; t < 3 && seq && want; t++)
+    for (int queued = 0; queued < 2; queued++)
+      for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+        uint8_t *a = olc_alloc(all_types[t], N);
+        if (!a)
+          continue;
+        for (int i = 0; i < N; i++)
+          seq[i] = (uint8_t)(i * 7 + i / 251);
+        memcpy(want, seq, N);
+        memmove(want + cases[c][1], want + cases[c][0], (size_t)cases[c][2]);
+        OLC_OK(olMemcpy(NULL, a, olc_dev, seq, olc_host, N));
+        OLC_OK(olMemcpy(queued ? q : NULL, a + cases[c][1], olc_dev, a + cases[c][0], olc_dev,
+                    (size_t)cases[c][2]));
+        if (queued)
+          OLC_OK(olSyncQueue(q));
+        memset(seq, 0, N);
+        OLC_OK(olMemcpy(NULL, seq, olc_host, a, olc_dev, N));
+        int bad = 0, first = -1;
+        for (int i = 0; i < N; i++)
+          if (seq[i] != want[i] && bad++ == 0)
+            first = i;
+        if (!OLC_EQ(bad, 0))
+          fprintf(stderr, "  type %d, %s, %ld bytes from +%ld to +%ld: first wrong byte at %d\n", t,
+                  queued ? "queued" : "not queued", cases[c][2], cases[c][0], cases[c][1], first);
+        OLC_OK(olMemFree(a));
+      }
+  OLC_OK(olDestroyQueue(q));
+  free(seq), free(want);
+}
+
 /* A queued copy really is asynchronous: behind a blocked host function it
  * has not happened yet; after the release it has. */
 static void test_memcpy_queued_is_async(void) {
@@ -629,6 +669,7 @@ int main(int argc, char **argv) {
     OLC_RUN(test_mem_info_size);
     OLC_RUN(test_memcpy_every_pair);
     OLC_RUN(test_memcpy_queue_order);
+    OLC_RUN(test_memcpy_overlap);
     OLC_RUN(test_memcpy_queued_is_async);
     OLC_RUN(test_memcpy_on_other_platform_queue);
     OLC_RUN(test_memcpy_errors);
