@@ -62,7 +62,11 @@ func TestFakeQueueChurnIsFlat(t *testing.T) {
 		t.Skip("memory growth is measured without the race detector (make test runs this test so too)")
 	}
 	fakedriver.CheckQueueChurnIsFlat(t, newDouble(t, "libcuda-churn.so").Double, fakedriver.Churn{
-		Warm: 20000, Cycles: 100000, MaxQueues: 2 * maxIdleStreams, RSS: true,
+		// released streams still busy when the next queue is made are
+		// outstanding: how many depends on the machine's load (a loaded
+		// 2-core machine saw up to 168), so the bound is generous; without
+		// reuse it would be 100,000
+		Warm: 20000, Cycles: 100000, MaxQueues: 4 * maxIdleStreams, RSS: true,
 	})
 }
 
