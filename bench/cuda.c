@@ -54,37 +54,13 @@ static fn_t sym(const char *name) {
     }                                                                          \
   } while (0)
 
-static void *read_all(const char *path, size_t *size) {
-  FILE *f = fopen(path, "rb");
-  if (!f) {
-    perror(path);
-    exit(1);
-  }
-  fseek(f, 0, SEEK_END);
-  long n = ftell(f);
-  fseek(f, 0, SEEK_SET);
-  char *b = malloc((size_t)n + 1);
-  if (fread(b, 1, (size_t)n, f) != (size_t)n) exit(1);
-  b[n] = 0;
-  fclose(f);
-  *size = (size_t)n;
-  return b;
-}
-
-static void report(double *one, int iters, double batch_ns, double h2d_ns, double d2h_ns, size_t bytes) {
-  printf("launch_sync_ns %.0f\n", quantile(one, (size_t)iters, 0.5));
-  printf("launch_batch_ns %.0f\n", batch_ns / iters);
-  printf("h2d_gbs %.2f\n", bytes / h2d_ns);
-  printf("d2h_gbs %.2f\n", bytes / d2h_ns);
-}
-
 static const char *kernel_name = "empty";
 
-enum { BATCH = 1000 };
+enum { BATCH = BENCH_GPU_BATCH }; // operations per timed run, as bench_offload_ops
 
 static void raw(const char *image, int iters, size_t bytes) {
   size_t isize;
-  void *img = read_all(image, &isize);
+  void *img = bench_read_file(image, &isize);
   void *ctx, *stream, *mod, *fn, *host;
   uintptr_t dev;
   int d;
@@ -123,7 +99,7 @@ static void raw(const char *image, int iters, size_t bytes) {
   CU(sym("cuMemcpyDtoHAsync_v2")(host, dev, bytes, stream));
   CU(sync(stream));
   double d2h = now_ns() - t;
-  report(one, iters, batch, h2d, d2h, bytes);
+  bench_report(one, iters, batch, h2d, d2h, bytes);
   fn_t h2d_async = sym("cuMemcpyHtoDAsync_v2");
   BENCH_MEDIAN("copy4k_ns", BATCH, {
     for (int i = 0; i < BATCH; i++) CU(h2d_async(dev, host, (size_t)4096, stream));
@@ -155,72 +131,6 @@ static void raw(const char *image, int iters, size_t bytes) {
   CU(sym("cuDevicePrimaryCtxRelease_v2")(d));
 }
 
-static void api(const char *image, int iters, size_t bytes) {
-  size_t isize;
-  void *img = read_all(image, &isize);
-  ol_device_handle_t dev = bench_device(OL_PLATFORM_BACKEND_CUDA);
-  if (!dev) {
-    fprintf(stderr, "cuda bench: no CUDA device through the Offload API\n");
-    exit(1);
-  }
-  ol_program_handle_t prog;
-  ol_symbol_handle_t k;
-  ol_queue_handle_t q;
-  CK(olCreateProgram(dev, img, isize, &prog));
-  CK(olGetSymbol(prog, kernel_name, OL_SYMBOL_KIND_KERNEL, &k));
-  CK(olCreateQueue(dev, &q));
-  ol_kernel_launch_size_args_t ls = {1, {1, 1, 1}, {1, 1, 1}, 0};
-  double *one = malloc(sizeof(double) * (size_t)iters);
-  for (int i = 0; i < iters / 10; i++) {
-    CK(olLaunchKernel(q, dev, k, NULL, 0, &ls));
-    CK(olSyncQueue(q));
-  }
-  for (int i = 0; i < iters; i++) {
-    double t = now_ns();
-    CK(olLaunchKernel(q, dev, k, NULL, 0, &ls));
-    CK(olSyncQueue(q));
-    one[i] = now_ns() - t;
-  }
-  double t = now_ns();
-  for (int i = 0; i < iters; i++)
-    CK(olLaunchKernel(q, dev, k, NULL, 0, &ls));
-  CK(olSyncQueue(q));
-  double batch = now_ns() - t;
-  void *host, *dmem;
-  CK(olMemAlloc(dev, OL_ALLOC_TYPE_HOST, bytes, &host));
-  CK(olMemAlloc(dev, OL_ALLOC_TYPE_DEVICE, bytes, &dmem));
-  memset(host, 1, bytes);
-  t = now_ns();
-  CK(olMemcpy(q, dmem, dev, host, dev, bytes));
-  CK(olSyncQueue(q));
-  double h2d = now_ns() - t;
-  t = now_ns();
-  CK(olMemcpy(q, host, dev, dmem, dev, bytes));
-  CK(olSyncQueue(q));
-  double d2h = now_ns() - t;
-  report(one, iters, batch, h2d, d2h, bytes);
-  BENCH_MEDIAN("copy4k_ns", BATCH, {
-    for (int i = 0; i < BATCH; i++) CK(olMemcpy(q, dmem, dev, host, dev, 4096));
-    double s_ = now_ns();
-    CK(olSyncQueue(q));
-    skip_ += now_ns() - s_;
-  });
-  static ol_event_handle_t evs[BATCH];
-  BENCH_MEDIAN("event_ns", BATCH, {
-    for (int i = 0; i < BATCH; i++) CK(olCreateEvent(q, &evs[i]));
-    double s_ = now_ns();
-    for (int i = 0; i < BATCH; i++) CK(olDestroyEvent(evs[i]));
-    skip_ += now_ns() - s_;
-  });
-  BENCH_MEDIAN("sync_ns", 10 * BATCH, for (int i = 0; i < 10 * BATCH; i++) CK(olSyncQueue(q)));
-  BENCH_MEDIAN("probe_ns", 10 * BATCH, for (int i = 0; i < 10 * BATCH; i++) olGetDeviceInfoSize(dev, OL_DEVICE_INFO_TYPE, NULL));
-  CK(olMemFree(dmem));
-  CK(olMemFree(host));
-  CK(olDestroyQueue(q));
-  CK(olDestroyProgram(prog));
-  CK(olShutDown());
-}
-
 int main(int argc, char **argv) {
   if (argc < 4 || (strcmp(argv[1], "raw") && strcmp(argv[1], "ours") && strcmp(argv[1], "llvm"))) {
     fprintf(stderr, "usage: cuda raw|ours|llvm LIBRARY IMAGE [ITERATIONS] [COPY_MIB] [KERNEL]\n");
@@ -237,7 +147,9 @@ int main(int argc, char **argv) {
     }
     raw(argv[3], iters, bytes);
   } else {
-    api(argv[3], iters, bytes);
+    size_t isize;
+    void *img = bench_read_file(argv[3], &isize);
+    bench_offload_ops(OL_PLATFORM_BACKEND_CUDA, "cuda", img, isize, kernel_name, iters, bytes);
   }
   return 0;
 }

@@ -89,7 +89,7 @@ static uint32_t find_pool(h_t p, void *data) {
 }
 
 static const char *kernel_name = "empty";
-enum { BATCH = 1000 };
+enum { BATCH = BENCH_GPU_BATCH }; // operations per timed run, as bench_offload_ops
 volatile uint64_t kept_signals[BATCH]; // the raw "events" (not static: kept by the compiler)
 
 static hsa_queue *queue;
