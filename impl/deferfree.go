@@ -22,8 +22,9 @@ import (
 // "Why does olMemFree defer the release instead of waiting?".
 //
 // How: at the free, every live queue that still has work gets a marker
-// (an event recorded on it), and so do the queues destroyed while they had
-// work (retireQueue records theirs before the release). With no marker the
+// (an event recorded on it; frees made while a queue got no new work share
+// one), and so do the queues destroyed while they had work (retireQueue
+// records theirs before the release). With no marker the
 // memory is freed at once (the common path: one Empty query per live
 // queue). Otherwise the free joins a FIFO that one runtime goroutine (the
 // worker, started at the first deferred free) works through: it waits for
@@ -43,6 +44,19 @@ func newMark(e plugin.Event) *mark {
 	m := &mark{e: e}
 	m.refs.Store(1)
 	return m
+}
+
+// tryRef takes a reference unless the last one is gone (the event released).
+func (m *mark) tryRef() bool {
+	for {
+		n := m.refs.Load()
+		if n <= 0 {
+			return false
+		}
+		if m.refs.CompareAndSwap(n, n+1) {
+			return true
+		}
+	}
 }
 
 func (m *mark) unref() error {
@@ -80,7 +94,11 @@ type deferredFrees struct {
 	cond    sync.Cond      // broadcast when fifo, busy or closing change
 	fifo    []*pendingFree // the worker's, in free order
 	busy    map[*Device]int
-	retired []*mark        // markers of queues destroyed with work left
+	retired []*mark // markers of queues destroyed with work left
+	// latest is each live queue's newest marker and the queue's position
+	// (plugin.WaitGraphQueue) when it was recorded: frees made while the
+	// queue got no new work share it (no reference of its own)
+	latest  map[*Queue]latestMark
 	stuck   []*pendingFree // markers that could not be waited for: freed at shutdown
 	errs    []error
 	dropped int // errors beyond maxDeferredErrors
@@ -88,12 +106,46 @@ type deferredFrees struct {
 	done    chan struct{} // closed when the worker ends; nil: never started
 }
 
+type latestMark struct {
+	pos uint64
+	m   *mark
+}
+
 func (f *deferredFrees) lock() {
 	f.mu.Lock()
 	if f.cond.L == nil {
 		f.cond.L = &f.mu
 		f.busy = map[*Device]int{}
+		f.latest = map[*Queue]latestMark{}
 	}
+}
+
+// queueMark returns a marker of the work submitted to q so far: the one of
+// an earlier free when q got no work since, else a new one.
+func (f *deferredFrees) queueMark(q *Queue) (*mark, error) {
+	wq, ok := q.q.(plugin.WaitGraphQueue)
+	var pos uint64
+	if ok {
+		pos = wq.Position()
+		f.lock()
+		l := f.latest[q]
+		reused := l.m != nil && l.pos == pos && l.m.tryRef()
+		f.mu.Unlock()
+		if reused {
+			return l.m, nil
+		}
+	}
+	e, err := q.q.Record()
+	if err != nil || e == nil {
+		return nil, err
+	}
+	m := newMark(e)
+	if ok {
+		f.lock()
+		f.latest[q] = latestMark{pos: pos, m: m}
+		f.mu.Unlock()
+	}
+	return m, nil
 }
 
 // freeAfterQueuedWork releases the memory at base (size bytes of kind, on
@@ -108,12 +160,12 @@ func (c *Context) freeAfterQueuedWork(dev *Device, base uintptr, size uint64, ki
 		if recErr != nil || q.q.Empty() {
 			return
 		}
-		e, err := q.q.Record()
+		m, err := f.queueMark(q)
 		switch {
 		case err != nil:
 			recErr = err
-		case e != nil:
-			marks = append(marks, newMark(e))
+		case m != nil:
+			marks = append(marks, m)
 		}
 	})
 	f.lock()
@@ -181,6 +233,9 @@ func (c *Context) retireQueue(q *Queue) bool {
 	if !c.queues.remove(q.h) {
 		return false
 	}
+	f.lock()
+	delete(f.latest, q)
+	f.mu.Unlock()
 	if q.q.Empty() {
 		return true
 	}
@@ -349,6 +404,7 @@ func (f *deferredFrees) shutdown() error {
 		f.noteLocked(m.unref())
 	}
 	f.retired = nil
+	clear(f.latest)
 	if len(f.errs) == 0 {
 		return nil
 	}

@@ -99,7 +99,16 @@ type dfQueue struct {
 	d    *dfDevice
 	mu   sync.Mutex
 	work chan struct{}
+	ops  uint64 // gates submitted (plugin.WaitGraphQueue)
 }
+
+func (q *dfQueue) Position() uint64 {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	return q.ops
+}
+
+func (q *dfQueue) Waits(uint64, func(plugin.Queue, uint64)) {}
 
 // gate gives the queue work that ends when the returned function is called.
 func (q *dfQueue) gate() (open func()) {
@@ -107,6 +116,7 @@ func (q *dfQueue) gate() (open func()) {
 	q.mu.Lock()
 	prev := q.work
 	q.work = ch
+	q.ops++
 	q.mu.Unlock()
 	return func() { <-prev; close(ch) }
 }
@@ -401,5 +411,42 @@ func TestDeferredFreesConcurrent(t *testing.T) {
 	defer e.dev.mu.Unlock()
 	if len(e.dev.live) != 0 || e.dev.evNew != e.dev.evRel {
 		t.Fatalf("%d allocations live, %d of %d markers released", len(e.dev.live), e.dev.evRel, e.dev.evNew)
+	}
+}
+
+// Frees made while a queue gets no new work share its marker; new work
+// gets a new one. All are freed once the work ends.
+func TestFreesShareMarkers(t *testing.T) {
+	e := newDFEnv(t, 16)
+	_, q := e.queue()
+	open1 := q.gate()
+	var ps []uintptr
+	for i := 0; i < 5; i++ {
+		p := e.alloc()
+		ps = append(ps, p)
+		e.free(p)
+	}
+	open2 := q.gate()
+	p := e.alloc()
+	ps = append(ps, p)
+	e.free(p)
+	e.dev.mu.Lock()
+	n := e.dev.evNew
+	e.dev.mu.Unlock()
+	if n != 2 {
+		t.Fatalf("%d markers for 6 frees in two positions of one queue, want 2", n)
+	}
+	open1()
+	open2()
+	for _, p := range ps {
+		if !e.freed(p, 5*time.Second) {
+			t.Fatalf("%#x not freed after the work ended", p)
+		}
+	}
+	e.teardown()
+	e.dev.mu.Lock()
+	defer e.dev.mu.Unlock()
+	if e.dev.evRel != 2 {
+		t.Fatalf("%d of 2 markers released", e.dev.evRel)
 	}
 }
