@@ -153,25 +153,7 @@ func (f *deferredFrees) queueMark(q *Queue) (*mark, error) {
 // allocation has already left the allocation map.
 func (c *Context) freeAfterQueuedWork(dev *Device, base uintptr, size uint64, kind ol.AllocType) error {
 	f := &c.frees
-	f.scan.RLock()
-	var marks []*mark
-	var recErr error
-	c.queues.each(func(_ uintptr, q *Queue) {
-		if recErr != nil || q.q.Empty() {
-			return
-		}
-		m, err := f.queueMark(q)
-		switch {
-		case err != nil:
-			recErr = err
-		case m != nil:
-			marks = append(marks, m)
-		}
-	})
-	f.lock()
-	marks = append(marks, f.takeRetiredLocked()...)
-	f.mu.Unlock()
-	f.scan.RUnlock()
+	marks, recErr := c.markQueuedWork()
 	if len(marks) == 0 && recErr == nil {
 		return dev.d.Free(base, kind)
 	}
@@ -199,6 +181,30 @@ func (c *Context) freeAfterQueuedWork(dev *Device, base uintptr, size uint64, ki
 	}
 	f.cond.Broadcast()
 	return nil
+}
+
+// markQueuedWork returns a marker of the work queued so far on each live
+// queue that still has some and of each destroyed queue whose work has not
+// ended. An error means a busy queue could not be marked.
+func (c *Context) markQueuedWork() (marks []*mark, err error) {
+	f := &c.frees
+	f.scan.RLock()
+	defer f.scan.RUnlock()
+	c.queues.each(func(_ uintptr, q *Queue) {
+		if err != nil || q.q.Empty() {
+			return
+		}
+		m, merr := f.queueMark(q)
+		switch {
+		case merr != nil:
+			err = merr
+		case m != nil:
+			marks = append(marks, m)
+		}
+	})
+	f.lock()
+	defer f.mu.Unlock()
+	return append(marks, f.takeRetiredLocked()...), err
 }
 
 // takeRetiredLocked returns a new reference to each marker of a destroyed
