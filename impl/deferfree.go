@@ -104,6 +104,8 @@ type deferredFrees struct {
 	dropped int // errors beyond maxDeferredErrors
 	closing bool
 	done    chan struct{} // closed when the worker ends; nil: never started
+	// released counts the deferred frees made (read without the lock)
+	released atomic.Uint64
 }
 
 type latestMark struct {
@@ -292,6 +294,7 @@ func (f *deferredFrees) work() {
 		f.fifo = f.fifo[1:]
 		f.mu.Unlock()
 		freed, err := complete(p)
+		f.released.Add(1)
 		f.mu.Lock()
 		if !freed {
 			f.stuck = append(f.stuck, p)
@@ -344,33 +347,30 @@ func (p *pendingFree) release() error {
 	return errs.ErrorOrNil()
 }
 
-// pendingOn reports whether frees of memory of dev wait for work.
-func (f *deferredFrees) pendingOn(dev *Device) bool {
-	f.lock()
-	defer f.mu.Unlock()
-	return f.busy[dev] > 0
-}
-
 // waitFor waits until no free of memory of dev waits in the worker's list.
-func (f *deferredFrees) waitFor(dev *Device) {
+// It reports whether memory may have been freed since the worker had made
+// released frees: then another try may succeed.
+func (f *deferredFrees) waitFor(dev *Device, released uint64) bool {
 	f.lock()
 	defer f.mu.Unlock()
+	waited := f.busy[dev] > 0
 	for f.busy[dev] > 0 {
 		f.cond.Wait()
 	}
+	return waited || f.released.Load() != released
 }
 
 // allocDevice is dev.d.Alloc for olMemAlloc. When the device is out of
-// memory while frees of its memory wait for queued work, it waits for
-// them and tries once more, as a driver whose free waits would have freed
-// them already. From a host function it does not wait: the work it would
-// wait for may be its own queue's.
+// memory while frees of its memory wait for queued work (or were made
+// meanwhile), it waits for them and tries once more, as a driver whose
+// free waits would have freed them already. From a host function it does
+// not wait: the work it would wait for may be its own queue's.
 func (c *Context) allocDevice(dev *Device, typ ol.AllocType, size uint64) (uintptr, error) {
+	released := c.frees.released.Load()
 	p, err := dev.d.Alloc(typ, size)
-	if err == nil || !c.frees.pendingOn(dev) || c.inHostFunction() {
+	if err == nil || c.inHostFunction() || !c.frees.waitFor(dev, released) {
 		return p, err
 	}
-	c.frees.waitFor(dev)
 	return dev.d.Alloc(typ, size)
 }
 
