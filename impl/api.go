@@ -140,7 +140,7 @@ func (c *Context) olCreateQueue(dev *Device) (uintptr, error) {
 }
 
 func (c *Context) olDestroyQueue(q *Queue) error {
-	if !c.queues.remove(q.h) {
+	if !c.retireQueue(q) {
 		return c.queues.explain(q.h, "Queue")
 	}
 	return q.q.Release()

@@ -33,6 +33,7 @@ type Context struct {
 	queueIDs     atomic.Uint64 // ids that tell queues apart after their handles are gone
 	snap         atomic.Uint32 // the info snapshot's state: snapPending, snapPublished, snapGone
 	waits        waitGraph     // pending waits between platforms (waitgraph.go)
+	frees        deferredFrees // olMemFree's releases waiting for queued work (deferfree.go)
 }
 
 // Platform is a backend that found devices.
@@ -220,6 +221,8 @@ func (c *Context) teardown() error {
 		add("program", p.p.Unload())
 		c.programs.remove(h)
 	})
+	// frees that waited for work: all of it has ended now
+	add("deferred frees", c.frees.shutdown())
 	for _, a := range c.mem.drain() {
 		add("allocation", a.device.d.Free(uintptr(a.base), a.kind))
 	}

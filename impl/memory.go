@@ -129,7 +129,7 @@ func (c *Context) olMemAlloc(dev *Device, typ ol.AllocType, size uint64) (uintpt
 		}
 	}()
 	for attempt := 0; attempt < maxAllocAttempts; attempt++ {
-		p, err := dev.d.Alloc(typ, size)
+		p, err := c.allocDevice(dev, typ, size)
 		if err != nil {
 			return 0, err
 		}
@@ -150,7 +150,7 @@ func (c *Context) olMemFree(address uintptr) error {
 	if a == nil {
 		return ol.NewError(ol.ErrcInvalidArgument, "address is not a known allocation")
 	}
-	return a.device.d.Free(uintptr(a.base), a.kind)
+	return c.freeAfterQueuedWork(a.device, uintptr(a.base), a.size, a.kind)
 }
 
 func (c *Context) memInfo(ptr uintptr, prop ol.MemInfo) (infoValue, error) {

@@ -128,3 +128,9 @@ func TestTraceSaysWhyAbsent(t *testing.T) {
 	imagetest.HSA.CheckTraceSaysWhyAbsent(t, "libhsa-absent.so", map[string]string{"FAKE_HSA_INIT_RESULT": "0x1008"},
 		"liboffload-go: platform amdgpu is absent: hsa_init: 0x1008 HSA_STATUS_ERROR_OUT_OF_RESOURCES")
 }
+
+// olMemFree with work of the memory queued frees it in the runtime only
+// after that work, and the final olShutDown frees what still waits.
+func TestRuntimeDeferredFree(t *testing.T) {
+	imagetest.HSA.CheckDeferredFree(t, "libhsa-deferfree.so", "fake_hsa_live")
+}

@@ -135,3 +135,9 @@ func TestShutDownUnregisters(t *testing.T) {
 		}
 	}
 }
+
+// olMemFree with work of the memory queued frees it in the driver only
+// after that work, and the final olShutDown frees what still waits.
+func TestRuntimeDeferredFree(t *testing.T) {
+	imagetest.CUDA.CheckDeferredFree(t, "libcuda-deferfree.so", "fake_cuda_live")
+}

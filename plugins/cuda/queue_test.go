@@ -12,6 +12,7 @@ import (
 	"github.com/liboffload-go/liboffload-go/api/ol"
 	"github.com/liboffload-go/liboffload-go/internal/contract"
 	"github.com/liboffload-go/liboffload-go/plugins/internal/fakedriver"
+	"github.com/liboffload-go/liboffload-go/plugins/plugin"
 )
 
 // double is a loaded fake_cuda.c with the plugin's devices.
@@ -187,6 +188,7 @@ func TestFakeStreamStaysBusy(t *testing.T) {
 	g := d.Dev[0]
 	before := d.Live("stream")
 	p := contract.MustAlloc(t, g, ol.AllocTypeDevice, 64)
+	var copies []plugin.Event // the copies use p until these pass
 	for i := 0; i < 20; i++ {
 		q := contract.MustQueue(t, g)
 		if err := q.CopyDevice(p, g, p, g, 64); err != nil {
@@ -195,12 +197,25 @@ func TestFakeStreamStaysBusy(t *testing.T) {
 		if q.Empty() {
 			t.Fatal("a queue reports empty while its stream says it is busy")
 		}
+		e, err := q.Record()
+		if err != nil {
+			t.Fatal(err)
+		}
+		copies = append(copies, e)
 		if err := q.Release(); err != nil {
 			t.Fatal(err)
 		}
 	}
 	if n := d.Live("stream") - before; n != 20 {
 		t.Errorf("%d new streams for 20 queues on busy streams, want 20 (none reused)", n)
+	}
+	// Free does not wait for queued work (the runtime does, impl/deferfree.go),
+	// and the double faults on freed memory
+	for _, e := range copies {
+		if err := e.Sync(); err != nil {
+			t.Error(err)
+		}
+		_ = e.Release()
 	}
 	_ = g.Free(p, ol.AllocTypeDevice)
 	d.Deinit()

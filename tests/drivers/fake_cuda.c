@@ -46,7 +46,10 @@
  *     CUDA_ERROR_INVALID_CONTEXT on a thread without it;
  *   - device memory is address space the CPU cannot touch (reserved
  *     without access: a CPU read or write faults); its bytes live elsewhere
- *     and only the driver's copies and fills reach them;
+ *     and only the driver's copies and fills reach them; freed device
+ *     memory stays inaccessible to them and to kernels for a while (a
+ *     bounded quarantine), so work that runs on it after cuMemFree ends the
+ *     process with SIGSEGV;
  *   - each stream runs its work in order on a thread of its own, so
  *     completion is asynchronous; host functions of all streams run one at
  *     a time on one callback thread, where every driver call fails with
@@ -321,6 +324,7 @@ typedef void (*CUhostFn)(void *);
 struct block {
   size_t off, size;
   int live;
+  int quarantined; /* freed, not yet reusable (see cuMemFree_v2) */
 };
 
 struct fake_ctx {
@@ -462,12 +466,13 @@ CUresult cuMemAlloc_v2(CUdeviceptr *out, size_t size) {
   if (out == NULL || size == 0) return CUDA_ERROR_INVALID_VALUE;
   CUresult forced = env_int("FAKE_CUDA_ALLOC_RESULT", CUDA_SUCCESS);
   if (forced != CUDA_SUCCESS) return forced;
-  size_t rounded = (size + 255) & ~(size_t)255;
+  /* whole pages: a freed block's pages are made inaccessible */
+  size_t rounded = (size + 4095) & ~(size_t)4095;
   pthread_mutex_lock(&mu);
   struct fake_ctx *c = current;
   struct block *b = NULL;
   for (int i = 0; i < c->nblocks && b == NULL; i++)
-    if (!c->blocks[i].live && c->blocks[i].size >= rounded) b = &c->blocks[i];
+    if (!c->blocks[i].live && !c->blocks[i].quarantined && c->blocks[i].size >= rounded) b = &c->blocks[i];
   if (b == NULL) {
     if (c->nblocks == MAX_BLOCKS || c->next + rounded > ARENA) {
       pthread_mutex_unlock(&mu);
@@ -485,6 +490,60 @@ CUresult cuMemAlloc_v2(CUdeviceptr *out, size_t size) {
   return CUDA_SUCCESS;
 }
 
+/* Freed device memory is inaccessible for a while, so that a backend that
+ * frees memory its queued work still uses fails loudly: the freed block's
+ * bytes (which queued copies and fills reach) and its device addresses
+ * (which kernels reach) are PROT_NONE, and it cannot be handed out again,
+ * until it leaves this quarantine: oldest first, once more than
+ * QUARANTINE_BLOCKS blocks or QUARANTINE_BYTES bytes are in it (the newest
+ * block always stays). A use of quarantined memory ends the process with
+ * SIGSEGV. mu guards it. */
+#define QUARANTINE_BLOCKS 256
+#define QUARANTINE_BYTES ((size_t)1 << 30)
+static struct {
+  int dev, idx;
+} quarantine[QUARANTINE_BLOCKS];
+static int quarantine_head, quarantine_n;
+static size_t quarantine_bytes;
+static int kernels_running; /* kernels of the double running (device_access) */
+
+/* mu held: block i of device d leaves the quarantine */
+static void unquarantine(int d, int i) {
+  struct block *b = &ctxs[d].blocks[i];
+  mprotect(ctxs[d].backing + b->off, b->size, PROT_READ | PROT_WRITE);
+  if (kernels_running)
+    mprotect(ctxs[d].addr + b->off, b->size, PROT_READ | PROT_WRITE);
+  b->quarantined = 0;
+  quarantine_bytes -= b->size;
+}
+
+/* mu held: block i of device d, just freed, enters the quarantine */
+static void enter_quarantine(int d, int i) {
+  struct block *b = &ctxs[d].blocks[i];
+  mprotect(ctxs[d].backing + b->off, b->size, PROT_NONE);
+  mprotect(ctxs[d].addr + b->off, b->size, PROT_NONE);
+  b->quarantined = 1;
+  quarantine_bytes += b->size;
+  quarantine[(quarantine_head + quarantine_n) % QUARANTINE_BLOCKS].dev = d;
+  quarantine[(quarantine_head + quarantine_n) % QUARANTINE_BLOCKS].idx = i;
+  quarantine_n++;
+  while (quarantine_n > 1 && (quarantine_n > QUARANTINE_BLOCKS - 1 || quarantine_bytes > QUARANTINE_BYTES)) {
+    unquarantine(quarantine[quarantine_head].dev, quarantine[quarantine_head].idx);
+    quarantine_head = (quarantine_head + 1) % QUARANTINE_BLOCKS;
+    quarantine_n--;
+  }
+}
+
+/* mu held, the device addresses just made accessible for kernels: the
+ * quarantined blocks' stay inaccessible */
+static void protect_quarantine(void) {
+  for (int k = 0; k < quarantine_n; k++) {
+    int d = quarantine[(quarantine_head + k) % QUARANTINE_BLOCKS].dev;
+    struct block *b = &ctxs[d].blocks[quarantine[(quarantine_head + k) % QUARANTINE_BLOCKS].idx];
+    mprotect(ctxs[d].addr + b->off, b->size, PROT_NONE);
+  }
+}
+
 /* the kinds of host memory the driver knows (struct host_alloc, below) */
 enum host_kind { HOST_PINNED, HOST_MANAGED, HOST_REGISTERED };
 static CUresult host_free(void *p, enum host_kind kind);
@@ -498,6 +557,7 @@ CUresult cuMemFree_v2(CUdeviceptr p) {
     for (int i = 0; c->addr && i < c->nblocks; i++)
       if (c->blocks[i].live && (uintptr_t)c->addr + c->blocks[i].off == p) {
         c->blocks[i].live = 0;
+        enter_quarantine(d, i);
         live_allocs--;
         pthread_mutex_unlock(&mu);
         return CUDA_SUCCESS;
@@ -1434,12 +1494,13 @@ CUresult cuOccupancyMaxPotentialBlockSize(int *min_grid, int *block, CUfunction 
 
 /* while a kernel of the double runs, device memory is accessible at the
  * device addresses */
-static int kernels_running;
 static void device_access(int on) {
   pthread_mutex_lock(&mu);
-  if ((on && kernels_running++ == 0) || (!on && --kernels_running == 0))
+  if ((on && kernels_running++ == 0) || (!on && --kernels_running == 0)) {
     for (int d = 0; d < MAX_DEVICES; d++)
       if (ctxs[d].addr) mprotect(ctxs[d].addr, ARENA, on ? PROT_READ | PROT_WRITE : PROT_NONE);
+    if (on) protect_quarantine();
+  }
   pthread_mutex_unlock(&mu);
 }
 

@@ -61,7 +61,10 @@
  *   Device memory lives at addresses the CPU cannot touch: a mapping kept
  *   PROT_NONE (a CPU dereference faults) except while a kernel of the double
  *   runs; its bytes are reached through a second mapping of the same file,
- *   which only the double uses (copies, fills, peek/poke).
+ *   which only the double uses (copies, fills, peek/poke). Freed device
+ *   memory stays inaccessible to copies, fills and kernels for a while (a
+ *   bounded quarantine), so work that runs on it after
+ *   hsa_amd_memory_pool_free ends the process with SIGSEGV.
  *   Access (hsa_amd_agent_memory_pool_get_info ACCESS): an agent's own pools
  *   ALLOWED_BY_DEFAULT; CPU pools for GPUs, and a GPU's global pools for
  *   other GPUs, DISALLOWED_BY_DEFAULT (hsa_amd_agents_allow_access grants
@@ -891,6 +894,7 @@ hsa_status_t hsa_amd_agent_memory_pool_get_info(hsa_agent_t agent, hsa_amd_memor
 struct block {
   size_t off, size;
   int live;
+  int quarantined; /* freed, not yet reusable (see enter_quarantine) */
 };
 
 struct arena {
@@ -948,15 +952,73 @@ static int arena_ready(int g) {
   return 0;
 }
 
+/* Freed device memory is inaccessible for a while, so that a backend that
+ * frees memory its queued work still uses fails loudly: the freed block's
+ * bytes (which copies and fills reach) and its device addresses (which
+ * kernels reach) are PROT_NONE, and it cannot be handed out again, until
+ * it leaves this quarantine: oldest first, once more than
+ * QUARANTINE_BLOCKS blocks or QUARANTINE_BYTES bytes are in it (the newest
+ * block always stays). A use of quarantined memory ends the process with
+ * SIGSEGV. mu guards it. */
+#define QUARANTINE_BLOCKS 256
+#define QUARANTINE_BYTES ((size_t)1 << 30)
+static struct {
+  int gpu, idx;
+} quarantine[QUARANTINE_BLOCKS];
+static int quarantine_head, quarantine_n;
+static size_t quarantine_bytes;
+static int kernels_running; /* kernels of the double running (device_access) */
+
+/* mu held: block i of GPU g leaves the quarantine */
+static void unquarantine(int g, int i) {
+  struct block *b = &arenas[g].blocks[i];
+  mprotect(arenas[g].backing + b->off, b->size, PROT_READ | PROT_WRITE);
+  if (kernels_running)
+    mprotect(arenas[g].addr + b->off, b->size, PROT_READ | PROT_WRITE);
+  b->quarantined = 0;
+  quarantine_bytes -= b->size;
+}
+
+/* mu held: block i of GPU g, just freed, enters the quarantine */
+static void enter_quarantine(int g, int i) {
+  struct block *b = &arenas[g].blocks[i];
+  mprotect(arenas[g].backing + b->off, b->size, PROT_NONE);
+  mprotect(arenas[g].addr + b->off, b->size, PROT_NONE);
+  b->quarantined = 1;
+  quarantine_bytes += b->size;
+  quarantine[(quarantine_head + quarantine_n) % QUARANTINE_BLOCKS].gpu = g;
+  quarantine[(quarantine_head + quarantine_n) % QUARANTINE_BLOCKS].idx = i;
+  quarantine_n++;
+  while (quarantine_n > 1 && (quarantine_n > QUARANTINE_BLOCKS - 1 || quarantine_bytes > QUARANTINE_BYTES)) {
+    unquarantine(quarantine[quarantine_head].gpu, quarantine[quarantine_head].idx);
+    quarantine_head = (quarantine_head + 1) % QUARANTINE_BLOCKS;
+    quarantine_n--;
+  }
+}
+
+/* mu held: every block leaves the quarantine (the final hsa_shut_down
+ * empties the arenas) */
+static void clear_quarantine(void) {
+  for (; quarantine_n > 0; quarantine_n--) {
+    unquarantine(quarantine[quarantine_head].gpu, quarantine[quarantine_head].idx);
+    quarantine_head = (quarantine_head + 1) % QUARANTINE_BLOCKS;
+  }
+}
+
 /* while kernels of the double run, device memory is accessible at the
- * device addresses */
-static int kernels_running;
+ * device addresses (but for the quarantined blocks) */
 static void device_access(int on) {
   pthread_mutex_lock(&mu);
-  if ((on && kernels_running++ == 0) || (!on && --kernels_running == 0))
+  if ((on && kernels_running++ == 0) || (!on && --kernels_running == 0)) {
     for (int g = 0; g < MAX_GPUS; g++)
       if (arenas[g].addr)
         mprotect(arenas[g].addr, ARENA, on ? PROT_READ | PROT_WRITE : PROT_NONE);
+    for (int k = 0; on && k < quarantine_n; k++) {
+      int g = quarantine[(quarantine_head + k) % QUARANTINE_BLOCKS].gpu;
+      struct block *b = &arenas[g].blocks[quarantine[(quarantine_head + k) % QUARANTINE_BLOCKS].idx];
+      mprotect(arenas[g].addr + b->off, b->size, PROT_NONE);
+    }
+  }
   pthread_mutex_unlock(&mu);
 }
 
@@ -1067,7 +1129,7 @@ hsa_status_t hsa_amd_memory_pool_allocate(hsa_amd_memory_pool_t pool, size_t siz
     }
     struct block *b = NULL;
     for (int i = 0; i < a->nblocks && b == NULL; i++)
-      if (!a->blocks[i].live && a->blocks[i].size >= rounded)
+      if (!a->blocks[i].live && !a->blocks[i].quarantined && a->blocks[i].size >= rounded)
         b = &a->blocks[i];
     if (b == NULL) {
       if (a->nblocks == MAX_BLOCKS || a->next + rounded > ARENA) {
@@ -1108,9 +1170,10 @@ hsa_status_t hsa_amd_memory_pool_allocate(hsa_amd_memory_pool_t pool, size_t siz
 /* mu held */
 static void release_region(struct region *r) {
   if (r->kind == REGION_ALLOC) {
-    if (r->device)
+    if (r->device) {
       arenas[r->owner].blocks[r->block].live = 0;
-    else
+      enter_quarantine(r->owner, r->block);
+    } else
       munmap((void *)r->addr, r->size);
   }
   free(r);
@@ -2773,6 +2836,7 @@ hsa_status_t hsa_shut_down(void) {
   drop_regions(&allocs, &live_allocs, &leaked_allocs);
   drop_regions(&locks, &live_locks, &leaked_locks);
   drop_regions(&globals, NULL, NULL);
+  clear_quarantine();
   for (int g = 0; g < MAX_GPUS; g++)
     if (arenas[g].addr) {
       arenas[g].nblocks = 0;

@@ -17,6 +17,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 	"unsafe"
 
 	"github.com/liboffload-go/liboffload-go/api/ol"
@@ -324,4 +325,80 @@ func CheckRuntimeOnGPUs(t *testing.T, devs []uintptr, img []byte) {
 	for _, p := range []unsafe.Pointer{src, dst, a, b, out} {
 		must("olMemFree", impl.OlMemFree(p, nil))
 	}
+}
+
+// CheckDeferredFree checks, through the runtime on the double's first GPU,
+// that olMemFree never lets the driver free memory that work queued before
+// it still uses: with a fill held behind a host function, the allocation
+// leaves the API at once but stays live in the driver (live counts the
+// double's device allocations: "fake_cuda_live", "fake_hsa_live") until
+// the work has ended; and the final olShutDown with such a free pending
+// (its queue destroyed) frees it in the driver.
+func (f Fake) CheckDeferredFree(t *testing.T, name, live string) {
+	t.Helper()
+	lib := f.Build(t, name)
+	// the gates live until after Init's olShutDown; a failed check opens
+	// them before it, which would wait for them
+	gates := []*ccb.Gate{ccb.NewGate(), ccb.NewGate()}
+	t.Cleanup(func() {
+		for _, g := range gates {
+			g.Free()
+		}
+	})
+	devs := Init(t, f.Plugin, map[string]string{f.EnvLibrary: lib, f.GPUsEnv: "1"})
+	t.Cleanup(func() {
+		for _, g := range gates {
+			g.Open()
+		}
+	})
+	hooks := fakedriver.OpenHooks(t, lib)
+	count := func() int { return hooks.Count(live, "alloc") }
+	gpu := devs[0]
+	// holds a queue behind a host function: gates[i]
+	held := func(i int) (uintptr, *ccb.Gate) {
+		var q uintptr
+		Must(t, "olCreateQueue", impl.OlCreateQueue(gpu, unsafe.Pointer(&q), nil))
+		g := gates[i]
+		Must(t, "olLaunchHostFunction", impl.OlLaunchHostFunction(q, g.Callback(), g.User(), nil))
+		return q, g
+	}
+	fillFree := func(q uintptr) {
+		var p unsafe.Pointer
+		Must(t, "olMemAlloc", impl.OlMemAlloc(gpu, uint32(ol.AllocTypeDevice), 1<<20, unsafe.Pointer(&p), nil))
+		pat := uint32(0xabcd1234)
+		Must(t, "olMemFill", impl.OlMemFill(q, p, 4, unsafe.Pointer(&pat), 1<<20, nil))
+		Must(t, "olMemFree", impl.OlMemFree(p, nil))
+		var base unsafe.Pointer
+		if r := impl.OlGetMemInfo(p, uint32(ol.MemInfoBase), 8, unsafe.Pointer(&base), nil); impl.ResultCode(r) != ol.ErrcNotFound {
+			t.Errorf("olGetMemInfo of the freed pointer: %s, want NOT_FOUND", impl.ResultCode(r))
+		}
+	}
+
+	n0 := count()
+	q, g := held(0)
+	fillFree(q)
+	if n := count(); n != n0+1 {
+		t.Fatalf("%d allocations live in the driver after olMemFree with a fill of it held back, want %d", n, n0+1)
+	}
+	g.Open()
+	Must(t, "olSyncQueue", impl.OlSyncQueue(q, nil))
+	for start := time.Now(); count() != n0; time.Sleep(time.Millisecond) {
+		if time.Since(start) > 10*time.Second {
+			t.Fatalf("%d allocations live in the driver 10 s after the held work ended, want %d", count(), n0)
+		}
+	}
+	Must(t, "olDestroyQueue", impl.OlDestroyQueue(q, nil))
+
+	q, g = held(1)
+	fillFree(q)
+	Must(t, "olDestroyQueue", impl.OlDestroyQueue(q, nil))
+	go func() {
+		time.Sleep(50 * time.Millisecond)
+		g.Open()
+	}()
+	Must(t, "the final olShutDown", impl.OlShutDown(nil))
+	if n := count(); n != 0 {
+		t.Errorf("%d allocations live in the driver (or leaked at its shut down) after the final olShutDown, want 0", n)
+	}
+	Must(t, "olInit", impl.OlInit(nil)) // for Init's olShutDown
 }

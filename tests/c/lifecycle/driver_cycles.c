@@ -6,9 +6,12 @@
  * (DEVICE), olCreateProgram (the kernel image for that GPU), olGetSymbol,
  * two queues; on the first olMemFill, olLaunchKernel and olCreateEvent; on
  * the second olWaitEvents for it, olMemcpy of the result to the host and
- * olLaunchHostFunction; olSyncQueue both, check the result, destroy the
- * event, queues and program, olMemFree, olShutDown (the final one: the
- * backend shuts its driver down), dlclose.
+ * olLaunchHostFunction; olSyncQueue both, check the result; then, on the
+ * first queue, a host function that sleeps 1 ms and a fill of a second
+ * allocation, freed at once (the runtime defers the release, with a worker
+ * goroutine); destroy the event, queues and program, olMemFree, olShutDown
+ * (the final one: it frees the deferred allocation once the fill has run,
+ * stops the worker, and the backend shuts its driver down), dlclose.
  *
  * Warm-up: blocks of 100 cycles until two blocks in a row do not raise the
  * highest RSS seen by more than 64 kB (at most 20 blocks; see rss_cycles.c
@@ -53,6 +56,7 @@
 #define GROUPS 4
 #define GROUP_SIZE 64
 #define N (GROUPS * GROUP_SIZE)
+#define SPARE (64 << 10) /* bytes of the allocation freed with work queued */
 
 static const char *lib_path;
 static void *image;
@@ -79,6 +83,12 @@ struct foo_args {
 };
 
 static void count_call(void *user) { (*(long *)user)++; }
+
+static void pause_1ms(void *user) {
+  (void)user;
+  struct timespec ts = {0, 1000000};
+  nanosleep(&ts, NULL);
+}
 
 /* Fill, launch, event, a second queue waiting for it, copy back, host
  * function. */
@@ -120,6 +130,16 @@ static void work(struct devs *d, long cycle) {
       OLC_QUIET_CHECK(false, "cycle %ld: the host function ran %ld times", cycle, calls);
     }
     CALL(api.sync_queue(q));
+  }
+  /* freed while a fill of it is queued: the final olShutDown releases it */
+  void *spare = NULL;
+  if (q)
+    CALL(api.alloc(d->gpu, OL_ALLOC_TYPE_DEVICE, SPARE, &spare));
+  if (spare) {
+    uint32_t seven = 7;
+    CALL(api.host_function(q, pause_1ms, NULL));
+    CALL(api.fill(q, spare, sizeof seven, &seven, SPARE));
+    CALL(api.free(spare));
   }
   if (ev)
     CALL(api.destroy_event(ev));
