@@ -322,7 +322,8 @@ typedef struct fake_event *CUevent;
 typedef void (*CUhostFn)(void *);
 
 struct block {
-  size_t off, size;
+  size_t off, size; /* size: whole pages, the block's room */
+  size_t used;      /* the bytes of the live allocation in it (its range) */
   int live;
   int quarantined; /* freed, not yet reusable (see cuMemFree_v2) */
 };
@@ -439,7 +440,7 @@ static char *device_bytes_locked(CUdeviceptr p, size_t n) {
     size_t off = p - (uintptr_t)c->addr;
     for (int i = 0; i < c->nblocks; i++) {
       struct block *b = &c->blocks[i];
-      if (b->live && off >= b->off && off - b->off <= b->size && n <= b->size - (off - b->off))
+      if (b->live && off >= b->off && off - b->off <= b->used && n <= b->used - (off - b->off))
         return c->backing + off;
     }
     return NULL;
@@ -484,6 +485,7 @@ CUresult cuMemAlloc_v2(CUdeviceptr *out, size_t size) {
     c->next += rounded;
   }
   b->live = 1;
+  b->used = size;
   live_allocs++;
   *out = (uintptr_t)c->addr + b->off;
   pthread_mutex_unlock(&mu);
