@@ -28,10 +28,10 @@ import (
 // ownerOf returns the device whose memory p is, when the runtime knows:
 // an allocation of olMemAlloc or a global of a loaded program.
 func (c *Context) ownerOf(p uint64) (*Device, bool) {
-	if a := c.mem.find(p); a != nil {
+	if a, ok := c.mem.find(p); ok {
 		return a.device, a.kind == ol.AllocTypeDevice
 	}
-	if g := c.globals.find(p); g != nil {
+	if g, ok := c.globals.find(p); ok {
 		return g.device, true
 	}
 	return nil, false
@@ -226,7 +226,7 @@ func (c *Context) olMemFill(q *Queue, ptr uintptr, patternSize uint64, pattern u
 	p := ptr
 	var owner *Device
 	switch {
-	case a != nil:
+	case a.device != nil:
 		owner = a.device
 	case len(c.platformList) == 1:
 		owner = c.hostDevice() // the only platform is the host's
