@@ -2,7 +2,7 @@
 // allocations so that C, without entering Go, finds the one that contains
 // any address, and the fast paths of olMemcpy and olGetMemInfo that the C
 // entry points try first (RATIONALE.md, "Why does the allocation map live
-// in C?").
+// in C, and copies between host buffers never enter Go?").
 //
 // Granules. An allocation of size s is filed at one level L, the smallest
 // whose granule (2^(6+4L) bytes; level 15: the whole address space) holds

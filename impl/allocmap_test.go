@@ -1,6 +1,7 @@
 package impl
 
 import (
+	"fmt"
 	"math/rand/v2"
 	"sort"
 	"sync"
@@ -206,7 +207,31 @@ func TestAllocOrderScale(t *testing.T) {
 			}
 		}
 	}
-	if o.len() != 0 || o.root != nil {
+	if o.len() != 0 || o.root == nil || o.root.n != 0 || o.root.kids != nil {
 		t.Fatal("tree not empty")
+	}
+}
+
+// BenchmarkAllocMapChurn: remove a random live allocation and insert one
+// of another size in its place, with 1,000 or 1,000,000 live (the map's
+// own cost, without a device; make bench measures the API calls).
+func BenchmarkAllocMapChurn(b *testing.B) {
+	for _, n := range []int{1000, 1000000} {
+		b.Run(fmt.Sprint(n), func(b *testing.B) {
+			rng := rand.New(rand.NewPCG(5, 5))
+			m := newAllocMap()
+			defer m.release()
+			bases := make([]uint64, n)
+			for i := range bases {
+				bases[i] = 1<<32 + uint64(i)*512 + rng.Uint64N(200)
+				m.insert(&alloc{base: bases[i], size: 32 + rng.Uint64N(225)})
+			}
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				j := rng.IntN(n)
+				m.removeBase(bases[j])
+				m.insert(&alloc{base: bases[j], size: 32 + rng.Uint64N(225)})
+			}
+		})
 	}
 }

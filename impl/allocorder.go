@@ -11,7 +11,8 @@ package impl
 //
 // Inner nodes: kids[i] holds bases >= keys[i] (i >= 1) and < keys[i+1];
 // keys[0] is never read. Leaves: keys (bases) and ends, sorted, linked in
-// order through prev and next, never empty except an empty tree's root.
+// order through prev and next, never empty except an empty tree's root
+// (kept, so that a map that empties and fills allocates nothing).
 type allocOrder struct {
 	root *orderNode
 	n    int
@@ -182,9 +183,10 @@ func (t *allocOrder) remove(base uint64) (uint64, bool) {
 		return 0, false
 	}
 	t.n--
-	if empty {
-		t.root = nil
+	if empty && t.root.kids != nil {
+		t.root = nil // (an inner root has two children or more: not reached)
 	}
+	// an emptied leaf root stays, for the next insert
 	for t.root != nil && t.root.kids != nil && t.root.n == 1 {
 		t.root = t.root.kids[0]
 	}
