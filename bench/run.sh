@@ -12,6 +12,7 @@ val() { awk -v k="$1" '$1 == k {print $2}'; }
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.2f", a / b }'; }
 cpu=$(awk -F': ' '/model name/ {print $2; exit}' /proc/cpuinfo)
 cores=$(nproc)
+load=$(cut -d' ' -f1-3 /proc/loadavg) # other jobs on a shared machine
 # ---- host CPU device against native baselines (same run) --------------------
 inc=$root/include
 lnk=(-L"$root/build/lib" -l:libLLVMOffload.so.22.1 -Wl,-rpath,"$root/build/lib")
@@ -448,6 +449,9 @@ allocator.
 | what | liboffload-go | LLVM 22.1 | ratio | raw operation | target | status |
 |---|---|---|---|---|---|---|
 ${small_rows}
+Load average when this run started: $load (on $cores cores; above 0 means
+other jobs shared the machine, and timings move by up to 2–4×).
+
 The allocation map at scale: \`bench/allocmap\` on the host device with
 1,000 and with 1,000,000 live allocations (DEVICE, 32–256 B, shuffled),
 each process 7 runs, medians; 3 rounds alternating the two sizes, medians
@@ -460,7 +464,8 @@ call costs at most max(4×, +1 µs) its cost at 1,000 (no O(n) step).
 |---|---|---|---|---|---|
 ${scale_rows}
 Two threads at once, each on its own half of the live allocations,
-against one thread (calls per second; median over runs and rounds). No
+against one thread (calls per second, each process's best of 14 runs, as
+other jobs on a shared machine only lower a rate; median over rounds). No
 lock is taken on these paths: at 1,000 live the second core doubles the
 rate; at 1,000,000 every lookup misses the caches and the two cores share
 the memory system.

@@ -35,8 +35,8 @@ struct ol_amap {
   _Atomic uint64_t seq[NSTRIPES];
   _Atomic(table *) tab;
   _Atomic uint32_t levels; // bit L: level L has allocations
-  // the writer's own
-  uint64_t count[NLEVELS];
+  // the writer's own, on other cache lines than what readers read
+  _Alignas(64) uint64_t count[NLEVELS];
   uint64_t nodes;
   node *free;
   chunk *chunks;
@@ -76,9 +76,10 @@ static table *new_table(uint64_t buckets) {
 }
 
 ol_amap *ol_amap_new(void) {
-  ol_amap *m = calloc(1, sizeof *m);
+  ol_amap *m = aligned_alloc(64, (sizeof *m + 63) / 64 * 64);
   if (!m)
     return NULL;
+  memset(m, 0, sizeof *m);
   table *t = new_table(MIN_BUCKETS);
   if (!t) {
     free(m);
@@ -219,7 +220,8 @@ int ol_amap_insert(ol_amap *m, const ol_amap_hit *a) {
   uint64_t g0 = granule(a->base, l), g1 = granule(a->base + a->size - 1, l);
   // the level is visible before its first node: a reader that misses the
   // bit runs before the insert
-  atomic_fetch_or_explicit(&m->levels, 1u << l, memory_order_release);
+  if (!(LD(m->levels) & (1u << l))) // readers share the line: write it rarely
+    atomic_fetch_or_explicit(&m->levels, 1u << l, memory_order_release);
   if (!link_node(m, key_of(l, g0), a))
     goto undo;
   if (g1 != g0 && !link_node(m, key_of(l, g1), a)) {

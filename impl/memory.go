@@ -1,7 +1,18 @@
 package impl
 
-// #include <stdlib.h>
-// #include "allocmap.h"
+/*
+#include "allocmap.h"
+
+// ol_amap_lookup is ol_amap_find returning by value (size 0: none), so
+// that Go passes C no pointer to its stack (which would move it to the
+// heap: a lookup must not allocate).
+static inline ol_amap_hit ol_amap_lookup(const ol_amap *m, uint64_t p) {
+  ol_amap_hit h = {0};
+  if (!ol_amap_find(m, p, &h))
+    h.size = 0;
+  return h;
+}
+*/
 import "C"
 
 import (
@@ -92,8 +103,8 @@ func (m *allocMap) hit(h *C.ol_amap_hit) alloc {
 
 // find returns the allocation containing p (any interior address).
 func (m *allocMap) find(p uint64) (alloc, bool) {
-	var h C.ol_amap_hit
-	if C.ol_amap_find(m.idx.p, C.uint64_t(p), &h) == 0 {
+	h := C.ol_amap_lookup(m.idx.p, C.uint64_t(p))
+	if h.size == 0 {
 		return alloc{}, false
 	}
 	return m.hit(&h), true
@@ -168,8 +179,7 @@ func (m *allocMap) snapshot() []*alloc {
 func (m *allocMap) all() []*alloc {
 	out := make([]*alloc, 0, m.order.len())
 	m.order.each(func(base, end uint64) {
-		var h C.ol_amap_hit
-		if C.ol_amap_find(m.idx.p, C.uint64_t(base), &h) != 0 {
+		if h := C.ol_amap_lookup(m.idx.p, C.uint64_t(base)); h.size != 0 {
 			a := m.hit(&h)
 			out = append(out, &a)
 		}
