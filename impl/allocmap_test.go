@@ -207,7 +207,7 @@ func TestAllocOrderScale(t *testing.T) {
 			}
 		}
 	}
-	if o.len() != 0 || o.root == nil || o.root.n != 0 || o.root.kids != nil {
+	if o.len() != 0 || o.root == nil || o.root.n != 0 || o.root.inner {
 		t.Fatal("tree not empty")
 	}
 }

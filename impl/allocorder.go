@@ -22,9 +22,10 @@ const orderMax = 64
 
 type orderNode struct {
 	n          int
-	keys, ends [orderMax]uint64
-	kids       []*orderNode // nil for a leaf
-	prev, next *orderNode   // leaves
+	inner      bool
+	keys, ends [orderMax]uint64     // ends: leaves
+	kids       [orderMax]*orderNode // inner nodes (in the node: one cache miss less per level)
+	prev, next *orderNode           // leaves
 }
 
 func (t *allocOrder) len() int { return t.n }
@@ -60,7 +61,7 @@ func (nd *orderNode) upper(x uint64) int {
 // leafFor is the leaf whose range holds x.
 func (t *allocOrder) leafFor(x uint64) *orderNode {
 	nd := t.root
-	for nd != nil && nd.kids != nil {
+	for nd != nil && nd.inner {
 		nd = nd.kids[nd.route(x)]
 	}
 	return nd
@@ -95,7 +96,7 @@ func (t *allocOrder) insert(base, end uint64) {
 	}
 	if k, r := t.insertAt(t.root, base, end); r != nil {
 		old := t.root
-		t.root = &orderNode{n: 2, kids: make([]*orderNode, orderMax)}
+		t.root = &orderNode{n: 2, inner: true}
 		t.root.kids[0], t.root.kids[1] = old, r
 		t.root.keys[1] = k
 	}
@@ -105,7 +106,7 @@ func (t *allocOrder) insert(base, end uint64) {
 // insertAt inserts into the subtree nd; when nd splits it returns the new
 // right half and its lower bound.
 func (t *allocOrder) insertAt(nd *orderNode, base, end uint64) (uint64, *orderNode) {
-	if nd.kids == nil {
+	if !nd.inner {
 		i := nd.upper(base)
 		if nd.n < orderMax {
 			nd.put(i, base, end, nil)
@@ -146,7 +147,7 @@ func (t *allocOrder) insertAt(nd *orderNode, base, end uint64) (uint64, *orderNo
 func (nd *orderNode) put(i int, k, e uint64, kid *orderNode) {
 	copy(nd.keys[i+1:nd.n+1], nd.keys[i:nd.n])
 	nd.keys[i] = k
-	if nd.kids != nil {
+	if nd.inner {
 		copy(nd.kids[i+1:nd.n+1], nd.kids[i:nd.n])
 		nd.kids[i] = kid
 	} else {
@@ -159,11 +160,10 @@ func (nd *orderNode) put(i int, k, e uint64, kid *orderNode) {
 // split moves the upper half of the full node nd into a new node.
 func (nd *orderNode) split() *orderNode {
 	h := orderMax / 2
-	r := &orderNode{n: nd.n - h}
+	r := &orderNode{n: nd.n - h, inner: nd.inner}
 	copy(r.keys[:], nd.keys[h:nd.n])
-	if nd.kids != nil {
-		r.kids = make([]*orderNode, orderMax)
-		copy(r.kids, nd.kids[h:nd.n])
+	if nd.inner {
+		copy(r.kids[:], nd.kids[h:nd.n])
 		clear(nd.kids[h:nd.n])
 	} else {
 		copy(r.ends[:], nd.ends[h:nd.n])
@@ -183,11 +183,11 @@ func (t *allocOrder) remove(base uint64) (uint64, bool) {
 		return 0, false
 	}
 	t.n--
-	if empty && t.root.kids != nil {
+	if empty && t.root.inner {
 		t.root = nil // (an inner root has two children or more: not reached)
 	}
 	// an emptied leaf root stays, for the next insert
-	for t.root != nil && t.root.kids != nil && t.root.n == 1 {
+	for t.root != nil && t.root.inner && t.root.n == 1 {
 		t.root = t.root.kids[0]
 	}
 	return end, true
@@ -196,7 +196,7 @@ func (t *allocOrder) remove(base uint64) (uint64, bool) {
 // removeAt removes base from the subtree nd; empty: nd is now empty (and
 // unlinked if it is a leaf).
 func (t *allocOrder) removeAt(nd *orderNode, base uint64) (end uint64, ok, empty bool) {
-	if nd.kids == nil {
+	if !nd.inner {
 		i := nd.upper(base) - 1
 		if i < 0 || nd.keys[i] != base {
 			return 0, false, false
@@ -232,7 +232,7 @@ func (t *allocOrder) removeAt(nd *orderNode, base uint64) (end uint64, ok, empty
 // each calls fn for every allocation in order of base.
 func (t *allocOrder) each(fn func(base, end uint64)) {
 	nd := t.root
-	for nd != nil && nd.kids != nil {
+	for nd != nil && nd.inner {
 		nd = nd.kids[0]
 	}
 	for ; nd != nil; nd = nd.next {
