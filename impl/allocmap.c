@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define NLEVELS 16u
+#define NLEVELS 30u
 #define TOP_LEVEL (NLEVELS - 1)
 #define NSTRIPES 1024u
 #define MIN_BUCKETS 1024u
@@ -45,16 +45,17 @@ struct ol_amap {
 #define LD(x) atomic_load_explicit(&(x), memory_order_relaxed)
 #define ST(x, v) atomic_store_explicit(&(x), (v), memory_order_relaxed)
 
+// level l < TOP_LEVEL: granules of 2^(6+2l) bytes (64 B to 2^62 B)
 static inline unsigned level_of(uint64_t size) {
   if (size <= 64)
     return 0;
   unsigned bits = 64 - (unsigned)__builtin_clzll(size - 1); // size <= 2^bits
-  unsigned l = (bits - 6 + 3) / 4;
+  unsigned l = (bits - 6 + 1) / 2;
   return l > TOP_LEVEL - 1 ? TOP_LEVEL : l;
 }
 
 static inline uint64_t granule(uint64_t p, unsigned l) {
-  return l == TOP_LEVEL ? 0 : p >> (6 + 4 * l);
+  return l == TOP_LEVEL ? 0 : p >> (6 + 2 * l);
 }
 
 static inline uint64_t key_of(unsigned l, uint64_t g) { return (uint64_t)l << 58 | g; }

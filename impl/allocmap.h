@@ -5,11 +5,12 @@
 // in C, and copies between host buffers never enter Go?").
 //
 // Granules. An allocation of size s is filed at one level L, the smallest
-// whose granule (2^(6+4L) bytes; level 15: the whole address space) holds
-// s bytes, under the one or two granules of that level it touches: one
-// node per granule, in a hash table keyed by (level, granule index). A
-// granule of level L holds at most a few dozen allocations of that level
-// (they are longer than 1/16 of it, except at level 0, and do not overlap),
+// whose granule (2^(6+2L) bytes, 64 B to 2^62 B; level 29: the whole
+// address space) holds s bytes, under the one or two granules of that
+// level it touches: one node per granule, in a hash table keyed by (level,
+// granule index). A granule of level L holds at most six allocations of
+// that level (they are longer than 1/4 of it, except at level 0, and do
+// not overlap),
 // so finding the allocation that contains p costs one hash probe per
 // level that has allocations (ol_amap levels), whatever the number of
 // allocations, and an allocation of any size is filed in at most two
