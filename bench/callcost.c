@@ -8,10 +8,16 @@
 //   iterate_ns: olIterateDevices with a callback that keeps the handle
 //   memcpy4k_ns: olMemcpy of 4 KiB between two host buffers, NULL queue;
 //     memcpy4k_raw_ns: memcpy of the same buffers
+//   memcpy64_ns, memcpy64_raw_ns: the same with 64 bytes
 //   cycle_ns: olInit + olShutDown (refcount 0->1->0)
 // With KERNELS.so (bench/kernels.c; our kernel ABI, so our library only;
 // LLVM's library, whose only device without a GPU is its Virtual Host
 // Device, cannot create a queue on it):
+//   meminfo_ns: olGetMemInfo(BASE) of an interior pointer of a 64-byte
+//     olMemAlloc allocation (one of 1,000 live); LLVM's olMemAlloc on its
+//     Virtual Host Device crashes
+//   allocfree_ns: olMemAlloc + olMemFree of 64 bytes (DEVICE, host device);
+//     allocfree_raw_ns: aligned_alloc(64, 64) + free
 //   event_ns: olCreateEvent on a queue with no work (destroyed untimed)
 //   sync_ns: olSyncQueue of a queue with no work
 //   launch_ns: olLaunchKernel of the empty kernel (1x1), 1,000 per olSyncQueue
@@ -35,6 +41,9 @@ typedef res_t (*create_fn)(void *, void **);
 typedef res_t (*handle_fn)(void *);
 typedef res_t (*program_fn)(void *, const void *, size_t, void **);
 typedef res_t (*symbol_fn)(void *, const char *, uint32_t, void **);
+typedef res_t (*alloc_fn)(void *, uint32_t, size_t, void **);
+typedef res_t (*free_fn)(void *);
+typedef res_t (*meminfo_fn)(const void *, uint32_t, size_t, void *);
 typedef res_t (*launch_fn)(void *, void *, void *, const void *, size_t, const void *);
 
 static void *host_dev;
@@ -93,7 +102,38 @@ int main(int argc, char **argv) {
     __asm__ volatile("" ::"r"(dst) : "memory");
   });
 
+  static char src64[64], dst64[64];
+  BENCH_MEDIAN("memcpy64_ns", COPIES, for (int i = 0; i < COPIES; i++) CK(olMemcpy(NULL, dst64, dev, src64, dev, sizeof src64)));
+  BENCH_MEDIAN("memcpy64_raw_ns", COPIES, for (int i = 0; i < COPIES; i++) {
+    memcpy(dst64, src64, sizeof src64);
+    __asm__ volatile("" ::"r"(dst64) : "memory");
+  });
+
   if (argc > 2) {
+    alloc_fn olMemAlloc = (alloc_fn)sym("olMemAlloc");
+    free_fn olMemFree = (free_fn)sym("olMemFree");
+    meminfo_fn olGetMemInfo = (meminfo_fn)sym("olGetMemInfo");
+    enum { LIVE = 1000 };
+    static void *live[LIVE];
+    for (int i = 0; i < LIVE; i++) CK(olMemAlloc(dev, 1 /* DEVICE */, 64, &live[i]));
+    void *base = NULL;
+    BENCH_MEDIAN("meminfo_ns", COPIES, for (int i = 0; i < COPIES; i++) {
+      CK(olGetMemInfo((char *)live[(i * 7) % LIVE] + 17, 1 /* BASE */, sizeof base, &base));
+    });
+    if (base != live[((COPIES - 1) * 7) % LIVE]) { fprintf(stderr, "callcost: olGetMemInfo BASE wrong\n"); exit(1); }
+    for (int i = 0; i < LIVE; i++) CK(olMemFree(live[i]));
+    enum { ALLOCS = CALLS / 10 };
+    BENCH_MEDIAN("allocfree_ns", ALLOCS, for (int i = 0; i < ALLOCS; i++) {
+      void *p = NULL;
+      CK(olMemAlloc(dev, 1 /* DEVICE */, 64, &p));
+      CK(olMemFree(p));
+    });
+    BENCH_MEDIAN("allocfree_raw_ns", ALLOCS, for (int i = 0; i < ALLOCS; i++) {
+      void *p = aligned_alloc(64, 64);
+      __asm__ volatile("" ::"r"(p) : "memory");
+      free(p);
+    });
+
     void *q = NULL;
     CK(olCreateQueue(dev, &q));
     static void *ev[BATCH];

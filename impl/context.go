@@ -229,6 +229,8 @@ func (c *Context) teardown() error {
 	for _, p := range c.platformList {
 		add("platform "+p.name, p.p.Deinit())
 	}
+	c.mem.release()
+	c.globals.release()
 	return errs.ErrorOrNil()
 }
 

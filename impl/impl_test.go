@@ -174,13 +174,19 @@ func TestAllocMap(t *testing.T) {
 			t.Fatalf("overlapping insert %+v accepted", bad)
 		}
 	}
-	if a := m.find(199); a == nil || a.base != 150 {
+	if a, ok := m.find(199); !ok || a.base != 150 {
 		t.Fatalf("find(199) = %+v", a)
 	}
-	if m.find(210) != nil || m.find(99) != nil {
+	if _, ok := m.find(210); ok {
 		t.Fatal("find outside allocations")
 	}
-	if m.removeBase(151) != nil || m.removeBase(150) == nil || m.find(160) != nil {
+	if _, ok := m.find(99); ok {
+		t.Fatal("find outside allocations")
+	}
+	if m.removeBase(151) != nil || m.removeBase(150) == nil {
+		t.Fatal("removeBase must take exact bases only")
+	}
+	if _, ok := m.find(160); ok {
 		t.Fatal("removeBase must take exact bases only")
 	}
 }
@@ -222,6 +228,8 @@ func (d *fakeDevice) Free(ptr uintptr, kind ol.AllocType) error {
 	d.p.note(fmt.Sprintf("free %#x", ptr))
 	return nil
 }
+
+func (*fakeDevice) IsHost() bool { return false }
 
 func (*fakeDevice) Info() *plugin.DeviceInfo {
 	return &plugin.DeviceInfo{Type: plugin.Some(ol.DeviceTypeGpu)}

@@ -69,6 +69,7 @@ func olInit(loc *ol.CodeLocation) uintptr {
 		return intern(code, details)
 	}
 	life.ctx.Store(c)
+	c.publishFast()
 	life.refs = 1
 	life.mu.Unlock()
 	// A plugin that failed leaves the library initialised with the other
@@ -101,6 +102,7 @@ func olShutDown(loc *ol.CodeLocation) uintptr {
 		return 0
 	}
 	c.unpublishSnapshot()
+	unpublishFast()
 	life.ctx.Store(nil)
 	err := c.teardown()
 	life.gens = c.nextGenerations()

@@ -1,8 +1,24 @@
 package impl
 
+/*
+#include "allocmap.h"
+
+// ol_amap_lookup is ol_amap_find returning by value (size 0: none), so
+// that Go passes C no pointer to its stack (which would move it to the
+// heap: a lookup must not allocate).
+static inline ol_amap_hit ol_amap_lookup(const ol_amap *m, uint64_t p) {
+  ol_amap_hit h = {0};
+  if (!ol_amap_find(m, p, &h))
+    h.size = 0;
+  return h;
+}
+*/
+import "C"
+
 import (
-	"sort"
+	"runtime"
 	"sync"
+	"sync/atomic"
 
 	"github.com/liboffload-go/liboffload-go/api/ol"
 )
@@ -18,46 +34,103 @@ func (a *alloc) end() uint64 { return a.base + a.size }
 
 // allocMap records every allocation of every device, so that olMemFree and
 // olGetMemInfo find them by address and no two live allocations overlap.
+//
+// The allocations live in C (allocmap.h): an index from address granules
+// to the allocations that touch them, which any thread reads without a
+// lock, in C (the entry points' fast paths) or from Go (find), at the
+// same cost with a thousand allocations or millions. Writers take mu, find
+// overlaps in order (allocOrder, O(log n)) and file or take out the
+// allocation in the index through cgo.
 type allocMap struct {
-	mu     sync.RWMutex
-	sorted []*alloc // by base
+	mu    sync.Mutex
+	order allocOrder // guarded by mu
+	// the C index, freed by release (or, for a map never released, by a
+	// cleanup once the map is unreachable)
+	idx  *cIndex
+	devs atomic.Pointer[[]*Device] // the devices of allocations, by the index's aux; [0] is nil
 }
 
-func newAllocMap() *allocMap { return &allocMap{} }
+// cIndex owns the C index.
+type cIndex struct{ p *C.ol_amap }
 
-// find returns the allocation containing p (any interior address).
-// (No defer and no closure: every queued copy makes two of these.)
-func (m *allocMap) find(p uint64) *alloc {
-	m.mu.RLock()
-	s := m.sorted
-	lo, hi := 0, len(s) // the first allocation that ends after p
-	for lo < hi {
-		mid := int(uint(lo+hi) >> 1)
-		if s[mid].end() > p {
-			hi = mid
-		} else {
-			lo = mid + 1
+func newAllocMap() *allocMap {
+	m := &allocMap{idx: &cIndex{p: C.ol_amap_new()}}
+	if m.idx.p == nil {
+		panic("liboffload-go: out of memory for the allocation map")
+	}
+	devs := []*Device{nil}
+	m.devs.Store(&devs)
+	runtime.AddCleanup(m, func(x *cIndex) {
+		if x.p != nil {
+			C.ol_amap_free(x.p)
+		}
+	}, m.idx)
+	return m
+}
+
+// release frees the C index at the end of an initialisation (after drain):
+// the map must not be used after.
+func (m *allocMap) release() {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if p := m.idx.p; p != nil {
+		m.idx.p = nil
+		C.ol_amap_free(p)
+	}
+}
+
+// aux returns the index's number for device d, adding it if new (mu held).
+func (m *allocMap) aux(d *Device) uint32 {
+	devs := *m.devs.Load()
+	for i, x := range devs {
+		if x == d {
+			return uint32(i)
 		}
 	}
-	var a *alloc
-	if lo < len(s) && s[lo].base <= p {
-		a = s[lo]
+	grown := append(devs[:len(devs):len(devs)], d)
+	m.devs.Store(&grown)
+	return uint32(len(grown) - 1)
+}
+
+// hit converts what the index returned.
+func (m *allocMap) hit(h *C.ol_amap_hit) alloc {
+	a := alloc{base: uint64(h.base), size: uint64(h.size), kind: ol.AllocType(h.kind)}
+	if devs := *m.devs.Load(); int(h.aux) < len(devs) {
+		a.device = devs[h.aux]
 	}
-	m.mu.RUnlock()
 	return a
+}
+
+// find returns the allocation containing p (any interior address).
+func (m *allocMap) find(p uint64) (alloc, bool) {
+	h := C.ol_amap_lookup(m.idx.p, C.uint64_t(p))
+	if h.size == 0 {
+		return alloc{}, false
+	}
+	return m.hit(&h), true
 }
 
 // insert records a; it reports false if a overlaps a live allocation.
 func (m *allocMap) insert(a *alloc) bool {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	i := sort.Search(len(m.sorted), func(i int) bool { return m.sorted[i].end() > a.base })
-	if i < len(m.sorted) && m.sorted[i].base < a.end() {
+	if a.size == 0 || a.base+a.size < a.base {
 		return false
 	}
-	m.sorted = append(m.sorted, nil)
-	copy(m.sorted[i+1:], m.sorted[i:])
-	m.sorted[i] = a
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.order.overlaps(a.base, a.end()) {
+		return false
+	}
+	h := C.ol_amap_hit{base: C.uint64_t(a.base), size: C.uint64_t(a.size), kind: C.uint32_t(a.kind), aux: C.uint32_t(m.aux(a.device))}
+	if a.device != nil {
+		h.dev = C.uint64_t(a.device.h)
+		if a.device.d == nil || !a.device.d.IsHost() {
+			h.flags = C.OL_AMAP_FOREIGN
+		}
+	}
+	if C.ol_amap_insert(m.idx.p, &h) == 0 {
+		return false
+	}
+	m.order.insert(a.base, a.end())
 	return true
 }
 
@@ -65,47 +138,65 @@ func (m *allocMap) insert(a *alloc) bool {
 func (m *allocMap) removeBase(base uint64) *alloc {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	i := sort.Search(len(m.sorted), func(i int) bool { return m.sorted[i].base >= base })
-	if i < len(m.sorted) && m.sorted[i].base == base {
-		a := m.sorted[i]
-		m.sorted = append(m.sorted[:i], m.sorted[i+1:]...)
-		return a
+	end, ok := m.order.remove(base)
+	if !ok {
+		return nil
 	}
-	return nil
+	var h C.ol_amap_hit
+	C.ol_amap_remove(m.idx.p, C.uint64_t(base), C.uint64_t(end-base), &h)
+	a := m.hit(&h)
+	return &a
 }
 
 // checkRange refuses a range of size bytes at p that wraps around the end
 // of the address space, or that starts inside an allocation of the library
 // and runs past its end. Ranges in memory the library did not allocate are
 // the caller's responsibility. what names the pointer in the message. It
-// returns the allocation p is in (nil: none, or size is 0).
-func (m *allocMap) checkRange(fn, what string, p, size uint64) (*alloc, error) {
+// returns the allocation p is in (device nil: none, or size is 0).
+func (m *allocMap) checkRange(fn, what string, p, size uint64) (alloc, error) {
 	if size == 0 {
-		return nil, nil
+		return alloc{}, nil
 	}
 	if p+size < p {
-		return nil, ol.Errorf(ol.ErrcInvalidSize, "%s of %d bytes at %s %#x wraps around the end of the address space", fn, size, what, p)
+		return alloc{}, ol.Errorf(ol.ErrcInvalidSize, "%s of %d bytes at %s %#x wraps around the end of the address space", fn, size, what, p)
 	}
-	a := m.find(p)
-	if a != nil && p+size > a.end() {
-		return nil, ol.Errorf(ol.ErrcInvalidSize, "%s of %d bytes at %s %#x runs past the end of the %d-byte allocation at %#x (%d bytes left)",
+	a, ok := m.find(p)
+	if ok && p+size > a.end() {
+		return alloc{}, ol.Errorf(ol.ErrcInvalidSize, "%s of %d bytes at %s %#x runs past the end of the %d-byte allocation at %#x (%d bytes left)",
 			fn, size, what, p, a.size, a.base, a.end()-p)
 	}
 	return a, nil
 }
 
+// snapshot returns every allocation, in order of base.
 func (m *allocMap) snapshot() []*alloc {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	return append([]*alloc(nil), m.sorted...)
+	return m.all()
+}
+
+// all returns every allocation, in order of base (mu held).
+func (m *allocMap) all() []*alloc {
+	out := make([]*alloc, 0, m.order.len())
+	m.order.each(func(base, end uint64) {
+		if h := C.ol_amap_lookup(m.idx.p, C.uint64_t(base)); h.size != 0 {
+			a := m.hit(&h)
+			out = append(out, &a)
+		}
+	})
+	return out
 }
 
 // drain removes and returns every allocation.
 func (m *allocMap) drain() []*alloc {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	all := m.sorted
-	m.sorted = nil
+	all := m.all()
+	for _, a := range all {
+		m.order.remove(a.base)
+		var h C.ol_amap_hit
+		C.ol_amap_remove(m.idx.p, C.uint64_t(a.base), C.uint64_t(a.size), &h)
+	}
 	return all
 }
 
@@ -154,8 +245,8 @@ func (c *Context) olMemFree(address uintptr) error {
 }
 
 func (c *Context) memInfo(ptr uintptr, prop ol.MemInfo) (infoValue, error) {
-	a := c.mem.find(uint64(ptr))
-	if a == nil {
+	a, ok := c.mem.find(uint64(ptr))
+	if !ok {
 		return infoValue{}, ol.NewError(ol.ErrcNotFound, "allocated memory information not found")
 	}
 	switch prop {
@@ -170,3 +261,28 @@ func (c *Context) memInfo(ptr uintptr, prop ol.MemInfo) (infoValue, error) {
 	}
 	return infoValue{}, badEnum("olGetMemInfo", uint32(prop))
 }
+
+// publishFast lets the C entry points' fast paths (allocmap.h) answer for
+// c: olInit calls it once c is current, unless tracing is on (every call
+// must then be traced).
+func (c *Context) publishFast() {
+	var h *Device
+	for _, d := range c.deviceList {
+		if d.d.IsHost() {
+			h = d
+			break
+		}
+	}
+	if c.trace != nil || h == nil {
+		return
+	}
+	multi := 0
+	if len(c.platformList) > 1 {
+		multi = 1
+	}
+	C.ol_fast_publish(C.uint64_t(h.h), c.mem.idx.p, c.globals.idx.p, C.int(multi))
+}
+
+// unpublishFast sends every later call to the Go path; the final
+// olShutDown calls it before the context stops being current.
+func unpublishFast() { C.ol_fast_unpublish() }

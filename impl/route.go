@@ -28,15 +28,17 @@ import (
 // ownerOf returns the device whose memory p is, when the runtime knows:
 // an allocation of olMemAlloc or a global of a loaded program.
 func (c *Context) ownerOf(p uint64) (*Device, bool) {
-	return c.ownerWith(p, c.mem.find(p))
+	a, _ := c.mem.find(p)
+	return c.ownerWith(p, a)
 }
 
-// ownerWith is ownerOf when a, c.mem.find(p), is known already.
-func (c *Context) ownerWith(p uint64, a *alloc) (*Device, bool) {
-	if a != nil {
+// ownerWith is ownerOf when a, the allocation that holds p (device nil:
+// none), is known already.
+func (c *Context) ownerWith(p uint64, a alloc) (*Device, bool) {
+	if a.device != nil {
 		return a.device, a.kind == ol.AllocTypeDevice
 	}
-	if g := c.globals.find(p); g != nil {
+	if g, ok := c.globals.find(p); ok {
 		return g.device, true
 	}
 	return nil, false
@@ -45,9 +47,9 @@ func (c *Context) ownerWith(p uint64, a *alloc) (*Device, bool) {
 // checkSide refuses a pointer that the runtime knows to be device memory
 // of another platform than the device the caller named for it: that
 // device could not reach it (and the CPU must never touch it).
-// a is the allocation that contains p (c.mem.find(p)), which the caller
-// looked up already.
-func (c *Context) checkSide(fn, what string, p uintptr, a *alloc, dev *Device) error {
+// a is the allocation that contains p (c.mem.find(p); device nil: none),
+// which the caller looked up already.
+func (c *Context) checkSide(fn, what string, p uintptr, a alloc, dev *Device) error {
 	if len(c.platformList) == 1 {
 		return nil // every device is of the one platform (the host's)
 	}
@@ -236,7 +238,7 @@ func (c *Context) olMemFill(q *Queue, ptr uintptr, patternSize uint64, pattern u
 	p := ptr
 	var owner *Device
 	switch {
-	case a != nil:
+	case a.device != nil:
 		owner = a.device
 	case len(c.platformList) == 1:
 		owner = c.hostDevice() // the only platform is the host's

@@ -10,7 +10,8 @@ import (
 // genShims writes the exported C entry points. Each has the exact public
 // prototype, refuses to run in a forked child, and forwards to a Go export;
 // the info queries of the fixed kinds first try the snapshot
-// (impl/snapshot.h), which answers only successes.
+// (impl/snapshot.h), and olMemcpy and olGetMemInfo(Size) their fast paths
+// (impl/allocmap.h); both answer only successes.
 func genShims(s *api.Spec) string {
 	var b strings.Builder
 	w := func(format string, a ...any) { fmt.Fprintf(&b, format, a...) }
@@ -40,6 +41,7 @@ func genShims(s *api.Spec) string {
 			w("ol_result_t %s(%s) {\n", name, cParamList(s, f, loc))
 			w("  OL_FORK_GUARD();\n")
 			w("%s", snapFast(s, f))
+			w("%s", fastPath(f))
 			w("  return (ol_result_t)go%s(%s);\n}\n\n", strings.ToUpper(f.Name[:1])+f.Name[1:], all)
 		}
 	}

@@ -146,3 +146,31 @@ func genSnapshot(s *api.Spec) string {
 	w("}\n")
 	return b.String()
 }
+
+// cFast names the C fast path (impl/allocmap.h) each of these entry points
+// tries first, called with all its parameters in order: it answers only
+// successes (1), else the shim calls Go, which gives every error.
+var cFast = map[string]struct {
+	fn     string
+	params int
+}{
+	"olMemcpy":         {"ol_fast_memcpy", 6},
+	"olGetMemInfo":     {"ol_fast_meminfo", 4},
+	"olGetMemInfoSize": {"ol_fast_meminfo_size", 3},
+}
+
+// fastPath is the C fast path the shim of f starts with, or "".
+func fastPath(f *api.Function) string {
+	fp, ok := cFast[f.Name]
+	if !ok {
+		return ""
+	}
+	if len(f.Params) != fp.params {
+		panic(fmt.Sprintf("gen: %s has %d parameters; its fast path %s takes %d", f.Name, len(f.Params), fp.fn, fp.params))
+	}
+	var args []string
+	for _, p := range f.Params {
+		args = append(args, p.Name)
+	}
+	return fmt.Sprintf("  if (%s(%s))\n    return OL_SUCCESS;\n", fp.fn, strings.Join(args, ", "))
+}

@@ -18,6 +18,17 @@ int ol_snap_size(unsigned kind, uint64_t h, uint32_t prop, size_t *sizeRet)
 int ol_snap_list(unsigned kind, uint64_t *out, int cap)
     __attribute__((visibility("hidden")));
 
+// The fast paths over the allocation index (impl/allocmap.h): olMemcpy,
+// olGetMemInfo and olGetMemInfoSize try them first; they answer successes
+// only (1), else 0 and the shim calls Go.
+int ol_fast_memcpy(const void *queue, void *dst, const void *dstDev,
+                   const void *src, const void *srcDev, size_t size)
+    __attribute__((visibility("hidden")));
+int ol_fast_meminfo(const void *ptr, uint32_t prop, size_t propSize,
+                    void *value) __attribute__((visibility("hidden")));
+int ol_fast_meminfo_size(const void *ptr, uint32_t prop, size_t *sizeRet)
+    __attribute__((visibility("hidden")));
+
 // Set in the child of a fork(): the Go runtime's threads did not survive it,
 // so entering Go could hang. Calls return ol_fork_result instead.
 extern volatile int ol_forked_child;

@@ -122,21 +122,29 @@ ol_result_t olGetEventInfoSizeWithCodeLoc(ol_event_handle_t Event, ol_event_info
 
 ol_result_t olGetMemInfo(const void *Ptr, ol_mem_info_t PropName, size_t PropSize, void *PropValue) {
   OL_FORK_GUARD();
+  if (ol_fast_meminfo(Ptr, PropName, PropSize, PropValue))
+    return OL_SUCCESS;
   return (ol_result_t)goOlGetMemInfo((void *)Ptr, PropName, PropSize, (void *)PropValue, NULL);
 }
 
 ol_result_t olGetMemInfoWithCodeLoc(const void *Ptr, ol_mem_info_t PropName, size_t PropSize, void *PropValue, ol_code_location_t *CodeLocation) {
   OL_FORK_GUARD();
+  if (ol_fast_meminfo(Ptr, PropName, PropSize, PropValue))
+    return OL_SUCCESS;
   return (ol_result_t)goOlGetMemInfo((void *)Ptr, PropName, PropSize, (void *)PropValue, CodeLocation);
 }
 
 ol_result_t olGetMemInfoSize(const void *Ptr, ol_mem_info_t PropName, size_t *PropSizeRet) {
   OL_FORK_GUARD();
+  if (ol_fast_meminfo_size(Ptr, PropName, PropSizeRet))
+    return OL_SUCCESS;
   return (ol_result_t)goOlGetMemInfoSize((void *)Ptr, PropName, (void *)PropSizeRet, NULL);
 }
 
 ol_result_t olGetMemInfoSizeWithCodeLoc(const void *Ptr, ol_mem_info_t PropName, size_t *PropSizeRet, ol_code_location_t *CodeLocation) {
   OL_FORK_GUARD();
+  if (ol_fast_meminfo_size(Ptr, PropName, PropSizeRet))
+    return OL_SUCCESS;
   return (ol_result_t)goOlGetMemInfoSize((void *)Ptr, PropName, (void *)PropSizeRet, CodeLocation);
 }
 
@@ -340,11 +348,15 @@ ol_result_t olMemUnregisterWithCodeLoc(ol_device_handle_t Device, void *Ptr, ol_
 
 ol_result_t olMemcpy(ol_queue_handle_t Queue, void *DstPtr, ol_device_handle_t DstDevice, const void *SrcPtr, ol_device_handle_t SrcDevice, size_t Size) {
   OL_FORK_GUARD();
+  if (ol_fast_memcpy(Queue, DstPtr, DstDevice, SrcPtr, SrcDevice, Size))
+    return OL_SUCCESS;
   return (ol_result_t)goOlMemcpy((GoUintptr)Queue, (void *)DstPtr, (GoUintptr)DstDevice, (void *)SrcPtr, (GoUintptr)SrcDevice, Size, NULL);
 }
 
 ol_result_t olMemcpyWithCodeLoc(ol_queue_handle_t Queue, void *DstPtr, ol_device_handle_t DstDevice, const void *SrcPtr, ol_device_handle_t SrcDevice, size_t Size, ol_code_location_t *CodeLocation) {
   OL_FORK_GUARD();
+  if (ol_fast_memcpy(Queue, DstPtr, DstDevice, SrcPtr, SrcDevice, Size))
+    return OL_SUCCESS;
   return (ol_result_t)goOlMemcpy((GoUintptr)Queue, (void *)DstPtr, (GoUintptr)DstDevice, (void *)SrcPtr, (GoUintptr)SrcDevice, Size, CodeLocation);
 }
 

@@ -49,6 +49,8 @@ func (brokenPlatform) Deinit() error {
 
 type brokenDevice struct{ plugin.Device }
 
+func (brokenDevice) IsHost() bool { return false }
+
 func (brokenDevice) Info() *plugin.DeviceInfo {
 	return &plugin.DeviceInfo{Type: plugin.Some(ol.DeviceTypeGpu)}
 }

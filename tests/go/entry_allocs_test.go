@@ -10,7 +10,8 @@ import (
 
 // The generated entry layer converts pointers (byte and handle views,
 // typed outputs) without allocating: a queued copy, a wait on an event of
-// the same queue and a queue info query through Go allocate nothing.
+// the same queue, a queue info query and an allocation lookup
+// (olGetMemInfo) through Go allocate nothing.
 func TestEntryLayerAllocations(t *testing.T) {
 	if testing.Short() {
 		t.Skip("measures allocations")
@@ -24,8 +25,13 @@ func TestEntryLayerAllocations(t *testing.T) {
 		t.Fatal(impl.ResultDetails(r))
 	}
 	defer impl.OlDestroyEvent(ev, nil)
-	var dev uintptr
+	var dev, base uintptr
 	cases := map[string]func(){ // order does not matter
+		"olGetMemInfo": func() {
+			if r := impl.OlGetMemInfo(unsafe.Add(src, 3), uint32(ol.MemInfoBase), 8, unsafe.Pointer(&base), nil); r != 0 || base != uintptr(src) {
+				t.Fatal(impl.ResultDetails(r))
+			}
+		},
 		"olMemcpy": func() {
 			if r := impl.OlMemcpy(q, dst, e.dev, src, e.dev, 64, nil); r != 0 {
 				t.Fatal(impl.ResultDetails(r))

@@ -14,6 +14,15 @@
  * after each count, and with a NULL callback). The two runs make the same calls in the same order, so
  * their handle values (and the Details naming them) are the same too.
  *
+ * The same comparison covers the fast paths of olMemcpy and
+ * olGetMemInfo[Size] (impl/allocmap.h), which answer in C from the
+ * allocation index: copies between host buffers and into and past the end
+ * of allocations, wrapping ranges, NULL pointers and handles, other
+ * devices' memory named as the host's, and every memory property of
+ * interior, end and foreign pointers. Addresses differ between the two
+ * processes, so Details print every hex number as 0x?, and BASE values
+ * as offsets from the allocation.
+ *
  * With the CUDA driver double (tests/drivers/fake_cuda.c) named, the
  * comparison runs once more on the host and two fake GPUs (two platforms,
  * three devices).
@@ -61,6 +70,155 @@ static void dump_info(const char *who, info_fn info, void *h, uint32_t p,
   printf("]\n");
 }
 
+/* the devices of the current initialisation (oldevices.h) */
+static olc_devlist devs;
+
+/* The Details with every hex number written 0x? (addresses move between
+ * the two runs). */
+static void dump_result_noaddr(ol_result_t r) {
+  printf(" -> %u \"", olc_code(r));
+  for (const char *d = r ? olc_details(r) : ""; *d;) {
+    if (d[0] == '0' && d[1] == 'x') {
+      fputs("0x?", stdout);
+      for (d += 2; (*d >= '0' && *d <= '9') || (*d >= 'a' && *d <= 'f'); d++)
+        ;
+    } else {
+      putchar(*d++);
+    }
+  }
+  printf("\"");
+}
+
+static unsigned sum_bytes(const unsigned char *p, size_t n) {
+  unsigned s = 0;
+  for (size_t i = 0; i < n; i++)
+    s = s * 31 + p[i];
+  return s;
+}
+
+/* olMemcpy (NULL queue) of size bytes: the result and the destination's
+ * bytes afterwards (cap of them; none when dst is not ours to read). */
+static void dump_copy(const char *what, void *dst, void *dd, const void *src,
+                      void *sd, size_t size, size_t cap) {
+  ol_result_t r = olMemcpy(NULL, dst, dd, src, sd, size);
+  printf("copy %s size %zu", what, size);
+  dump_result_noaddr(r);
+  if (cap)
+    printf(" [%08x]", sum_bytes(dst, cap));
+  printf("\n");
+}
+
+/* Every way of asking memory property p of ptr; BASE values are printed as
+ * offsets from base. */
+static void dump_mem_prop(const char *who, const void *ptr, uint32_t p,
+                          uintptr_t base) {
+  size_t n = 0xA5A5;
+  ol_result_t r = olGetMemInfoSize(ptr, (ol_mem_info_t)p, &n);
+  printf("%s meminfo size prop %u", who, p);
+  dump_result_noaddr(r);
+  printf(" [%zu]\n", n);
+  r = olGetMemInfoSize(ptr, (ol_mem_info_t)p, NULL);
+  printf("%s meminfo size prop %u NULL", who, p);
+  dump_result_noaddr(r);
+  printf("\n");
+  size_t sizes[] = {8, 16, 4, 1, 0};
+  for (size_t k = 0; k < sizeof sizes / sizeof sizes[0]; k++) {
+    unsigned char buf[16];
+    memset(buf, 0xA5, sizeof buf);
+    r = olGetMemInfo(ptr, (ol_mem_info_t)p, sizes[k], buf);
+    printf("%s meminfo prop %u size %zu", who, p, sizes[k]);
+    dump_result_noaddr(r);
+    if (r == NULL && p == OL_MEM_INFO_BASE) {
+      uintptr_t v;
+      memcpy(&v, buf, sizeof v);
+      printf(" base%+td", (ptrdiff_t)(v - base));
+      memset(buf, 0xA5, 8);
+    }
+    printf(" [");
+    for (size_t i = 0; i < sizeof buf; i++)
+      printf("%02x", buf[i]);
+    printf("]\n");
+  }
+  r = olGetMemInfo(ptr, (ol_mem_info_t)p, 8, NULL);
+  printf("%s meminfo prop %u NULL", who, p);
+  dump_result_noaddr(r);
+  printf("\n");
+}
+
+static void dump_mem_all(const char *who, const void *ptr, uintptr_t base) {
+  for (uint32_t p = 0; p < OL_MEM_INFO_LAST + 2; p++)
+    dump_mem_prop(who, ptr, p, base);
+  dump_mem_prop(who, ptr, 0x7fffffff, base);
+}
+
+/* The memory calls the fast paths answer, and their failures. */
+static void dump_memory(void) {
+  void *host = NULL;
+  for (size_t i = 0; i < (size_t)devs.n; i++) {
+    ol_device_type_t t;
+    if (olGetDeviceInfo(devs.dev[i], OL_DEVICE_INFO_TYPE, sizeof t, &t) == NULL &&
+        t == OL_DEVICE_TYPE_HOST)
+      host = devs.dev[i];
+  }
+  printf("memory: host device %s\n", host ? "found" : "missing");
+  if (!host)
+    return;
+  static unsigned char m1[4096], m2[4096];
+  for (size_t i = 0; i < sizeof m1; i++)
+    m2[i] = (unsigned char)(i * 7 + 1);
+  unsigned char *a = NULL, *b = NULL;
+  if (olMemAlloc(host, OL_ALLOC_TYPE_DEVICE, 64, (void **)&a) != NULL ||
+      olMemAlloc(host, OL_ALLOC_TYPE_HOST, 4096, (void **)&b) != NULL) {
+    printf("memory: olMemAlloc failed\n");
+    return;
+  }
+  dump_copy("host buffers 64", m1, host, m2, host, 64, 64);
+  dump_copy("host buffers 4096", m1, host, m2 + 1, host, 4096 - 1, 4096);
+  dump_copy("size 0", m1, host, m2, host, 0, 16);
+  dump_copy("NULL dst", NULL, host, m2, host, 64, 0);
+  dump_copy("NULL src", m1, host, NULL, host, 64, 16);
+  dump_copy("NULL src size 0", m1, host, NULL, host, 0, 16);
+  dump_copy("NULL dst device", m1, NULL, m2, host, 64, 16);
+  dump_copy("NULL src device", m1, host, m2, NULL, 64, 16);
+  dump_copy("garbage device", m1, (void *)0x1234, m2, host, 64, 16);
+  dump_copy("into allocation", a, host, m2, host, 64, 64);
+  dump_copy("into allocation interior", a + 16, host, m2 + 5, host, 48, 64);
+  dump_copy("past allocation end", a + 16, host, m2, host, 49, 64);
+  dump_copy("from past allocation end", m1, host, a + 1, host, 64, 64);
+  dump_copy("allocation to allocation", b + 100, host, a, host, 64, 200);
+  dump_copy("wrapping dst", (void *)(~(uintptr_t)0 - 8), host, m2, host, 64, 0);
+  dump_copy("wrapping src", m1, host, (void *)(~(uintptr_t)0 - 8), host, 64, 16);
+  for (size_t i = 0; i < (size_t)devs.n; i++) {
+    if (devs.dev[i] == host)
+      continue;
+    char who[64];
+    void *g = NULL;
+    ol_result_t r = olMemAlloc(devs.dev[i], OL_ALLOC_TYPE_DEVICE, 64, &g);
+    printf("memory: alloc on device %zu", i);
+    dump_result_noaddr(r);
+    printf("\n");
+    if (r != NULL)
+      continue;
+    dump_copy("device memory named as host (dst)", g, host, m2, host, 64, 0);
+    dump_copy("device memory named as host (src)", m1, host, g, host, 64, 16);
+    dump_copy("to device memory", g, devs.dev[i], m2, host, 64, 0);
+    dump_copy("from device memory", m1, host, g, devs.dev[i], 64, 64);
+    dump_copy("host device for host memory, other device", m1, devs.dev[i], m2, host, 64, 0);
+    snprintf(who, sizeof who, "device %zu memory", i);
+    dump_mem_all(who, (unsigned char *)g + 5, (uintptr_t)g);
+    olMemFree(g);
+  }
+  dump_mem_all("allocation start", a, (uintptr_t)a);
+  dump_mem_all("allocation interior", a + 17, (uintptr_t)a);
+  dump_mem_all("allocation last byte", a + 63, (uintptr_t)a);
+  dump_mem_all("host allocation", b + 4000, (uintptr_t)b);
+  dump_mem_all("not ours", m1 + 3, 0);
+  dump_mem_all("NULL", NULL, 0);
+  olMemFree(a);
+  olMemFree(b);
+  dump_mem_all("freed", a + 1, 0);
+}
+
 static void dump_size(const char *who, size_fn sz, void *h, uint32_t p,
                       bool null_ret) {
   size_t n = 0xA5A5;
@@ -95,8 +253,6 @@ static void dump_all(const char *who, info_fn info, size_fn sz, void *h,
   dump_prop(who, info, sz, h, 0xffffffff);
 }
 
-/* the devices of the current initialisation (oldevices.h) */
-static olc_devlist devs;
 
 /* olIterateDevices, stopping after `stop` devices (0: never): prints the
  * result and the handles visited. */
@@ -159,6 +315,7 @@ static int dump(void) {
     dump_prop("other slot", dev_info, dev_size, (void *)(d + 1000), 0);
     dump_prop("queue tag", dev_info, dev_size, (void *)(d + (1ull << 56)), 0);
   }
+  dump_memory();
   dump_prop("stale dev", dev_info, dev_size, old_dev, 0);
   dump_prop("stale plat", plat_info, plat_size, old_plat, 0);
   /* the fifth looks like a user-space address (not taken from this process,
