@@ -380,8 +380,16 @@ CUresult cuDevicePrimaryCtxRetain(CUcontext *ctx, CUdevice dev) {
   if (in_callback) return CUDA_ERROR_NOT_PERMITTED;
   if (ctx == NULL) return CUDA_ERROR_INVALID_VALUE;
   if (!valid_device(dev) || dev >= MAX_DEVICES) return CUDA_ERROR_INVALID_DEVICE;
+  /* FAKE_CUDA_CTX_US: a real driver takes tens to hundreds of ms to make a
+   * context; this makes each retain of an inactive one take that long */
+  int delay_us = env_int("FAKE_CUDA_CTX_US", 0);
   pthread_mutex_lock(&mu);
   struct fake_ctx *c = &ctxs[dev];
+  if (delay_us > 0 && c->refs == 0) {
+    pthread_mutex_unlock(&mu);
+    usleep((useconds_t)delay_us);
+    pthread_mutex_lock(&mu);
+  }
   if (c->addr == NULL) {
     /* one file, mapped twice: at the device addresses without access (a
      * CPU dereference faults; kernels of the double get access while they
