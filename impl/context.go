@@ -88,6 +88,14 @@ func newContext(gens generations, plugins []plugin.Plugin) (*Context, error) {
 			continue
 		}
 		if pl == nil || len(pl.Devices()) == 0 {
+			if pl != nil {
+				// absent, but its Init may have taken something (a driver
+				// initialised, a context): give it back now, as no
+				// teardown will see this platform
+				if err := pl.Deinit(); err != nil && c.trace != nil {
+					c.trace.note(fmt.Sprintf("liboffload-go: platform %s without devices failed to shut down: %v\n", p.Name(), err))
+				}
+			}
 			if c.trace != nil {
 				reason := "it found no device"
 				if r, ok := p.(plugin.AbsentReporter); ok && r.AbsentReason() != "" {

@@ -194,19 +194,25 @@ func TestAllocMap(t *testing.T) {
 // fakePlatform is a platform whose Deinit can fail; with log set it and
 // its device note their teardown calls there.
 type fakePlatform struct {
-	name    string
-	fail    error
-	deinits *int
-	dev     fakeDevice
-	log     *[]string
+	name       string
+	fail       error
+	deinits    *int
+	dev        fakeDevice
+	log        *[]string
+	deviceless bool // Devices reports none
 }
 
 func (p *fakePlatform) Name() string                { return p.name }
 func (p *fakePlatform) Vendor() string              { return "test" }
 func (p *fakePlatform) Version() string             { return "v0" }
 func (p *fakePlatform) Backend() ol.PlatformBackend { return ol.PlatformBackendUnknown }
-func (p *fakePlatform) Devices() []plugin.Device    { return []plugin.Device{&p.dev} }
-func (p *fakePlatform) Drain() error                { p.note("drain " + p.name); return nil }
+func (p *fakePlatform) Devices() []plugin.Device {
+	if p.deviceless {
+		return nil
+	}
+	return []plugin.Device{&p.dev}
+}
+func (p *fakePlatform) Drain() error { p.note("drain " + p.name); return nil }
 func (p *fakePlatform) Deinit() error {
 	p.note("deinit " + p.name)
 	*p.deinits++
@@ -306,6 +312,26 @@ func TestPluginInitErrorKeepsOthers(t *testing.T) {
 	}
 	if err := c.teardown(); err != nil || n != 1 {
 		t.Fatalf("teardown: %v, %d deinits", err, n)
+	}
+}
+
+// A platform that finds no device is absent, as in LLVM 22.1, and is
+// de-initialised at once: what its Init took is given back.
+func TestDevicelessPlatformIsDeinitialised(t *testing.T) {
+	n := 0
+	plugins := []plugin.Plugin{
+		&fakePlugin{name: "none", p: &fakePlatform{name: "N", deinits: &n, deviceless: true}},
+		&fakePlugin{name: "good", p: &fakePlatform{name: "G", deinits: &n}},
+	}
+	c, err := newContext(generations{}, plugins)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n != 1 || len(c.platformList) != 1 || c.platformList[0].name != "G" {
+		t.Fatalf("%d de-initialised at init, platforms %d", n, len(c.platformList))
+	}
+	if err := c.teardown(); err != nil || n != 2 {
+		t.Fatalf("teardown: %v, %d de-initialised in all, want 2", err, n)
 	}
 }
 
