@@ -80,8 +80,9 @@ func TestAllocMapMatchesReference(t *testing.T) {
 				if rng.IntN(4) == 0 {
 					base += rng.Uint64N(a.size) // interior: refused unless 0
 				}
-				got, want := m.removeBase(base), ref.remove(base)
-				if (got != nil) != want || (got != nil && (got.base != a.base || got.size != a.size)) {
+				got, found := m.removeBase(base)
+				want := ref.remove(base)
+				if found != want || (found && (got.base != a.base || got.size != a.size)) {
 					t.Fatalf("seed %d: removeBase(%#x) = %+v, want %v", seed, base, got, want)
 				}
 			default:

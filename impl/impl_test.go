@@ -183,7 +183,10 @@ func TestAllocMap(t *testing.T) {
 	if _, ok := m.find(99); ok {
 		t.Fatal("find outside allocations")
 	}
-	if m.removeBase(151) != nil || m.removeBase(150) == nil {
+	if _, ok := m.removeBase(151); ok {
+		t.Fatal("removeBase must take exact bases only")
+	}
+	if _, ok := m.removeBase(150); !ok {
 		t.Fatal("removeBase must take exact bases only")
 	}
 	if _, ok := m.find(160); ok {

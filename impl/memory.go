@@ -1,6 +1,13 @@
 package impl
 
 /*
+// The index's writers keep no Go pointer and never call back into Go: a
+// pointer to a Go local passed to them then stays on the stack, and
+// olMemAlloc / olMemFree allocate nothing for it.
+#cgo noescape ol_amap_insert
+#cgo nocallback ol_amap_insert
+#cgo noescape ol_amap_remove
+#cgo nocallback ol_amap_remove
 #include "allocmap.h"
 
 // ol_amap_lookup is ol_amap_find returning by value (size 0: none), so
@@ -134,18 +141,18 @@ func (m *allocMap) insert(a *alloc) bool {
 	return true
 }
 
-// removeBase removes the allocation that starts exactly at base.
-func (m *allocMap) removeBase(base uint64) *alloc {
+// removeBase removes the allocation that starts exactly at base and
+// returns it (false: there is none).
+func (m *allocMap) removeBase(base uint64) (alloc, bool) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	end, ok := m.order.remove(base)
 	if !ok {
-		return nil
+		return alloc{}, false
 	}
 	var h C.ol_amap_hit
 	C.ol_amap_remove(m.idx.p, C.uint64_t(base), C.uint64_t(end-base), &h)
-	a := m.hit(&h)
-	return &a
+	return m.hit(&h), true
 }
 
 // checkRange refuses a range of size bytes at p that wraps around the end
@@ -237,8 +244,8 @@ func (c *Context) olMemAlloc(dev *Device, typ ol.AllocType, size uint64) (uintpt
 }
 
 func (c *Context) olMemFree(address uintptr) error {
-	a := c.mem.removeBase(uint64(address))
-	if a == nil {
+	a, ok := c.mem.removeBase(uint64(address))
+	if !ok {
 		return ol.NewError(ol.ErrcInvalidArgument, "address is not a known allocation")
 	}
 	return c.freeAfterQueuedWork(a.device, uintptr(a.base), a.size, a.kind)

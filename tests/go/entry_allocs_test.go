@@ -10,8 +10,9 @@ import (
 
 // The generated entry layer converts pointers (byte and handle views,
 // typed outputs) without allocating: a queued copy, a wait on an event of
-// the same queue, a queue info query and an allocation lookup
-// (olGetMemInfo) through Go allocate nothing.
+// the same queue, a queue info query, an allocation lookup (olGetMemInfo)
+// through Go and an allocation and its free with every queue idle (the
+// map's writers) allocate nothing.
 func TestEntryLayerAllocations(t *testing.T) {
 	if testing.Short() {
 		t.Skip("measures allocations")
@@ -44,6 +45,20 @@ func TestEntryLayerAllocations(t *testing.T) {
 		},
 		"olGetQueueInfo": func() {
 			if r := impl.OlGetQueueInfo(q, uint32(ol.QueueInfoDevice), 8, unsafe.Pointer(&dev), nil); r != 0 {
+				t.Fatal(impl.ResultDetails(r))
+			}
+		},
+		"olMemAlloc+olMemFree": func() {
+			// with every queue idle the free is immediate (a deferred one
+			// keeps bookkeeping until the queued work ends)
+			if r := impl.OlSyncQueue(q, nil); r != 0 {
+				t.Fatal(impl.ResultDetails(r))
+			}
+			var p unsafe.Pointer
+			if r := impl.OlMemAlloc(e.dev, uint32(ol.AllocTypeDevice), 64, unsafe.Pointer(&p), nil); r != 0 {
+				t.Fatal(impl.ResultDetails(r))
+			}
+			if r := impl.OlMemFree(p, nil); r != 0 {
 				t.Fatal(impl.ResultDetails(r))
 			}
 		},
