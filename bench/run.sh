@@ -474,7 +474,7 @@ if [ -n "${BASELINE:-}" ]; then
       { LD_LIBRARY_PATH=$L "$bin/launch" "$kso" 10000
         LD_LIBRARY_PATH=$L "$bin/churn" "$kso" 300000 100
         OMP_NUM_THREADS=2 LD_LIBRARY_PATH=$L "$bin/saxpy" "$kso" 3 saxpy
-        "$bin/callcost" "$L/libLLVMOffload.so.22.1"; } | sed "s/^/${which}_/" >> "$bin/base.out"
+        "$bin/callcost" "$L/libLLVMOffload.so.22.1" "$kso"; } | sed "s/^/${which}_/" >> "$bin/base.out"
     done
   done
   git -C "$root" worktree remove --force "$bdir"
