@@ -38,7 +38,7 @@ const (
 
 // LoadProgram implements plugin.Device: the code object goes through a
 // code-object reader into an executable of its own, loaded for the agent
-// and frozen.
+// and frozen; then its constructors run (see ctors.go).
 func (d *Device) LoadProgram(img []byte) (plugin.Program, error) {
 	if len(img) == 0 {
 		return nil, ol.NewError(ol.ErrcInvalidBinary, "amdgpu: the image is empty")
@@ -73,7 +73,12 @@ func (d *Device) LoadProgram(img []byte) (plugin.Program, error) {
 		_ = C.lgo_hsa_executable_destroy(p.run, exe)
 		return nil, fail("hsa_executable_freeze", st)
 	}
-	return &Program{d: d, exe: uint64(exe), queues: map[*hwQueue]bool{}, meta: parseKernelMeta(img)}, nil
+	prog := &Program{d: d, exe: uint64(exe), queues: map[*hwQueue]bool{}, meta: parseKernelMeta(img)}
+	if err := prog.runCtors(true); err != nil {
+		_ = C.lgo_hsa_executable_destroy(p.run, exe)
+		return nil, err
+	}
+	return prog, nil
 }
 
 // Program is an executable holding one code object. It remembers the HSA
@@ -186,9 +191,9 @@ func (p *Program) Global(name string) (uintptr, uint64, error) {
 	return uintptr(addr), uint64(size), nil
 }
 
-// Unload implements plugin.Program: hsa_executable_destroy at once when no
-// queue that launched its kernels has work left, else once that work is
-// done (Deinit waits).
+// Unload implements plugin.Program: the destructors (see ctors.go), then
+// hsa_executable_destroy, at once when no queue that launched its kernels
+// has work left, else once that work is done (Deinit waits).
 func (p *Program) Unload() error {
 	p.mu.Lock()
 	if p.unloaded {
@@ -214,7 +219,11 @@ func (p *Program) Unload() error {
 	p.mu.Unlock()
 	d := p.d
 	destroy := func() error {
-		return d.call("hsa_executable_destroy", C.lgo_hsa_executable_destroy(d.p.run, C.uint64_t(p.exe)))
+		err := p.runCtors(false) // the destructors, once the launches are done
+		if derr := d.call("hsa_executable_destroy", C.lgo_hsa_executable_destroy(d.p.run, C.uint64_t(p.exe))); err == nil {
+			err = derr
+		}
+		return err
 	}
 	if len(busy) == 0 {
 		return destroy()
@@ -296,6 +305,13 @@ func (q *Queue) Launch(pk plugin.Kernel, args []byte, s plugin.LaunchSize) error
 	if !ok || k.p.d != q.d {
 		return ol.NewError(ol.ErrcInvalidDevice, "amdgpu: the kernel is not of the queue's device")
 	}
+	return q.launch(k, args, s, true)
+}
+
+// launch dispatches k; track records the queue with k's program, refused
+// once the program is unloaded (the plugin's own launches of the
+// constructor kernels, which wait for themselves, do not track).
+func (q *Queue) launch(k *Kernel, args []byte, s plugin.LaunchSize, track bool) error {
 	d := q.d
 	if err := d.checkLaunch(k, s); err != nil {
 		return err
@@ -306,16 +322,17 @@ func (q *Queue) Launch(pk plugin.Kernel, args []byte, s plugin.LaunchSize) error
 		return ol.Errorf(ol.ErrcInvalidArgument, "kernel %q takes %d bytes of arguments, but ArgumentsSize is %d", k.name, k.argsSize, len(args))
 	}
 	h := q.hw
-	prog := k.p
-	prog.mu.Lock()
-	if prog.unloaded {
+	if prog := k.p; track {
+		prog.mu.Lock()
+		if prog.unloaded {
+			prog.mu.Unlock()
+			return ol.Errorf(ol.ErrcInvalidArgument, "the program of kernel %q was destroyed", k.name)
+		}
+		if !prog.queues[h] {
+			prog.queues[h] = true
+		}
 		prog.mu.Unlock()
-		return ol.Errorf(ol.ErrcInvalidArgument, "the program of kernel %q was destroyed", k.name)
 	}
-	if !prog.queues[h] {
-		prog.queues[h] = true
-	}
-	prog.mu.Unlock()
 	seg := uint64(k.kernargSize)
 	karg, class, err := d.p.kernargs.get(max(seg, 16))
 	if err != nil {

@@ -29,6 +29,10 @@
  *                                   returns (e.g. 0x1008)
  *   FAKE_HSA_LOAD_RESULT=<st>       what hsa_executable_load_agent_code_object
  *                                   returns (e.g. 0x1010)
+ *   FAKE_HSA_CTOR_RESULT=<st>       read when amdgcn.device.init or
+ *                                   amdgcn.device.fini is dispatched: the
+ *                                   kernel faults with this status instead
+ *                                   of running (a constructor that faults)
  *   FAKE_HSA_SHUTDOWN_RESULT=<st>   what the final hsa_shut_down returns (the
  *                                   runtime is torn down all the same)
  *   FAKE_HSA_QUEUE_STUCK=1          read when a doorbell is written: the
@@ -133,7 +137,13 @@
  *   and private segment sizes 0; globals are "NAME" (VARIABLE). A dispatch
  *   runs the kernel over the whole grid with the host device's runner
  *   (plugins/host/exec.c), with group_segment_size bytes of dynamic group
- *   memory.
+ *   memory. As ROCr, the double runs no constructor or destructor of a code
+ *   object (its .init_array and .fini_array are taken from the host loader):
+ *   an object that has them has the kernels clang emits to run them,
+ *   "amdgcn.device.init.kd" and "amdgcn.device.fini.kd" (kernarg segment
+ *   256 bytes, implicit arguments only, dynamic call stack), whose dispatch
+ *   calls the .init_array entries in order (the .fini_array entries in
+ *   reverse order), once per work-item.
  *
  * Test hooks (exported):
  *   int  fake_hsa_init_calls(void)   hsa_init calls so far
@@ -1962,6 +1972,7 @@ static void deliver_queue_error(struct queue_event *e) {
 struct fake_symbol;
 static struct fake_symbol *lookup_kernel(uint64_t object, int gpu, char *msg, size_t size); /* mu held */
 static const ol_host_kernel_desc *kernel_desc(struct fake_symbol *k, uint32_t *kernarg_size);
+static int kernel_ctors(struct fake_symbol *k, uintptr_t *lo, uintptr_t *hi);
 
 #define ERR(st, ...) (snprintf(msg, size, __VA_ARGS__), (st))
 
@@ -2052,6 +2063,8 @@ static hsa_status_t run_dispatch(struct fake_queue *q, const dispatch_packet *p,
   }
   uint32_t ks;
   const ol_host_kernel_desc *desc = kernel_desc(k, &ks);
+  uintptr_t lo, hi;
+  int special = kernel_ctors(k, &lo, &hi);
   uintptr_t ka = (uintptr_t)p->kernarg_address;
   struct region *r = find_region(allocs, ka);
   if (ka % 8 != 0 || r == NULL || !(r->flags & FLAG_KERNARG_INIT) || !(r->access & (1u << q->gpu)) ||
@@ -2072,6 +2085,29 @@ static hsa_status_t run_dispatch(struct fake_queue *q, const dispatch_packet *p,
     return st;
   uint32_t groups[3] = {grid[0] / wg[0], grid[1] / wg[1], grid[2] / wg[2]};
   uint64_t total = (uint64_t)groups[0] * groups[1] * groups[2];
+  if (special) {
+    /* amdgcn.device.init calls the functions from __init_array_start up to
+     * __init_array_end, amdgcn.device.fini from __fini_array_end down to
+     * __fini_array_start, as clang-22's kernels do: each work-item */
+    hsa_status_t forced = (hsa_status_t)env_long("FAKE_HSA_CTOR_RESULT", HSA_STATUS_SUCCESS);
+    if (forced != HSA_STATUS_SUCCESS)
+      return ERR(forced, "amdgcn.device.%s faulted (FAKE_HSA_CTOR_RESULT)", special == 1 ? "init" : "fini");
+    uint64_t items = (uint64_t)grid[0] * grid[1] * grid[2];
+    device_access(1);
+    for (uint64_t n = 0; n < items; n++) {
+      if (special == 1)
+        for (uintptr_t a = lo; a < hi; a += 8)
+          (*(void (**)(void))a)();
+      else
+        for (uintptr_t a = hi; a >= lo + 8; a -= 8)
+          (*(void (**)(void))(a - 8))();
+    }
+    device_access(0);
+    pthread_mutex_lock(&mu);
+    dispatches++;
+    pthread_mutex_unlock(&mu);
+    return HSA_STATUS_SUCCESS;
+  }
   device_access(1);
   const char *err = q->fibers ? ol_host_exec(desc, args, groups, wg, 0, total, p->group_segment_size, q->fibers)
                               : "cannot allocate fibers";
@@ -2333,6 +2369,10 @@ struct fake_object {
   void *handle;
   int fd;
   int gpu;
+  /* its constructors and destructors, as ROCr has them (it runs none at
+   * load): the loaded, relocated .init_array and .fini_array, [lo, hi),
+   * which amdgcn.device.init and amdgcn.device.fini run (see take_ctors) */
+  uintptr_t init_lo, init_hi, fini_lo, fini_hi;
   struct fake_object *next;
 };
 
@@ -2342,6 +2382,10 @@ struct fake_symbol {
   int gpu;
   const ol_host_kernel_desc *desc; /* kernels */
   uint32_t kernarg_size;
+  /* amdgcn.device.init (1) or amdgcn.device.fini (2), which run the
+   * constructors (destructors) in [lo, hi), or 0 */
+  int special;
+  uintptr_t lo, hi;
   uintptr_t addr; /* variables */
   uint32_t size;
   /* kernels: the KERNEL_OBJECT handed out, never used again, so that a
@@ -2400,6 +2444,18 @@ static struct fake_symbol *lookup_kernel(uint64_t object, int gpu, char *msg, si
   else
     return k;
   return NULL;
+}
+
+/* The descriptor of amdgcn.device.init and amdgcn.device.fini: no
+ * explicit arguments (run_dispatch runs them itself). */
+static const ol_host_kernel_desc special_desc = {.magic = OL_HOST_KERNEL_MAGIC, .abi = OL_HOST_ABI};
+
+/* mu held: 1 (2) if k is amdgcn.device.init (fini), with the array it
+ * runs; 0 for another kernel */
+static int kernel_ctors(struct fake_symbol *k, uintptr_t *lo, uintptr_t *hi) {
+  *lo = k->lo;
+  *hi = k->hi;
+  return k->special;
 }
 
 static const ol_host_kernel_desc *kernel_desc(struct fake_symbol *k, uint32_t *kernarg_size) {
@@ -2500,6 +2556,41 @@ static hsa_status_t check_image(const struct fake_reader *r, int gpu) {
   return HSA_STATUS_SUCCESS;
 }
 
+/* ROCr runs no constructor or destructor of a code object: clang's
+ * amdgcn.device.init and amdgcn.device.fini kernels run them when the
+ * loader of the code object launches those. The double takes the image's
+ * away from the host's dynamic loader (their dynamic tags become
+ * DT_VALRNGLO, which it ignores) and keeps where the arrays are (their
+ * virtual addresses; 0 when there is none), as fake_cuda.c does. */
+static void take_ctors(Elf64_Ehdr *copy, size_t size, uintptr_t *init, size_t *ninit, uintptr_t *fini, size_t *nfini) {
+  *init = *fini = 0;
+  *ninit = *nfini = 0;
+  Elf64_Phdr *ph = (Elf64_Phdr *)((char *)copy + copy->e_phoff);
+  for (int i = 0; i < copy->e_phnum; i++) {
+    if (ph[i].p_type != PT_DYNAMIC || ph[i].p_offset > size || ph[i].p_filesz > size - ph[i].p_offset)
+      continue;
+    Elf64_Dyn *dyn = (Elf64_Dyn *)((char *)copy + ph[i].p_offset);
+    for (size_t k = 0; k < ph[i].p_filesz / sizeof *dyn && dyn[k].d_tag != DT_NULL; k++) {
+      switch (dyn[k].d_tag) {
+      case DT_INIT_ARRAY: *init = dyn[k].d_un.d_ptr; break;
+      case DT_INIT_ARRAYSZ: *ninit = dyn[k].d_un.d_val / 8; break;
+      case DT_FINI_ARRAY: *fini = dyn[k].d_un.d_ptr; break;
+      case DT_FINI_ARRAYSZ: *nfini = dyn[k].d_un.d_val / 8; break;
+      case DT_INIT:
+      case DT_FINI:
+        break;
+      default:
+        continue;
+      }
+      dyn[k].d_tag = DT_VALRNGLO;
+    }
+  }
+  if (*init == 0)
+    *ninit = 0;
+  if (*fini == 0)
+    *nfini = 0;
+}
+
 hsa_status_t hsa_executable_load_agent_code_object(hsa_executable_t exec, hsa_agent_t agent,
                                                    hsa_code_object_reader_t reader, const char *options,
                                                    hsa_loaded_code_object_t *loaded) {
@@ -2535,9 +2626,12 @@ hsa_status_t hsa_executable_load_agent_code_object(hsa_executable_t exec, hsa_ag
   copy->e_flags = 0;
   copy->e_ident[EI_OSABI] = ELFOSABI_SYSV;
   copy->e_ident[EI_ABIVERSION] = 0;
+  size_t size = r->size;
+  uintptr_t init_at, fini_at;
+  size_t ninit, nfini;
+  take_ctors(copy, size, &init_at, &ninit, &fini_at, &nfini);
   char err[256];
   int fd = -1;
-  size_t size = r->size;
   const void *staged = ol_host_stage(copy, size, &fd, err, sizeof err);
   free(copy);
   void *h = NULL;
@@ -2560,6 +2654,14 @@ hsa_status_t hsa_executable_load_agent_code_object(hsa_executable_t exec, hsa_ag
   o->handle = h;
   o->fd = fd;
   o->gpu = gpu;
+  if (ninit) {
+    o->init_lo = base + init_at;
+    o->init_hi = o->init_lo + 8 * ninit;
+  }
+  if (nfini) {
+    o->fini_lo = base + fini_at;
+    o->fini_hi = o->fini_lo + 8 * nfini;
+  }
   o->next = e->objects;
   e->objects = o;
   if (loaded)
@@ -2595,7 +2697,21 @@ static struct fake_symbol *find_symbol(struct fake_exec *e, const char *name, in
       continue;
     struct fake_symbol s = {.gpu = gpu, .exec = e};
     snprintf(s.name, sizeof s.name, "%s", name);
-    if (kernel) {
+    /* the kernels clang emits for a code object with constructors
+     * (destructors): no arguments but the implicit ones */
+    int special = !strcmp(name, "amdgcn.device.init.kd") && o->init_hi   ? 1
+                  : !strcmp(name, "amdgcn.device.fini.kd") && o->fini_hi ? 2
+                                                                         : 0;
+    if (special) {
+      static uint64_t specials;
+      s.kind = HSA_SYMBOL_KIND_KERNEL;
+      s.object = 0x4c0000000000ull + ++specials;
+      s.desc = &special_desc;
+      s.kernarg_size = 256;
+      s.special = special;
+      s.lo = special == 1 ? o->init_lo : o->fini_lo;
+      s.hi = special == 1 ? o->init_hi : o->fini_hi;
+    } else if (kernel) {
       char sym[160];
       snprintf(sym, sizeof sym, "__ol_kernel_%.*s", (int)(len - 3), name);
       const ol_host_kernel_desc *d = ol_host_sym(o->handle, sym);
@@ -2705,7 +2821,7 @@ hsa_status_t hsa_executable_symbol_get_info(hsa_executable_symbol_t symbol, int 
       case 11: *(uint32_t *)value = s->kernarg_size; break;
       case 12: *(uint32_t *)value = 8; break;
       case 13: case 14: *(uint32_t *)value = 0; break;
-      case 15: *(bool *)value = false; break;
+      case 15: *(bool *)value = s->special != 0; break; /* they call through pointers */
       default: st = HSA_STATUS_ERROR_INVALID_ARGUMENT;
       }
     } else {

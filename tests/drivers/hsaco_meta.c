@@ -6,6 +6,12 @@
  * descriptor), its name and symbol, the kernarg segment the double reports
  * (align8(argument struct) + 256), the argument struct as one by-value
  * argument at offset 0 and the code object v5 implicit arguments after it.
+ * A host object with constructors (destructors), a non-empty
+ * DT_INIT_ARRAY (DT_FINI_ARRAY), gets the entry clang-22 gives the kernel
+ * amdgcn.device.init (amdgcn.device.fini) that runs them: .kind init
+ * (fini), no explicit arguments, the implicit ones from offset 0 (kernarg
+ * segment 256 bytes), .max_flat_workgroup_size 1, .uses_dynamic_stack
+ * true; the double provides those kernels.
  * The note goes into a new SHT_NOTE section at the end of the file (a
  * copy of the section header table with one more entry follows it).
  * The caller then dresses OUT's ELF header as an AMDGPU one.
@@ -79,6 +85,27 @@ static const struct {
     {"hidden_grid_dims", 64, 2},
 };
 
+/* the entry of amdgcn.device.<kind> */
+static void ctor_kernel(const char *kind) {
+  char name[32], symbol[40];
+  snprintf(name, sizeof name, "amdgcn.device.%s", kind);
+  snprintf(symbol, sizeof symbol, "%s.kd", name);
+  mp_map(9);
+  mp_str(".name"), mp_str(name);
+  mp_str(".symbol"), mp_str(symbol);
+  mp_str(".kind"), mp_str(kind);
+  mp_str(".kernarg_segment_size"), mp_uint(256);
+  mp_str(".kernarg_segment_align"), mp_uint(8);
+  mp_str(".max_flat_workgroup_size"), mp_uint(1);
+  mp_str(".wavefront_size"), mp_uint(64);
+  mp_str(".uses_dynamic_stack"), put8(0xc3); /* true */
+  mp_str(".args");
+  unsigned nh = sizeof hidden / sizeof hidden[0];
+  mp_array(nh);
+  for (unsigned h = 0; h < nh; h++)
+    mp_arg(hidden[h].kind, hidden[h].off, hidden[h].size);
+}
+
 static void fail(const char *what) {
   fprintf(stderr, "hsaco_meta: %s\n", what);
   exit(1);
@@ -131,9 +158,61 @@ int main(int argc, char **argv) {
       args[n++] = d.args_size;
     }
   }
+  /* constructors and destructors: the entries of DT_INIT_ARRAY
+   * (DT_FINI_ARRAY) but gcc's own (crtstuff's frame_dummy and
+   * __do_global_dtors_aux, which clang's code objects do not have) */
+  uint64_t arr[2] = {0, 0}, arrsz[2] = {0, 0};
+  for (unsigned i = 0; i < eh.e_shnum; i++) {
+    if (sh[i].sh_type != SHT_DYNAMIC || sh[i].sh_offset + sh[i].sh_size > (uint64_t)size)
+      continue;
+    const Elf64_Dyn *dyn = (const Elf64_Dyn *)(b + sh[i].sh_offset);
+    for (size_t k = 0; k < sh[i].sh_size / sizeof *dyn && dyn[k].d_tag != DT_NULL; k++)
+      switch (dyn[k].d_tag) {
+      case DT_INIT_ARRAY: arr[0] = dyn[k].d_un.d_ptr; break;
+      case DT_INIT_ARRAYSZ: arrsz[0] = dyn[k].d_un.d_val; break;
+      case DT_FINI_ARRAY: arr[1] = dyn[k].d_un.d_ptr; break;
+      case DT_FINI_ARRAYSZ: arrsz[1] = dyn[k].d_un.d_val; break;
+      }
+  }
+  int own[2] = {0, 0};
+  for (int a = 0; a < 2; a++) {
+    if (arr[a] == 0)
+      continue;
+    uint64_t entries = arrsz[a] / 8, crt = 0;
+    for (unsigned i = 0; i < eh.e_shnum; i++) {
+      if (sh[i].sh_type != SHT_RELA || sh[i].sh_offset + sh[i].sh_size > (uint64_t)size)
+        continue;
+      const Elf64_Rela *r = (const Elf64_Rela *)(b + sh[i].sh_offset);
+      for (size_t k = 0; k < sh[i].sh_size / sizeof *r; k++) {
+        if (r[k].r_offset < arr[a] || r[k].r_offset >= arr[a] + arrsz[a])
+          continue;
+        for (unsigned j = 0; j < eh.e_shnum; j++) {
+          if (sh[j].sh_type != SHT_SYMTAB || sh[j].sh_link >= eh.e_shnum)
+            continue;
+          const Elf64_Sym *sym = (const Elf64_Sym *)(b + sh[j].sh_offset);
+          const char *str = (const char *)b + sh[sh[j].sh_link].sh_offset;
+          for (size_t m = 0; m < sh[j].sh_size / sizeof *sym; m++)
+            if (ELF64_ST_TYPE(sym[m].st_info) == STT_FUNC && sym[m].st_value == (uint64_t)r[k].r_addend &&
+                (!strcmp(str + sym[m].st_name, "frame_dummy") ||
+                 !strcmp(str + sym[m].st_name, "__do_global_dtors_aux"))) {
+              crt++;
+              break;
+            }
+        }
+      }
+    }
+    own[a] = entries > crt;
+  }
+  int inits = own[0], finis = own[1];
+  if (n + inits + finis > 15)
+    fail("more than 15 kernels");
   mp_map(2);
   mp_str("amdhsa.version"), mp_array(2), mp_uint(1), mp_uint(2);
-  mp_str("amdhsa.kernels"), mp_array(n);
+  mp_str("amdhsa.kernels"), mp_array(n + inits + finis);
+  if (inits)
+    ctor_kernel("init");
+  if (finis)
+    ctor_kernel("fini");
   for (unsigned k = 0; k < n; k++) {
     char symbol[140];
     snprintf(symbol, sizeof symbol, "%s.kd", names[k]);
