@@ -3,11 +3,15 @@ package amdgpu
 import (
 	"encoding/binary"
 	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/liboffload-go/liboffload-go/api/ol"
 	"github.com/liboffload-go/liboffload-go/internal/contract"
+	"github.com/liboffload-go/liboffload-go/plugins/internal/fakedriver"
 )
 
 // The runtime runs no constructor of a code object (nor does the double):
@@ -27,6 +31,19 @@ func TestFakeConstructorsAndDestructorsRun(t *testing.T) {
 	}
 	if got := dispatches() - n; got != 1 {
 		t.Errorf("loading a code object with a constructor: %d dispatches, want 1 (amdgcn.device.init)", got)
+	}
+	// the init kernel calls through pointers: its call stack needs a
+	// private segment of the plugin's stack size; other kernels keep theirs
+	ik, err := prog.Kernel(initKernel)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if k := ik.(*Kernel); k.privateSize != dynamicStackSize || k.maxGroup != 1 || k.implicitOff != 0 || k.argsSize != 0 {
+		t.Errorf("%s: private %d, max group %d, implicit arguments at %d, %d bytes of arguments; want %d, 1, 0, 0",
+			initKernel, k.privateSize, k.maxGroup, k.implicitOff, k.argsSize, dynamicStackSize)
+	}
+	if gk, err := prog.Kernel("global_ctor"); err != nil || gk.(*Kernel).privateSize != 0 {
+		t.Errorf("global_ctor: %v, private segment %d, want 0", err, gk.(*Kernel).privateSize)
 	}
 	addr, size, err := prog.Global("global")
 	if err != nil || size != 256 {
@@ -130,6 +147,57 @@ func TestFakeFailingConstructorFailsLoad(t *testing.T) {
 	for _, k := range []string{"queue", "signal", "executable"} {
 		if n := d.Count("fake_hsa_leaked", k); n != 0 {
 			t.Errorf("%d %s leaked", n, k)
+		}
+	}
+}
+
+// clang-22's code objects with a constructor (destructor) list
+// amdgcn.device.init (fini) in their metadata: no explicit arguments, the
+// implicit ones from offset 0, one work-item, a dynamic call stack; so do
+// the double's (hsaco_meta), and a code object without constructors lists
+// neither.
+func TestClangConstructorKernelMetadata(t *testing.T) {
+	if _, err := exec.LookPath("clang-22"); err != nil {
+		if os.Getenv("CI") == "true" {
+			t.Fatal("clang-22 is needed (CI installs it)")
+		}
+		t.Skip("no clang-22")
+	}
+	root := fakedriver.ModuleRoot(t)
+	check := func(what string, meta map[string]kernelMeta, has, hasNot string) {
+		t.Helper()
+		m, ok := meta[has]
+		if !ok || m.implicitBase != 0 || m.argsSize != 0 || m.maxFlatGroupSize != 1 || !m.dynamicStack {
+			t.Errorf("%s: %s is %+v (listed: %v), want implicit arguments at 0, no arguments, 1 work-item, a dynamic stack", what, has, m, ok)
+		}
+		if _, ok := meta[hasNot]; ok {
+			t.Errorf("%s lists %s", what, hasNot)
+		}
+	}
+	for _, tc := range []struct{ source, has, hasNot string }{
+		{"global_ctor", initKernel, finiKernel}, {"global_dtor", finiKernel, initKernel},
+	} {
+		out := filepath.Join(t.TempDir(), tc.source+".hsaco")
+		cmd := exec.Command("clang-22", "--target=amdgcn-amd-amdhsa", "-mcpu=gfx90a", "-nogpulib", "-ffreestanding", "-O2",
+			"-I", filepath.Join(root, "include"), filepath.Join(root, "tests", "c", "kernels", tc.source+".c"), "-o", out)
+		if b, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("%v: %v\n%s", cmd, err, b)
+		}
+		img, err := os.ReadFile(out)
+		if err != nil {
+			t.Fatal(err)
+		}
+		meta := parseKernelMeta(img)
+		check("clang-22's "+tc.source, meta, tc.has, tc.hasNot)
+		if m := meta[tc.source]; m.dynamicStack {
+			t.Errorf("clang-22's %s: kernel %s has a dynamic stack", tc.source, tc.source)
+		}
+		check("the double's "+tc.source, parseKernelMeta(fakedriver.FakeHsaco(t, tc.source, "gfx90a")), tc.has, tc.hasNot)
+	}
+	meta := parseKernelMeta(fakedriver.FakeHsaco(t, "foo", "gfx90a"))
+	for _, k := range []string{initKernel, finiKernel} {
+		if _, ok := meta[k]; ok {
+			t.Errorf("the double's foo (no constructors) lists %s", k)
 		}
 	}
 }

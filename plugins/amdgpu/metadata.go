@@ -28,6 +28,10 @@ type kernelMeta struct {
 	// .size of the arguments that are not hidden_*): the least
 	// ArgumentsSize a launch must give.
 	argsSize uint64
+	// dynamicStack is .uses_dynamic_stack: the kernel's stack size is not
+	// known at compile time (calls through pointers, recursion), so its
+	// private segment size is not enough (see dynamicStackSize).
+	dynamicStack bool
 }
 
 // hiddenOffsets are the offsets of the implicit arguments of code object
@@ -108,6 +112,7 @@ func kernelsOf(v any) map[string]kernelMeta {
 			continue
 		}
 		m := kernelMeta{implicitBase: -1}
+		m.dynamicStack, _ = k[".uses_dynamic_stack"].(bool)
 		if n, ok := k[".max_flat_workgroup_size"].(int64); ok && n > 0 && n <= math.MaxUint32 {
 			m.maxFlatGroupSize = uint32(n)
 		}

@@ -34,6 +34,13 @@ const (
 	symbolKernel   = 1
 
 	statusInvalidSymbolName = 0x1013
+
+	// dynamicStackSize is the private segment (bytes per work-item) a
+	// dispatch of a kernel with a dynamic call stack gets (the metadata's
+	// .uses_dynamic_stack; the kernels that run constructors always have
+	// one): LLVM 22.1's AMDGPU plugin gives such kernels its default stack
+	// size, 16 KiB.
+	dynamicStackSize = 16 << 10
 )
 
 // LoadProgram implements plugin.Device: the code object goes through a
@@ -167,6 +174,9 @@ func (p *Program) Kernel(name string) (plugin.Kernel, error) {
 			k.maxGroup = min(k.maxGroup, m.maxFlatGroupSize)
 		}
 		k.suggest = k.maxGroup
+		if m.dynamicStack {
+			k.privateSize = max(k.privateSize, dynamicStackSize)
+		}
 		if lim := regGroupLimit(p.d.info.Name.V, m.vgprs, m.agprs, m.wave); lim > 0 {
 			k.suggest = min(k.suggest, lim)
 		}

@@ -143,7 +143,9 @@
  *   "amdgcn.device.init.kd" and "amdgcn.device.fini.kd" (kernarg segment
  *   256 bytes, implicit arguments only, dynamic call stack), whose dispatch
  *   calls the .init_array entries in order (the .fini_array entries in
- *   reverse order), once per work-item.
+ *   reverse order), once per work-item; one whose packet gives no private
+ *   segment (private_segment_size 0) faults:
+ *   HSA_STATUS_ERROR_MEMORY_APERTURE_VIOLATION.
  *
  * Test hooks (exported):
  *   int  fake_hsa_init_calls(void)   hsa_init calls so far
@@ -2089,6 +2091,13 @@ static hsa_status_t run_dispatch(struct fake_queue *q, const dispatch_packet *p,
     /* amdgcn.device.init calls the functions from __init_array_start up to
      * __init_array_end, amdgcn.device.fini from __fini_array_end down to
      * __fini_array_start, as clang-22's kernels do: each work-item */
+    /* their call stack (dynamic: they call through pointers) lives in the
+     * private segment: without one, the GPU faults (the double assumes the
+     * stack is used) */
+    if (p->private_segment_size == 0)
+      return ERR(HSA_STATUS_ERROR_MEMORY_APERTURE_VIOLATION,
+                 "amdgcn.device.%s has a dynamic call stack, but the packet's private_segment_size is 0",
+                 special == 1 ? "init" : "fini");
     hsa_status_t forced = (hsa_status_t)env_long("FAKE_HSA_CTOR_RESULT", HSA_STATUS_SUCCESS);
     if (forced != HSA_STATUS_SUCCESS)
       return ERR(forced, "amdgcn.device.%s faulted (FAKE_HSA_CTOR_RESULT)", special == 1 ? "init" : "fini");
