@@ -5,6 +5,7 @@
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 
 #define NLEVELS 30u
 #define TOP_LEVEL (NLEVELS - 1)
@@ -22,8 +23,25 @@ typedef struct node {
 
 typedef struct chunk {
   struct chunk *next;
-  node n[CHUNK_NODES];
+  uint64_t count;
+  node n[];
 } chunk;
+
+// past this many nodes, chunks (and tables) are huge pages: at millions of
+// allocations every random visit otherwise misses the TLB as well
+#define HUGE (2u << 20)
+#define HUGE_FROM_NODES (64u * 1024u)
+
+// huge_alloc: zeroed memory of size bytes (a multiple of HUGE), asked for
+// as huge pages
+static void *huge_alloc(size_t size) {
+  void *p = aligned_alloc(HUGE, size);
+  if (p) {
+    madvise(p, size, MADV_HUGEPAGE); // a hint: an error changes nothing
+    memset(p, 0, size);
+  }
+  return p;
+}
 
 typedef struct table {
   struct table *retired; // the table this one replaced (freed with the index)
@@ -70,7 +88,8 @@ static inline uint64_t mix(uint64_t x) {
 }
 
 static table *new_table(uint64_t buckets) {
-  table *t = calloc(1, sizeof(table) + buckets * sizeof(_Atomic(node *)));
+  size_t size = sizeof(table) + buckets * sizeof(_Atomic(node *));
+  table *t = size >= HUGE ? huge_alloc((size + HUGE - 1) / HUGE * HUGE) : calloc(1, size);
   if (t)
     t->mask = buckets - 1;
   return t;
@@ -120,12 +139,20 @@ static inline void wunlock(ol_amap *m, uint64_t h) {
 
 static node *take_node(ol_amap *m) {
   if (!m->free) {
-    chunk *c = calloc(1, sizeof *c);
+    uint64_t count = CHUNK_NODES;
+    chunk *c;
+    if (m->nodes >= HUGE_FROM_NODES) {
+      count = (HUGE - sizeof(chunk)) / sizeof(node);
+      c = huge_alloc(HUGE);
+    } else {
+      c = calloc(1, sizeof(chunk) + count * sizeof(node));
+    }
     if (!c)
       return NULL;
+    c->count = count;
     c->next = m->chunks;
     m->chunks = c;
-    for (unsigned i = 0; i < CHUNK_NODES; i++) {
+    for (uint64_t i = 0; i < count; i++) {
       ST(c->n[i].next, m->free);
       m->free = &c->n[i];
     }

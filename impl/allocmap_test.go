@@ -213,6 +213,41 @@ func TestAllocOrderScale(t *testing.T) {
 	}
 }
 
+// Past 65,536 index nodes the index takes its nodes and tables from huge
+// pages (allocmap.c): 200,000 allocations are all found, exactly, and all
+// removed, twice over (the second time the nodes are recycled).
+func TestAllocMapHugeChunks(t *testing.T) {
+	if testing.Short() {
+		t.Skip("200,000 allocations")
+	}
+	rng := rand.New(rand.NewPCG(9, 9))
+	m := newAllocMap()
+	defer m.release()
+	const n = 200000
+	for round := 0; round < 2; round++ {
+		as := make([]alloc, n)
+		for i := range as {
+			as[i] = alloc{base: 1<<40 + uint64(i)*512 + rng.Uint64N(200), size: 32 + rng.Uint64N(225)}
+			if !m.insert(&as[i]) {
+				t.Fatalf("insert %d", i)
+			}
+		}
+		for i, a := range as {
+			if got, ok := m.find(a.base + rng.Uint64N(a.size)); !ok || got != a {
+				t.Fatalf("find %d: %+v %v, want %+v", i, got, ok, a)
+			}
+		}
+		for i := range as {
+			if got, ok := m.removeBase(as[i].base); !ok || got != as[i] {
+				t.Fatalf("remove %d: %+v %v", i, got, ok)
+			}
+		}
+		if _, ok := m.find(as[0].base); ok || len(m.snapshot()) != 0 {
+			t.Fatal("allocations left")
+		}
+	}
+}
+
 // BenchmarkAllocMapChurn: remove a random live allocation and insert one
 // of another size in its place, with 1,000 or 1,000,000 live (the map's
 // own cost, without a device; make bench measures the API calls).
