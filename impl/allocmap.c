@@ -5,6 +5,7 @@
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 
 #define NLEVELS 30u
 #define TOP_LEVEL (NLEVELS - 1)
@@ -22,8 +23,25 @@ typedef struct node {
 
 typedef struct chunk {
   struct chunk *next;
-  node n[CHUNK_NODES];
+  uint64_t count;
+  node n[];
 } chunk;
+
+// past this many nodes, chunks (and tables) are huge pages: at millions of
+// allocations every random visit otherwise misses the TLB as well
+#define HUGE (2u << 20)
+#define HUGE_FROM_NODES (64u * 1024u)
+
+// huge_alloc: zeroed memory of size bytes (a multiple of HUGE), asked for
+// as huge pages
+static void *huge_alloc(size_t size) {
+  void *p = aligned_alloc(HUGE, size);
+  if (p) {
+    madvise(p, size, MADV_HUGEPAGE); // a hint: an error changes nothing
+    memset(p, 0, size);
+  }
+  return p;
+}
 
 typedef struct table {
   struct table *retired; // the table this one replaced (freed with the index)
@@ -70,7 +88,8 @@ static inline uint64_t mix(uint64_t x) {
 }
 
 static table *new_table(uint64_t buckets) {
-  table *t = calloc(1, sizeof(table) + buckets * sizeof(_Atomic(node *)));
+  size_t size = sizeof(table) + buckets * sizeof(_Atomic(node *));
+  table *t = size >= HUGE ? huge_alloc((size + HUGE - 1) / HUGE * HUGE) : calloc(1, size);
   if (t)
     t->mask = buckets - 1;
   return t;
@@ -120,12 +139,20 @@ static inline void wunlock(ol_amap *m, uint64_t h) {
 
 static node *take_node(ol_amap *m) {
   if (!m->free) {
-    chunk *c = calloc(1, sizeof *c);
+    uint64_t count = CHUNK_NODES;
+    chunk *c;
+    if (m->nodes >= HUGE_FROM_NODES) {
+      count = (HUGE - sizeof(chunk)) / sizeof(node);
+      c = huge_alloc(HUGE);
+    } else {
+      c = calloc(1, sizeof(chunk) + count * sizeof(node));
+    }
     if (!c)
       return NULL;
+    c->count = count;
     c->next = m->chunks;
     m->chunks = c;
-    for (unsigned i = 0; i < CHUNK_NODES; i++) {
+    for (uint64_t i = 0; i < count; i++) {
       ST(c->n[i].next, m->free);
       m->free = &c->n[i];
     }
@@ -235,6 +262,40 @@ undo:
   if (m->count[l] == 0)
     atomic_fetch_and_explicit(&m->levels, ~(1u << l), memory_order_release);
   return 0;
+}
+
+void ol_amap_prefetch(const ol_amap *m, uint64_t base) {
+  if (m == NULL)
+    return;
+  const table *t = LD(*(_Atomic(table *) *)&m->tab);
+  uint32_t lv = LD(*(_Atomic uint32_t *)&m->levels);
+  // the buckets of the granule at base and the next one, at every level in
+  // use (the allocation's nodes are under one or both, at its level), load
+  // together; then the first node of each chain. With a million
+  // allocations each is a cache miss, now overlapped with the writer's
+  // B+tree search and with one another rather than one after another.
+  _Atomic(node *) const *at[2 * NLEVELS];
+  unsigned k = 0;
+  while (lv) {
+    unsigned l = (unsigned)__builtin_ctz(lv);
+    lv &= lv - 1;
+    uint64_t g = granule(base, l);
+    at[k++] = &t->b[mix(key_of(l, g)) & t->mask];
+    if (l != TOP_LEVEL)
+      at[k++] = &t->b[mix(key_of(l, g + 1)) & t->mask];
+  }
+  for (unsigned i = 0; i < k; i++)
+    __builtin_prefetch((const void *)at[i], 0, 3);
+  // the allocation's first line and the one before it, where the C
+  // allocator keeps its header: the host device's free reads and writes
+  // them right after (a prefetch never faults, whatever the address)
+  __builtin_prefetch((const void *)(uintptr_t)(base - 16), 1, 3);
+  __builtin_prefetch((const void *)(uintptr_t)base, 1, 3);
+  for (unsigned i = 0; i < k; i++) {
+    node *n = LD(*(_Atomic(node *) *)at[i]);
+    if (n)
+      __builtin_prefetch(n, 1, 3);
+  }
 }
 
 int ol_amap_remove(ol_amap *m, uint64_t base, uint64_t size, ol_amap_hit *out) {

@@ -53,6 +53,12 @@ void ol_amap_free(ol_amap *m) OL_AMAP_HIDDEN;
 int ol_amap_insert(ol_amap *m, const ol_amap_hit *a) OL_AMAP_HIDDEN;
 int ol_amap_remove(ol_amap *m, uint64_t base, uint64_t size,
                    ol_amap_hit *out) OL_AMAP_HIDDEN;
+// ol_amap_prefetch starts loading, without waiting, what taking out the
+// allocation at base will read next: ol_amap_remove's chains (of the
+// granules at base and after it, at each level in use) and the memory at
+// base and just below it (the host device's free: the C allocator's
+// header). The writer calls it first and searches its own order meanwhile.
+void ol_amap_prefetch(const ol_amap *m, uint64_t base) OL_AMAP_HIDDEN;
 // ol_amap_find copies the allocation that contains p into out: 1, or 0
 // when there is none.
 int ol_amap_find(const ol_amap *m, uint64_t p, ol_amap_hit *out) OL_AMAP_HIDDEN;

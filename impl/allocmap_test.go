@@ -213,6 +213,41 @@ func TestAllocOrderScale(t *testing.T) {
 	}
 }
 
+// Past 65,536 index nodes the index takes its nodes and tables from huge
+// pages (allocmap.c): 200,000 allocations are all found, exactly, and all
+// removed, twice over (the second time the nodes are recycled).
+func TestAllocMapHugeChunks(t *testing.T) {
+	if testing.Short() {
+		t.Skip("200,000 allocations")
+	}
+	rng := rand.New(rand.NewPCG(9, 9))
+	m := newAllocMap()
+	defer m.release()
+	const n = 200000
+	for round := 0; round < 2; round++ {
+		as := make([]alloc, n)
+		for i := range as {
+			as[i] = alloc{base: 1<<40 + uint64(i)*512 + rng.Uint64N(200), size: 32 + rng.Uint64N(225)}
+			if !m.insert(&as[i]) {
+				t.Fatalf("insert %d", i)
+			}
+		}
+		for i, a := range as {
+			if got, ok := m.find(a.base + rng.Uint64N(a.size)); !ok || got != a {
+				t.Fatalf("find %d: %+v %v, want %+v", i, got, ok, a)
+			}
+		}
+		for i := range as {
+			if got, ok := m.removeBase(as[i].base); !ok || got != as[i] {
+				t.Fatalf("remove %d: %+v %v", i, got, ok)
+			}
+		}
+		if _, ok := m.find(as[0].base); ok || len(m.snapshot()) != 0 {
+			t.Fatal("allocations left")
+		}
+	}
+}
+
 // BenchmarkAllocMapChurn: remove a random live allocation and insert one
 // of another size in its place, with 1,000 or 1,000,000 live (the map's
 // own cost, without a device; make bench measures the API calls).
@@ -234,5 +269,64 @@ func BenchmarkAllocMapChurn(b *testing.B) {
 				m.insert(&alloc{base: bases[j], size: 32 + rng.Uint64N(225)})
 			}
 		})
+	}
+}
+
+// BenchmarkAllocMapRemove: the parts of olMemFree's map step with 1,000
+// or 1,000,000 live, in batches of 10,000 random live allocations removed
+// in random order (timed) and put back (not timed): "order" is the
+// writers' B+tree alone, "map" the whole removeBase (tree and C index).
+func BenchmarkAllocMapRemove(b *testing.B) {
+	for _, part := range []string{"order", "map"} {
+		for _, n := range []int{1000, 1000000} {
+			b.Run(fmt.Sprint(part, "/", n), func(b *testing.B) {
+				rng := rand.New(rand.NewPCG(7, 7))
+				m := newAllocMap()
+				defer m.release()
+				bases := make([]uint64, n)
+				sizes := make([]uint64, n)
+				for i := range bases {
+					bases[i] = 1<<32 + uint64(i)*512 + rng.Uint64N(200)
+					sizes[i] = 32 + rng.Uint64N(225)
+					m.insert(&alloc{base: bases[i], size: sizes[i]})
+				}
+				batch := min(10000, n/2)
+				idx := make([]int, batch)
+				taken := make([]bool, n)
+				b.ResetTimer()
+				for done := 0; done < b.N; {
+					b.StopTimer()
+					for k := range idx {
+						idx[k] = rng.IntN(n)
+						for taken[idx[k]] {
+							idx[k] = rng.IntN(n)
+						}
+						taken[idx[k]] = true
+					}
+					for _, j := range idx {
+						taken[j] = false
+					}
+					k := min(batch, b.N-done)
+					b.StartTimer()
+					for _, j := range idx[:k] {
+						if part == "order" {
+							m.order.remove(bases[j])
+						} else {
+							m.removeBase(bases[j])
+						}
+					}
+					b.StopTimer()
+					for _, j := range idx[:k] {
+						if part == "order" {
+							m.order.insert(bases[j], bases[j]+sizes[j])
+						} else {
+							m.insert(&alloc{base: bases[j], size: sizes[j]})
+						}
+					}
+					done += k
+					b.StartTimer()
+				}
+			})
+		}
 	}
 }

@@ -8,6 +8,8 @@ package impl
 #cgo nocallback ol_amap_insert
 #cgo noescape ol_amap_remove
 #cgo nocallback ol_amap_remove
+#cgo noescape ol_amap_prefetch
+#cgo nocallback ol_amap_prefetch
 #include "allocmap.h"
 
 // ol_amap_lookup is ol_amap_find returning by value (size 0: none), so
@@ -146,6 +148,9 @@ func (m *allocMap) insert(a *alloc) bool {
 func (m *allocMap) removeBase(base uint64) (alloc, bool) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
+	// the index's chains (and the allocator's header that the host
+	// device's free reads) load while the B+tree is searched for the size
+	C.ol_amap_prefetch(m.idx.p, C.uint64_t(base))
 	end, ok := m.order.remove(base)
 	if !ok {
 		return alloc{}, false
