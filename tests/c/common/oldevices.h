@@ -584,4 +584,47 @@ static inline bool olc_gate_wait_entered(olc_gate *g) {
   return atomic_load(&g->entered) != 0;
 }
 
+/* A helper thread for a call that blocks on a gate: it opens the gate
+ * open_ms after olc_opener_start, and ends the program if the main thread
+ * has not finished the call (named for the message) watchdog_ms after that:
+ * a hang must not eat the run's time limit. olc_opener_stop joins it. */
+typedef struct olc_opener {
+  olc_gate *gate;
+  const char *call;
+  int open_ms, watchdog_ms;
+  atomic_int done;
+  pthread_t t;
+} olc_opener;
+
+static inline void *olc_opener_main(void *arg) {
+  olc_opener *o = (olc_opener *)arg;
+  olc_sleep_ms(o->open_ms);
+  olc_gate_open(o->gate);
+  double t0 = olc_now_ms();
+  while (!atomic_load(&o->done)) {
+    if (olc_now_ms() - t0 > o->watchdog_ms) {
+      printf("FAIL (%s): %s has not returned %d ms after the gate opened: it waits forever\n", olc_test, o->call,
+             o->watchdog_ms);
+      fflush(stdout);
+      _exit(1);
+    }
+    olc_sleep_ms(5);
+  }
+  return NULL;
+}
+
+static inline void olc_opener_start(olc_opener *o, olc_gate *g, const char *call, int open_ms, int watchdog_ms) {
+  o->gate = g;
+  o->call = call;
+  o->open_ms = open_ms;
+  o->watchdog_ms = watchdog_ms;
+  atomic_store(&o->done, 0);
+  pthread_create(&o->t, NULL, olc_opener_main, o);
+}
+
+static inline void olc_opener_stop(olc_opener *o) {
+  atomic_store(&o->done, 1);
+  pthread_join(o->t, NULL);
+}
+
 #endif /* TESTS_C_COMMON_OLDEVICES_H */

@@ -31,44 +31,6 @@ struct foo_args {
 
 /* ---------------------------------------------------------- helpers --- */
 
-/* The helper thread: opens the gate after OPEN_MS, and ends the program if
- * the main thread has not finished the call it waits in WATCHDOG_MS after
- * that (a hang must not eat the run's time limit). */
-typedef struct opener {
-  olc_gate *gate;
-  const char *call;
-  atomic_int done;
-  pthread_t t;
-} opener;
-
-static void *opener_main(void *arg) {
-  opener *o = arg;
-  olc_sleep_ms(OPEN_MS);
-  olc_gate_open(o->gate);
-  double t0 = olc_now_ms();
-  while (!atomic_load(&o->done)) {
-    if (olc_now_ms() - t0 > WATCHDOG_MS) {
-      printf("FAIL %s:%d (%s): %s has not returned %d ms after the gate opened: it waits forever\n", __FILE__,
-             __LINE__, olc_test, o->call, WATCHDOG_MS);
-      fflush(stdout);
-      _exit(1);
-    }
-    olc_sleep_ms(5);
-  }
-  return NULL;
-}
-
-static void opener_start(opener *o, olc_gate *g, const char *call) {
-  o->gate = g;
-  o->call = call;
-  atomic_store(&o->done, 0);
-  pthread_create(&o->t, NULL, opener_main, o);
-}
-
-static void opener_stop(opener *o) {
-  atomic_store(&o->done, 1);
-  pthread_join(o->t, NULL);
-}
 
 /* Round r's byte at offset i. */
 static inline uint8_t pat(int r, size_t i) { return (uint8_t)(i * 131 + (size_t)r * 17 + (i >> 12)); }
@@ -263,10 +225,10 @@ static void test_destroyed_queue_then_free(void) {
   OLC_OK(olMemFree(d));
   expect_gone(d);
   OLC_OK(olSyncQueue(q0)); /* another, idle queue: nothing to wait for */
-  opener o;
-  opener_start(&o, &g, "olSyncEvent");
+  olc_opener o;
+  olc_opener_start(&o, &g, "olSyncEvent", OPEN_MS, WATCHDOG_MS);
   OLC_OK(olSyncEvent(e));
-  opener_stop(&o);
+  olc_opener_stop(&o);
   OLC_EQ(bad_pat(dst, 7), -1);
   OLC_OK(olDestroyEvent(e));
   OLC_OK(olDestroyQueue(q0));
@@ -426,10 +388,10 @@ static void test_shutdown_with_pending_frees(void) {
   OLC_OK(olMemFree(d1));
   OLC_OK(olDestroyQueue(q1));
   OLC_OK(olDestroyQueue(q0));
-  opener o;
-  opener_start(&o, &g, "the final olShutDown");
+  olc_opener o;
+  olc_opener_start(&o, &g, "the final olShutDown", OPEN_MS, WATCHDOG_MS);
   OLC_OK(shutdown_capturing());
-  opener_stop(&o);
+  olc_opener_stop(&o);
   if (!strstr(captured, "no objects left alive"))
     olc_fail(__FILE__, __LINE__, "the leak check lists what was freed or destroyed:\n%s", captured);
   else

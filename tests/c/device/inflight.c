@@ -41,43 +41,6 @@ static ol_device_handle_t other_device(void) {
   return NULL;
 }
 
-/* The helper thread: opens gate after OPEN_MS, then waits for `done`. */
-typedef struct opener {
-  olc_gate *gate;
-  const char *call; /* what the main thread is blocked in, for the message */
-  atomic_int done;
-  pthread_t t;
-} opener;
-
-static void *opener_main(void *arg) {
-  opener *o = arg;
-  olc_sleep_ms(OPEN_MS);
-  olc_gate_open(o->gate);
-  double t0 = olc_now_ms();
-  while (!atomic_load(&o->done)) {
-    if (olc_now_ms() - t0 > WATCHDOG_MS) {
-      printf("FAIL %s:%d (%s): %s has not returned %d ms after the gate opened: it waits "
-             "forever\n",
-             __FILE__, __LINE__, olc_test, o->call, WATCHDOG_MS);
-      fflush(stdout);
-      _exit(1);
-    }
-    olc_sleep_ms(5);
-  }
-  return NULL;
-}
-
-static void opener_start(opener *o, olc_gate *g, const char *call) {
-  o->gate = g;
-  o->call = call;
-  atomic_store(&o->done, 0);
-  pthread_create(&o->t, NULL, opener_main, o);
-}
-
-static void opener_stop(opener *o) {
-  atomic_store(&o->done, 1);
-  pthread_join(o->t, NULL);
-}
 
 static void set_flag(void *user) { atomic_store((atomic_int *)user, 1); }
 
@@ -137,10 +100,10 @@ static void test_shutdown_finishes_destroyed_queue(void) {
   OLC_OK(olMemcpy(q, hb, olc_host, b, olc_dev, N * sizeof(uint32_t)));
   OLC_OK(olLaunchHostFunction(q, set_flag, &ran));
   OLC_OK(olDestroyQueue(q));
-  opener o;
-  opener_start(&o, &g, "the final olShutDown");
+  olc_opener o;
+  olc_opener_start(&o, &g, "the final olShutDown", OPEN_MS, WATCHDOG_MS);
   OLC_OK(olShutDown());
-  opener_stop(&o);
+  olc_opener_stop(&o);
   OLC_EQ(atomic_load(&ran), 1);
   EXPECT_ALL(ha, i);
   EXPECT_ALL(hb, 7);
@@ -185,17 +148,17 @@ static void cross_queue_wait(bool across, bool shutdown) {
     OLC_OK(olDestroyEvent(e));
   OLC_OK(olMemcpy(q1, ha, olc_host, a, olc_dev, N * sizeof(uint32_t)));
   OLC_OK(olLaunchHostFunction(q1, set_flag, &ran));
-  opener o;
+  olc_opener o;
   if (shutdown) {
     OLC_OK(olDestroyQueue(q1));
     OLC_OK(olDestroyQueue(q0));
-    opener_start(&o, &g, "the final olShutDown");
+    olc_opener_start(&o, &g, "the final olShutDown", OPEN_MS, WATCHDOG_MS);
     OLC_OK(olShutDown());
-    opener_stop(&o);
+    olc_opener_stop(&o);
   } else {
-    opener_start(&o, &g, "olSyncQueue of the waiting queue");
+    olc_opener_start(&o, &g, "olSyncQueue of the waiting queue", OPEN_MS, WATCHDOG_MS);
     OLC_OK(olSyncQueue(q1));
-    opener_stop(&o);
+    olc_opener_stop(&o);
   }
   OLC_EQ(atomic_load(&ran), 1);
   EXPECT_ALL(ha, 5);
@@ -244,10 +207,10 @@ static void test_destroy_event_before_wait_submitted(void) {
   OLC_OK(olWaitEvents(q1, &e, 1));
   OLC_OK(olDestroyEvent(e));
   OLC_OK(olMemcpy(q1, ha, olc_host, a, olc_dev, N * sizeof(uint32_t)));
-  opener o;
-  opener_start(&o, &g1, "olSyncQueue of the waiting queue");
+  olc_opener o;
+  olc_opener_start(&o, &g1, "olSyncQueue of the waiting queue", OPEN_MS, WATCHDOG_MS);
   OLC_OK(olSyncQueue(q1));
-  opener_stop(&o);
+  olc_opener_stop(&o);
   EXPECT_ALL(ha, 5);
   OLC_OK(olSyncQueue(q0));
   OLC_OK(olDestroyQueue(q0));
