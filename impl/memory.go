@@ -278,14 +278,11 @@ func (c *Context) memInfo(ptr uintptr, prop ol.MemInfo) (infoValue, error) {
 // c: olInit calls it once c is current, unless tracing is on (every call
 // must then be traced).
 func (c *Context) publishFast() {
-	var h *Device
-	for _, d := range c.deviceList {
-		if d.d.IsHost() {
-			h = d
-			break
-		}
+	if c.trace != nil || len(c.deviceList) == 0 {
+		return
 	}
-	if c.trace != nil || h == nil {
+	h := c.hostDevice()
+	if !h.d.IsHost() {
 		return
 	}
 	multi := 0
