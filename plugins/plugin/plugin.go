@@ -324,3 +324,63 @@ type Kernel interface {
 func Unsupported(backend, what string) error {
 	return ol.Errorf(ol.ErrcUnsupported, "%s: %s is not supported by this backend", backend, what)
 }
+
+// ---- LLVM 23.1 features: optional interfaces ------------------------------
+//
+// The runtime serves the 23.1 calls through these; a plugin that does not
+// implement one gets a clear UNSUPPORTED (or, where 23.1 says so, a no-op).
+
+// Param is one kernel parameter: where its bytes go in the argument buffer
+// that Queue.Launch takes, and how many there are.
+type Param struct{ Offset, Size uint64 }
+
+// ParamKernel is implemented by kernels whose parameters the device knows
+// (the code object's metadata on AMDGPU, cuFuncGetParamInfo on CUDA). The
+// runtime lays out olLaunchKernel's ArgPtrs/ArgSizes at these offsets and
+// refuses a wrong count or size; for other kernels it packs the arguments
+// like the members of a C struct.
+type ParamKernel interface {
+	// Params returns the parameters in order; ok is false when the device
+	// cannot say.
+	Params() (params []Param, ok bool)
+}
+
+// CooperativeKernel is implemented by kernels of devices that can run a
+// grid whose groups are all resident at once (a grid-wide barrier works).
+type CooperativeKernel interface {
+	// MaxCooperativeGroups is the most groups of groupSize work-items with
+	// dynShared bytes of dynamic group memory the device runs at once.
+	MaxCooperativeGroups(groupSize ol.Dimensions, dynShared uint64) (uint32, error)
+}
+
+// CooperativeQueue is implemented by queues that launch cooperative grids.
+// LaunchCooperative is Launch with every group resident at once; a grid
+// larger than MaxCooperativeGroups is refused with INVALID_ARGUMENT (or the
+// driver's error) naming both numbers.
+type CooperativeQueue interface {
+	LaunchCooperative(k Kernel, args []byte, size LaunchSize) error
+}
+
+// TimedQueue is implemented by queues that can record profiling events:
+// events that also know when the device passed them.
+type TimedQueue interface {
+	RecordTimed() (TimedEvent, error)
+}
+
+// TimedEvent is a profiling event of a TimedQueue.
+type TimedEvent interface {
+	Event
+	// ElapsedSince returns the milliseconds from start (a TimedEvent of
+	// the same platform) to this event; both have completed (the runtime
+	// syncs them first). Negative when start came later.
+	ElapsedSince(start TimedEvent) (float32, error)
+}
+
+// PrefetchQueue is implemented by queues that can migrate managed memory
+// ahead of its use, in the queue's order.
+type PrefetchQueue interface {
+	// Prefetch moves size bytes at ptr, managed memory of dev, toward dev
+	// (toDevice) or toward the host. It is a hint: memory that cannot move
+	// is left where it is, without an error.
+	Prefetch(ptr uintptr, dev Device, size uint64, toDevice bool) error
+}
