@@ -3,24 +3,35 @@ GO      ?= go
 CC      ?= gcc
 BUILD   := build
 LIBDIR  := $(BUILD)/lib
+# Two libraries from one source: LLVM 22.1's ABI (the default build) and
+# LLVM 23.1's (the ol23 build tag); libLLVMOffload.so names the newest.
 LIB     := $(LIBDIR)/libLLVMOffload.so.22.1
+LIB23   := $(LIBDIR)/libLLVMOffload.so.23.1
+LIBS    := $(LIB) $(LIB23)
 MAP     := $(CURDIR)/cmd/liboffload/exports.map
-SOURCES := $(shell find api cmd impl plugins -type f \( -name '*.go' -o -name '*.c' -o -name '*.h' -o -name '*.json' -o -name '*.map' \)) go.mod go.sum include/offload.h include/offload/OffloadAPI.h
+MAP23   := $(CURDIR)/cmd/liboffload/exports_23_1.map
+SOURCES := $(shell find api cmd impl plugins -type f \( -name '*.go' -o -name '*.c' -o -name '*.h' -o -name '*.json' -o -name '*.map' \)) go.mod go.sum $(shell find include -name '*.h')
 # lld, like LLVM's own build: GNU ld would also export an absolute VERS1.0 symbol
 LDFLAGS := -extldflags '-fuse-ld=lld -B/usr/lib/llvm-22/bin -Wl,--version-script=$(MAP) -Wl,-soname,libLLVMOffload.so.22.1'
+LDFLAGS23 := -extldflags '-fuse-ld=lld -B/usr/lib/llvm-22/bin -Wl,--version-script=$(MAP23) -Wl,-soname,libLLVMOffload.so.23.1'
 
 .PHONY: all lib generate check-generated demo test check deps-check test-static test-go test-abi test-c test-python test-cgocheck2 fuzz bench setup clean install uninstall test-install gpu-check
 
 all: lib
 
-lib: $(LIB)
+lib: $(LIBS)
 
 $(LIB): $(SOURCES) | deps-check
 	@mkdir -p $(LIBDIR)
 	$(GO) build -buildmode=c-shared -trimpath -ldflags "$(LDFLAGS)" -o $@ ./cmd/liboffload
 	@rm -f $(LIBDIR)/libLLVMOffload.so.22.h
-	@ln -sf libLLVMOffload.so.22.1 $(LIBDIR)/libLLVMOffload.so
-	@ln -sf libLLVMOffload.so.22.1 $(LIBDIR)/liboffload.so
+
+$(LIB23): $(SOURCES) | deps-check
+	@mkdir -p $(LIBDIR)
+	$(GO) build -tags ol23 -buildmode=c-shared -trimpath -ldflags "$(LDFLAGS23)" -o $@ ./cmd/liboffload
+	@rm -f $(LIBDIR)/libLLVMOffload.so.23.h
+	@ln -sf libLLVMOffload.so.23.1 $(LIBDIR)/libLLVMOffload.so
+	@ln -sf libLLVMOffload.so.23.1 $(LIBDIR)/liboffload.so
 
 generate:
 	$(GO) run ./api/gen
@@ -34,7 +45,7 @@ setup:
 	$(GO) mod download
 
 # ---- main job: build the library and run the demo on the host device ------
-demo: deps-check $(LIB)
+demo: deps-check $(LIBS)
 	@mkdir -p $(BUILD)/bin
 	$(CC) -std=c17 -O2 -Wall -Wextra -Werror -I include/offload examples/demo.c -o $(BUILD)/bin/demo -L$(LIBDIR) -l:libLLVMOffload.so.22.1 -Wl,-rpath,'$$ORIGIN/../lib'
 	$(CC) -std=gnu17 -O3 -fPIC -shared -Wall -Werror -I include examples/saxpy_kernel.c -o $(BUILD)/bin/saxpy_kernel.so
@@ -43,7 +54,7 @@ demo: deps-check $(LIB)
 	$(BUILD)/bin/demo $(BUILD)/bin/saxpy_kernel.so $(BUILD)/bin/saxpy_kernel.ptx $(BUILD)/bin/saxpy_kernel.gfx90a.hsaco $(BUILD)/bin/saxpy_kernel.gfx942.hsaco
 
 # ---- tests ---------------------------------------------------------------
-test: deps-check $(LIB)
+test: deps-check $(LIBS)
 	$(MAKE) --no-print-directory test-static test-go test-abi test-c test-python test-cgocheck2 test-install
 	@echo "make test: all suites passed"
 
@@ -54,7 +65,7 @@ deps-check:
 # fuzzing (each package's seed corpora still run), and the device suite on
 # the host device. About a minute on a 2-core machine with a warm build
 # cache; make test (all of it, every device double) before a merge.
-check: deps-check $(LIB)
+check: deps-check $(LIBS)
 	$(MAKE) --no-print-directory test-static
 	$(GO) test -race -count=1 ./...
 	$(MAKE) --no-print-directory -C tests/c/device check
@@ -63,12 +74,14 @@ check: deps-check $(LIB)
 test-static:
 	@test -z "$$(gofmt -l api cmd impl internal plugins tests)" || { echo "gofmt needed:"; gofmt -l api cmd impl internal plugins tests; exit 1; }
 	$(GO) vet ./...
+	$(GO) vet -tags ol23 ./cmd/... ./impl/...
 	$(GO) run ./api/gen -check
 
 # Then the memory-growth checks once more without -race (the race
 # detector's own memory grows with the work, which would hide a leak).
 test-go:
 	$(GO) test -race -count=1 ./...
+	$(GO) test -race -count=1 -tags ol23 ./impl/ ./cmd/...
 	$(GO) test -count=1 -run 'IsFlat$$' ./plugins/cuda/
 	$(MAKE) --no-print-directory fuzz FUZZTIME=10000x
 

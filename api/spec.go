@@ -17,6 +17,10 @@ var specJSON []byte
 // Spec is the whole API: types first, then functions, each list in the
 // order the C header declares them.
 type Spec struct {
+	// Releases are the LLVM releases whose ABI the library serves, oldest
+	// first. An element with In lists the releases it belongs to; one
+	// without belongs to all. ForRelease gives one release's view.
+	Releases  []Release  `json:"releases"`
 	Version   Version    `json:"version"`
 	Macros    []Macro    `json:"macros"`
 	Handles   []Handle   `json:"handles"`
@@ -25,6 +29,37 @@ type Spec struct {
 	Callbacks []Callback `json:"callbacks"`
 	Structs   []Struct   `json:"structs"`
 	Functions []Function `json:"functions"`
+}
+
+// Release is one LLVM release of the API: one shared library and header.
+type Release struct {
+	Name   string `json:"name"`   // "22.1"
+	Soname string `json:"soname"` // libLLVMOffload.so.22.1
+	// Tag is the Go build tag that builds this release's library (""
+	// for the default build).
+	Tag string `json:"tag,omitempty"`
+	// Include is the header directory, relative to the repository:
+	// <Include>/offload/OffloadAPI.h and <Include>/offload.h.
+	Include string `json:"include"`
+	Desc    string `json:"desc"`
+	// Unconfirmed says why the soname is not certain (see Function.Unconfirmed).
+	Unconfirmed string `json:"unconfirmed,omitempty"`
+}
+
+// In lists the releases an element belongs to; empty means every one.
+type In []string
+
+// Has reports whether the element is part of release r.
+func (in In) Has(r string) bool {
+	if len(in) == 0 {
+		return true
+	}
+	for _, x := range in {
+		if x == r {
+			return true
+		}
+	}
+	return false
 }
 
 // Version is the API version published by the OL_VERSION_* macros.
@@ -39,6 +74,7 @@ type Macro struct {
 	Name  string `json:"name"`
 	Value string `json:"value"`
 	Desc  string `json:"desc"`
+	In    In     `json:"in,omitempty"`
 }
 
 // Handle is an opaque object type: a pointer to an incomplete struct in C.
@@ -59,7 +95,13 @@ type Enum struct {
 	Name   string      `json:"name"`
 	Desc   string      `json:"desc"`
 	Values []EnumValue `json:"values"`
-	Last   int64       `json:"last"`
+	// Bitfield enums number their values 1<<i; LAST is then twice the
+	// highest value, else one more than it (Last is computed, per release).
+	Bitfield bool  `json:"bitfield,omitempty"`
+	Last     int64 `json:"-"`
+	In       In    `json:"in,omitempty"`
+	// Unconfirmed says why a fact is not certain (see Function.Unconfirmed).
+	Unconfirmed string `json:"unconfirmed,omitempty"`
 }
 
 // EnumValue is one enumerator. Type is set for info-query enums: the C type
@@ -72,6 +114,9 @@ type EnumValue struct {
 	Desc    string `json:"desc"`
 	Type    string `json:"type,omitempty"`
 	Runtime bool   `json:"runtime,omitempty"`
+	In      In     `json:"in,omitempty"`
+	// Unconfirmed says why a fact is not certain (see Function.Unconfirmed).
+	Unconfirmed string `json:"unconfirmed,omitempty"`
 }
 
 // Typedef is a plain type alias.
@@ -79,6 +124,9 @@ type Typedef struct {
 	Name string `json:"name"`
 	Type string `json:"type"`
 	Desc string `json:"desc"`
+	In   In     `json:"in,omitempty"`
+	// Unconfirmed says why a fact is not certain (see Function.Unconfirmed).
+	Unconfirmed string `json:"unconfirmed,omitempty"`
 }
 
 // Callback is a function-pointer type that the library calls.
@@ -94,6 +142,7 @@ type Struct struct {
 	Name   string  `json:"name"`
 	Desc   string  `json:"desc"`
 	Fields []Field `json:"fields"`
+	In     In      `json:"in,omitempty"`
 }
 
 // Field is a struct member or a callback parameter.
@@ -117,6 +166,22 @@ type Function struct {
 	// behaves otherwise than LLVM 22.1.
 	Errors  []ErrorDoc `json:"errors,omitempty"`
 	Differs []string   `json:"differs,omitempty"`
+	// In lists the releases that have this function in this form. A
+	// function whose prototype changed between releases is declared once
+	// per form; every form but the oldest has a Variant, which suffixes its
+	// Go names (OlLaunchKernel23) so that both forms live in one build.
+	In      In     `json:"in,omitempty"`
+	Variant string `json:"variant,omitempty"`
+	// Unconfirmed, on an element of a release whose header could not be
+	// read, says which fact is inferred and from what: these are the
+	// facts to check first against a real header (docs/api.md lists them).
+	Unconfirmed string `json:"unconfirmed,omitempty"`
+}
+
+// GoName is the Go name of the function's entry point: OlLaunchKernel,
+// or OlLaunchKernel23 for a later form.
+func (f *Function) GoName() string {
+	return strings.ToUpper(f.Name[:1]) + f.Name[1:] + f.Variant
 }
 
 // ErrorDoc is one documented failure of a call: its code and when.
@@ -150,7 +215,11 @@ type Param struct {
 //   - string: a NUL-terminated string: string.
 //   - handles: an array of handles with its count parameter: []uintptr
 //     viewing the caller's memory, valid only during the call.
-//   - struct: a struct the call reads: a typed pointer.
+//   - values: an array of pointers or sizes with its count parameter:
+//     []unsafe.Pointer or []uint64 viewing the caller's memory, valid only
+//     during the call (nil when optional and NULL).
+//   - struct: a struct the call reads: a typed pointer (nil when optional
+//     and NULL).
 //   - out-handle: where a created handle goes: the method returns it.
 //   - out-value: where one value goes: the method returns it.
 //   - callback: a function the library calls: passed on, never NULL
@@ -163,7 +232,7 @@ type Param struct {
 //     method checks it.
 //   - info-value, info-size: the outputs of an info query, written by the
 //     generated Info rules.
-var PtrMarks = []string{"bytes", "string", "handles", "struct", "out-handle", "out-value", "callback", "user", "address", "c-bytes", "info-value", "info-size"}
+var PtrMarks = []string{"bytes", "string", "handles", "values", "struct", "out-handle", "out-value", "callback", "user", "address", "c-bytes", "info-value", "info-size"}
 
 // Check is a validation condition written as C. When it holds, the call
 // fails with Errc and the Details text "validation failure: <Cond>".
@@ -188,7 +257,85 @@ func Parse(data []byte) (*Spec, error) {
 	if err := s.check(); err != nil {
 		return nil, fmt.Errorf("api spec: %w", err)
 	}
+	s.computeLast()
 	return &s, nil
+}
+
+// computeLast sets each enum's LAST from the values it has.
+func (s *Spec) computeLast() {
+	for i := range s.Enums {
+		e := &s.Enums[i]
+		var hi int64 = -1
+		for _, v := range e.Values {
+			hi = max(hi, v.Value)
+		}
+		e.Last = hi + 1
+		if e.Bitfield {
+			e.Last = max(hi*2, 1)
+		}
+	}
+}
+
+// Release finds a release by name.
+func (s *Spec) Release(name string) *Release {
+	for i := range s.Releases {
+		if s.Releases[i].Name == name {
+			return &s.Releases[i]
+		}
+	}
+	return nil
+}
+
+// ForRelease is the API of one release: only the elements it has, with
+// each enum's LAST as that release numbers it. The full spec (every form
+// of every function, every value) is what the shared Go code is made from.
+func (s *Spec) ForRelease(name string) *Spec {
+	r := *s
+	r.Releases = []Release{*s.Release(name)}
+	r.Macros = filter(s.Macros, func(m Macro) bool { return m.In.Has(name) })
+	r.Typedefs = filter(s.Typedefs, func(t Typedef) bool { return t.In.Has(name) })
+	r.Structs = filter(s.Structs, func(t Struct) bool { return t.In.Has(name) })
+	r.Functions = filter(s.Functions, func(f Function) bool { return f.In.Has(name) })
+	r.Enums = nil
+	for _, e := range s.Enums {
+		if !e.In.Has(name) {
+			continue
+		}
+		e.Values = filter(e.Values, func(v EnumValue) bool { return v.In.Has(name) })
+		r.Enums = append(r.Enums, e)
+	}
+	r.computeLast()
+	return &r
+}
+
+func filter[T any](xs []T, keep func(T) bool) []T {
+	var out []T
+	for _, x := range xs {
+		if keep(x) {
+			out = append(out, x)
+		}
+	}
+	return out
+}
+
+// enumValue finds an enumerator by its C name.
+func (s *Spec) enumValue(name string) *EnumValue {
+	for i := range s.Enums {
+		for j := range s.Enums[i].Values {
+			if s.Enums[i].Values[j].Name == name {
+				return &s.Enums[i].Values[j]
+			}
+		}
+	}
+	return nil
+}
+
+// EnumValueOf returns the number of an enumerator, and whether it exists.
+func (s *Spec) EnumValueOf(name string) (int64, bool) {
+	if v := s.enumValue(name); v != nil {
+		return v.Value, true
+	}
+	return 0, false
 }
 
 var reIdent = regexp.MustCompile(`[A-Za-z_]\w*`)
@@ -215,7 +362,7 @@ func checkMark(s *Spec, fn string, p Param, params map[string]Param) error {
 		if _, ok := params[p.Size]; !ok {
 			return fmt.Errorf("%s.%s: size %q is not a parameter", fn, p.Name, p.Size)
 		}
-	case "handles":
+	case "handles", "values":
 		if _, ok := params[p.Count]; !ok {
 			return fmt.Errorf("%s.%s: count %q is not a parameter", fn, p.Name, p.Count)
 		}
@@ -227,12 +374,34 @@ func checkMark(s *Spec, fn string, p Param, params map[string]Param) error {
 }
 
 func (s *Spec) check() error {
+	if len(s.Releases) == 0 {
+		return fmt.Errorf("no releases")
+	}
+	releases := map[string]bool{}
+	for _, r := range s.Releases {
+		releases[r.Name] = true
+	}
+	// every release has each function at most once, and each form its own Go name
 	seen := map[string]bool{}
+	goNames := map[string]bool{}
 	for _, f := range s.Functions {
-		if seen[f.Name] {
-			return fmt.Errorf("function %s declared twice", f.Name)
+		for _, r := range f.In {
+			if !releases[r] {
+				return fmt.Errorf("%s: unknown release %q", f.Name, r)
+			}
 		}
-		seen[f.Name] = true
+		for _, r := range s.Releases {
+			if f.In.Has(r.Name) {
+				if seen[r.Name+" "+f.Name] {
+					return fmt.Errorf("function %s declared twice for release %s", f.Name, r.Name)
+				}
+				seen[r.Name+" "+f.Name] = true
+			}
+		}
+		if goNames[f.GoName()] {
+			return fmt.Errorf("function %s: two forms named %s (set variant)", f.Name, f.GoName())
+		}
+		goNames[f.GoName()] = true
 		if f.Desc == "" {
 			return fmt.Errorf("%s: no description", f.Name)
 		}
@@ -256,7 +425,7 @@ func (s *Spec) check() error {
 				return fmt.Errorf("%s: check %q: unknown error code %s", f.Name, c.Cond, c.Errc)
 			}
 			for _, id := range reIdent.FindAllString(c.Cond, -1) {
-				if id == "NULL" {
+				if id == "NULL" || s.enumValue(id) != nil {
 					continue
 				}
 				if _, ok := params[id]; !ok {
@@ -304,6 +473,7 @@ const (
 	KindPointer           // any pointer; Elem is the pointee type
 	KindStruct            // a struct of the spec, by value
 	KindBool              // bool
+	KindFloat             // float (only behind a pointer)
 )
 
 // TypeInfo is the classification of a C type.
@@ -332,6 +502,8 @@ func (s *Spec) Classify(ctype string) TypeInfo {
 		return TypeInfo{Kind: KindScalar, Size: 8}
 	case "uint32_t":
 		return TypeInfo{Kind: KindScalar, Size: 4}
+	case "float":
+		return TypeInfo{Kind: KindFloat, Size: 4}
 	case "bool":
 		return TypeInfo{Kind: KindBool, Size: 1}
 	}

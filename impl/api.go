@@ -38,7 +38,8 @@ type Event struct {
 	device  *Device
 	queueH  uintptr
 	queueID uint64
-	e       plugin.Event // nil: complete when created
+	e       plugin.Event      // nil: complete when created
+	timed   plugin.TimedEvent // a profiling event (e is the same event); nil otherwise
 	// refs counts the handle and the waits of other platforms' queues
 	// (waitOther) that still need e; the last one releases it.
 	refs atomic.Int32
@@ -118,6 +119,12 @@ func (c *Context) olIterateDevices(cb, user unsafe.Pointer) error { // unsafe: a
 func (c *Context) olMemRegister(dev *Device, ptr uintptr, size uint64, flags uint32) (uintptr, error) {
 	if size == 0 {
 		return 0, ol.NewError(ol.ErrcInvalidSize, "Size is 0")
+	}
+	if builtRelease >= Release23_1 {
+		// 22.1 reserves the flags; 23.1 defines them
+		if err := registerFlags("olMemRegister", flags); err != nil {
+			return 0, err
+		}
 	}
 	return dev.d.Register(ptr, size)
 }

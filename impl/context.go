@@ -232,7 +232,7 @@ func (c *Context) teardown() error {
 	// frees that waited for work: all of it has ended now
 	add("deferred frees", c.frees.shutdown())
 	for _, a := range c.mem.drain() {
-		add("allocation", a.device.d.Free(uintptr(a.base), a.kind))
+		add("allocation", a.device.d.Free(a.deviceBase(), a.kind))
 	}
 	for _, p := range c.platformList {
 		add("platform "+p.name, p.p.Deinit())

@@ -48,7 +48,12 @@ var life struct {
 func current() *Context { return life.ctx.Load() }
 
 // olInit is the hand-written entry of olInit (see OlInit).
-func olInit(loc *ol.CodeLocation) uintptr {
+func olInit(loc *ol.CodeLocation) uintptr { return initLibrary(nil, loc) }
+
+// initLibrary starts the library or adds a reference to it. At the first
+// reference, pick (when not nil) chooses the backends to start among the
+// registered ones, or refuses the call.
+func initLibrary(pick func([]plugin.Plugin) ([]plugin.Plugin, error), loc *ol.CodeLocation) uintptr {
 	life.mu.Lock()
 	if life.refs > 0 {
 		life.refs++
@@ -61,6 +66,14 @@ func olInit(loc *ol.CodeLocation) uintptr {
 	if len(ps) == 0 {
 		life.mu.Unlock()
 		return intern(ol.ErrcUninitialized, "no backends are registered with the runtime (impl.UsePlugins): the library was built without its main package")
+	}
+	if pick != nil {
+		var err error
+		if ps, err = pick(ps); err != nil {
+			life.mu.Unlock()
+			code, details := describe(err)
+			return intern(code, details)
+		}
 	}
 	c, err := newContext(life.gens, ps)
 	if c == nil {

@@ -37,9 +37,20 @@ type alloc struct {
 	base, size uint64
 	kind       ol.AllocType
 	device     *Device
+	// raw is the address the device returned when olMemAllocAligned
+	// over-allocated to align base (0: it is base); the device frees raw.
+	raw uint64
 }
 
 func (a *alloc) end() uint64 { return a.base + a.size }
+
+// deviceBase is the address the device allocated, which its Free takes.
+func (a *alloc) deviceBase() uintptr {
+	if a.raw != 0 {
+		return uintptr(a.raw)
+	}
+	return uintptr(a.base)
+}
 
 // allocMap records every allocation of every device, so that olMemFree and
 // olGetMemInfo find them by address and no two live allocations overlap.
@@ -57,6 +68,10 @@ type allocMap struct {
 	// cleanup once the map is unreachable)
 	idx  *cIndex
 	devs atomic.Pointer[[]*Device] // the devices of allocations, by the index's aux; [0] is nil
+	// padded maps the base of each over-allocated olMemAllocAligned
+	// allocation to the address the device returned (guarded by mu; rare,
+	// so a plain map beside the index)
+	padded map[uint64]uint64
 }
 
 // cIndex owns the C index.
@@ -140,7 +155,25 @@ func (m *allocMap) insert(a *alloc) bool {
 		return false
 	}
 	m.order.insert(a.base, a.end())
+	if a.raw != 0 {
+		if m.padded == nil {
+			m.padded = map[uint64]uint64{}
+		}
+		m.padded[a.base] = a.raw
+	}
 	return true
+}
+
+// takeRaw fills in a.raw for an over-allocated allocation that leaves the
+// map (mu held).
+func (m *allocMap) takeRaw(a *alloc) {
+	if len(m.padded) == 0 {
+		return
+	}
+	if raw, ok := m.padded[a.base]; ok {
+		a.raw = raw
+		delete(m.padded, a.base)
+	}
 }
 
 // removeBase removes the allocation that starts exactly at base and
@@ -157,7 +190,9 @@ func (m *allocMap) removeBase(base uint64) (alloc, bool) {
 	}
 	var h C.ol_amap_hit
 	C.ol_amap_remove(m.idx.p, C.uint64_t(base), C.uint64_t(end-base), &h)
-	return m.hit(&h), true
+	a := m.hit(&h)
+	m.takeRaw(&a)
+	return a, true
 }
 
 // checkRange refuses a range of size bytes at p that wraps around the end
@@ -208,6 +243,7 @@ func (m *allocMap) drain() []*alloc {
 		m.order.remove(a.base)
 		var h C.ol_amap_hit
 		C.ol_amap_remove(m.idx.p, C.uint64_t(a.base), C.uint64_t(a.size), &h)
+		m.takeRaw(a)
 	}
 	return all
 }
@@ -253,7 +289,7 @@ func (c *Context) olMemFree(address uintptr) error {
 	if !ok {
 		return ol.NewError(ol.ErrcInvalidArgument, "address is not a known allocation")
 	}
-	return c.freeAfterQueuedWork(a.device, uintptr(a.base), a.size, a.kind)
+	return c.freeAfterQueuedWork(a.device, a.deviceBase(), a.size+(uint64(a.base)-uint64(a.deviceBase())), a.kind)
 }
 
 func (c *Context) memInfo(ptr uintptr, prop ol.MemInfo) (infoValue, error) {

@@ -149,6 +149,38 @@ func (c *Context) deviceInfo(d *Device, prop ol.DeviceInfo) (infoValue, error) {
 			return u32(o.V), nil
 		}
 		return notProvided(prop)
+	case ol.DeviceInfoSingleFpSupport:
+		if builtRelease < Release23_1 {
+			break
+		}
+		if o := d.d.Info().SingleFpSupport; o.OK {
+			return boolValue(o.V), nil
+		}
+		return notProvided(prop)
+	case ol.DeviceInfoDoubleFpSupport:
+		if builtRelease < Release23_1 {
+			break
+		}
+		if o := d.d.Info().DoubleFpSupport; o.OK {
+			return boolValue(o.V), nil
+		}
+		return notProvided(prop)
+	case ol.DeviceInfoHalfFpSupport:
+		if builtRelease < Release23_1 {
+			break
+		}
+		if o := d.d.Info().HalfFpSupport; o.OK {
+			return boolValue(o.V), nil
+		}
+		return notProvided(prop)
+	case ol.DeviceInfoCooperativeLaunchSupport:
+		if builtRelease < Release23_1 {
+			break
+		}
+		if o := d.d.Info().CooperativeLaunchSupport; o.OK {
+			return boolValue(o.V), nil
+		}
+		return notProvided(prop)
 	}
 	return infoValue{}, badEnum("getDeviceInfo", uint32(prop))
 }

@@ -3,6 +3,7 @@
 package impl
 
 import (
+	"strconv"
 	"unsafe"
 
 	"github.com/liboffload-go/liboffload-go/api/ol"
@@ -133,6 +134,67 @@ func (c *Context) callOlCreateEvent(queue uintptr, event unsafe.Pointer) error {
 		return nullPointer("Event")
 	}
 	v, err := c.olCreateEvent(queueObj)
+	if err != nil {
+		return err
+	}
+	*(*uintptr)(event) = v
+	return nil
+}
+
+func traceOlCreateEvent23(tb *traceBuf, queue uintptr, flags uint32, event unsafe.Pointer) {
+	tb.param("Queue")
+	tb.handle(queue)
+	tb.param("Flags")
+	tb.text(ol.EventFlags(flags).String())
+	tb.param("Event")
+	tb.ptrToPtr(event)
+}
+
+// OlCreateEvent23 is the entry point of olCreateEvent: Record an event that completes when all work submitted to the queue so far has finished; a profiling event also records when.
+func OlCreateEvent23(queue uintptr, flags uint32, event unsafe.Pointer, loc unsafe.Pointer) uintptr {
+	c := current()
+	if c == nil {
+		return uninitialized()
+	}
+	var res uintptr
+	if c.validate {
+		res = checkOlCreateEvent23(queue, flags, event)
+	}
+	if res == 0 {
+		res = c.result(c.callOlCreateEvent23(queue, flags, event))
+	}
+	if c.trace != nil {
+		tb := c.trace.begin("olCreateEvent")
+		traceOlCreateEvent23(tb, queue, flags, event)
+		c.trace.end(tb, res, (*ol.CodeLocation)(loc))
+	}
+	return res
+}
+
+var vfOlCreateEvent23 = [...]staticResult{
+	{code: 19, details: "validation failure: NULL == Queue"},
+	{code: 4, details: "validation failure: NULL == Event"},
+}
+
+func checkOlCreateEvent23(queue uintptr, flags uint32, event unsafe.Pointer) uintptr {
+	if queue == 0 {
+		return vfOlCreateEvent23[0].get()
+	}
+	if event == nil {
+		return vfOlCreateEvent23[1].get()
+	}
+	return 0
+}
+
+func (c *Context) callOlCreateEvent23(queue uintptr, flags uint32, event unsafe.Pointer) error {
+	queueObj, err := c.queues.get(queue, "Queue")
+	if err != nil {
+		return err
+	}
+	if event == nil {
+		return nullPointer("Event")
+	}
+	v, err := c.olCreateEvent23(queueObj, ol.EventFlags(flags))
 	if err != nil {
 		return err
 	}
@@ -530,6 +592,75 @@ func (c *Context) callOlGetDeviceInfoSize(device uintptr, propName uint32, propS
 	return v.write(0, nil, propSizeRet)
 }
 
+func traceOlGetEventElapsedTime(tb *traceBuf, startEvent uintptr, endEvent uintptr, elapsedTime unsafe.Pointer) {
+	tb.param("StartEvent")
+	tb.handle(startEvent)
+	tb.param("EndEvent")
+	tb.handle(endEvent)
+	tb.param("ElapsedTime")
+	tb.ptrToF32(elapsedTime)
+}
+
+// OlGetEventElapsedTime is the entry point of olGetEventElapsedTime: Milliseconds between two profiling events, once both have completed.
+func OlGetEventElapsedTime(startEvent uintptr, endEvent uintptr, elapsedTime unsafe.Pointer, loc unsafe.Pointer) uintptr {
+	c := current()
+	if c == nil {
+		return uninitialized()
+	}
+	var res uintptr
+	if c.validate {
+		res = checkOlGetEventElapsedTime(startEvent, endEvent, elapsedTime)
+	}
+	if res == 0 {
+		res = c.result(c.callOlGetEventElapsedTime(startEvent, endEvent, elapsedTime))
+	}
+	if c.trace != nil {
+		tb := c.trace.begin("olGetEventElapsedTime")
+		traceOlGetEventElapsedTime(tb, startEvent, endEvent, elapsedTime)
+		c.trace.end(tb, res, (*ol.CodeLocation)(loc))
+	}
+	return res
+}
+
+var vfOlGetEventElapsedTime = [...]staticResult{
+	{code: 19, details: "validation failure: NULL == StartEvent"},
+	{code: 19, details: "validation failure: NULL == EndEvent"},
+	{code: 4, details: "validation failure: NULL == ElapsedTime"},
+}
+
+func checkOlGetEventElapsedTime(startEvent uintptr, endEvent uintptr, elapsedTime unsafe.Pointer) uintptr {
+	if startEvent == 0 {
+		return vfOlGetEventElapsedTime[0].get()
+	}
+	if endEvent == 0 {
+		return vfOlGetEventElapsedTime[1].get()
+	}
+	if elapsedTime == nil {
+		return vfOlGetEventElapsedTime[2].get()
+	}
+	return 0
+}
+
+func (c *Context) callOlGetEventElapsedTime(startEvent uintptr, endEvent uintptr, elapsedTime unsafe.Pointer) error {
+	startEventObj, err := c.events.get(startEvent, "StartEvent")
+	if err != nil {
+		return err
+	}
+	endEventObj, err := c.events.get(endEvent, "EndEvent")
+	if err != nil {
+		return err
+	}
+	if elapsedTime == nil {
+		return nullPointer("ElapsedTime")
+	}
+	v, err := c.olGetEventElapsedTime(startEventObj, endEventObj)
+	if err != nil {
+		return err
+	}
+	*(*float32)(elapsedTime) = v
+	return nil
+}
+
 func traceOlGetEventInfo(tb *traceBuf, event uintptr, propName uint32, propSize uint64, propValue unsafe.Pointer) {
 	tb.param("Event")
 	tb.handle(event)
@@ -648,6 +779,85 @@ func (c *Context) callOlGetEventInfoSize(event uintptr, propName uint32, propSiz
 		return err
 	}
 	return v.write(0, nil, propSizeRet)
+}
+
+func traceOlGetKernelMaxCooperativeGroupCount(tb *traceBuf, device uintptr, kernel uintptr, launchSizeArgs unsafe.Pointer, maxGroupCount unsafe.Pointer) {
+	tb.param("Device")
+	tb.handle(device)
+	tb.param("Kernel")
+	tb.handle(kernel)
+	tb.param("LaunchSizeArgs")
+	tb.ptrTo(launchSizeArgs, traceKernelLaunchSizeArgs)
+	tb.param("MaxGroupCount")
+	tb.ptrToU32(maxGroupCount)
+}
+
+// OlGetKernelMaxCooperativeGroupCount is the entry point of olGetKernelMaxCooperativeGroupCount: The most work-groups of a launch size that a cooperative launch of the kernel can have.
+func OlGetKernelMaxCooperativeGroupCount(device uintptr, kernel uintptr, launchSizeArgs unsafe.Pointer, maxGroupCount unsafe.Pointer, loc unsafe.Pointer) uintptr {
+	c := current()
+	if c == nil {
+		return uninitialized()
+	}
+	var res uintptr
+	if c.validate {
+		res = checkOlGetKernelMaxCooperativeGroupCount(device, kernel, launchSizeArgs, maxGroupCount)
+	}
+	if res == 0 {
+		res = c.result(c.callOlGetKernelMaxCooperativeGroupCount(device, kernel, launchSizeArgs, maxGroupCount))
+	}
+	if c.trace != nil {
+		tb := c.trace.begin("olGetKernelMaxCooperativeGroupCount")
+		traceOlGetKernelMaxCooperativeGroupCount(tb, device, kernel, launchSizeArgs, maxGroupCount)
+		c.trace.end(tb, res, (*ol.CodeLocation)(loc))
+	}
+	return res
+}
+
+var vfOlGetKernelMaxCooperativeGroupCount = [...]staticResult{
+	{code: 19, details: "validation failure: NULL == Device"},
+	{code: 19, details: "validation failure: NULL == Kernel"},
+	{code: 4, details: "validation failure: NULL == LaunchSizeArgs"},
+	{code: 4, details: "validation failure: NULL == MaxGroupCount"},
+}
+
+func checkOlGetKernelMaxCooperativeGroupCount(device uintptr, kernel uintptr, launchSizeArgs unsafe.Pointer, maxGroupCount unsafe.Pointer) uintptr {
+	if device == 0 {
+		return vfOlGetKernelMaxCooperativeGroupCount[0].get()
+	}
+	if kernel == 0 {
+		return vfOlGetKernelMaxCooperativeGroupCount[1].get()
+	}
+	if launchSizeArgs == nil {
+		return vfOlGetKernelMaxCooperativeGroupCount[2].get()
+	}
+	if maxGroupCount == nil {
+		return vfOlGetKernelMaxCooperativeGroupCount[3].get()
+	}
+	return 0
+}
+
+func (c *Context) callOlGetKernelMaxCooperativeGroupCount(device uintptr, kernel uintptr, launchSizeArgs unsafe.Pointer, maxGroupCount unsafe.Pointer) error {
+	deviceObj, err := c.devices.get(device, "Device")
+	if err != nil {
+		return err
+	}
+	kernelObj, err := c.symbols.get(kernel, "Kernel")
+	if err != nil {
+		return err
+	}
+	if launchSizeArgs == nil {
+		return nullPointer("LaunchSizeArgs")
+	}
+	if maxGroupCount == nil {
+		return nullPointer("MaxGroupCount")
+	}
+	launchSizeArgsV := (*ol.KernelLaunchSizeArgs)(launchSizeArgs)
+	v, err := c.olGetKernelMaxCooperativeGroupCount(deviceObj, kernelObj, launchSizeArgsV)
+	if err != nil {
+		return err
+	}
+	*(*uint32)(maxGroupCount) = v
+	return nil
 }
 
 func traceOlGetMemInfo(tb *traceBuf, ptr unsafe.Pointer, propName uint32, propSize uint64, propValue unsafe.Pointer) {
@@ -1203,6 +1413,16 @@ func OlInit(loc unsafe.Pointer) uintptr {
 	return olInit((*ol.CodeLocation)(loc))
 }
 
+func traceOlInit23(tb *traceBuf, initArgs unsafe.Pointer) {
+	tb.param("InitArgs")
+	tb.ptrTo(initArgs, traceInitArgs)
+}
+
+// OlInit23 is the entry point of olInit: Start the library, or only the platforms InitArgs lists, or add a reference to it; each call needs a matching olShutDown.
+func OlInit23(initArgs unsafe.Pointer, loc unsafe.Pointer) uintptr {
+	return olInit23(initArgs, (*ol.CodeLocation)(loc))
+}
+
 func traceOlIsValidBinary(tb *traceBuf, device uintptr, progData unsafe.Pointer, progDataSize uint64, valid unsafe.Pointer) {
 	tb.param("Device")
 	tb.handle(device)
@@ -1466,6 +1686,108 @@ func (c *Context) callOlLaunchKernel(queue uintptr, device uintptr, kernel uintp
 	return c.olLaunchKernel(queueObj, deviceObj, kernelObj, argumentsDataV, launchSizeArgsV)
 }
 
+func traceOlLaunchKernel23(tb *traceBuf, queue uintptr, device uintptr, kernel uintptr, launchSizeArgs unsafe.Pointer, properties unsafe.Pointer, numArgs uint64, argPtrs unsafe.Pointer, argSizes unsafe.Pointer) {
+	tb.param("Queue")
+	tb.handle(queue)
+	tb.param("Device")
+	tb.handle(device)
+	tb.param("Kernel")
+	tb.handle(kernel)
+	tb.param("LaunchSizeArgs")
+	tb.ptrTo(launchSizeArgs, traceKernelLaunchSizeArgs)
+	tb.param("Properties")
+	tb.ptrTo(properties, traceKernelLaunchProp)
+	tb.param("NumArgs")
+	tb.uint(uint64(numArgs))
+	tb.param("ArgPtrs")
+	tb.ptrToPtrIf(argPtrs, numArgs > 0)
+	tb.param("ArgSizes")
+	tb.ptrToPtrIf(argSizes, numArgs > 0)
+}
+
+// OlLaunchKernel23 is the entry point of olLaunchKernel: Run a kernel over a grid of work-groups with its arguments given one by one; without a queue the call waits for it.
+func OlLaunchKernel23(queue uintptr, device uintptr, kernel uintptr, launchSizeArgs unsafe.Pointer, properties unsafe.Pointer, numArgs uint64, argPtrs unsafe.Pointer, argSizes unsafe.Pointer, loc unsafe.Pointer) uintptr {
+	c := current()
+	if c == nil {
+		return uninitialized()
+	}
+	var res uintptr
+	if c.validate {
+		res = checkOlLaunchKernel23(queue, device, kernel, launchSizeArgs, properties, numArgs, argPtrs, argSizes)
+	}
+	if res == 0 {
+		res = c.result(c.callOlLaunchKernel23(queue, device, kernel, launchSizeArgs, properties, numArgs, argPtrs, argSizes))
+	}
+	if c.trace != nil {
+		tb := c.trace.begin("olLaunchKernel")
+		traceOlLaunchKernel23(tb, queue, device, kernel, launchSizeArgs, properties, numArgs, argPtrs, argSizes)
+		c.trace.end(tb, res, (*ol.CodeLocation)(loc))
+	}
+	return res
+}
+
+var vfOlLaunchKernel23 = [...]staticResult{
+	{code: 5, details: "validation failure: (ArgPtrs == NULL) != (ArgSizes == NULL)"},
+	{code: 5, details: "validation failure: NumArgs > 0 && (ArgPtrs == NULL || ArgSizes == NULL)"},
+	{code: 19, details: "validation failure: NULL == Device"},
+	{code: 19, details: "validation failure: NULL == Kernel"},
+	{code: 4, details: "validation failure: NULL == LaunchSizeArgs"},
+}
+
+func checkOlLaunchKernel23(queue uintptr, device uintptr, kernel uintptr, launchSizeArgs unsafe.Pointer, properties unsafe.Pointer, numArgs uint64, argPtrs unsafe.Pointer, argSizes unsafe.Pointer) uintptr {
+	if (argPtrs == nil) != (argSizes == nil) {
+		return vfOlLaunchKernel23[0].get()
+	}
+	if numArgs > 0 && (argPtrs == nil || argSizes == nil) {
+		return vfOlLaunchKernel23[1].get()
+	}
+	if device == 0 {
+		return vfOlLaunchKernel23[2].get()
+	}
+	if kernel == 0 {
+		return vfOlLaunchKernel23[3].get()
+	}
+	if launchSizeArgs == nil {
+		return vfOlLaunchKernel23[4].get()
+	}
+	return 0
+}
+
+func (c *Context) callOlLaunchKernel23(queue uintptr, device uintptr, kernel uintptr, launchSizeArgs unsafe.Pointer, properties unsafe.Pointer, numArgs uint64, argPtrs unsafe.Pointer, argSizes unsafe.Pointer) error {
+	queueObj, err := c.queues.optional(queue, "Queue")
+	if err != nil {
+		return err
+	}
+	deviceObj, err := c.devices.get(device, "Device")
+	if err != nil {
+		return err
+	}
+	kernelObj, err := c.symbols.get(kernel, "Kernel")
+	if err != nil {
+		return err
+	}
+	if launchSizeArgs == nil {
+		return nullPointer("LaunchSizeArgs")
+	}
+	launchSizeArgsV := (*ol.KernelLaunchSizeArgs)(launchSizeArgs)
+	propertiesV := (*ol.KernelLaunchProp)(properties)
+	if numArgs > 0 && argPtrs == nil {
+		return ol.Errorf(ol.ErrcInvalidNullPointer, "NumArgs is %d but ArgPtrs is NULL", numArgs)
+	}
+	argPtrsV, err := userPointers("olLaunchKernel", "ArgPtrs", "NumArgs", "NumArgs*8 =", "pointers", argPtrs, numArgs)
+	if err != nil {
+		return err
+	}
+	if numArgs > 0 && argSizes == nil {
+		return ol.Errorf(ol.ErrcInvalidNullPointer, "NumArgs is %d but ArgSizes is NULL", numArgs)
+	}
+	argSizesV, err := userSizes("olLaunchKernel", "ArgSizes", "NumArgs", "NumArgs*8 =", "sizes", argSizes, numArgs)
+	if err != nil {
+		return err
+	}
+	return c.olLaunchKernel23(queueObj, deviceObj, kernelObj, launchSizeArgsV, propertiesV, argPtrsV, argSizesV)
+}
+
 func traceOlMemAlloc(tb *traceBuf, device uintptr, typ uint32, size uint64, allocationOut unsafe.Pointer) {
 	tb.param("Device")
 	tb.handle(device)
@@ -1526,6 +1848,83 @@ func (c *Context) callOlMemAlloc(device uintptr, typ uint32, size uint64, alloca
 		return nullPointer("AllocationOut")
 	}
 	v, err := c.olMemAlloc(deviceObj, ol.AllocType(typ), size)
+	if err != nil {
+		return err
+	}
+	*(*uintptr)(allocationOut) = v
+	return nil
+}
+
+func traceOlMemAllocAligned(tb *traceBuf, device uintptr, typ uint32, size uint64, alignment uint64, allocationOut unsafe.Pointer) {
+	tb.param("Device")
+	tb.handle(device)
+	tb.param("Type")
+	tb.text(ol.AllocType(typ).String())
+	tb.param("Size")
+	tb.uint(uint64(size))
+	tb.param("Alignment")
+	tb.uint(uint64(alignment))
+	tb.param("AllocationOut")
+	tb.ptrToPtr(allocationOut)
+}
+
+// OlMemAllocAligned is the entry point of olMemAllocAligned: Allocate memory of a given kind for a device, aligned to a power of two.
+func OlMemAllocAligned(device uintptr, typ uint32, size uint64, alignment uint64, allocationOut unsafe.Pointer, loc unsafe.Pointer) uintptr {
+	c := current()
+	if c == nil {
+		return uninitialized()
+	}
+	var res uintptr
+	if c.validate {
+		res = checkOlMemAllocAligned(device, typ, size, alignment, allocationOut)
+	}
+	if res == 0 {
+		res = c.result(c.callOlMemAllocAligned(device, typ, size, alignment, allocationOut))
+	}
+	if c.trace != nil {
+		tb := c.trace.begin("olMemAllocAligned")
+		traceOlMemAllocAligned(tb, device, typ, size, alignment, allocationOut)
+		c.trace.end(tb, res, (*ol.CodeLocation)(loc))
+	}
+	return res
+}
+
+var vfOlMemAllocAligned = [...]staticResult{
+	{code: 8, details: "validation failure: Size == 0"},
+	{code: 5, details: "validation failure: Alignment == 0"},
+	{code: 5, details: "validation failure: (Alignment & (Alignment - 1)) != 0"},
+	{code: 19, details: "validation failure: NULL == Device"},
+	{code: 4, details: "validation failure: NULL == AllocationOut"},
+}
+
+func checkOlMemAllocAligned(device uintptr, typ uint32, size uint64, alignment uint64, allocationOut unsafe.Pointer) uintptr {
+	if size == 0 {
+		return vfOlMemAllocAligned[0].get()
+	}
+	if alignment == 0 {
+		return vfOlMemAllocAligned[1].get()
+	}
+	if (alignment & (alignment - 1)) != 0 {
+		return vfOlMemAllocAligned[2].get()
+	}
+	if device == 0 {
+		return vfOlMemAllocAligned[3].get()
+	}
+	if allocationOut == nil {
+		return vfOlMemAllocAligned[4].get()
+	}
+	return 0
+}
+
+func (c *Context) callOlMemAllocAligned(device uintptr, typ uint32, size uint64, alignment uint64, allocationOut unsafe.Pointer) error {
+	deviceObj, err := c.devices.get(device, "Device")
+	if err != nil {
+		return err
+	}
+	if allocationOut == nil {
+		return nullPointer("AllocationOut")
+	}
+	v, err := c.olMemAllocAligned(deviceObj, ol.AllocType(typ), size, alignment)
 	if err != nil {
 		return err
 	}
@@ -1637,6 +2036,85 @@ func checkOlMemFree(address unsafe.Pointer) uintptr {
 
 func (c *Context) callOlMemFree(address unsafe.Pointer) error {
 	return c.olMemFree(uintptr(address))
+}
+
+func traceOlMemPrefetch(tb *traceBuf, queue uintptr, count uint64, mems unsafe.Pointer, sizes unsafe.Pointer, flags uint32) {
+	tb.param("Queue")
+	tb.handle(queue)
+	tb.param("Count")
+	tb.uint(uint64(count))
+	tb.param("Mems")
+	tb.ptrToPtrIf(mems, count > 0)
+	tb.param("Sizes")
+	tb.ptrToPtrIf(sizes, count > 0)
+	tb.param("Flags")
+	tb.uint(uint64(flags))
+}
+
+// OlMemPrefetch is the entry point of olMemPrefetch: Move managed memory toward the queue's device or the host ahead of its use, in the queue's order; a hint.
+func OlMemPrefetch(queue uintptr, count uint64, mems unsafe.Pointer, sizes unsafe.Pointer, flags uint32, loc unsafe.Pointer) uintptr {
+	c := current()
+	if c == nil {
+		return uninitialized()
+	}
+	var res uintptr
+	if c.validate {
+		res = checkOlMemPrefetch(queue, count, mems, sizes, flags)
+	}
+	if res == 0 {
+		res = c.result(c.callOlMemPrefetch(queue, count, mems, sizes, flags))
+	}
+	if c.trace != nil {
+		tb := c.trace.begin("olMemPrefetch")
+		traceOlMemPrefetch(tb, queue, count, mems, sizes, flags)
+		c.trace.end(tb, res, (*ol.CodeLocation)(loc))
+	}
+	return res
+}
+
+var vfOlMemPrefetch = [...]staticResult{
+	{code: 4, details: "validation failure: Count > 0 && Mems == NULL"},
+	{code: 4, details: "validation failure: Count > 0 && Sizes == NULL"},
+	{code: 9, details: "validation failure: (Flags & ~(OL_MEM_MIGRATION_FLAG_HOST_TO_DEVICE | OL_MEM_MIGRATION_FLAG_DEVICE_TO_HOST)) != 0"},
+	{code: 19, details: "validation failure: NULL == Queue"},
+}
+
+func checkOlMemPrefetch(queue uintptr, count uint64, mems unsafe.Pointer, sizes unsafe.Pointer, flags uint32) uintptr {
+	if count > 0 && mems == nil {
+		return vfOlMemPrefetch[0].get()
+	}
+	if count > 0 && sizes == nil {
+		return vfOlMemPrefetch[1].get()
+	}
+	if (flags &^ (1 | 2)) != 0 {
+		return vfOlMemPrefetch[2].get()
+	}
+	if queue == 0 {
+		return vfOlMemPrefetch[3].get()
+	}
+	return 0
+}
+
+func (c *Context) callOlMemPrefetch(queue uintptr, count uint64, mems unsafe.Pointer, sizes unsafe.Pointer, flags uint32) error {
+	queueObj, err := c.queues.get(queue, "Queue")
+	if err != nil {
+		return err
+	}
+	if count > 0 && mems == nil {
+		return ol.Errorf(ol.ErrcInvalidNullPointer, "Count is %d but Mems is NULL", count)
+	}
+	memsV, err := userPointers("olMemPrefetch", "Mems", "Count", "Count*8 =", "pointers", mems, count)
+	if err != nil {
+		return err
+	}
+	if count > 0 && sizes == nil {
+		return ol.Errorf(ol.ErrcInvalidNullPointer, "Count is %d but Sizes is NULL", count)
+	}
+	sizesV, err := userSizes("olMemPrefetch", "Sizes", "Count", "Count*8 =", "sizes", sizes, count)
+	if err != nil {
+		return err
+	}
+	return c.olMemPrefetch(queueObj, memsV, sizesV, flags)
 }
 
 func traceOlMemRegister(tb *traceBuf, device uintptr, ptr unsafe.Pointer, size uint64, flags uint32, pinnedPtr unsafe.Pointer) {
@@ -1769,6 +2247,62 @@ func (c *Context) callOlMemUnregister(device uintptr, ptr unsafe.Pointer) error 
 	return c.olMemUnregister(deviceObj, uintptr(ptr))
 }
 
+func traceOlMemUnregister23(tb *traceBuf, device uintptr, ptr unsafe.Pointer, flags uint32) {
+	tb.param("Device")
+	tb.handle(device)
+	tb.param("Ptr")
+	tb.ptr(ptr)
+	tb.param("Flags")
+	tb.uint(uint64(flags))
+}
+
+// OlMemUnregister23 is the entry point of olMemUnregister: Drop one registration of a host range.
+func OlMemUnregister23(device uintptr, ptr unsafe.Pointer, flags uint32, loc unsafe.Pointer) uintptr {
+	c := current()
+	if c == nil {
+		return uninitialized()
+	}
+	var res uintptr
+	if c.validate {
+		res = checkOlMemUnregister23(device, ptr, flags)
+	}
+	if res == 0 {
+		res = c.result(c.callOlMemUnregister23(device, ptr, flags))
+	}
+	if c.trace != nil {
+		tb := c.trace.begin("olMemUnregister")
+		traceOlMemUnregister23(tb, device, ptr, flags)
+		c.trace.end(tb, res, (*ol.CodeLocation)(loc))
+	}
+	return res
+}
+
+var vfOlMemUnregister23 = [...]staticResult{
+	{code: 19, details: "validation failure: NULL == Device"},
+	{code: 4, details: "validation failure: NULL == Ptr"},
+}
+
+func checkOlMemUnregister23(device uintptr, ptr unsafe.Pointer, flags uint32) uintptr {
+	if device == 0 {
+		return vfOlMemUnregister23[0].get()
+	}
+	if ptr == nil {
+		return vfOlMemUnregister23[1].get()
+	}
+	return 0
+}
+
+func (c *Context) callOlMemUnregister23(device uintptr, ptr unsafe.Pointer, flags uint32) error {
+	deviceObj, err := c.devices.get(device, "Device")
+	if err != nil {
+		return err
+	}
+	if ptr == nil {
+		return nullPointer("Ptr")
+	}
+	return c.olMemUnregister23(deviceObj, uintptr(ptr), flags)
+}
+
 func traceOlMemcpy(tb *traceBuf, queue uintptr, dstPtr unsafe.Pointer, dstDevice uintptr, srcPtr unsafe.Pointer, srcDevice uintptr, size uint64) {
 	tb.param("Queue")
 	tb.handle(queue)
@@ -1842,6 +2376,60 @@ func (c *Context) callOlMemcpy(queue uintptr, dstPtr unsafe.Pointer, dstDevice u
 		return err
 	}
 	return c.olMemcpy(queueObj, uintptr(dstPtr), dstDeviceObj, uintptr(srcPtr), srcDeviceObj, size)
+}
+
+func traceOlQueryQueue(tb *traceBuf, queue uintptr, isQueueWorkCompleted unsafe.Pointer) {
+	tb.param("Queue")
+	tb.handle(queue)
+	tb.param("IsQueueWorkCompleted")
+	tb.ptrToBool(isQueueWorkCompleted)
+}
+
+// OlQueryQueue is the entry point of olQueryQueue: Tell, without waiting, whether all work submitted to a queue has finished.
+func OlQueryQueue(queue uintptr, isQueueWorkCompleted unsafe.Pointer, loc unsafe.Pointer) uintptr {
+	c := current()
+	if c == nil {
+		return uninitialized()
+	}
+	var res uintptr
+	if c.validate {
+		res = checkOlQueryQueue(queue, isQueueWorkCompleted)
+	}
+	if res == 0 {
+		res = c.result(c.callOlQueryQueue(queue, isQueueWorkCompleted))
+	}
+	if c.trace != nil {
+		tb := c.trace.begin("olQueryQueue")
+		traceOlQueryQueue(tb, queue, isQueueWorkCompleted)
+		c.trace.end(tb, res, (*ol.CodeLocation)(loc))
+	}
+	return res
+}
+
+var vfOlQueryQueue = [...]staticResult{
+	{code: 19, details: "validation failure: NULL == Queue"},
+}
+
+func checkOlQueryQueue(queue uintptr, isQueueWorkCompleted unsafe.Pointer) uintptr {
+	if queue == 0 {
+		return vfOlQueryQueue[0].get()
+	}
+	return 0
+}
+
+func (c *Context) callOlQueryQueue(queue uintptr, isQueueWorkCompleted unsafe.Pointer) error {
+	queueObj, err := c.queues.get(queue, "Queue")
+	if err != nil {
+		return err
+	}
+	v, err := c.olQueryQueue(queueObj)
+	if err != nil {
+		return err
+	}
+	if isQueueWorkCompleted != nil {
+		*(*bool)(isQueueWorkCompleted) = v
+	}
+	return nil
 }
 
 func traceOlShutDown(tb *traceBuf) {
@@ -2052,6 +2640,22 @@ func userHandles(fn, ptrName, countName, sizeName, what string, p unsafe.Pointer
 	return unsafe.Slice((*uintptr)(p), n), nil
 }
 
+// userPointers views n pointers of the caller's memory at p, without a copy.
+func userPointers(fn, ptrName, countName, sizeName, what string, p unsafe.Pointer, n uint64) ([]unsafe.Pointer, error) {
+	if _, err := userHandles(fn, ptrName, countName, sizeName, what, p, n); err != nil || n == 0 {
+		return nil, err
+	}
+	return unsafe.Slice((*unsafe.Pointer)(p), n), nil
+}
+
+// userSizes views n size_t values of the caller's memory at p, without a copy.
+func userSizes(fn, ptrName, countName, sizeName, what string, p unsafe.Pointer, n uint64) ([]uint64, error) {
+	if _, err := userHandles(fn, ptrName, countName, sizeName, what, p, n); err != nil || n == 0 {
+		return nil, err
+	}
+	return unsafe.Slice((*uint64)(p), n), nil
+}
+
 // goString copies a C string of at most max bytes ("" for NULL).
 func goString(p unsafe.Pointer, max int) string {
 	if p == nil {
@@ -2098,6 +2702,20 @@ func (tb *traceBuf) open(p unsafe.Pointer) bool {
 func (tb *traceBuf) ptrToU64(p unsafe.Pointer) {
 	if tb.open(p) {
 		tb.uint(*(*uint64)(p))
+		tb.b = append(tb.b, ')')
+	}
+}
+
+func (tb *traceBuf) ptrToU32(p unsafe.Pointer) {
+	if tb.open(p) {
+		tb.uint(uint64(*(*uint32)(p)))
+		tb.b = append(tb.b, ')')
+	}
+}
+
+func (tb *traceBuf) ptrToF32(p unsafe.Pointer) {
+	if tb.open(p) {
+		tb.b = strconv.AppendFloat(tb.b, float64(*(*float32)(p)), 'g', -1, 32)
 		tb.b = append(tb.b, ')')
 	}
 }
@@ -2286,6 +2904,14 @@ func traceDeviceInfoValue(v ol.DeviceInfo) valuePrinter {
 		return valuePrinter{size: 4, print: printU32}
 	case ol.DeviceInfoNativeVectorWidthHalf:
 		return valuePrinter{size: 4, print: printU32}
+	case ol.DeviceInfoSingleFpSupport:
+		return valuePrinter{size: 1, print: printBool}
+	case ol.DeviceInfoDoubleFpSupport:
+		return valuePrinter{size: 1, print: printBool}
+	case ol.DeviceInfoHalfFpSupport:
+		return valuePrinter{size: 1, print: printBool}
+	case ol.DeviceInfoCooperativeLaunchSupport:
+		return valuePrinter{size: 1, print: printBool}
 	}
 	return valuePrinter{}
 }
@@ -2380,6 +3006,26 @@ func traceErrorStruct(tb *traceBuf, p unsafe.Pointer) {
 	tb.text(ol.Errc(*(*uint32)(unsafe.Add(p, 0))).String())
 	tb.text(", .Details = ")
 	tb.cstr(*(*unsafe.Pointer)(unsafe.Add(p, 8)), -1)
+	tb.text("}")
+}
+
+func traceInitArgs(tb *traceBuf, p unsafe.Pointer) {
+	tb.text("(struct ol_init_args_t){")
+	tb.text(".Size = ")
+	tb.uint(*(*uint64)(unsafe.Add(p, 0)))
+	tb.text(", .NumPlatforms = ")
+	tb.uint(uint64(*(*uint32)(unsafe.Add(p, 8))))
+	tb.text(", .Platforms = ")
+	tb.ptr(*(*unsafe.Pointer)(unsafe.Add(p, 16)))
+	tb.text("}")
+}
+
+func traceKernelLaunchProp(tb *traceBuf, p unsafe.Pointer) {
+	tb.text("(struct ol_kernel_launch_prop_t){")
+	tb.text(".type = ")
+	tb.text(ol.KernelLaunchPropType(*(*uint32)(unsafe.Add(p, 0))).String())
+	tb.text(", .data = ")
+	tb.ptr(*(*unsafe.Pointer)(unsafe.Add(p, 8)))
 	tb.text("}")
 }
 

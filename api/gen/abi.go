@@ -48,7 +48,7 @@ func genABILayout(s *api.Spec) string {
 		}
 	}
 	for _, m := range s.Macros {
-		if m.Name != "OL_SUCCESS" {
+		if m.Name != "OL_SUCCESS" && !strings.HasPrefix(m.Value, "{") { // initialisers are not numbers
 			w("  V(%s);\n", m.Name)
 		}
 	}

@@ -25,8 +25,17 @@ func goCond(s *api.Spec, f *api.Function, cond string) string {
 		if id == "NULL" {
 			return id
 		}
+		if v, ok := s.EnumValueOf(id); ok {
+			return fmt.Sprint(v)
+		}
 		return goParam(id)
 	})
+	// C's "x & ~m" is Go's "x &^ m" (a bare ^ of an untyped constant
+	// would overflow the unsigned parameter)
+	out = regexp.MustCompile(`&\s*~\s*`).ReplaceAllString(out, "&^ ")
+	if strings.Contains(out, "~") {
+		panic("gen: " + f.Name + ": write ~ only as & ~ in " + cond)
+	}
 	zero := func(name string) string {
 		if types[name] == "unsafe.Pointer" {
 			return "nil"
@@ -52,7 +61,7 @@ func exported(fn string) string { return strings.ToUpper(fn[:1]) + fn[1:] }
 func genEntry(s *api.Spec) string {
 	var b strings.Builder
 	w := func(format string, a ...any) { fmt.Fprintf(&b, format, a...) }
-	w("// %s\n\npackage impl\n\nimport (\n\t\"unsafe\"\n\n\t\"github.com/liboffload-go/liboffload-go/api/ol\"\n)\n\n", genLine)
+	w("// %s\n\npackage impl\n\nimport (\n\t\"strconv\"\n\t\"unsafe\"\n\n\t\"github.com/liboffload-go/liboffload-go/api/ol\"\n)\n\n", genLine)
 	w("var _ unsafe.Pointer\n\n")
 	for i := range s.Functions {
 		f := &s.Functions[i]
@@ -61,7 +70,8 @@ func genEntry(s *api.Spec) string {
 			params = append(params, goParam(p.Name)+" "+exportGoType(s, p.Type))
 			args = append(args, goParam(p.Name))
 		}
-		ex := exported(f.Name)
+		ex := f.GoName()
+		implName := f.Name + f.Variant // the hand-written method: olLaunchKernel23
 		// trace printer, used by hand-written lifecycle entries too
 		w("func trace%s(tb *traceBuf%s) {\n", ex, prefixComma(strings.Join(params, ", ")))
 		for j, p := range f.Params {
@@ -71,7 +81,8 @@ func genEntry(s *api.Spec) string {
 		w("}\n\n")
 		if lifecycle(f.Name) {
 			w("// %s is the entry point of %s: %s\n", ex, f.Name, f.Desc)
-			w("func %s(loc unsafe.Pointer) uintptr {\n\treturn %s((*ol.CodeLocation)(loc))\n}\n\n", ex, f.Name)
+			w("func %s(%s) uintptr {\n\treturn %s(%s)\n}\n\n", ex, strings.Join(append(append([]string{}, params...), "loc unsafe.Pointer"), ", "),
+				implName, strings.Join(append(append([]string{}, args...), "(*ol.CodeLocation)(loc)"), ", "))
 			continue
 		}
 		w("// %s is the entry point of %s: %s\n", ex, f.Name, f.Desc)
@@ -154,10 +165,10 @@ func genEntry(s *api.Spec) string {
 			continue
 		}
 		if ptrs.out == "" {
-			w("\treturn c.%s(%s)\n}\n\n", f.Name, strings.Join(implArgs, ", "))
+			w("\treturn c.%s(%s)\n}\n\n", implName, strings.Join(implArgs, ", "))
 			continue
 		}
-		w("\tv, err := c.%s(%s)\n\tif err != nil {\n\t\treturn err\n\t}\n", f.Name, strings.Join(implArgs, ", "))
+		w("\tv, err := c.%s(%s)\n\tif err != nil {\n\t\treturn err\n\t}\n", implName, strings.Join(implArgs, ", "))
 		w("%s\treturn nil\n}\n\n", ptrs.out)
 	}
 	genPtrHelpers(w)
@@ -203,7 +214,7 @@ func traceExpr(s *api.Spec, f *api.Function, j int) string {
 				return fmt.Sprintf("tb.tagged(%s, propSize, trace%sValue(ol.%s(propName)))", gp, goTypeName(q.Type), goTypeName(q.Type))
 			}
 		}
-	case "handles":
+	case "handles", "values":
 		return fmt.Sprintf("tb.ptrToPtrIf(%s, %s > 0)", gp, goParam(p.Count))
 	case "out-handle":
 		return fmt.Sprintf("tb.ptrToPtr(%s)", gp)
@@ -217,6 +228,10 @@ func traceExpr(s *api.Spec, f *api.Function, j int) string {
 			return fmt.Sprintf("tb.ptrToBool(%s)", gp)
 		case "void *":
 			return fmt.Sprintf("tb.ptrToPtr(%s)", gp)
+		case "uint32_t":
+			return fmt.Sprintf("tb.ptrToU32(%s)", gp)
+		case "float":
+			return fmt.Sprintf("tb.ptrToF32(%s)", gp)
 		}
 	}
 	panic("gen: cannot trace " + f.Name + "." + p.Name)
@@ -302,7 +317,11 @@ func genStructTracers(s *api.Spec, w func(string, ...any)) {
 			ti := s.Classify(f.Type)
 			switch ti.Kind {
 			case api.KindPointer:
-				w("\ttb.cstr(*(*unsafe.Pointer)(%s), -1)\n", at)
+				if strings.TrimPrefix(ti.Elem, "const ") == "char" {
+					w("\ttb.cstr(*(*unsafe.Pointer)(%s), -1)\n", at)
+				} else {
+					w("\ttb.ptr(*(*unsafe.Pointer)(%s))\n", at)
+				}
 			case api.KindEnum:
 				w("\ttb.text(ol.%s(*(*uint32)(%s)).String())\n", goTypeName(f.Type), at)
 			case api.KindStruct:

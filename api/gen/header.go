@@ -24,13 +24,15 @@ func genForwardHeader() string {
 }
 
 // genHeader writes the public C header: self-contained C17 and C++, with the
-// names, values, layouts and prototypes of the 22.1 ABI.
+// names, values, layouts and prototypes of one release's ABI (s is
+// ForRelease's view).
 func genHeader(s *api.Spec) string {
 	var b strings.Builder
 	w := func(format string, a ...any) { fmt.Fprintf(&b, format, a...) }
 	w("// %s\n", genLine)
+	r := s.Releases[0]
 	w("//\n// liboffload-go: the C interface of the Offload API, binary compatible with\n")
-	w("// LLVM liboffload 22.1 (libLLVMOffload.so.22.1). Valid C17 and C++.\n")
+	w("// LLVM liboffload %s (%s). Valid C17 and C++.\n", r.Name, r.Soname)
 	w("// SPDX-License-Identifier: Apache-2.0\n\n")
 	w("#ifndef LIBOFFLOAD_GO_OFFLOAD_H\n#define LIBOFFLOAD_GO_OFFLOAD_H\n\n")
 	w("#include <stdbool.h>\n#include <stddef.h>\n#include <stdint.h>\n\n")

@@ -94,6 +94,10 @@ func genImplDeviceInfo(s *api.Spec) string {
 	for _, v := range e.Values {
 		f := infoField(e, v.Name)
 		w("\tcase ol.%s:\n", goEnumConst(e, v.Name))
+		if len(v.In) > 0 {
+			// a property of later releases is unknown to an older library
+			w("\t\tif builtRelease < %s {\n\t\t\tbreak\n\t\t}\n", releaseIdent(s, firstRelease(s, v.In)))
+		}
 		if v.Runtime {
 			w("\t\treturn c.deviceInfo%s(d), nil\n", f)
 			continue
@@ -131,4 +135,45 @@ func infoPair(s *api.Spec, f *api.Function) (query string, size bool, ok bool) {
 	}
 	q := strings.TrimPrefix(base, "olGet")
 	return strings.ToLower(q[:1]) + q[1:], size, true
+}
+
+// genImplReleases writes impl/zrelease.go: the releases the runtime knows,
+// in order, and the release of each enumerator that not every release
+// has, so that a library answers only what its own release defines.
+func genImplReleases(s *api.Spec) string {
+	var b strings.Builder
+	w := func(format string, a ...any) { fmt.Fprintf(&b, format, a...) }
+	w("// %s\n\npackage impl\n\n", genLine)
+	w("// Release is an LLVM release whose ABI a build of the library serves.\ntype Release int\n\n")
+	w("// The releases, oldest first.\nconst (\n")
+	for i, r := range s.Releases {
+		if i == 0 {
+			w("\t%s Release = iota // %s\n", releaseIdent(s, i), r.Soname)
+		} else {
+			w("\t%s // %s\n", releaseIdent(s, i), r.Soname)
+		}
+	}
+	w(")\n\n// String is the release's name (\"22.1\").\nfunc (r Release) String() string {\n\tswitch r {\n")
+	for i, r := range s.Releases {
+		w("\tcase %s:\n\t\treturn %q\n", releaseIdent(s, i), r.Name)
+	}
+	w("\t}\n\treturn \"unknown release\"\n}\n")
+	return b.String()
+}
+
+// genImplRelease writes the file of impl that release i's build tag
+// selects: the release this build serves.
+func genImplRelease(s *api.Spec, i int) string {
+	return fmt.Sprintf("// %s\n\n//go:build %s\n\npackage impl\n\n// builtRelease is the release this build of the library serves.\nconst builtRelease = %s\n", genLine, buildConstraint(s, i), releaseIdent(s, i))
+}
+
+// firstRelease is the index of the first release an element with in
+// belongs to.
+func firstRelease(s *api.Spec, in api.In) int {
+	for i, r := range s.Releases {
+		if in.Has(r.Name) {
+			return i
+		}
+	}
+	return 0
 }

@@ -17,23 +17,35 @@ import (
 )
 
 // outputs lists the generated files, relative to the repository root.
+// The Go code is made from the whole spec (every form of every function:
+// one build holds them all); what is one release's ABI (header, C entry
+// points, version script, ABI test inputs) is made once per release.
 func outputs(s *api.Spec) map[string]string {
-	return map[string]string{
-		"include/offload/OffloadAPI.h":   genHeader(s),
-		"include/offload.h":              genForwardHeader(),
-		"cmd/liboffload/zshims.c":        genShims(s),
-		"cmd/liboffload/zexports.go":     genExports(s),
-		"cmd/liboffload/exports.map":     genExportsMap(s),
-		"api/ol/zenums.go":               genEnums(s),
-		"impl/zentry.go":                 genEntry(s),
-		"impl/zdeviceinfo.go":            genImplDeviceInfo(s),
-		"impl/zsnapshot.go":              genSnapshot(s),
-		"plugins/plugin/zdeviceinfo.go":  genPluginDeviceInfo(s),
-		"tests/c/abi/zabi_layout.c":      genABILayout(s),
-		"tests/c/abi/zabi_functions.txt": genABIFunctionList(s),
-		"python/liboffload/_api.py":      genPython(s),
-		"docs/api.md":                    genAPIDocs(s),
+	out := map[string]string{
+		"cmd/liboffload/zexports.go":    genExports(s),
+		"api/ol/zenums.go":              genEnums(s),
+		"impl/zentry.go":                genEntry(s),
+		"impl/zdeviceinfo.go":           genImplDeviceInfo(s),
+		"impl/zsnapshot.go":             genSnapshot(s),
+		"impl/zrelease.go":              genImplReleases(s),
+		"cmd/liboffload/zapi.h":         genReleaseHeader(s),
+		"plugins/plugin/zdeviceinfo.go": genPluginDeviceInfo(s),
+		"python/liboffload/_api.py":     genPython(s),
+		"docs/api.md":                   genAPIDocs(s),
 	}
+	for i, r := range s.Releases {
+		rs := s.ForRelease(r.Name)
+		sfx := releaseSuffix(s, i)
+		out[r.Include+"/offload/OffloadAPI.h"] = genHeader(rs)
+		out[r.Include+"/offload.h"] = genForwardHeader()
+		out["cmd/liboffload/zshims"+sfx+".c"] = genShims(rs, buildConstraint(s, i))
+		out["cmd/liboffload/zrelease"+releaseTag(s, i)+".go"] = genRelease(s, i)
+		out["cmd/liboffload/exports"+sfx+".map"] = genExportsMap(rs)
+		out["impl/zrelease"+releaseTag(s, i)+".go"] = genImplRelease(s, i)
+		out["tests/c/abi/zabi_layout"+sfx+".c"] = genABILayout(rs)
+		out["tests/c/abi/zabi_functions"+sfx+".txt"] = genABIFunctionList(rs)
+	}
+	return out
 }
 
 func main() {

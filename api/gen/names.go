@@ -87,6 +87,41 @@ func handleKind(s *api.Spec, ctype string) string {
 	return ""
 }
 
+// releaseSuffix names the files of release i: "" for the first (the
+// files keep their names from before releases existed), "_23_1" after.
+func releaseSuffix(s *api.Spec, i int) string {
+	if i == 0 {
+		return ""
+	}
+	return "_" + strings.ReplaceAll(s.Releases[i].Name, ".", "_")
+}
+
+// releaseTag is "_22_1" for release 22.1: the suffix of files that exist
+// once per release.
+func releaseTag(s *api.Spec, i int) string {
+	return "_" + strings.ReplaceAll(s.Releases[i].Name, ".", "_")
+}
+
+// releaseIdent names release i in Go: Release22_1.
+func releaseIdent(s *api.Spec, i int) string {
+	return "Release" + strings.ReplaceAll(s.Releases[i].Name, ".", "_")
+}
+
+// buildConstraint is the go:build expression that selects release i:
+// its tag, or (for the default build) none of the others' tags.
+func buildConstraint(s *api.Spec, i int) string {
+	if t := s.Releases[i].Tag; t != "" {
+		return t
+	}
+	var not []string
+	for _, r := range s.Releases {
+		if r.Tag != "" {
+			not = append(not, "!"+r.Tag)
+		}
+	}
+	return strings.Join(not, " && ")
+}
+
 // lifecycle functions have hand-written entry points.
 func lifecycle(fn string) bool { return fn == "olInit" || fn == "olShutDown" }
 

@@ -12,7 +12,7 @@ import (
 // the method as the C pointer.
 func typedMark(mark string) bool {
 	switch mark {
-	case "bytes", "string", "handles", "struct", "out-handle", "out-value":
+	case "bytes", "string", "handles", "values", "struct", "out-handle", "out-value":
 		return true
 	}
 	return false
@@ -22,7 +22,7 @@ func typedMark(mark string) bool {
 // parameter of f: the Go value carries its length.
 func consumed(f *api.Function, name string) bool {
 	for _, p := range f.Params {
-		if (p.Ptr == "bytes" && p.Size == name) || (p.Ptr == "handles" && p.Count == name) {
+		if (p.Ptr == "bytes" && p.Size == name) || ((p.Ptr == "handles" || p.Ptr == "values") && p.Count == name) {
 			return true
 		}
 	}
@@ -52,6 +52,10 @@ func outGoType(s *api.Spec, p *api.Param) string {
 		return "bool"
 	case "void *":
 		return "uintptr"
+	case "uint32_t":
+		return "uint32"
+	case "float":
+		return "float32"
 	}
 	panic("gen: no out-value type for " + p.Name + " (" + p.Type + ")")
 }
@@ -86,6 +90,17 @@ func ptrCode(s *api.Spec, f *api.Function) ptrBlocks {
 				panic("gen: " + f.Name + "." + p.Name + " is not an array of handles")
 			}
 			fmt.Fprintf(&cv, "\t%sV, err := userHandles(%q, %q, %q, %q, %q, %s, %s)\n\tif err != nil {\n\t\treturn err\n\t}\n", gp, f.Name, p.Name, p.Count, p.Count+"*8 =", kind+"s", gp, goParam(p.Count))
+		case "values":
+			elem := strings.TrimPrefix(strings.TrimSpace(s.Classify(p.Type).Elem), "const ")
+			helper, what := "userSizes", "sizes"
+			if s.Classify(elem).Kind == api.KindPointer {
+				helper, what = "userPointers", "pointers"
+			}
+			count := goParam(p.Count)
+			if p.Optional {
+				fmt.Fprintf(&cv, "\tif %s > 0 && %s == nil {\n\t\treturn ol.Errorf(ol.ErrcInvalidNullPointer, \"%s is %%d but %s is NULL\", %s)\n\t}\n", count, gp, p.Count, p.Name, count)
+			}
+			fmt.Fprintf(&cv, "\t%sV, err := %s(%q, %q, %q, %q, %q, %s, %s)\n\tif err != nil {\n\t\treturn err\n\t}\n", gp, helper, f.Name, p.Name, p.Count, p.Count+"*8 =", what, gp, count)
 		case "string":
 			fmt.Fprintf(&cv, "\t%sV := goString(%s, 1<<16)\n", gp, gp)
 		case "struct":
@@ -97,7 +112,11 @@ func ptrCode(s *api.Spec, f *api.Function) ptrBlocks {
 		case "out-handle":
 			fmt.Fprintf(&out, "\t*(*uintptr)(%s) = v\n", gp)
 		case "out-value":
-			fmt.Fprintf(&out, "\t*(*%s)(%s) = v\n", outGoType(s, p), gp)
+			if p.Optional {
+				fmt.Fprintf(&out, "\tif %s != nil {\n\t\t*(*%s)(%s) = v\n\t}\n", gp, outGoType(s, p), gp)
+			} else {
+				fmt.Fprintf(&out, "\t*(*%s)(%s) = v\n", outGoType(s, p), gp)
+			}
 		}
 	}
 	return ptrBlocks{ck.String(), cv.String(), out.String()}
@@ -165,6 +184,22 @@ func userHandles(fn, ptrName, countName, sizeName, what string, p unsafe.Pointer
 	return unsafe.Slice((*uintptr)(p), n), nil
 }
 
+// userPointers views n pointers of the caller's memory at p, without a copy.
+func userPointers(fn, ptrName, countName, sizeName, what string, p unsafe.Pointer, n uint64) ([]unsafe.Pointer, error) {
+	if _, err := userHandles(fn, ptrName, countName, sizeName, what, p, n); err != nil || n == 0 {
+		return nil, err
+	}
+	return unsafe.Slice((*unsafe.Pointer)(p), n), nil
+}
+
+// userSizes views n size_t values of the caller's memory at p, without a copy.
+func userSizes(fn, ptrName, countName, sizeName, what string, p unsafe.Pointer, n uint64) ([]uint64, error) {
+	if _, err := userHandles(fn, ptrName, countName, sizeName, what, p, n); err != nil || n == 0 {
+		return nil, err
+	}
+	return unsafe.Slice((*uint64)(p), n), nil
+}
+
 `)
 }
 
@@ -217,6 +252,20 @@ func (tb *traceBuf) open(p unsafe.Pointer) bool {
 func (tb *traceBuf) ptrToU64(p unsafe.Pointer) {
 	if tb.open(p) {
 		tb.uint(*(*uint64)(p))
+		tb.b = append(tb.b, ')')
+	}
+}
+
+func (tb *traceBuf) ptrToU32(p unsafe.Pointer) {
+	if tb.open(p) {
+		tb.uint(uint64(*(*uint32)(p)))
+		tb.b = append(tb.b, ')')
+	}
+}
+
+func (tb *traceBuf) ptrToF32(p unsafe.Pointer) {
+	if tb.open(p) {
+		tb.b = strconv.AppendFloat(tb.b, float64(*(*float32)(p)), 'g', -1, 32)
 		tb.b = append(tb.b, ')')
 	}
 }

@@ -40,6 +40,8 @@ func pyCType(s *api.Spec, ctype string) string {
 		return "ctypes.c_uint32"
 	case api.KindBool:
 		return "ctypes.c_bool"
+	case api.KindFloat:
+		return "ctypes.c_float"
 	case api.KindCallback:
 		return t
 	case api.KindStruct:
@@ -193,24 +195,67 @@ VERSION = (%d, %d, %d)
 
 	w("\n# ---- functions ----\n\n")
 	w("Param = collections.namedtuple(\"Param\", \"name ctype dir optional\")\n\n")
-	w("# name -> (parameters); every function returns ol_result_t (NULL: success).\n")
-	w("# Each also exists as <name>WithCodeLoc with a trailing\n")
+	w("# release -> name -> (parameters); every function returns ol_result_t\n")
+	w("# (NULL: success). Each also exists as <name>WithCodeLoc with a trailing\n")
 	w("# POINTER(CodeLocation) parameter.\n")
-	w("FUNCTIONS = {\n")
-	for _, f := range s.Functions {
-		w("    %q: (\n", f.Name)
-		for _, p := range f.Params {
-			w("        Param(%q, %s, %q, %s),\n", p.Name, pyCType(s, p.Type), p.Dir, pyBool(p.Optional))
+	w("RELEASE_FUNCTIONS = {\n")
+	for _, r := range s.Releases {
+		w("    %q: {\n", r.Name)
+		for _, f := range s.ForRelease(r.Name).Functions {
+			w("        %q: (\n", f.Name)
+			for _, p := range f.Params {
+				w("            Param(%q, %s, %q, %s),\n", p.Name, pyCType(s, p.Type), p.Dir, pyBool(p.Optional))
+			}
+			w("        ),\n")
 		}
-		w("    ),\n")
+		w("    },\n")
 	}
 	w("}\n\n")
+	w("# The soname of each release's library.\nSONAMES = {\n")
+	for _, r := range s.Releases {
+		w("    %q: %q,\n", r.Name, r.Soname)
+	}
+	w("}\n\n")
+	w("# release -> the functions no earlier release has: their presence in a\n# library tells its release.\nNEW_FUNCTIONS = {\n")
+	for i, r := range s.Releases {
+		if i == 0 {
+			continue
+		}
+		older := map[string]bool{}
+		for _, o := range s.Releases[:i] {
+			for _, f := range s.ForRelease(o.Name).Functions {
+				older[f.Name] = true
+			}
+		}
+		var names []string
+		for _, f := range s.ForRelease(r.Name).Functions {
+			if !older[f.Name] {
+				names = append(names, fmt.Sprintf("%q", f.Name))
+			}
+		}
+		w("    %q: (%s),\n", r.Name, strings.Join(names, ", "))
+	}
+	w("}\n\n")
+	w("# The release of the oldest library, whose functions FUNCTIONS lists.\n")
+	w("FUNCTIONS = RELEASE_FUNCTIONS[%q]\n\n", s.Releases[0].Name)
 	w(`
+
+def release_of(lib):
+    """The release (\"22.1\", \"23.1\") whose ABI lib, a ctypes.CDLL of
+    the library, serves: the newest whose new functions it exports."""
+    found = next(iter(RELEASE_FUNCTIONS))
+    for release, names in NEW_FUNCTIONS.items():
+        if all(hasattr(lib, n) for n in names):
+            found = release
+    return found
+
 
 def declare(lib):
     """Set argtypes and restype of every function (and its WithCodeLoc
-    variant) on lib, a ctypes.CDLL of the library; returns lib."""
-    for name, params in FUNCTIONS.items():
+    variant) of lib's release on lib, a ctypes.CDLL of the library; sets
+    lib.ol_release to that release and returns lib."""
+    lib.ol_release = release_of(lib)
+    for name, params in RELEASE_FUNCTIONS[lib.ol_release].items():
         types = [p.ctype for p in params]
         for fname, argtypes in ((name, types),
                                 (name + "WithCodeLoc",

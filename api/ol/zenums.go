@@ -116,7 +116,11 @@ const (
 	DeviceInfoNativeVectorWidthFloat       DeviceInfo = 26 // native vector width for float elements
 	DeviceInfoNativeVectorWidthDouble      DeviceInfo = 27 // native vector width for double elements
 	DeviceInfoNativeVectorWidthHalf        DeviceInfo = 28 // native vector width for half elements
-	DeviceInfoLast                         DeviceInfo = 29
+	DeviceInfoSingleFpSupport              DeviceInfo = 29 // the device computes in single precision
+	DeviceInfoDoubleFpSupport              DeviceInfo = 30 // the device computes in double precision
+	DeviceInfoHalfFpSupport                DeviceInfo = 31 // the device computes in half precision
+	DeviceInfoCooperativeLaunchSupport     DeviceInfo = 32 // the device runs cooperative launches (OL_KERNEL_LAUNCH_PROP_TYPE_IS_COOPERATIVE)
+	DeviceInfoLast                         DeviceInfo = 33
 	DeviceInfoForceUint32                  DeviceInfo = 0x7fffffff
 )
 
@@ -181,6 +185,14 @@ func (v DeviceInfo) String() string {
 		return "OL_DEVICE_INFO_NATIVE_VECTOR_WIDTH_DOUBLE"
 	case 28:
 		return "OL_DEVICE_INFO_NATIVE_VECTOR_WIDTH_HALF"
+	case 29:
+		return "OL_DEVICE_INFO_SINGLE_FP_SUPPORT"
+	case 30:
+		return "OL_DEVICE_INFO_DOUBLE_FP_SUPPORT"
+	case 31:
+		return "OL_DEVICE_INFO_HALF_FP_SUPPORT"
+	case 32:
+		return "OL_DEVICE_INFO_COOPERATIVE_LAUNCH_SUPPORT"
 	}
 	return "unknown enumerator"
 }
@@ -249,6 +261,14 @@ func (v DeviceInfo) Kind() ValueKind {
 		return ValueU32
 	case DeviceInfoNativeVectorWidthHalf:
 		return ValueU32
+	case DeviceInfoSingleFpSupport:
+		return ValueBool
+	case DeviceInfoDoubleFpSupport:
+		return ValueBool
+	case DeviceInfoHalfFpSupport:
+		return ValueBool
+	case DeviceInfoCooperativeLaunchSupport:
+		return ValueBool
 	}
 	return ValueNone
 }
@@ -314,6 +334,14 @@ func (v DeviceInfo) ValueType() string {
 		return "uint32_t"
 	case DeviceInfoNativeVectorWidthHalf:
 		return "uint32_t"
+	case DeviceInfoSingleFpSupport:
+		return "bool"
+	case DeviceInfoDoubleFpSupport:
+		return "bool"
+	case DeviceInfoHalfFpSupport:
+		return "bool"
+	case DeviceInfoCooperativeLaunchSupport:
+		return "bool"
 	}
 	return ""
 }
@@ -446,6 +474,31 @@ func (v Errc) String() string {
 // Valid reports whether v is one of the named enumerators.
 func (v Errc) Valid() bool { return v.String() != "unknown enumerator" }
 
+// EventFlags is ol_event_flags_t: How an event is created
+type EventFlags uint32
+
+// Enumerators of ol_event_flags_t.
+const (
+	EventFlagsNone            EventFlags = 0 // a plain event
+	EventFlagsEnableProfiling EventFlags = 1 // the event records when the device passed it (olGetEventElapsedTime)
+	EventFlagsLast            EventFlags = 2
+	EventFlagsForceUint32     EventFlags = 0x7fffffff
+)
+
+// String returns the C enumerator name, or "unknown enumerator".
+func (v EventFlags) String() string {
+	switch v {
+	case 0:
+		return "OL_EVENT_FLAGS_NONE"
+	case 1:
+		return "OL_EVENT_FLAGS_ENABLE_PROFILING"
+	}
+	return "unknown enumerator"
+}
+
+// Valid reports whether v is one of the named enumerators.
+func (v EventFlags) Valid() bool { return v.String() != "unknown enumerator" }
+
 // EventInfo is ol_event_info_t: Event properties for olGetEventInfo
 type EventInfo uint32
 
@@ -492,6 +545,31 @@ func (v EventInfo) ValueType() string {
 	}
 	return ""
 }
+
+// KernelLaunchPropType is ol_kernel_launch_prop_type_t: Type of a kernel launch property; says what its data points to
+type KernelLaunchPropType uint32
+
+// Enumerators of ol_kernel_launch_prop_type_t.
+const (
+	KernelLaunchPropTypeNone          KernelLaunchPropType = 0 // [void *] ends the list
+	KernelLaunchPropTypeIsCooperative KernelLaunchPropType = 1 // [bool *] every group of the grid runs at once, so a grid-wide barrier works
+	KernelLaunchPropTypeLast          KernelLaunchPropType = 2
+	KernelLaunchPropTypeForceUint32   KernelLaunchPropType = 0x7fffffff
+)
+
+// String returns the C enumerator name, or "unknown enumerator".
+func (v KernelLaunchPropType) String() string {
+	switch v {
+	case 0:
+		return "OL_KERNEL_LAUNCH_PROP_TYPE_NONE"
+	case 1:
+		return "OL_KERNEL_LAUNCH_PROP_TYPE_IS_COOPERATIVE"
+	}
+	return "unknown enumerator"
+}
+
+// Valid reports whether v is one of the named enumerators.
+func (v KernelLaunchPropType) Valid() bool { return v.String() != "unknown enumerator" }
 
 // MemInfo is ol_mem_info_t: Allocation properties for olGetMemInfo
 type MemInfo uint32
@@ -553,6 +631,56 @@ func (v MemInfo) ValueType() string {
 	}
 	return ""
 }
+
+// MemMigrationFlag is ol_mem_migration_flag_t: Direction of an olMemPrefetch
+type MemMigrationFlag uint32
+
+// Enumerators of ol_mem_migration_flag_t.
+const (
+	MemMigrationFlagHostToDevice MemMigrationFlag = 1 // move toward the queue's device
+	MemMigrationFlagDeviceToHost MemMigrationFlag = 2 // move toward the host
+	MemMigrationFlagLast         MemMigrationFlag = 4
+	MemMigrationFlagForceUint32  MemMigrationFlag = 0x7fffffff
+)
+
+// String returns the C enumerator name, or "unknown enumerator".
+func (v MemMigrationFlag) String() string {
+	switch v {
+	case 1:
+		return "OL_MEM_MIGRATION_FLAG_HOST_TO_DEVICE"
+	case 2:
+		return "OL_MEM_MIGRATION_FLAG_DEVICE_TO_HOST"
+	}
+	return "unknown enumerator"
+}
+
+// Valid reports whether v is one of the named enumerators.
+func (v MemMigrationFlag) Valid() bool { return v.String() != "unknown enumerator" }
+
+// MemoryRegisterFlag is ol_memory_register_flag_t: Bits of ol_memory_register_flags_t
+type MemoryRegisterFlag uint32
+
+// Enumerators of ol_memory_register_flag_t.
+const (
+	MemoryRegisterFlagLockMemory   MemoryRegisterFlag = 1 // page-lock the range (olMemRegister)
+	MemoryRegisterFlagUnlockMemory MemoryRegisterFlag = 2 // unlock the range (olMemUnregister)
+	MemoryRegisterFlagLast         MemoryRegisterFlag = 4
+	MemoryRegisterFlagForceUint32  MemoryRegisterFlag = 0x7fffffff
+)
+
+// String returns the C enumerator name, or "unknown enumerator".
+func (v MemoryRegisterFlag) String() string {
+	switch v {
+	case 1:
+		return "OL_MEMORY_REGISTER_FLAG_LOCK_MEMORY"
+	case 2:
+		return "OL_MEMORY_REGISTER_FLAG_UNLOCK_MEMORY"
+	}
+	return "unknown enumerator"
+}
+
+// Valid reports whether v is one of the named enumerators.
+func (v MemoryRegisterFlag) Valid() bool { return v.String() != "unknown enumerator" }
 
 // PlatformBackend is ol_platform_backend_t: Backend behind a platform
 type PlatformBackend uint32
@@ -794,6 +922,19 @@ type Dimensions struct {
 type ErrorStruct struct {
 	Code    Errc           // error code
 	Details unsafe.Pointer // what went wrong, NUL-terminated
+}
+
+// InitArgs mirrors the C struct ol_init_args_t: Arguments of olInit..
+type InitArgs struct {
+	Size         uint64         // sizeof(ol_init_args_t)
+	NumPlatforms uint32         // entries of Platforms; 0 selects every platform
+	Platforms    unsafe.Pointer // the backends to start (the host platform is always started)
+}
+
+// KernelLaunchProp mirrors the C struct ol_kernel_launch_prop_t: One property of a kernel launch; a list ends with OL_KERNEL_LAUNCH_PROP_END..
+type KernelLaunchProp struct {
+	Type KernelLaunchPropType // what data points to
+	Data unsafe.Pointer       // the property's value
 }
 
 // KernelLaunchSizeArgs mirrors the C struct ol_kernel_launch_size_args_t: how large a kernel launch is.

@@ -3,7 +3,7 @@
 #include <pthread.h>
 #include <stddef.h>
 
-#include "offload.h"
+#include "zapi.h"
 
 volatile int ol_forked_child = 0;
 

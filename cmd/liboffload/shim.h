@@ -5,7 +5,7 @@
 
 #include <stdint.h>
 
-#include "offload.h"
+#include "zapi.h"
 #include "_cgo_export.h"
 
 // The info snapshot (impl/snapshot.h): the info shims of platforms and

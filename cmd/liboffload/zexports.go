@@ -25,6 +25,12 @@ func goOlCreateEvent(queue uintptr, event unsafe.Pointer, loc unsafe.Pointer) (r
 	return impl.OlCreateEvent(queue, event, loc)
 }
 
+//export goOlCreateEvent23
+func goOlCreateEvent23(queue uintptr, flags uint32, event unsafe.Pointer, loc unsafe.Pointer) (res uintptr) {
+	defer impl.Recover("olCreateEvent", &res)
+	return impl.OlCreateEvent23(queue, flags, event, loc)
+}
+
 //export goOlCreateProgram
 func goOlCreateProgram(device uintptr, progData unsafe.Pointer, progDataSize uint64, program unsafe.Pointer, loc unsafe.Pointer) (res uintptr) {
 	defer impl.Recover("olCreateProgram", &res)
@@ -67,6 +73,12 @@ func goOlGetDeviceInfoSize(device uintptr, propName uint32, propSizeRet unsafe.P
 	return impl.OlGetDeviceInfoSize(device, propName, propSizeRet, loc)
 }
 
+//export goOlGetEventElapsedTime
+func goOlGetEventElapsedTime(startEvent uintptr, endEvent uintptr, elapsedTime unsafe.Pointer, loc unsafe.Pointer) (res uintptr) {
+	defer impl.Recover("olGetEventElapsedTime", &res)
+	return impl.OlGetEventElapsedTime(startEvent, endEvent, elapsedTime, loc)
+}
+
 //export goOlGetEventInfo
 func goOlGetEventInfo(event uintptr, propName uint32, propSize uint64, propValue unsafe.Pointer, loc unsafe.Pointer) (res uintptr) {
 	defer impl.Recover("olGetEventInfo", &res)
@@ -77,6 +89,12 @@ func goOlGetEventInfo(event uintptr, propName uint32, propSize uint64, propValue
 func goOlGetEventInfoSize(event uintptr, propName uint32, propSizeRet unsafe.Pointer, loc unsafe.Pointer) (res uintptr) {
 	defer impl.Recover("olGetEventInfoSize", &res)
 	return impl.OlGetEventInfoSize(event, propName, propSizeRet, loc)
+}
+
+//export goOlGetKernelMaxCooperativeGroupCount
+func goOlGetKernelMaxCooperativeGroupCount(device uintptr, kernel uintptr, launchSizeArgs unsafe.Pointer, maxGroupCount unsafe.Pointer, loc unsafe.Pointer) (res uintptr) {
+	defer impl.Recover("olGetKernelMaxCooperativeGroupCount", &res)
+	return impl.OlGetKernelMaxCooperativeGroupCount(device, kernel, launchSizeArgs, maxGroupCount, loc)
 }
 
 //export goOlGetMemInfo
@@ -139,6 +157,12 @@ func goOlInit(loc unsafe.Pointer) (res uintptr) {
 	return impl.OlInit(loc)
 }
 
+//export goOlInit23
+func goOlInit23(initArgs unsafe.Pointer, loc unsafe.Pointer) (res uintptr) {
+	defer impl.Recover("olInit", &res)
+	return impl.OlInit23(initArgs, loc)
+}
+
 //export goOlIsValidBinary
 func goOlIsValidBinary(device uintptr, progData unsafe.Pointer, progDataSize uint64, valid unsafe.Pointer, loc unsafe.Pointer) (res uintptr) {
 	defer impl.Recover("olIsValidBinary", &res)
@@ -163,10 +187,22 @@ func goOlLaunchKernel(queue uintptr, device uintptr, kernel uintptr, argumentsDa
 	return impl.OlLaunchKernel(queue, device, kernel, argumentsData, argumentsSize, launchSizeArgs, loc)
 }
 
+//export goOlLaunchKernel23
+func goOlLaunchKernel23(queue uintptr, device uintptr, kernel uintptr, launchSizeArgs unsafe.Pointer, properties unsafe.Pointer, numArgs uint64, argPtrs unsafe.Pointer, argSizes unsafe.Pointer, loc unsafe.Pointer) (res uintptr) {
+	defer impl.Recover("olLaunchKernel", &res)
+	return impl.OlLaunchKernel23(queue, device, kernel, launchSizeArgs, properties, numArgs, argPtrs, argSizes, loc)
+}
+
 //export goOlMemAlloc
 func goOlMemAlloc(device uintptr, typ uint32, size uint64, allocationOut unsafe.Pointer, loc unsafe.Pointer) (res uintptr) {
 	defer impl.Recover("olMemAlloc", &res)
 	return impl.OlMemAlloc(device, typ, size, allocationOut, loc)
+}
+
+//export goOlMemAllocAligned
+func goOlMemAllocAligned(device uintptr, typ uint32, size uint64, alignment uint64, allocationOut unsafe.Pointer, loc unsafe.Pointer) (res uintptr) {
+	defer impl.Recover("olMemAllocAligned", &res)
+	return impl.OlMemAllocAligned(device, typ, size, alignment, allocationOut, loc)
 }
 
 //export goOlMemFill
@@ -181,6 +217,12 @@ func goOlMemFree(address unsafe.Pointer, loc unsafe.Pointer) (res uintptr) {
 	return impl.OlMemFree(address, loc)
 }
 
+//export goOlMemPrefetch
+func goOlMemPrefetch(queue uintptr, count uint64, mems unsafe.Pointer, sizes unsafe.Pointer, flags uint32, loc unsafe.Pointer) (res uintptr) {
+	defer impl.Recover("olMemPrefetch", &res)
+	return impl.OlMemPrefetch(queue, count, mems, sizes, flags, loc)
+}
+
 //export goOlMemRegister
 func goOlMemRegister(device uintptr, ptr unsafe.Pointer, size uint64, flags uint32, pinnedPtr unsafe.Pointer, loc unsafe.Pointer) (res uintptr) {
 	defer impl.Recover("olMemRegister", &res)
@@ -193,10 +235,22 @@ func goOlMemUnregister(device uintptr, ptr unsafe.Pointer, loc unsafe.Pointer) (
 	return impl.OlMemUnregister(device, ptr, loc)
 }
 
+//export goOlMemUnregister23
+func goOlMemUnregister23(device uintptr, ptr unsafe.Pointer, flags uint32, loc unsafe.Pointer) (res uintptr) {
+	defer impl.Recover("olMemUnregister", &res)
+	return impl.OlMemUnregister23(device, ptr, flags, loc)
+}
+
 //export goOlMemcpy
 func goOlMemcpy(queue uintptr, dstPtr unsafe.Pointer, dstDevice uintptr, srcPtr unsafe.Pointer, srcDevice uintptr, size uint64, loc unsafe.Pointer) (res uintptr) {
 	defer impl.Recover("olMemcpy", &res)
 	return impl.OlMemcpy(queue, dstPtr, dstDevice, srcPtr, srcDevice, size, loc)
+}
+
+//export goOlQueryQueue
+func goOlQueryQueue(queue uintptr, isQueueWorkCompleted unsafe.Pointer, loc unsafe.Pointer) (res uintptr) {
+	defer impl.Recover("olQueryQueue", &res)
+	return impl.OlQueryQueue(queue, isQueueWorkCompleted, loc)
 }
 
 //export goOlShutDown

@@ -84,13 +84,18 @@ func deviceInfo(si sysinfo.Info) *plugin.DeviceInfo {
 		SingleFpConfig:               plugin.Some(fpConfig),
 		DoubleFpConfig:               plugin.Some(fpConfig),
 		HalfFpConfig:                 plugin.Some(half),
-		NativeVectorWidthChar:        plugin.Some(si.NativeVectorWidth(1, false)),
-		NativeVectorWidthShort:       plugin.Some(si.NativeVectorWidth(2, false)),
-		NativeVectorWidthInt:         plugin.Some(si.NativeVectorWidth(4, false)),
-		NativeVectorWidthLong:        plugin.Some(si.NativeVectorWidth(8, false)),
-		NativeVectorWidthFloat:       plugin.Some(si.NativeVectorWidth(4, false)),
-		NativeVectorWidthDouble:      plugin.Some(si.NativeVectorWidth(8, false)),
-		NativeVectorWidthHalf:        plugin.Some(si.NativeVectorWidth(2, true)),
+		SingleFpSupport:              plugin.Some(true),
+		DoubleFpSupport:              plugin.Some(true),
+		// half-precision arithmetic where the CPU converts it in hardware
+		// (F16C), as the half vector width says
+		HalfFpSupport:           plugin.Some(si.HalfVectors),
+		NativeVectorWidthChar:   plugin.Some(si.NativeVectorWidth(1, false)),
+		NativeVectorWidthShort:  plugin.Some(si.NativeVectorWidth(2, false)),
+		NativeVectorWidthInt:    plugin.Some(si.NativeVectorWidth(4, false)),
+		NativeVectorWidthLong:   plugin.Some(si.NativeVectorWidth(8, false)),
+		NativeVectorWidthFloat:  plugin.Some(si.NativeVectorWidth(4, false)),
+		NativeVectorWidthDouble: plugin.Some(si.NativeVectorWidth(8, false)),
+		NativeVectorWidthHalf:   plugin.Some(si.NativeVectorWidth(2, true)),
 	}
 }
 

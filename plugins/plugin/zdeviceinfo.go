@@ -38,4 +38,8 @@ type DeviceInfo struct {
 	NativeVectorWidthFloat       Opt[uint32]        // OL_DEVICE_INFO_NATIVE_VECTOR_WIDTH_FLOAT: native vector width for float elements
 	NativeVectorWidthDouble      Opt[uint32]        // OL_DEVICE_INFO_NATIVE_VECTOR_WIDTH_DOUBLE: native vector width for double elements
 	NativeVectorWidthHalf        Opt[uint32]        // OL_DEVICE_INFO_NATIVE_VECTOR_WIDTH_HALF: native vector width for half elements
+	SingleFpSupport              Opt[bool]          // OL_DEVICE_INFO_SINGLE_FP_SUPPORT: the device computes in single precision
+	DoubleFpSupport              Opt[bool]          // OL_DEVICE_INFO_DOUBLE_FP_SUPPORT: the device computes in double precision
+	HalfFpSupport                Opt[bool]          // OL_DEVICE_INFO_HALF_FP_SUPPORT: the device computes in half precision
+	CooperativeLaunchSupport     Opt[bool]          // OL_DEVICE_INFO_COOPERATIVE_LAUNCH_SUPPORT: the device runs cooperative launches (OL_KERNEL_LAUNCH_PROP_TYPE_IS_COOPERATIVE)
 }

@@ -130,6 +130,10 @@ class DeviceInfo(CEnum):
     NATIVE_VECTOR_WIDTH_FLOAT = 26  # native vector width for float elements
     NATIVE_VECTOR_WIDTH_DOUBLE = 27  # native vector width for double elements
     NATIVE_VECTOR_WIDTH_HALF = 28  # native vector width for half elements
+    SINGLE_FP_SUPPORT = 29  # the device computes in single precision
+    DOUBLE_FP_SUPPORT = 30  # the device computes in double precision
+    HALF_FP_SUPPORT = 31  # the device computes in half precision
+    COOPERATIVE_LAUNCH_SUPPORT = 32  # the device runs cooperative launches (OL_KERNEL_LAUNCH_PROP_TYPE_IS_COOPERATIVE)
 
 
 DeviceInfo.C_NAME = "ol_device_info_t"
@@ -164,7 +168,11 @@ OL_DEVICE_INFO_NATIVE_VECTOR_WIDTH_LONG = DeviceInfo.NATIVE_VECTOR_WIDTH_LONG
 OL_DEVICE_INFO_NATIVE_VECTOR_WIDTH_FLOAT = DeviceInfo.NATIVE_VECTOR_WIDTH_FLOAT
 OL_DEVICE_INFO_NATIVE_VECTOR_WIDTH_DOUBLE = DeviceInfo.NATIVE_VECTOR_WIDTH_DOUBLE
 OL_DEVICE_INFO_NATIVE_VECTOR_WIDTH_HALF = DeviceInfo.NATIVE_VECTOR_WIDTH_HALF
-OL_DEVICE_INFO_LAST = 29
+OL_DEVICE_INFO_SINGLE_FP_SUPPORT = DeviceInfo.SINGLE_FP_SUPPORT
+OL_DEVICE_INFO_DOUBLE_FP_SUPPORT = DeviceInfo.DOUBLE_FP_SUPPORT
+OL_DEVICE_INFO_HALF_FP_SUPPORT = DeviceInfo.HALF_FP_SUPPORT
+OL_DEVICE_INFO_COOPERATIVE_LAUNCH_SUPPORT = DeviceInfo.COOPERATIVE_LAUNCH_SUPPORT
+OL_DEVICE_INFO_LAST = 33
 OL_DEVICE_INFO_FORCE_UINT32 = 0x7fffffff
 
 
@@ -252,6 +260,22 @@ OL_ERRC_LAST = 25
 OL_ERRC_FORCE_UINT32 = 0x7fffffff
 
 
+class EventFlags(CEnum):
+    """How an event is created. (ol_event_flags_t)"""
+
+    NONE = 0  # a plain event
+    ENABLE_PROFILING = 1  # the event records when the device passed it (olGetEventElapsedTime)
+
+
+EventFlags.C_NAME = "ol_event_flags_t"
+EventFlags.C_PREFIX = "OL_EVENT_FLAGS_"
+ol_event_flags_t = EventFlags
+OL_EVENT_FLAGS_NONE = EventFlags.NONE
+OL_EVENT_FLAGS_ENABLE_PROFILING = EventFlags.ENABLE_PROFILING
+OL_EVENT_FLAGS_LAST = 2
+OL_EVENT_FLAGS_FORCE_UINT32 = 0x7fffffff
+
+
 class EventInfo(CEnum):
     """Event properties for olGetEventInfo. (ol_event_info_t)"""
 
@@ -266,6 +290,22 @@ OL_EVENT_INFO_QUEUE = EventInfo.QUEUE
 OL_EVENT_INFO_IS_COMPLETE = EventInfo.IS_COMPLETE
 OL_EVENT_INFO_LAST = 2
 OL_EVENT_INFO_FORCE_UINT32 = 0x7fffffff
+
+
+class KernelLaunchPropType(CEnum):
+    """Type of a kernel launch property; says what its data points to. (ol_kernel_launch_prop_type_t)"""
+
+    NONE = 0  # [void *] ends the list
+    IS_COOPERATIVE = 1  # [bool *] every group of the grid runs at once, so a grid-wide barrier works
+
+
+KernelLaunchPropType.C_NAME = "ol_kernel_launch_prop_type_t"
+KernelLaunchPropType.C_PREFIX = "OL_KERNEL_LAUNCH_PROP_TYPE_"
+ol_kernel_launch_prop_type_t = KernelLaunchPropType
+OL_KERNEL_LAUNCH_PROP_TYPE_NONE = KernelLaunchPropType.NONE
+OL_KERNEL_LAUNCH_PROP_TYPE_IS_COOPERATIVE = KernelLaunchPropType.IS_COOPERATIVE
+OL_KERNEL_LAUNCH_PROP_TYPE_LAST = 2
+OL_KERNEL_LAUNCH_PROP_TYPE_FORCE_UINT32 = 0x7fffffff
 
 
 class MemInfo(CEnum):
@@ -286,6 +326,38 @@ OL_MEM_INFO_SIZE = MemInfo.SIZE
 OL_MEM_INFO_TYPE = MemInfo.TYPE
 OL_MEM_INFO_LAST = 4
 OL_MEM_INFO_FORCE_UINT32 = 0x7fffffff
+
+
+class MemMigrationFlag(CFlag):
+    """Direction of an olMemPrefetch. (ol_mem_migration_flag_t)"""
+
+    HOST_TO_DEVICE = 1  # move toward the queue's device
+    DEVICE_TO_HOST = 2  # move toward the host
+
+
+MemMigrationFlag.C_NAME = "ol_mem_migration_flag_t"
+MemMigrationFlag.C_PREFIX = "OL_MEM_MIGRATION_FLAG_"
+ol_mem_migration_flag_t = MemMigrationFlag
+OL_MEM_MIGRATION_FLAG_HOST_TO_DEVICE = MemMigrationFlag.HOST_TO_DEVICE
+OL_MEM_MIGRATION_FLAG_DEVICE_TO_HOST = MemMigrationFlag.DEVICE_TO_HOST
+OL_MEM_MIGRATION_FLAG_LAST = 4
+OL_MEM_MIGRATION_FLAG_FORCE_UINT32 = 0x7fffffff
+
+
+class MemoryRegisterFlag(CFlag):
+    """Bits of ol_memory_register_flags_t. (ol_memory_register_flag_t)"""
+
+    LOCK_MEMORY = 1  # page-lock the range (olMemRegister)
+    UNLOCK_MEMORY = 2  # unlock the range (olMemUnregister)
+
+
+MemoryRegisterFlag.C_NAME = "ol_memory_register_flag_t"
+MemoryRegisterFlag.C_PREFIX = "OL_MEMORY_REGISTER_FLAG_"
+ol_memory_register_flag_t = MemoryRegisterFlag
+OL_MEMORY_REGISTER_FLAG_LOCK_MEMORY = MemoryRegisterFlag.LOCK_MEMORY
+OL_MEMORY_REGISTER_FLAG_UNLOCK_MEMORY = MemoryRegisterFlag.UNLOCK_MEMORY
+OL_MEMORY_REGISTER_FLAG_LAST = 4
+OL_MEMORY_REGISTER_FLAG_FORCE_UINT32 = 0x7fffffff
 
 
 class PlatformBackend(CEnum):
@@ -382,6 +454,7 @@ OL_SYMBOL_KIND_FORCE_UINT32 = 0x7fffffff
 # ---- typedefs of scalars ----
 
 ol_device_fp_capability_flags_t = ctypes.c_uint32  # a set of ol_device_fp_capability_flag_t bits
+ol_mem_migration_flags_t = ctypes.c_uint32  # A set of ol_mem_migration_flag_t bits.
 ol_memory_register_flags_t = ctypes.c_uint32  # flags for olMemRegister; none are defined yet
 
 # ---- structs ----
@@ -426,6 +499,31 @@ class ErrorStruct(ctypes.Structure):
 ol_error_struct_t = ErrorStruct
 
 
+class InitArgs(ctypes.Structure):
+    """Arguments of olInit. (ol_init_args_t)"""
+
+    _fields_ = [
+        ("Size", ctypes.c_size_t),  # sizeof(ol_init_args_t)
+        ("NumPlatforms", ctypes.c_uint32),  # entries of Platforms; 0 selects every platform
+        ("Platforms", ctypes.POINTER(ctypes.c_uint32)),  # the backends to start (the host platform is always started)
+    ]
+
+
+ol_init_args_t = InitArgs
+
+
+class KernelLaunchProp(ctypes.Structure):
+    """One property of a kernel launch; a list ends with OL_KERNEL_LAUNCH_PROP_END. (ol_kernel_launch_prop_t)"""
+
+    _fields_ = [
+        ("type", ctypes.c_uint32),  # what data points to
+        ("data", ctypes.c_void_p),  # the property's value
+    ]
+
+
+ol_kernel_launch_prop_t = KernelLaunchProp
+
+
 class KernelLaunchSizeArgs(ctypes.Structure):
     """how large a kernel launch is (ol_kernel_launch_size_args_t)"""
 
@@ -454,192 +552,431 @@ ol_host_function_cb_t = ctypes.CFUNCTYPE(None, ctypes.c_void_p)
 
 Param = collections.namedtuple("Param", "name ctype dir optional")
 
-# name -> (parameters); every function returns ol_result_t (NULL: success).
-# Each also exists as <name>WithCodeLoc with a trailing
+# release -> name -> (parameters); every function returns ol_result_t
+# (NULL: success). Each also exists as <name>WithCodeLoc with a trailing
 # POINTER(CodeLocation) parameter.
-FUNCTIONS = {
-    "olCalculateOptimalOccupancy": (
-        Param("Device", ol_device_handle_t, "in", False),
-        Param("Kernel", ol_symbol_handle_t, "in", False),
-        Param("SharedMemory", ctypes.c_size_t, "in", False),
-        Param("GroupSize", ctypes.POINTER(ctypes.c_size_t), "out", False),
-    ),
-    "olCreateEvent": (
-        Param("Queue", ol_queue_handle_t, "in", False),
-        Param("Event", ctypes.POINTER(ol_event_handle_t), "out", False),
-    ),
-    "olCreateProgram": (
-        Param("Device", ol_device_handle_t, "in", False),
-        Param("ProgData", ctypes.c_void_p, "in", False),
-        Param("ProgDataSize", ctypes.c_size_t, "in", False),
-        Param("Program", ctypes.POINTER(ol_program_handle_t), "out", False),
-    ),
-    "olCreateQueue": (
-        Param("Device", ol_device_handle_t, "in", False),
-        Param("Queue", ctypes.POINTER(ol_queue_handle_t), "out", False),
-    ),
-    "olDestroyEvent": (
-        Param("Event", ol_event_handle_t, "in", False),
-    ),
-    "olDestroyProgram": (
-        Param("Program", ol_program_handle_t, "in", False),
-    ),
-    "olDestroyQueue": (
-        Param("Queue", ol_queue_handle_t, "in", False),
-    ),
-    "olGetDeviceInfo": (
-        Param("Device", ol_device_handle_t, "in", False),
-        Param("PropName", ctypes.c_uint32, "in", False),
-        Param("PropSize", ctypes.c_size_t, "in", False),
-        Param("PropValue", ctypes.c_void_p, "out", False),
-    ),
-    "olGetDeviceInfoSize": (
-        Param("Device", ol_device_handle_t, "in", False),
-        Param("PropName", ctypes.c_uint32, "in", False),
-        Param("PropSizeRet", ctypes.POINTER(ctypes.c_size_t), "out", False),
-    ),
-    "olGetEventInfo": (
-        Param("Event", ol_event_handle_t, "in", False),
-        Param("PropName", ctypes.c_uint32, "in", False),
-        Param("PropSize", ctypes.c_size_t, "in", False),
-        Param("PropValue", ctypes.c_void_p, "out", False),
-    ),
-    "olGetEventInfoSize": (
-        Param("Event", ol_event_handle_t, "in", False),
-        Param("PropName", ctypes.c_uint32, "in", False),
-        Param("PropSizeRet", ctypes.POINTER(ctypes.c_size_t), "out", False),
-    ),
-    "olGetMemInfo": (
-        Param("Ptr", ctypes.c_void_p, "in", False),
-        Param("PropName", ctypes.c_uint32, "in", False),
-        Param("PropSize", ctypes.c_size_t, "in", False),
-        Param("PropValue", ctypes.c_void_p, "out", False),
-    ),
-    "olGetMemInfoSize": (
-        Param("Ptr", ctypes.c_void_p, "in", False),
-        Param("PropName", ctypes.c_uint32, "in", False),
-        Param("PropSizeRet", ctypes.POINTER(ctypes.c_size_t), "out", False),
-    ),
-    "olGetPlatformInfo": (
-        Param("Platform", ol_platform_handle_t, "in", False),
-        Param("PropName", ctypes.c_uint32, "in", False),
-        Param("PropSize", ctypes.c_size_t, "in", False),
-        Param("PropValue", ctypes.c_void_p, "out", False),
-    ),
-    "olGetPlatformInfoSize": (
-        Param("Platform", ol_platform_handle_t, "in", False),
-        Param("PropName", ctypes.c_uint32, "in", False),
-        Param("PropSizeRet", ctypes.POINTER(ctypes.c_size_t), "out", False),
-    ),
-    "olGetQueueInfo": (
-        Param("Queue", ol_queue_handle_t, "in", False),
-        Param("PropName", ctypes.c_uint32, "in", False),
-        Param("PropSize", ctypes.c_size_t, "in", False),
-        Param("PropValue", ctypes.c_void_p, "out", False),
-    ),
-    "olGetQueueInfoSize": (
-        Param("Queue", ol_queue_handle_t, "in", False),
-        Param("PropName", ctypes.c_uint32, "in", False),
-        Param("PropSizeRet", ctypes.POINTER(ctypes.c_size_t), "out", False),
-    ),
-    "olGetSymbol": (
-        Param("Program", ol_program_handle_t, "in", False),
-        Param("Name", ctypes.c_char_p, "in", False),
-        Param("Kind", ctypes.c_uint32, "in", False),
-        Param("Symbol", ctypes.POINTER(ol_symbol_handle_t), "out", False),
-    ),
-    "olGetSymbolInfo": (
-        Param("Symbol", ol_symbol_handle_t, "in", False),
-        Param("PropName", ctypes.c_uint32, "in", False),
-        Param("PropSize", ctypes.c_size_t, "in", False),
-        Param("PropValue", ctypes.c_void_p, "out", False),
-    ),
-    "olGetSymbolInfoSize": (
-        Param("Symbol", ol_symbol_handle_t, "in", False),
-        Param("PropName", ctypes.c_uint32, "in", False),
-        Param("PropSizeRet", ctypes.POINTER(ctypes.c_size_t), "out", False),
-    ),
-    "olInit": (
-    ),
-    "olIsValidBinary": (
-        Param("Device", ol_device_handle_t, "in", False),
-        Param("ProgData", ctypes.c_void_p, "in", False),
-        Param("ProgDataSize", ctypes.c_size_t, "in", False),
-        Param("Valid", ctypes.POINTER(ctypes.c_bool), "out", False),
-    ),
-    "olIterateDevices": (
-        Param("Callback", ol_device_iterate_cb_t, "in", False),
-        Param("UserData", ctypes.c_void_p, "in", True),
-    ),
-    "olLaunchHostFunction": (
-        Param("Queue", ol_queue_handle_t, "in", False),
-        Param("Callback", ol_host_function_cb_t, "in", False),
-        Param("UserData", ctypes.c_void_p, "in", True),
-    ),
-    "olLaunchKernel": (
-        Param("Queue", ol_queue_handle_t, "in", True),
-        Param("Device", ol_device_handle_t, "in", False),
-        Param("Kernel", ol_symbol_handle_t, "in", False),
-        Param("ArgumentsData", ctypes.c_void_p, "in", True),
-        Param("ArgumentsSize", ctypes.c_size_t, "in", False),
-        Param("LaunchSizeArgs", ctypes.POINTER(KernelLaunchSizeArgs), "in", False),
-    ),
-    "olMemAlloc": (
-        Param("Device", ol_device_handle_t, "in", False),
-        Param("Type", ctypes.c_uint32, "in", False),
-        Param("Size", ctypes.c_size_t, "in", False),
-        Param("AllocationOut", ctypes.POINTER(ctypes.c_void_p), "out", False),
-    ),
-    "olMemFill": (
-        Param("Queue", ol_queue_handle_t, "in", True),
-        Param("Ptr", ctypes.c_void_p, "in", False),
-        Param("PatternSize", ctypes.c_size_t, "in", False),
-        Param("PatternPtr", ctypes.c_void_p, "in", False),
-        Param("FillSize", ctypes.c_size_t, "in", False),
-    ),
-    "olMemFree": (
-        Param("Address", ctypes.c_void_p, "in", False),
-    ),
-    "olMemRegister": (
-        Param("Device", ol_device_handle_t, "in", False),
-        Param("Ptr", ctypes.c_void_p, "in", False),
-        Param("Size", ctypes.c_size_t, "in", False),
-        Param("Flags", ol_memory_register_flags_t, "in", False),
-        Param("PinnedPtr", ctypes.POINTER(ctypes.c_void_p), "out", False),
-    ),
-    "olMemUnregister": (
-        Param("Device", ol_device_handle_t, "in", False),
-        Param("Ptr", ctypes.c_void_p, "in", False),
-    ),
-    "olMemcpy": (
-        Param("Queue", ol_queue_handle_t, "in", True),
-        Param("DstPtr", ctypes.c_void_p, "in", False),
-        Param("DstDevice", ol_device_handle_t, "in", False),
-        Param("SrcPtr", ctypes.c_void_p, "in", False),
-        Param("SrcDevice", ol_device_handle_t, "in", False),
-        Param("Size", ctypes.c_size_t, "in", False),
-    ),
-    "olShutDown": (
-    ),
-    "olSyncEvent": (
-        Param("Event", ol_event_handle_t, "in", False),
-    ),
-    "olSyncQueue": (
-        Param("Queue", ol_queue_handle_t, "in", False),
-    ),
-    "olWaitEvents": (
-        Param("Queue", ol_queue_handle_t, "in", False),
-        Param("Events", ctypes.POINTER(ol_event_handle_t), "in", False),
-        Param("NumEvents", ctypes.c_size_t, "in", False),
-    ),
+RELEASE_FUNCTIONS = {
+    "22.1": {
+        "olCalculateOptimalOccupancy": (
+            Param("Device", ol_device_handle_t, "in", False),
+            Param("Kernel", ol_symbol_handle_t, "in", False),
+            Param("SharedMemory", ctypes.c_size_t, "in", False),
+            Param("GroupSize", ctypes.POINTER(ctypes.c_size_t), "out", False),
+        ),
+        "olCreateEvent": (
+            Param("Queue", ol_queue_handle_t, "in", False),
+            Param("Event", ctypes.POINTER(ol_event_handle_t), "out", False),
+        ),
+        "olCreateProgram": (
+            Param("Device", ol_device_handle_t, "in", False),
+            Param("ProgData", ctypes.c_void_p, "in", False),
+            Param("ProgDataSize", ctypes.c_size_t, "in", False),
+            Param("Program", ctypes.POINTER(ol_program_handle_t), "out", False),
+        ),
+        "olCreateQueue": (
+            Param("Device", ol_device_handle_t, "in", False),
+            Param("Queue", ctypes.POINTER(ol_queue_handle_t), "out", False),
+        ),
+        "olDestroyEvent": (
+            Param("Event", ol_event_handle_t, "in", False),
+        ),
+        "olDestroyProgram": (
+            Param("Program", ol_program_handle_t, "in", False),
+        ),
+        "olDestroyQueue": (
+            Param("Queue", ol_queue_handle_t, "in", False),
+        ),
+        "olGetDeviceInfo": (
+            Param("Device", ol_device_handle_t, "in", False),
+            Param("PropName", ctypes.c_uint32, "in", False),
+            Param("PropSize", ctypes.c_size_t, "in", False),
+            Param("PropValue", ctypes.c_void_p, "out", False),
+        ),
+        "olGetDeviceInfoSize": (
+            Param("Device", ol_device_handle_t, "in", False),
+            Param("PropName", ctypes.c_uint32, "in", False),
+            Param("PropSizeRet", ctypes.POINTER(ctypes.c_size_t), "out", False),
+        ),
+        "olGetEventInfo": (
+            Param("Event", ol_event_handle_t, "in", False),
+            Param("PropName", ctypes.c_uint32, "in", False),
+            Param("PropSize", ctypes.c_size_t, "in", False),
+            Param("PropValue", ctypes.c_void_p, "out", False),
+        ),
+        "olGetEventInfoSize": (
+            Param("Event", ol_event_handle_t, "in", False),
+            Param("PropName", ctypes.c_uint32, "in", False),
+            Param("PropSizeRet", ctypes.POINTER(ctypes.c_size_t), "out", False),
+        ),
+        "olGetMemInfo": (
+            Param("Ptr", ctypes.c_void_p, "in", False),
+            Param("PropName", ctypes.c_uint32, "in", False),
+            Param("PropSize", ctypes.c_size_t, "in", False),
+            Param("PropValue", ctypes.c_void_p, "out", False),
+        ),
+        "olGetMemInfoSize": (
+            Param("Ptr", ctypes.c_void_p, "in", False),
+            Param("PropName", ctypes.c_uint32, "in", False),
+            Param("PropSizeRet", ctypes.POINTER(ctypes.c_size_t), "out", False),
+        ),
+        "olGetPlatformInfo": (
+            Param("Platform", ol_platform_handle_t, "in", False),
+            Param("PropName", ctypes.c_uint32, "in", False),
+            Param("PropSize", ctypes.c_size_t, "in", False),
+            Param("PropValue", ctypes.c_void_p, "out", False),
+        ),
+        "olGetPlatformInfoSize": (
+            Param("Platform", ol_platform_handle_t, "in", False),
+            Param("PropName", ctypes.c_uint32, "in", False),
+            Param("PropSizeRet", ctypes.POINTER(ctypes.c_size_t), "out", False),
+        ),
+        "olGetQueueInfo": (
+            Param("Queue", ol_queue_handle_t, "in", False),
+            Param("PropName", ctypes.c_uint32, "in", False),
+            Param("PropSize", ctypes.c_size_t, "in", False),
+            Param("PropValue", ctypes.c_void_p, "out", False),
+        ),
+        "olGetQueueInfoSize": (
+            Param("Queue", ol_queue_handle_t, "in", False),
+            Param("PropName", ctypes.c_uint32, "in", False),
+            Param("PropSizeRet", ctypes.POINTER(ctypes.c_size_t), "out", False),
+        ),
+        "olGetSymbol": (
+            Param("Program", ol_program_handle_t, "in", False),
+            Param("Name", ctypes.c_char_p, "in", False),
+            Param("Kind", ctypes.c_uint32, "in", False),
+            Param("Symbol", ctypes.POINTER(ol_symbol_handle_t), "out", False),
+        ),
+        "olGetSymbolInfo": (
+            Param("Symbol", ol_symbol_handle_t, "in", False),
+            Param("PropName", ctypes.c_uint32, "in", False),
+            Param("PropSize", ctypes.c_size_t, "in", False),
+            Param("PropValue", ctypes.c_void_p, "out", False),
+        ),
+        "olGetSymbolInfoSize": (
+            Param("Symbol", ol_symbol_handle_t, "in", False),
+            Param("PropName", ctypes.c_uint32, "in", False),
+            Param("PropSizeRet", ctypes.POINTER(ctypes.c_size_t), "out", False),
+        ),
+        "olInit": (
+        ),
+        "olIsValidBinary": (
+            Param("Device", ol_device_handle_t, "in", False),
+            Param("ProgData", ctypes.c_void_p, "in", False),
+            Param("ProgDataSize", ctypes.c_size_t, "in", False),
+            Param("Valid", ctypes.POINTER(ctypes.c_bool), "out", False),
+        ),
+        "olIterateDevices": (
+            Param("Callback", ol_device_iterate_cb_t, "in", False),
+            Param("UserData", ctypes.c_void_p, "in", True),
+        ),
+        "olLaunchHostFunction": (
+            Param("Queue", ol_queue_handle_t, "in", False),
+            Param("Callback", ol_host_function_cb_t, "in", False),
+            Param("UserData", ctypes.c_void_p, "in", True),
+        ),
+        "olLaunchKernel": (
+            Param("Queue", ol_queue_handle_t, "in", True),
+            Param("Device", ol_device_handle_t, "in", False),
+            Param("Kernel", ol_symbol_handle_t, "in", False),
+            Param("ArgumentsData", ctypes.c_void_p, "in", True),
+            Param("ArgumentsSize", ctypes.c_size_t, "in", False),
+            Param("LaunchSizeArgs", ctypes.POINTER(KernelLaunchSizeArgs), "in", False),
+        ),
+        "olMemAlloc": (
+            Param("Device", ol_device_handle_t, "in", False),
+            Param("Type", ctypes.c_uint32, "in", False),
+            Param("Size", ctypes.c_size_t, "in", False),
+            Param("AllocationOut", ctypes.POINTER(ctypes.c_void_p), "out", False),
+        ),
+        "olMemFill": (
+            Param("Queue", ol_queue_handle_t, "in", True),
+            Param("Ptr", ctypes.c_void_p, "in", False),
+            Param("PatternSize", ctypes.c_size_t, "in", False),
+            Param("PatternPtr", ctypes.c_void_p, "in", False),
+            Param("FillSize", ctypes.c_size_t, "in", False),
+        ),
+        "olMemFree": (
+            Param("Address", ctypes.c_void_p, "in", False),
+        ),
+        "olMemRegister": (
+            Param("Device", ol_device_handle_t, "in", False),
+            Param("Ptr", ctypes.c_void_p, "in", False),
+            Param("Size", ctypes.c_size_t, "in", False),
+            Param("Flags", ol_memory_register_flags_t, "in", False),
+            Param("PinnedPtr", ctypes.POINTER(ctypes.c_void_p), "out", False),
+        ),
+        "olMemUnregister": (
+            Param("Device", ol_device_handle_t, "in", False),
+            Param("Ptr", ctypes.c_void_p, "in", False),
+        ),
+        "olMemcpy": (
+            Param("Queue", ol_queue_handle_t, "in", True),
+            Param("DstPtr", ctypes.c_void_p, "in", False),
+            Param("DstDevice", ol_device_handle_t, "in", False),
+            Param("SrcPtr", ctypes.c_void_p, "in", False),
+            Param("SrcDevice", ol_device_handle_t, "in", False),
+            Param("Size", ctypes.c_size_t, "in", False),
+        ),
+        "olShutDown": (
+        ),
+        "olSyncEvent": (
+            Param("Event", ol_event_handle_t, "in", False),
+        ),
+        "olSyncQueue": (
+            Param("Queue", ol_queue_handle_t, "in", False),
+        ),
+        "olWaitEvents": (
+            Param("Queue", ol_queue_handle_t, "in", False),
+            Param("Events", ctypes.POINTER(ol_event_handle_t), "in", False),
+            Param("NumEvents", ctypes.c_size_t, "in", False),
+        ),
+    },
+    "23.1": {
+        "olCalculateOptimalOccupancy": (
+            Param("Device", ol_device_handle_t, "in", False),
+            Param("Kernel", ol_symbol_handle_t, "in", False),
+            Param("SharedMemory", ctypes.c_size_t, "in", False),
+            Param("GroupSize", ctypes.POINTER(ctypes.c_size_t), "out", False),
+        ),
+        "olCreateEvent": (
+            Param("Queue", ol_queue_handle_t, "in", False),
+            Param("Flags", ctypes.c_uint32, "in", False),
+            Param("Event", ctypes.POINTER(ol_event_handle_t), "out", False),
+        ),
+        "olCreateProgram": (
+            Param("Device", ol_device_handle_t, "in", False),
+            Param("ProgData", ctypes.c_void_p, "in", False),
+            Param("ProgDataSize", ctypes.c_size_t, "in", False),
+            Param("Program", ctypes.POINTER(ol_program_handle_t), "out", False),
+        ),
+        "olCreateQueue": (
+            Param("Device", ol_device_handle_t, "in", False),
+            Param("Queue", ctypes.POINTER(ol_queue_handle_t), "out", False),
+        ),
+        "olDestroyEvent": (
+            Param("Event", ol_event_handle_t, "in", False),
+        ),
+        "olDestroyProgram": (
+            Param("Program", ol_program_handle_t, "in", False),
+        ),
+        "olDestroyQueue": (
+            Param("Queue", ol_queue_handle_t, "in", False),
+        ),
+        "olGetDeviceInfo": (
+            Param("Device", ol_device_handle_t, "in", False),
+            Param("PropName", ctypes.c_uint32, "in", False),
+            Param("PropSize", ctypes.c_size_t, "in", False),
+            Param("PropValue", ctypes.c_void_p, "out", False),
+        ),
+        "olGetDeviceInfoSize": (
+            Param("Device", ol_device_handle_t, "in", False),
+            Param("PropName", ctypes.c_uint32, "in", False),
+            Param("PropSizeRet", ctypes.POINTER(ctypes.c_size_t), "out", False),
+        ),
+        "olGetEventElapsedTime": (
+            Param("StartEvent", ol_event_handle_t, "in", False),
+            Param("EndEvent", ol_event_handle_t, "in", False),
+            Param("ElapsedTime", ctypes.POINTER(ctypes.c_float), "out", False),
+        ),
+        "olGetEventInfo": (
+            Param("Event", ol_event_handle_t, "in", False),
+            Param("PropName", ctypes.c_uint32, "in", False),
+            Param("PropSize", ctypes.c_size_t, "in", False),
+            Param("PropValue", ctypes.c_void_p, "out", False),
+        ),
+        "olGetEventInfoSize": (
+            Param("Event", ol_event_handle_t, "in", False),
+            Param("PropName", ctypes.c_uint32, "in", False),
+            Param("PropSizeRet", ctypes.POINTER(ctypes.c_size_t), "out", False),
+        ),
+        "olGetKernelMaxCooperativeGroupCount": (
+            Param("Device", ol_device_handle_t, "in", False),
+            Param("Kernel", ol_symbol_handle_t, "in", False),
+            Param("LaunchSizeArgs", ctypes.POINTER(KernelLaunchSizeArgs), "in", False),
+            Param("MaxGroupCount", ctypes.POINTER(ctypes.c_uint32), "out", False),
+        ),
+        "olGetMemInfo": (
+            Param("Ptr", ctypes.c_void_p, "in", False),
+            Param("PropName", ctypes.c_uint32, "in", False),
+            Param("PropSize", ctypes.c_size_t, "in", False),
+            Param("PropValue", ctypes.c_void_p, "out", False),
+        ),
+        "olGetMemInfoSize": (
+            Param("Ptr", ctypes.c_void_p, "in", False),
+            Param("PropName", ctypes.c_uint32, "in", False),
+            Param("PropSizeRet", ctypes.POINTER(ctypes.c_size_t), "out", False),
+        ),
+        "olGetPlatformInfo": (
+            Param("Platform", ol_platform_handle_t, "in", False),
+            Param("PropName", ctypes.c_uint32, "in", False),
+            Param("PropSize", ctypes.c_size_t, "in", False),
+            Param("PropValue", ctypes.c_void_p, "out", False),
+        ),
+        "olGetPlatformInfoSize": (
+            Param("Platform", ol_platform_handle_t, "in", False),
+            Param("PropName", ctypes.c_uint32, "in", False),
+            Param("PropSizeRet", ctypes.POINTER(ctypes.c_size_t), "out", False),
+        ),
+        "olGetQueueInfo": (
+            Param("Queue", ol_queue_handle_t, "in", False),
+            Param("PropName", ctypes.c_uint32, "in", False),
+            Param("PropSize", ctypes.c_size_t, "in", False),
+            Param("PropValue", ctypes.c_void_p, "out", False),
+        ),
+        "olGetQueueInfoSize": (
+            Param("Queue", ol_queue_handle_t, "in", False),
+            Param("PropName", ctypes.c_uint32, "in", False),
+            Param("PropSizeRet", ctypes.POINTER(ctypes.c_size_t), "out", False),
+        ),
+        "olGetSymbol": (
+            Param("Program", ol_program_handle_t, "in", False),
+            Param("Name", ctypes.c_char_p, "in", False),
+            Param("Kind", ctypes.c_uint32, "in", False),
+            Param("Symbol", ctypes.POINTER(ol_symbol_handle_t), "out", False),
+        ),
+        "olGetSymbolInfo": (
+            Param("Symbol", ol_symbol_handle_t, "in", False),
+            Param("PropName", ctypes.c_uint32, "in", False),
+            Param("PropSize", ctypes.c_size_t, "in", False),
+            Param("PropValue", ctypes.c_void_p, "out", False),
+        ),
+        "olGetSymbolInfoSize": (
+            Param("Symbol", ol_symbol_handle_t, "in", False),
+            Param("PropName", ctypes.c_uint32, "in", False),
+            Param("PropSizeRet", ctypes.POINTER(ctypes.c_size_t), "out", False),
+        ),
+        "olInit": (
+            Param("InitArgs", ctypes.POINTER(InitArgs), "in", True),
+        ),
+        "olIsValidBinary": (
+            Param("Device", ol_device_handle_t, "in", False),
+            Param("ProgData", ctypes.c_void_p, "in", False),
+            Param("ProgDataSize", ctypes.c_size_t, "in", False),
+            Param("Valid", ctypes.POINTER(ctypes.c_bool), "out", False),
+        ),
+        "olIterateDevices": (
+            Param("Callback", ol_device_iterate_cb_t, "in", False),
+            Param("UserData", ctypes.c_void_p, "in", True),
+        ),
+        "olLaunchHostFunction": (
+            Param("Queue", ol_queue_handle_t, "in", False),
+            Param("Callback", ol_host_function_cb_t, "in", False),
+            Param("UserData", ctypes.c_void_p, "in", True),
+        ),
+        "olLaunchKernel": (
+            Param("Queue", ol_queue_handle_t, "in", True),
+            Param("Device", ol_device_handle_t, "in", False),
+            Param("Kernel", ol_symbol_handle_t, "in", False),
+            Param("LaunchSizeArgs", ctypes.POINTER(KernelLaunchSizeArgs), "in", False),
+            Param("Properties", ctypes.POINTER(KernelLaunchProp), "in", True),
+            Param("NumArgs", ctypes.c_size_t, "in", False),
+            Param("ArgPtrs", ctypes.POINTER(ctypes.c_void_p), "in", True),
+            Param("ArgSizes", ctypes.POINTER(ctypes.c_size_t), "in", True),
+        ),
+        "olMemAlloc": (
+            Param("Device", ol_device_handle_t, "in", False),
+            Param("Type", ctypes.c_uint32, "in", False),
+            Param("Size", ctypes.c_size_t, "in", False),
+            Param("AllocationOut", ctypes.POINTER(ctypes.c_void_p), "out", False),
+        ),
+        "olMemAllocAligned": (
+            Param("Device", ol_device_handle_t, "in", False),
+            Param("Type", ctypes.c_uint32, "in", False),
+            Param("Size", ctypes.c_size_t, "in", False),
+            Param("Alignment", ctypes.c_size_t, "in", False),
+            Param("AllocationOut", ctypes.POINTER(ctypes.c_void_p), "out", False),
+        ),
+        "olMemFill": (
+            Param("Queue", ol_queue_handle_t, "in", True),
+            Param("Ptr", ctypes.c_void_p, "in", False),
+            Param("PatternSize", ctypes.c_size_t, "in", False),
+            Param("PatternPtr", ctypes.c_void_p, "in", False),
+            Param("FillSize", ctypes.c_size_t, "in", False),
+        ),
+        "olMemFree": (
+            Param("Address", ctypes.c_void_p, "in", False),
+        ),
+        "olMemPrefetch": (
+            Param("Queue", ol_queue_handle_t, "in", False),
+            Param("Count", ctypes.c_size_t, "in", False),
+            Param("Mems", ctypes.POINTER(ctypes.c_void_p), "in", True),
+            Param("Sizes", ctypes.POINTER(ctypes.c_size_t), "in", True),
+            Param("Flags", ol_mem_migration_flags_t, "in", False),
+        ),
+        "olMemRegister": (
+            Param("Device", ol_device_handle_t, "in", False),
+            Param("Ptr", ctypes.c_void_p, "in", False),
+            Param("Size", ctypes.c_size_t, "in", False),
+            Param("Flags", ol_memory_register_flags_t, "in", False),
+            Param("PinnedPtr", ctypes.POINTER(ctypes.c_void_p), "out", False),
+        ),
+        "olMemUnregister": (
+            Param("Device", ol_device_handle_t, "in", False),
+            Param("Ptr", ctypes.c_void_p, "in", False),
+            Param("Flags", ol_memory_register_flags_t, "in", False),
+        ),
+        "olMemcpy": (
+            Param("Queue", ol_queue_handle_t, "in", True),
+            Param("DstPtr", ctypes.c_void_p, "in", False),
+            Param("DstDevice", ol_device_handle_t, "in", False),
+            Param("SrcPtr", ctypes.c_void_p, "in", False),
+            Param("SrcDevice", ol_device_handle_t, "in", False),
+            Param("Size", ctypes.c_size_t, "in", False),
+        ),
+        "olQueryQueue": (
+            Param("Queue", ol_queue_handle_t, "in", False),
+            Param("IsQueueWorkCompleted", ctypes.POINTER(ctypes.c_bool), "out", True),
+        ),
+        "olShutDown": (
+        ),
+        "olSyncEvent": (
+            Param("Event", ol_event_handle_t, "in", False),
+        ),
+        "olSyncQueue": (
+            Param("Queue", ol_queue_handle_t, "in", False),
+        ),
+        "olWaitEvents": (
+            Param("Queue", ol_queue_handle_t, "in", False),
+            Param("Events", ctypes.POINTER(ol_event_handle_t), "in", False),
+            Param("NumEvents", ctypes.c_size_t, "in", False),
+        ),
+    },
 }
 
+# The soname of each release's library.
+SONAMES = {
+    "22.1": "libLLVMOffload.so.22.1",
+    "23.1": "libLLVMOffload.so.23.1",
+}
+
+# release -> the functions no earlier release has: their presence in a
+# library tells its release.
+NEW_FUNCTIONS = {
+    "23.1": ("olGetEventElapsedTime", "olGetKernelMaxCooperativeGroupCount", "olMemAllocAligned", "olMemPrefetch", "olQueryQueue"),
+}
+
+# The release of the oldest library, whose functions FUNCTIONS lists.
+FUNCTIONS = RELEASE_FUNCTIONS["22.1"]
+
+
+
+def release_of(lib):
+    """The release (\"22.1\", \"23.1\") whose ABI lib, a ctypes.CDLL of
+    the library, serves: the newest whose new functions it exports."""
+    found = next(iter(RELEASE_FUNCTIONS))
+    for release, names in NEW_FUNCTIONS.items():
+        if all(hasattr(lib, n) for n in names):
+            found = release
+    return found
 
 
 def declare(lib):
     """Set argtypes and restype of every function (and its WithCodeLoc
-    variant) on lib, a ctypes.CDLL of the library; returns lib."""
-    for name, params in FUNCTIONS.items():
+    variant) of lib's release on lib, a ctypes.CDLL of the library; sets
+    lib.ol_release to that release and returns lib."""
+    lib.ol_release = release_of(lib)
+    for name, params in RELEASE_FUNCTIONS[lib.ol_release].items():
         types = [p.ctype for p in params]
         for fname, argtypes in ((name, types),
                                 (name + "WithCodeLoc",
@@ -687,6 +1024,10 @@ DEVICE_INFO_TYPES = {
     DeviceInfo.NATIVE_VECTOR_WIDTH_FLOAT: InfoType("scalar", ctypes.c_uint32, None),
     DeviceInfo.NATIVE_VECTOR_WIDTH_DOUBLE: InfoType("scalar", ctypes.c_uint32, None),
     DeviceInfo.NATIVE_VECTOR_WIDTH_HALF: InfoType("scalar", ctypes.c_uint32, None),
+    DeviceInfo.SINGLE_FP_SUPPORT: InfoType("bool", ctypes.c_bool, None),
+    DeviceInfo.DOUBLE_FP_SUPPORT: InfoType("bool", ctypes.c_bool, None),
+    DeviceInfo.HALF_FP_SUPPORT: InfoType("bool", ctypes.c_bool, None),
+    DeviceInfo.COOPERATIVE_LAUNCH_SUPPORT: InfoType("bool", ctypes.c_bool, None),
 }
 
 EVENT_INFO_TYPES = {

@@ -38,6 +38,11 @@ func NewDeviceInfo(vendorID uint32, driverVersion string) *plugin.DeviceInfo {
 		NativeVectorWidthFloat:  plugin.Some[uint32](1),
 		NativeVectorWidthDouble: plugin.Some[uint32](1),
 		NativeVectorWidthHalf:   plugin.Some[uint32](0),
+		// every GPU the plugins load images for (sm_80 and later, gfx9
+		// and later) has single, double and half precision arithmetic
+		SingleFpSupport: plugin.Some(true),
+		DoubleFpSupport: plugin.Some(true),
+		HalfFpSupport:   plugin.Some(true),
 	}
 }
 

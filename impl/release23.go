@@ -1,0 +1,370 @@
+package impl
+
+// The calls LLVM 23.1 added or changed. The 23.1 library (built with the
+// ol23 tag) exports them; the runtime behind them is the same for both
+// releases, and a 22.1 call that 23.1 changed is the 23.1 call with its
+// new parameters at their neutral values.
+
+import (
+	"fmt"
+	"math/bits"
+	"sync"
+	"unsafe"
+
+	"github.com/liboffload-go/liboffload-go/api/ol"
+	"github.com/liboffload-go/liboffload-go/plugins/plugin"
+)
+
+// olInit23 is the hand-written entry of 23.1's olInit (see OlInit23):
+// InitArgs selects the platforms to start; the host platform always starts.
+func olInit23(initArgs unsafe.Pointer, loc *ol.CodeLocation) uintptr {
+	if initArgs == nil {
+		return initLibrary(nil, loc)
+	}
+	return initLibrary(func(ps []plugin.Plugin) ([]plugin.Plugin, error) {
+		return pickPlatforms((*ol.InitArgs)(initArgs), ps)
+	}, loc)
+}
+
+// backendPlugins names the plugin of each backend.
+var backendPlugins = map[ol.PlatformBackend]string{
+	ol.PlatformBackendCuda:   "cuda",
+	ol.PlatformBackendAmdgpu: "amdgpu",
+	ol.PlatformBackendHost:   "host",
+}
+
+// pickPlatforms checks olInit's arguments and keeps the plugins they list
+// (and the host's). NumPlatforms 0 keeps them all.
+func pickPlatforms(args *ol.InitArgs, ps []plugin.Plugin) ([]plugin.Plugin, error) {
+	if args.Size < uint64(unsafe.Sizeof(ol.InitArgs{})) {
+		return nil, ol.Errorf(ol.ErrcInvalidSize, "InitArgs->Size is %d, less than sizeof(ol_init_args_t) = %d", args.Size, unsafe.Sizeof(ol.InitArgs{}))
+	}
+	if args.NumPlatforms == 0 {
+		return ps, nil
+	}
+	if args.Platforms == nil {
+		return nil, ol.Errorf(ol.ErrcInvalidNullPointer, "InitArgs->NumPlatforms is %d but InitArgs->Platforms is NULL", args.NumPlatforms)
+	}
+	want := map[string]bool{"host": true}
+	for i, b := range unsafe.Slice((*ol.PlatformBackend)(args.Platforms), args.NumPlatforms) {
+		if !b.Valid() {
+			return nil, ol.Errorf(ol.ErrcInvalidEnumeration, "InitArgs->Platforms[%d] is %d, not an ol_platform_backend_t", i, uint32(b))
+		}
+		want[backendPlugins[b]] = true // a backend without a plugin starts nothing
+	}
+	var out []plugin.Plugin
+	for _, p := range ps {
+		if want[p.Name()] {
+			out = append(out, p)
+		}
+	}
+	return out, nil
+}
+
+// olCreateEvent23 records a plain or a profiling event.
+func (c *Context) olCreateEvent23(q *Queue, flags ol.EventFlags) (uintptr, error) {
+	switch flags {
+	case ol.EventFlagsNone:
+		return c.olCreateEvent(q)
+	case ol.EventFlagsEnableProfiling:
+	default:
+		return 0, ol.Errorf(ol.ErrcInvalidEnumeration, "Flags is %d, not an ol_event_flags_t", uint32(flags))
+	}
+	tq, ok := q.q.(plugin.TimedQueue)
+	if !ok {
+		return 0, ol.Errorf(ol.ErrcUnsupported, "queue %#x: device %s records no profiling events", q.h, q.device.d.Info().Name.V)
+	}
+	te, err := tq.RecordTimed()
+	if err != nil {
+		return 0, err
+	}
+	e := &Event{device: q.device, queueH: q.h, queueID: q.id, e: te, timed: te}
+	e.refs.Store(1)
+	if e.h, err = c.events.insert(e); err != nil {
+		_ = te.Release()
+		return 0, err
+	}
+	return e.h, nil
+}
+
+// olGetEventElapsedTime waits for both profiling events, then measures.
+func (c *Context) olGetEventElapsedTime(start, end *Event) (float32, error) {
+	for _, x := range []struct {
+		e    *Event
+		name string
+	}{{start, "StartEvent"}, {end, "EndEvent"}} {
+		if x.e.timed == nil {
+			return 0, ol.Errorf(ol.ErrcInvalidArgument, "%s %#x was not created with OL_EVENT_FLAGS_ENABLE_PROFILING", x.name, x.e.h)
+		}
+	}
+	if start.device.platform != end.device.platform {
+		return 0, ol.Errorf(ol.ErrcInvalidArgument, "StartEvent %#x and EndEvent %#x are events of two platforms (%s, %s): their clocks differ", start.h, end.h, start.device.platform.name, end.device.platform.name)
+	}
+	for _, e := range []*Event{start, end} {
+		if err := c.olSyncEvent(e); err != nil {
+			return 0, err
+		}
+	}
+	return end.timed.ElapsedSince(start.timed)
+}
+
+// olQueryQueue tells whether the queue has no outstanding work.
+func (c *Context) olQueryQueue(q *Queue) (bool, error) { return q.q.Empty(), nil }
+
+// olGetKernelMaxCooperativeGroupCount asks the device how many groups of
+// the launch's group size it holds resident at once.
+func (c *Context) olGetKernelMaxCooperativeGroupCount(dev *Device, k *Symbol, la *ol.KernelLaunchSizeArgs) (uint32, error) {
+	if err := c.kernelOf(dev, k); err != nil {
+		return 0, err
+	}
+	if err := k.program.use("olGetKernelMaxCooperativeGroupCount", k); err != nil {
+		return 0, err
+	}
+	defer k.program.release()
+	ck, ok := k.kernel.(plugin.CooperativeKernel)
+	if !ok {
+		return 0, ol.Errorf(ol.ErrcUnsupported, "device %s has no cooperative launch", dev.d.Info().Name.V)
+	}
+	return ck.MaxCooperativeGroups(la.GroupSize, la.DynSharedMemory)
+}
+
+// maxLaunchProps bounds the walk of a property list without its end mark.
+const maxLaunchProps = 1024
+
+// launchProps reads a launch's property list: whether it is cooperative.
+func launchProps(props *ol.KernelLaunchProp) (cooperative bool, err error) {
+	if props == nil {
+		return false, nil
+	}
+	list := unsafe.Slice(props, maxLaunchProps)
+	for i := range list {
+		p := &list[i]
+		switch p.Type {
+		case ol.KernelLaunchPropTypeNone:
+			return cooperative, nil
+		case ol.KernelLaunchPropTypeIsCooperative:
+			if p.Data == nil {
+				return false, ol.Errorf(ol.ErrcInvalidNullPointer, "Properties[%d] (IS_COOPERATIVE) has a NULL data pointer", i)
+			}
+			cooperative = *(*bool)(p.Data)
+		default:
+			return false, ol.Errorf(ol.ErrcInvalidEnumeration, "Properties[%d].type is %d, not an ol_kernel_launch_prop_type_t", i, uint32(p.Type))
+		}
+	}
+	return false, ol.Errorf(ol.ErrcInvalidArgument, "Properties has no OL_KERNEL_LAUNCH_PROP_TYPE_NONE entry in its first %d", maxLaunchProps)
+}
+
+// argBuffers recycles the argument buffers olLaunchKernel23 lays out.
+var argBuffers = sync.Pool{New: func() any { b := make([]byte, 0, 512); return &b }}
+
+// layOutArgs writes the arguments into buf as the kernel reads them: at
+// the offsets of its parameters where the device knows them (checking
+// their count and sizes), else like the members of a C struct.
+func layOutArgs(k *Symbol, ptrs []unsafe.Pointer, sizes []uint64, buf []byte) ([]byte, error) {
+	for i, p := range ptrs {
+		if p == nil && sizes[i] > 0 {
+			return nil, ol.Errorf(ol.ErrcInvalidNullPointer, "ArgPtrs[%d] is NULL but ArgSizes[%d] is %d", i, i, sizes[i])
+		}
+		if sizes[i] > maxUserRange {
+			return nil, ol.Errorf(ol.ErrcInvalidSize, "ArgSizes[%d] is %d", i, sizes[i])
+		}
+	}
+	var offsets []uint64
+	if pk, ok := k.kernel.(plugin.ParamKernel); ok {
+		if params, known := pk.Params(); known {
+			if len(params) != len(ptrs) {
+				return nil, ol.Errorf(ol.ErrcInvalidArgument, "kernel %q takes %d arguments; NumArgs is %d", k.name, len(params), len(ptrs))
+			}
+			for i, p := range params {
+				if p.Size != sizes[i] {
+					return nil, ol.Errorf(ol.ErrcInvalidArgument, "ArgSizes[%d] is %d; argument %d of kernel %q is %d bytes", i, sizes[i], i, k.name, p.Size)
+				}
+				offsets = append(offsets, p.Offset)
+			}
+		}
+	}
+	if offsets == nil {
+		var off uint64
+		for _, sz := range sizes {
+			off = alignUp(off, cAlign(sz))
+			offsets = append(offsets, off)
+			off += sz
+		}
+	}
+	var end uint64
+	for i, off := range offsets {
+		end = max(end, off+sizes[i])
+	}
+	if end > maxUserRange {
+		return nil, ol.Errorf(ol.ErrcInvalidSize, "the arguments of kernel %q take %d bytes", k.name, end)
+	}
+	if uint64(cap(buf)) < end {
+		buf = make([]byte, end)
+	}
+	buf = buf[:end]
+	clear(buf) // padding between parameters is zero, as a compiler's struct copy leaves it defined
+	for i, off := range offsets {
+		if sizes[i] > 0 {
+			copy(buf[off:], unsafe.Slice((*byte)(ptrs[i]), sizes[i]))
+		}
+	}
+	return buf, nil
+}
+
+// cAlign is the alignment a C compiler gives a member of size bytes when
+// nothing else is known: the largest power of two dividing it, at most 8
+// (a scalar's own size; for a struct, that of its widest member in most
+// layouts).
+func cAlign(size uint64) uint64 {
+	if size == 0 {
+		return 1
+	}
+	return min(uint64(1)<<bits.TrailingZeros64(size), 8)
+}
+
+func alignUp(x, a uint64) uint64 { return (x + a - 1) &^ (a - 1) }
+
+// olLaunchKernel23 launches with the arguments one by one and a property
+// list.
+func (c *Context) olLaunchKernel23(q *Queue, dev *Device, k *Symbol, la *ol.KernelLaunchSizeArgs, props *ol.KernelLaunchProp, ptrs []unsafe.Pointer, sizes []uint64) error {
+	if q != nil && q.device != dev {
+		return ol.NewError(ol.ErrcInvalidDevice, "device specified does not match the device of the given queue")
+	}
+	if err := c.kernelOf(dev, k); err != nil {
+		return err
+	}
+	cooperative, err := launchProps(props)
+	if err != nil {
+		return err
+	}
+	if len(ptrs) != len(sizes) {
+		return ol.Errorf(ol.ErrcInvalidArgument, "%d ArgPtrs but %d ArgSizes", len(ptrs), len(sizes))
+	}
+	bp := argBuffers.Get().(*[]byte)
+	defer argBuffers.Put(bp)
+	args, err := layOutArgs(k, ptrs, sizes, *bp)
+	if err != nil {
+		return err
+	}
+	if cap(args) <= 64<<10 {
+		*bp = args[:0] // keep a grown buffer, unless it is huge
+	}
+	if !cooperative {
+		return c.olLaunchKernel(q, dev, k, args, la)
+	}
+	size := plugin.LaunchSize{NumGroups: la.NumGroups, GroupSize: la.GroupSize, DynSharedMemory: la.DynSharedMemory}
+	if err := k.program.use("olLaunchKernel", k); err != nil {
+		return err
+	}
+	defer k.program.release()
+	launch := func(pq plugin.Queue) error {
+		cq, ok := pq.(plugin.CooperativeQueue)
+		if !ok {
+			return ol.Errorf(ol.ErrcUnsupported, "device %s has no cooperative launch", dev.d.Info().Name.V)
+		}
+		return cq.LaunchCooperative(k.kernel, args, size)
+	}
+	if q != nil {
+		return launch(q.q)
+	}
+	return onTempQueue(dev, launch)
+}
+
+// olMemAllocAligned allocates with base a multiple of alignment: as the
+// device allocates when that is aligned enough, else from an allocation
+// alignment-1 bytes larger (olMemFree of the base frees it).
+func (c *Context) olMemAllocAligned(dev *Device, typ ol.AllocType, size, alignment uint64) (uintptr, error) {
+	if size == 0 {
+		return 0, ol.NewError(ol.ErrcInvalidSize, "Size is 0")
+	}
+	if alignment == 0 || alignment&(alignment-1) != 0 {
+		return 0, ol.Errorf(ol.ErrcInvalidArgument, "Alignment %d is not a power of two", alignment)
+	}
+	if !typ.Valid() {
+		typ = ol.AllocTypeManaged // as olMemAlloc
+	}
+	pad := uint64(0)
+	for attempt := 0; attempt < maxAllocAttempts; attempt++ {
+		n := size + pad
+		if n < size {
+			return 0, ol.Errorf(ol.ErrcOutOfResources, "Size %d aligned to %d wraps around the address space", size, alignment)
+		}
+		if max := dev.d.Info().MaxMemAllocSize.V; max > 0 && n > max {
+			return 0, ol.Errorf(ol.ErrcOutOfResources, "Size %d aligned to %d needs %d bytes, more than the largest allocation of device %#x (%d bytes)", size, alignment, n, dev.h, max)
+		}
+		raw, err := c.allocDevice(dev, typ, n)
+		if err != nil {
+			return 0, err
+		}
+		if uint64(raw)+n < uint64(raw) {
+			_ = dev.d.Free(raw, typ)
+			return 0, ol.Errorf(ol.ErrcBackendFailure, "the device returned %#x for %d bytes, a range that wraps around the address space", raw, n)
+		}
+		base := alignUp(uint64(raw), alignment)
+		if base+size > uint64(raw)+n {
+			// not aligned as it came (never seen by the caller: freed at once)
+			_ = dev.d.Free(raw, typ)
+			pad = alignment - 1
+			continue
+		}
+		a := &alloc{base: base, size: size, kind: typ, device: dev}
+		if base != uint64(raw) {
+			a.raw = uint64(raw)
+		}
+		if c.mem.insert(a) {
+			return uintptr(base), nil
+		}
+		_ = dev.d.Free(raw, typ)
+	}
+	return 0, ol.NewError(ol.ErrcBackendFailure, "failed to allocate non-overlapping memory")
+}
+
+// olMemPrefetch moves managed allocations toward the queue's device or the
+// host, in the queue's order. Ranges that are not managed memory of the
+// queue's platform are left alone: a prefetch is a hint.
+func (c *Context) olMemPrefetch(q *Queue, mems []unsafe.Pointer, sizes []uint64, flags uint32) error {
+	const toDev, toHost = uint32(ol.MemMigrationFlagHostToDevice), uint32(ol.MemMigrationFlagDeviceToHost)
+	if flags&toDev != 0 && flags&toHost != 0 {
+		return ol.NewError(ol.ErrcInvalidArgument, "Flags asks for both HOST_TO_DEVICE and DEVICE_TO_HOST")
+	}
+	toDevice := flags&toHost == 0
+	pq, canMove := q.q.(plugin.PrefetchQueue)
+	for i, m := range mems {
+		if sizes[i] == 0 {
+			continue
+		}
+		if m == nil {
+			return ol.Errorf(ol.ErrcInvalidNullPointer, "Mems[%d] is NULL but Sizes[%d] is %d", i, i, sizes[i])
+		}
+		a, err := c.mem.checkRange("olMemPrefetch", fmt.Sprintf("Mems[%d]", i), uint64(uintptr(m)), sizes[i])
+		if err != nil {
+			return err
+		}
+		if !canMove || a.device == nil || a.kind != ol.AllocTypeManaged || a.device.platform != q.device.platform {
+			continue
+		}
+		if err := pq.Prefetch(uintptr(m), q.device.d, sizes[i], toDevice); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// olMemUnregister23 drops a registration; the pages are unlocked when the
+// last registration goes, with or without UNLOCK_MEMORY (a registration is
+// always a lock here).
+func (c *Context) olMemUnregister23(dev *Device, ptr uintptr, flags uint32) error {
+	if err := registerFlags("olMemUnregister", flags); err != nil {
+		return err
+	}
+	return c.olMemUnregister(dev, ptr)
+}
+
+// registerFlags refuses bits that are not ol_memory_register_flag_t.
+func registerFlags(fn string, flags uint32) error {
+	const known = uint32(ol.MemoryRegisterFlagLockMemory | ol.MemoryRegisterFlagUnlockMemory)
+	if flags&^known != 0 {
+		return ol.Errorf(ol.ErrcInvalidEnumeration, "%s: Flags %#x has bits that are not ol_memory_register_flag_t", fn, flags)
+	}
+	return nil
+}
