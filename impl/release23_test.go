@@ -40,9 +40,9 @@ func TestLayOutArgsLikeAStruct(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := unsafe.Slice((*byte)(unsafe.Pointer(&v)), unsafe.Offsetof(v.f)+12)
-	for _, off := range []uintptr{unsafe.Offsetof(v.a), unsafe.Offsetof(v.b), unsafe.Offsetof(v.c), unsafe.Offsetof(v.d), unsafe.Offsetof(v.e), unsafe.Offsetof(v.f)} {
-		if buf[off] != want[off] {
-			t.Fatalf("byte %d: %d, want %d (layout %v)", off, buf[off], want[off], buf)
+	for i, off := range []uintptr{unsafe.Offsetof(v.a), unsafe.Offsetof(v.b), unsafe.Offsetof(v.c), unsafe.Offsetof(v.d), unsafe.Offsetof(v.e), unsafe.Offsetof(v.f)} {
+		if got, w := buf[off:off+uintptr(sizes[i])], want[off:off+uintptr(sizes[i])]; string(got) != string(w) {
+			t.Fatalf("argument %d at %d: %x, want %x", i, off, got, w)
 		}
 	}
 	if len(buf) != len(want) {
