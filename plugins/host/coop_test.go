@@ -1,9 +1,14 @@
 package host
 
 import (
+	"encoding/binary"
 	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
 	"strings"
 	"testing"
+	"unsafe"
 
 	"github.com/liboffload-go/liboffload-go/api/ol"
 	"github.com/liboffload-go/liboffload-go/plugins/internal/cooptest"
@@ -73,5 +78,61 @@ func TestGridBarrierOutsideCooperativeLaunch(t *testing.T) {
 			t.Errorf("%s launched without cooperation: %v", k.(*kernel).name, err)
 		}
 		_ = q.Release()
+	}
+}
+
+// A kernel built with the <offload/kernel.h> of ABI 2 (before the grid
+// barrier was added at the end of ol_host_launch) still loads and runs.
+func TestOlderKernelABIRuns(t *testing.T) {
+	d := newTestDevice(t)
+	dir := t.TempDir()
+	src := filepath.Join(dir, "abi2.c")
+	code := `#include <offload/kernel.h>
+static void loop(const void *args, const ol_host_launch *l) {
+  uint32_t *out = *(uint32_t *const *)args;
+  for (uint64_t g = l->group_begin; g < l->group_end; g++) out[g] = (uint32_t)g + 1;
+}
+OL_EXPORT void abi2(const void *args, const ol_host_launch *l) { loop(args, l); }
+OL_EXPORT const ol_host_kernel_desc __ol_kernel_abi2 = {OL_HOST_KERNEL_MAGIC, 2, OL_HOST_KERNEL_LOOP, 8, loop, 0};
+`
+	if err := os.WriteFile(src, []byte(code), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(dir, "abi2.so")
+	if msg, err := exec.Command("gcc", "-O2", "-fPIC", "-shared", "-I../../include", src, "-o", out).CombinedOutput(); err != nil {
+		t.Fatalf("%v\n%s", err, msg)
+	}
+	img, err := os.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	prog, err := d.LoadProgram(img)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer prog.Unload()
+	k, err := prog.Kernel("abi2")
+	if err != nil {
+		t.Fatal(err)
+	}
+	buf := hostBuf(t, d, 4)
+	q, err := d.NewQueue()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer q.Release()
+	args := make([]byte, 8)
+	binary.LittleEndian.PutUint64(args, uint64(uintptr(unsafe.Pointer(&buf[0]))))
+	s := plugin.LaunchSize{NumGroups: ol.Dimensions{X: 4, Y: 1, Z: 1}, GroupSize: ol.Dimensions{X: 1, Y: 1, Z: 1}}
+	if err := q.Launch(k, args, s); err != nil {
+		t.Fatal(err)
+	}
+	if err := q.Sync(); err != nil {
+		t.Fatal(err)
+	}
+	for i, v := range buf {
+		if v != uint32(i)+1 {
+			t.Errorf("out[%d] = %d, want %d", i, v, i+1)
+		}
 	}
 }
