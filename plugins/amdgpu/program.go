@@ -448,3 +448,8 @@ func (q *Queue) launch(k *Kernel, args []byte, s plugin.LaunchSize, track, coop 
 	h.commit(entry{sig: sig, karg: karg, kclass: class}, true)
 	return nil
 }
+
+var (
+	_ plugin.CooperativeKernel = (*Kernel)(nil)
+	_ plugin.CooperativeQueue  = (*Queue)(nil)
+)

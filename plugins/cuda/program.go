@@ -380,3 +380,8 @@ func (q *Queue) launchNow(k *Kernel, args []byte, s plugin.LaunchSize, coop bool
 	}
 	return nil
 }
+
+var (
+	_ plugin.CooperativeKernel = (*Kernel)(nil)
+	_ plugin.CooperativeQueue  = (*Queue)(nil)
+)

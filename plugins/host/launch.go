@@ -226,3 +226,8 @@ func (d *Device) givePool(p *C.ol_fiber_pool) {
 	d.pools = append(d.pools, p)
 	d.mu.Unlock()
 }
+
+var (
+	_ plugin.CooperativeKernel = (*kernel)(nil)
+	_ plugin.CooperativeQueue  = (*queue)(nil)
+)
