@@ -306,15 +306,22 @@ func regGroupLimit(gfx string, vgprs, agprs, wave uint32) uint32 {
 	default:
 		return 0
 	}
-	if wave == 0 {
-		wave = 64
-		if simds == 2 {
-			wave = 32
-		}
-	}
+	wave = waveSize(gfx, wave)
 	perSIMD := maxWaves
 	if vgprs > 0 {
 		perSIMD = min(maxWaves, vgprFile/((vgprs+7)&^7))
 	}
 	return max(perSIMD, 1) * simds * wave
+}
+
+// waveSize is the wavefront size of a kernel for gfx: its metadata's
+// (wave), or the processor's default (32 from gfx10 on, 64 before).
+func waveSize(gfx string, wave uint32) uint32 {
+	if wave != 0 {
+		return wave
+	}
+	if strings.HasPrefix(gfx, "gfx1") && len(gfx) >= 7 {
+		return 32
+	}
+	return 64
 }

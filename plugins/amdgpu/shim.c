@@ -258,7 +258,7 @@ static void publish(const lgo_hsa_fns *f, lgo_hsa_queue_t *q, uint16_t *hdr, uin
 
 void lgo_hsa_dispatch(const lgo_hsa_fns *f, uintptr_t queue, uint16_t dims, uint16_t wx, uint16_t wy, uint16_t wz,
                       uint32_t gx, uint32_t gy, uint32_t gz, uint32_t private_size, uint32_t group_size,
-                      uint64_t kernel_object, uintptr_t kernarg, uint64_t done) {
+                      uint64_t kernel_object, uintptr_t kernarg, uint64_t tag, uint64_t done) {
   lgo_hsa_queue_t *q = (lgo_hsa_queue_t *)queue;
   uint64_t idx;
   lgo_hsa_dispatch_packet_t *p = reserve(f, q, &idx);
@@ -274,7 +274,7 @@ void lgo_hsa_dispatch(const lgo_hsa_fns *f, uintptr_t queue, uint16_t dims, uint
   p->group_segment_size = group_size;
   p->kernel_object = kernel_object;
   p->kernarg_address = (uint64_t)kernarg;
-  p->reserved2 = 0;
+  p->reserved2 = tag;
   p->completion_signal = done;
   publish(f, q, &p->header, header(2 /* KERNEL_DISPATCH */), idx);
 }

@@ -87,10 +87,13 @@ LGO_HIDDEN uint32_t lgo_hsa_queue_destroy(const lgo_hsa_fns *f, uintptr_t q);
 
 // Writes an AQL kernel dispatch packet (barrier bit set, system-scope
 // fences) to q and rings its doorbell: the body first, then the 16-bit
-// header with release ordering. dims is the number of grid dimensions.
+// header with release ordering. dims is the number of grid dimensions;
+// tag goes to the packet's reserved2 field, which the packet processor
+// ignores (tools use it to tag packets; see coopTag).
 LGO_HIDDEN void lgo_hsa_dispatch(const lgo_hsa_fns *f, uintptr_t q, uint16_t dims, uint16_t wx, uint16_t wy,
                                  uint16_t wz, uint32_t gx, uint32_t gy, uint32_t gz, uint32_t private_size,
-                                 uint32_t group_size, uint64_t kernel_object, uintptr_t kernarg, uint64_t done);
+                                 uint32_t group_size, uint64_t kernel_object, uintptr_t kernarg, uint64_t tag,
+                                 uint64_t done);
 // Writes an AQL barrier-AND packet waiting for dep0 and dep1 (0: none),
 // then decrementing done (0: none), and rings the doorbell.
 LGO_HIDDEN void lgo_hsa_barrier(const lgo_hsa_fns *f, uintptr_t q, uint64_t dep0, uint64_t dep1, uint64_t done);

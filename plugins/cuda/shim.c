@@ -182,6 +182,35 @@ int lgo_cu_launch(const lgo_cu_fns *f, uintptr_t ctx, uintptr_t fn, uint32_t gx,
                                                        shared, stream, NULL, args_size ? extra : NULL);
 }
 
+int lgo_cu_launch_coop(const lgo_cu_fns *f, uintptr_t ctx, uintptr_t fn, uint32_t gx, uint32_t gy, uint32_t gz,
+                       uint32_t bx, uint32_t by, uint32_t bz, uint32_t shared, uintptr_t stream, const void *args,
+                       size_t args_size) {
+  /* as many pointers as lgo_cu_param_bytes looks at parameters */
+  void *params[1024];
+  size_t n = 0;
+  BIND(f, ctx);
+  if (f->func_get_param_info) {
+    for (; n < 1024; n++) {
+      size_t off, size;
+      int r = ((int (*)(uintptr_t, size_t, size_t *, size_t *))f->func_get_param_info)(fn, n, &off, &size);
+      if (r == 1) break; /* past the last parameter */
+      if (r != 0) return r;
+      if (off > args_size || size > args_size - off) return 1;
+      params[n] = (char *)args + off;
+    }
+  } else if (args_size > 0) {
+    params[n++] = (void *)args;
+  }
+  return ((int (*)(uintptr_t, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned, uintptr_t,
+                   void **))f->launch_coop)(fn, gx, gy, gz, bx, by, bz, shared, stream, n ? params : NULL);
+}
+
+int lgo_cu_active_blocks(const lgo_cu_fns *f, uintptr_t ctx, int *blocks, uintptr_t fn, int block_size,
+                         size_t dyn_shared) {
+  BIND(f, ctx);
+  return ((int (*)(int *, uintptr_t, int, size_t))f->occupancy_active_blocks)(blocks, fn, block_size, dyn_shared);
+}
+
 int lgo_cu_pointer_info(const lgo_cu_fns *f, uintptr_t ctx, uintptr_t p, unsigned *type, int *ordinal) {
   BIND(f, ctx);
   int r = ((int (*)(void *, int, uintptr_t))f->pointer_get_attribute)(type, 2, p);

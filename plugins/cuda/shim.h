@@ -25,6 +25,8 @@ typedef struct {
   uintptr_t launch_kernel, func_get_attribute, func_set_attribute, occupancy_max_block;
   uintptr_t pointer_get_attribute;
   uintptr_t func_get_param_info; // optional (R550+): 0 when the driver lacks it
+  // optional: cuLaunchCooperativeKernel, cuOccupancyMaxActiveBlocksPerMultiprocessor
+  uintptr_t launch_coop, occupancy_active_blocks;
 } lgo_cu_fns;
 
 int lgo_cu_primary_ctx_retain(uintptr_t fn, uintptr_t *ctx, int dev);
@@ -73,6 +75,19 @@ int lgo_cu_occupancy(const lgo_cu_fns *f, uintptr_t ctx, int *min_grid, int *blo
 int lgo_cu_launch(const lgo_cu_fns *f, uintptr_t ctx, uintptr_t fn, uint32_t gx, uint32_t gy, uint32_t gz,
                   uint32_t bx, uint32_t by, uint32_t bz, uint32_t shared, uintptr_t stream, const void *args,
                   size_t args_size);
+
+// Launches fn cooperatively (cuLaunchCooperativeKernel). That entry point
+// takes the arguments only as kernelParams, one pointer per parameter: they
+// point into args at the offsets cuFuncGetParamInfo gives (without it, a
+// kernel of <offload/kernel.h> has one parameter, the argument struct, at
+// offset 0). CUDA_ERROR_INVALID_VALUE when a parameter lies past args_size.
+int lgo_cu_launch_coop(const lgo_cu_fns *f, uintptr_t ctx, uintptr_t fn, uint32_t gx, uint32_t gy, uint32_t gz,
+                       uint32_t bx, uint32_t by, uint32_t bz, uint32_t shared, uintptr_t stream, const void *args,
+                       size_t args_size);
+// The blocks of block_size threads with dyn_shared bytes of dynamic shared
+// memory that one multiprocessor holds at once.
+int lgo_cu_active_blocks(const lgo_cu_fns *f, uintptr_t ctx, int *blocks, uintptr_t fn, int block_size,
+                         size_t dyn_shared);
 
 // CU_POINTER_ATTRIBUTE_MEMORY_TYPE and _DEVICE_ORDINAL of p: 0 and both
 // set, or the driver's error (unknown memory).

@@ -286,6 +286,7 @@ static const char *error_name(CUresult r) {
   case 218: return "CUDA_ERROR_INVALID_PTX";
   case 500: return "CUDA_ERROR_NOT_FOUND";
   case 708: return "CUDA_ERROR_PRIMARY_CONTEXT_ACTIVE";
+  case 720: return "CUDA_ERROR_COOPERATIVE_LAUNCH_TOO_LARGE";
   }
   return NULL;
 }
@@ -730,6 +731,7 @@ struct op {
   unsigned long wait_mark;
   struct fake_function *func;
   uint32_t grid[3], block[3], shared;
+  int coop; /* a cooperative launch: every block runs at once */
   void *owned; /* a staging buffer the op frees when it has run */
   struct op *next;
 };
@@ -1537,7 +1539,17 @@ static void run_launch(CUstream s, struct op *o) {
   if (s->fibers == NULL) s->fibers = ol_fiber_pool_new();
   uint64_t groups = (uint64_t)o->grid[0] * o->grid[1] * o->grid[2];
   device_access(1);
-  ol_host_exec(o->func->desc, o->dst, o->grid, o->block, 0, groups, o->shared, s->fibers);
+  if (o->coop) {
+    /* every block on a thread of its own, as every block of a cooperative
+     * grid is resident on the GPU: the grid barrier works */
+    const char *err = ol_host_exec_coop(o->func->desc, o->dst, o->grid, o->block, o->shared);
+    if (err) {
+      fprintf(stderr, "fake_cuda: cooperative launch of %s: %s\n", o->func->name, err);
+      abort();
+    }
+  } else {
+    ol_host_exec(o->func->desc, o->dst, o->grid, o->block, 0, groups, o->shared, s->fibers);
+  }
   device_access(0);
   free(o->dst);
 }
@@ -1569,6 +1581,57 @@ CUresult cuLaunchKernel(CUfunction f, unsigned gx, unsigned gy, unsigned gz, uns
   pthread_mutex_unlock(&mu);
   return push(s, (struct op){.kind = OP_LAUNCH, .func = f, .dst = copy, .grid = {gx, gy, gz},
                              .block = {bx, by, bz}, .shared = shared});
+}
+
+CUresult cuCtxGetDevice(CUdevice *dev);
+
+/* Blocks of block_size threads with dyn bytes of dynamic shared memory
+ * that one multiprocessor holds at once: the fewest its block slots (32),
+ * threads (2048) and shared memory (164 KiB) allow. */
+static int blocks_per_sm(CUfunction f, int block_size, size_t dyn) {
+  if (block_size <= 0 || block_size > (f->special ? 1 : func_max_threads()) || dyn > OPTIN_SHARED) return 0;
+  int n = 32;
+  if (2048 / block_size < n) n = 2048 / block_size;
+  if (dyn && 167936 / dyn < (size_t)n) n = (int)(167936 / dyn);
+  return n;
+}
+
+CUresult cuOccupancyMaxActiveBlocksPerMultiprocessor(int *blocks, CUfunction f, int block_size, size_t dyn) {
+  NEED_CTX();
+  if (blocks == NULL || f == NULL) return CUDA_ERROR_INVALID_VALUE;
+  if (dead_function(f)) return CUDA_ERROR_INVALID_HANDLE;
+  *blocks = blocks_per_sm(f, block_size, dyn);
+  return CUDA_SUCCESS;
+}
+
+/* As the driver: the arguments come only as kernelParams, one pointer per
+ * parameter (the double's kernels have one, the argument struct); a grid
+ * larger than the device holds resident is
+ * CUDA_ERROR_COOPERATIVE_LAUNCH_TOO_LARGE. The blocks then all run at once
+ * (run_launch). */
+CUresult cuLaunchCooperativeKernel(CUfunction f, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by,
+                                   unsigned bz, unsigned shared, CUstream s, void **params) {
+  NEED_CTX();
+  if (f == NULL) return CUDA_ERROR_INVALID_VALUE;
+  if (dead_function(f)) return CUDA_ERROR_INVALID_HANDLE;
+  if (!gx || !gy || !gz || !bx || !by || !bz || (uint64_t)bx * by * bz > 1024 || bz > 64) return CUDA_ERROR_INVALID_VALUE;
+  size_t size = f->desc->args_size;
+  if (size && (params == NULL || params[0] == NULL)) return CUDA_ERROR_INVALID_VALUE;
+  if ((uint64_t)bx * by * bz > (uint64_t)(f->special ? 1 : func_max_threads())) return CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES;
+  CUdevice dev = 0;
+  cuCtxGetDevice(&dev);
+  int sms = 0;
+  cuDeviceGetAttribute(&sms, 16, dev);
+  uint64_t resident = (uint64_t)blocks_per_sm(f, (int)(bx * by * bz), shared) * (uint64_t)sms;
+  if ((uint64_t)gx * gy * gz > resident) return 720; /* CUDA_ERROR_COOPERATIVE_LAUNCH_TOO_LARGE */
+  char *copy = malloc(size ? size : 1);
+  if (copy == NULL) return CUDA_ERROR_OUT_OF_MEMORY;
+  if (size) memcpy(copy, params[0], size);
+  pthread_mutex_lock(&mu);
+  launches++;
+  pthread_mutex_unlock(&mu);
+  return push(s, (struct op){.kind = OP_LAUNCH, .func = f, .dst = copy, .grid = {gx, gy, gz},
+                             .block = {bx, by, bz}, .shared = shared, .coop = 1});
 }
 
 /* CU_POINTER_ATTRIBUTE_MEMORY_TYPE (2): CU_MEMORYTYPE_HOST (1) or DEVICE

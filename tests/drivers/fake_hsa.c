@@ -137,7 +137,9 @@
  *   and private segment sizes 0; globals are "NAME" (VARIABLE). A dispatch
  *   runs the kernel over the whole grid with the host device's runner
  *   (plugins/host/exec.c), with group_segment_size bytes of dynamic group
- *   memory. As ROCr, the double runs no constructor or destructor of a code
+ *   memory; a cooperative launch's dispatch (reserved2 "OLCOOP", set by
+ *   the plugin) runs every work-group at once, one thread each, so that
+ *   ol_grid_barrier() works (at most compute units x 16 groups). As ROCr, the double runs no constructor or destructor of a code
  *   object (its .init_array and .fini_array are taken from the host loader):
  *   an object that has them has the kernels clang emits to run them,
  *   "amdgcn.device.init.kd" and "amdgcn.device.fini.kd" (kernarg segment
@@ -348,6 +350,9 @@ _Static_assert(sizeof(pointer_info) == 56, "hsa_amd_pointer_info_t layout");
 #define ISA0 0x4000u
 #define ACC_CPU (1u << 31)
 #define GROUP_MEMORY 65536u
+/* reserved2 of a cooperative launch's dispatch packet ("OLCOOP", see
+ * plugins/amdgpu coopTag) */
+#define COOP_TAG 0x504f4f434c4full
 #define QUEUE_MIN 64u
 #define QUEUE_MAX 131072u
 
@@ -2117,9 +2122,20 @@ static hsa_status_t run_dispatch(struct fake_queue *q, const dispatch_packet *p,
     pthread_mutex_unlock(&mu);
     return HSA_STATUS_SUCCESS;
   }
+  /* A cooperative launch's packet (reserved2 tagged by the plugin, which
+   * a GPU ignores): its grid fits on the GPU at once, so every group is
+   * resident; the double runs each on a thread of its own so that the
+   * grid barrier works. More groups than the GPU's work-group slots
+   * (compute units x 16) would never all be resident: refused. */
+  int coop = p->reserved2 == COOP_TAG;
+  uint64_t slots = (104u + (uint64_t)q->gpu) * 16u;
+  if (coop && total > slots)
+    return ERR(HSA_STATUS_ERROR_INVALID_ARGUMENT, "a cooperative dispatch of %lu work-groups: the agent holds %lu at once",
+               (unsigned long)total, (unsigned long)slots);
   device_access(1);
-  const char *err = q->fibers ? ol_host_exec(desc, args, groups, wg, 0, total, p->group_segment_size, q->fibers)
-                              : "cannot allocate fibers";
+  const char *err = coop        ? ol_host_exec_coop(desc, args, groups, wg, p->group_segment_size)
+                    : q->fibers ? ol_host_exec(desc, args, groups, wg, 0, total, p->group_segment_size, q->fibers)
+                                : "cannot allocate fibers";
   device_access(0);
   if (err)
     return ERR(HSA_STATUS_ERROR_OUT_OF_RESOURCES, "the kernel could not run: %s", err);
