@@ -58,6 +58,17 @@ echo '#include <OffloadAPI.h>' > "$out/inc.c"
 gcc -std=c17 -Wall -Wextra -Werror -pedantic -fsyntax-only -I "$inc" "$out/inc.c" && ok "23.1 header is valid C17" || bad "23.1 header is not valid C17"
 g++ -std=c++17 -Wall -Wextra -Werror -pedantic -fsyntax-only -x c++ -I "$inc" "$out/inc.c" && ok "23.1 header is valid C++17" || bad "23.1 header is not valid C++17"
 
+# 1b. nothing in the header escapes abi23.c: every ol*/OL_* name it declares
+#     or uses (comments stripped; a WithCodeLoc twin and an enum's
+#     FORCE_UINT32 are checked through their base name) appears in abi23.c,
+#     so a type, enumerator or function the reference does not have fails here
+ids() { grep -oE '\b(ol_[a-z0-9_]+|OL_[A-Z0-9_]+|ol[A-Z][A-Za-z]*)\b' | sed -e 's/WithCodeLoc$//' -e '/_FORCE_UINT32$/d' -e '/^OL_API\(CALL\|EXPORT\)$/d' | sort -u; }
+gcc -fpreprocessed -dD -E -P "$inc/OffloadAPI.h" 2> /dev/null | ids > "$out/hdr-ids.txt"
+ids < "$root/tests/c/abi/abi23.c" > "$out/c-ids.txt"
+comm -23 "$out/hdr-ids.txt" "$out/c-ids.txt" > "$out/unchecked.txt"
+if [ -s "$out/unchecked.txt" ]; then bad "names in the 23.1 header that abi23.c does not check (not in the reference?):"; cat "$out/unchecked.txt"
+else ok "every one of the header's $(wc -l < "$out/hdr-ids.txt") ol*/OL_* names is checked by abi23.c"; fi
+
 # 2. the hand-written facts, as C17 and as C++17, run on the library
 run_facts() { # lang compiler flags...
   local lang=$1 cc=$2; shift 2
