@@ -188,6 +188,11 @@ func (e *entryPoints) optional() []vendorlib.Symbol {
 		{Name: "cuGetErrorString", Addr: &e.cuGetErrorString},
 		// R550+: the exact size of a kernel's parameters
 		{Name: "cuFuncGetParamInfo", Addr: addr(&e.run.func_get_param_info)},
+		// profiling events and prefetch: without them those calls are
+		// UNSUPPORTED (timing) or a no-op (prefetch is a hint)
+		{Name: "cuEventElapsedTime", Addr: addr(&e.run.event_elapsed)},
+		{Name: "cuMemPrefetchAsync", Addr: addr(&e.run.mem_prefetch)},
+		{Name: "cuMemPrefetchAsync_v2", Addr: addr(&e.run.mem_prefetch_v2)},
 	}
 }
 
