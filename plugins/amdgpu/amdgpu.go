@@ -112,6 +112,9 @@ func (pl *Plugin) newPlatform(d *driver) (*Platform, error) {
 	if len(p.gpus) == 0 {
 		return nil, nil
 	}
+	if len(cpus) > 0 {
+		p.cpu = cpus[0]
+	}
 	// Host memory and kernel arguments come from the CPU agents'
 	// fine-grained pools (the GPUs' own fine-grained pools if the runtime
 	// has none there). The GPUs' pools are kept for newDevice.
@@ -273,6 +276,7 @@ type Platform struct {
 	// memory); kernargPool kernel arguments.
 	hostPool, kernargPool uint64
 	freq                  uint64 // timestamp frequency: the unit of wait timeouts
+	cpu                   uint64 // the first CPU agent (0: none): where prefetches toward the host go
 
 	signals  signalPool
 	kernargs kernargPool

@@ -365,3 +365,25 @@ void lgo_hsa_run_host(uintptr_t queue, uint64_t mark, uintptr_t fn, uintptr_t us
   running_queue = outer_queue;
   running_mark = outer_mark;
 }
+
+uint32_t lgo_hsa_profiling_enable(const lgo_hsa_fns *f, uintptr_t q) {
+  return ((uint32_t(*)(void *, int))f->profiling_enable)((void *)q, 1);
+}
+
+lgo_hsa_r lgo_hsa_dispatch_end(const lgo_hsa_fns *f, uint64_t agent, uint64_t s) {
+  lgo_hsa_handle_t a = {agent}, sig = {s};
+  struct {
+    uint64_t start, end;
+  } t = {0, 0};
+  lgo_hsa_r r;
+  r.st = ((uint32_t(*)(lgo_hsa_handle_t, lgo_hsa_handle_t, void *))f->dispatch_time)(a, sig, &t);
+  r.v = t.end;
+  return r;
+}
+
+uint32_t lgo_hsa_svm_prefetch(const lgo_hsa_fns *f, uintptr_t p, size_t size, uint64_t agent, uint64_t dep,
+                              uint64_t done) {
+  lgo_hsa_handle_t a = {agent}, d = {dep}, c = {done};
+  return ((uint32_t(*)(void *, size_t, lgo_hsa_handle_t, uint32_t, const lgo_hsa_handle_t *, lgo_hsa_handle_t))
+              f->svm_prefetch)((void *)p, size, a, dep ? 1 : 0, dep ? &d : NULL, c);
+}

@@ -37,6 +37,8 @@ typedef struct {
   uintptr_t queue_create, queue_destroy, queue_load_read_index, queue_add_write_index;
   uintptr_t reader_create, reader_destroy, executable_create, executable_load, executable_freeze,
       executable_symbol_by_name, symbol_get_info, executable_destroy;
+  // optional (0 when the runtime lacks them): profiling events, SVM prefetch
+  uintptr_t profiling_enable, dispatch_time, svm_prefetch;
 } lgo_hsa_fns;
 
 // A status and a value.
@@ -97,6 +99,17 @@ LGO_HIDDEN void lgo_hsa_dispatch(const lgo_hsa_fns *f, uintptr_t q, uint16_t dim
 // Writes an AQL barrier-AND packet waiting for dep0 and dep1 (0: none),
 // then decrementing done (0: none), and rings the doorbell.
 LGO_HIDDEN void lgo_hsa_barrier(const lgo_hsa_fns *f, uintptr_t q, uint64_t dep0, uint64_t dep1, uint64_t done);
+
+// hsa_amd_profiling_set_profiler_enabled(q, 1): the packets of q record
+// when they start and end in their completion signals.
+LGO_HIDDEN uint32_t lgo_hsa_profiling_enable(const lgo_hsa_fns *f, uintptr_t q);
+// When the packet that completed signal s (on a profiling queue of agent)
+// ended, in system timestamp ticks.
+LGO_HIDDEN lgo_hsa_r lgo_hsa_dispatch_end(const lgo_hsa_fns *f, uint64_t agent, uint64_t s);
+// hsa_amd_svm_prefetch_async of [p, p+size) toward agent after dep (0:
+// none); decrements done.
+LGO_HIDDEN uint32_t lgo_hsa_svm_prefetch(const lgo_hsa_fns *f, uintptr_t p, size_t size, uint64_t agent, uint64_t dep,
+                                         uint64_t done);
 
 LGO_HIDDEN lgo_hsa_r lgo_hsa_reader_create(const lgo_hsa_fns *f, const void *image, size_t size);
 LGO_HIDDEN uint32_t lgo_hsa_reader_destroy(const lgo_hsa_fns *f, uint64_t reader);

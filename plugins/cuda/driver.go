@@ -194,6 +194,11 @@ func (e *entryPoints) optional() []vendorlib.Symbol {
 		// cooperative launches (CooperativeLaunchSupport is false without them)
 		{Name: "cuLaunchCooperativeKernel", Addr: addr(&e.run.launch_coop)},
 		{Name: "cuOccupancyMaxActiveBlocksPerMultiprocessor", Addr: addr(&e.run.occupancy_active_blocks)},
+		// profiling events and prefetch: without them those calls are
+		// UNSUPPORTED (timing) or a no-op (prefetch is a hint)
+		{Name: "cuEventElapsedTime", Addr: addr(&e.run.event_elapsed)},
+		{Name: "cuMemPrefetchAsync", Addr: addr(&e.run.mem_prefetch)},
+		{Name: "cuMemPrefetchAsync_v2", Addr: addr(&e.run.mem_prefetch_v2)},
 	}
 }
 

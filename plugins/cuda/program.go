@@ -143,6 +143,7 @@ func (p *Program) Kernel(name string) (plugin.Kernel, error) {
 	if pb := int64(C.lgo_cu_param_bytes(d.drv.run, d.ctx, fn)); pb >= 0 {
 		k.paramBytes, k.paramsKnown = uint64(pb), true
 	}
+	k.params, k.paramsOK = d.readParams(fn)
 	return k, nil
 }
 
@@ -221,7 +222,10 @@ type Kernel struct {
 	// when the driver can say (paramsKnown: cuFuncGetParamInfo, R550+)
 	paramBytes  uint64
 	paramsKnown bool
-	dynShared   atomic.Uint64 // the dynamic shared memory the function is allowed
+	// params: each parameter's offset and size (paramsOK: the driver said)
+	params    []plugin.Param
+	paramsOK  bool
+	dynShared atomic.Uint64 // the dynamic shared memory the function is allowed
 }
 
 // maxParamBytes is the most parameter bytes a CUDA kernel can take: an

@@ -387,8 +387,13 @@ func (q *queue) Record() (plugin.Event, error) {
 
 // Wait implements plugin.Queue: later work waits; the caller does not.
 func (q *queue) Wait(e plugin.Event) error {
-	ev, ok := e.(*event)
-	if !ok {
+	var ev *event
+	switch e := e.(type) {
+	case *event:
+		ev = e
+	case *timedEvent:
+		ev = &e.event
+	default:
 		return plugin.Unsupported("host", "waiting for an event of another platform")
 	}
 	if ev.q == q || ev.Done() {
