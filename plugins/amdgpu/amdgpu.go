@@ -174,6 +174,9 @@ func (p *Platform) newDevice(pl *Plugin, agent uint64, ordinal int, pools []pool
 	}
 	global, group, devPool := memorySizes(pools)
 	info.GlobalMemSize, info.MaxMemAllocSize, info.WorkGroupLocalMemSize = plugin.Some(global), plugin.Some(global), plugin.Some(group)
+	// a grid that fits on the GPU at once (MaxCooperativeGroups) has every
+	// group resident, so ol_grid_barrier() works
+	info.CooperativeLaunchSupport = plugin.Some(true)
 	dev := &Device{
 		Unsupported: pl.Unsupported(), Images: gpu.Images{Target: image.AMDGPUTarget(info.Name.V)},
 		p: p, agent: agent, ordinal: ordinal, info: info, devPool: devPool,

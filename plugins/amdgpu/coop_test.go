@@ -17,7 +17,7 @@ import (
 func TestFakeCooperativeLaunch(t *testing.T) {
 	d := newDouble(t, "libhsa-coop.so")
 	g := d.Dev[0]
-	if !g.CooperativeLaunchSupport() {
+	if !g.Info().CooperativeLaunchSupport.V {
 		t.Fatal("the fake GPU says it has no cooperative launch")
 	}
 	prog, err := g.LoadProgram(fakedriver.FakeHsaco(t, "coop", "gfx90a"))

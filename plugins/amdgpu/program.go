@@ -388,11 +388,6 @@ func (q *Queue) LaunchCooperative(pk plugin.Kernel, args []byte, s plugin.Launch
 	return q.launch(k, args, s, true, true)
 }
 
-// CooperativeLaunchSupport says that the GPU runs cooperative launches: a
-// grid that fits on it at once (MaxCooperativeGroups) has every group
-// resident, so ol_grid_barrier() works.
-func (d *Device) CooperativeLaunchSupport() bool { return true }
-
 // launch dispatches k; track records the queue with k's program, refused
 // once the program is unloaded (the plugin's own launches of the
 // constructor kernels, which wait for themselves, do not track). coop

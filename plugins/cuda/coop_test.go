@@ -17,7 +17,7 @@ import (
 func TestFakeCooperativeLaunch(t *testing.T) {
 	d := newDouble(t, "libcuda-coop.so")
 	g := d.Dev[0]
-	if !g.CooperativeLaunchSupport() {
+	if !g.Info().CooperativeLaunchSupport.V {
 		t.Fatal("the fake GPU says it has no cooperative launch")
 	}
 	prog, err := g.LoadProgram(fakedriver.FakeCubin(t, "coop"))
@@ -72,7 +72,7 @@ func TestFakeNoCooperativeEntryPoint(t *testing.T) {
 		t.Fatalf("Init: %v %v", pl, err)
 	}
 	g := pl.Devices()[0].(*Device)
-	if g.CooperativeLaunchSupport() {
+	if g.Info().CooperativeLaunchSupport.V {
 		t.Error("a driver without cuLaunchCooperativeKernel: CooperativeLaunchSupport is true")
 	}
 	prog, err := g.LoadProgram(fakedriver.FakeCubin(t, "coop"))

@@ -204,6 +204,7 @@ func (d *driver) launchLimits(dev *Device) error {
 	if v, err := d.attribute(cu, attrCooperativeLaunch); err == nil {
 		dev.coop = v != 0 && d.fn.run.launch_coop != 0 && d.fn.run.occupancy_active_blocks != 0
 	}
+	dev.info.CooperativeLaunchSupport = plugin.Some(dev.coop)
 	if v, err := d.attribute(cu, attrMultiprocessorCount); err == nil {
 		dev.sms = uint32(max(v, 0))
 	}
@@ -329,11 +330,6 @@ type Device struct {
 	coop bool
 	sms  uint32 // multiprocessors
 }
-
-// CooperativeLaunchSupport says whether the GPU runs cooperative launches
-// (grids whose blocks are all resident at once, so that ol_grid_barrier()
-// works) and the driver has cuLaunchCooperativeKernel.
-func (d *Device) CooperativeLaunchSupport() bool { return d.coop }
 
 var (
 	_ plugin.Device           = (*Device)(nil)

@@ -39,7 +39,7 @@ func coopKernels(t *testing.T, d *Device) (phased, group plugin.Kernel) {
 // the device takes; one more group is refused naming both numbers.
 func TestCooperativeLaunch(t *testing.T) {
 	d := newTestDevice(t)
-	if !d.CooperativeLaunchSupport() {
+	if !d.Info().CooperativeLaunchSupport.V {
 		t.Fatal("the host device says it has no cooperative launch")
 	}
 	phased, group := coopKernels(t, d)

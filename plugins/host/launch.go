@@ -131,10 +131,6 @@ func (k *kernel) MaxCooperativeGroups(gs ol.Dimensions, dynShared uint64) (uint3
 	return MaxCooperativeGroups(), nil
 }
 
-// CooperativeLaunchSupport says that the host device runs cooperative
-// launches (every group on a thread of its own, ol_grid_barrier() works).
-func (*Device) CooperativeLaunchSupport() bool { return true }
-
 // runCooperative runs a cooperative launch on the calling thread (q's
 // executor), which waits while one thread per group runs the grid.
 func (d *Device) runCooperative(k *kernel, args []byte, s plugin.LaunchSize) error {
