@@ -38,7 +38,7 @@ static uint32_t groups; // of 256 work-items
 
 static void *direct_half(void *p) {
   const uint64_t h = (uintptr_t)p, half = groups / 2;
-  ol_host_launch l = {{groups, 1, 1}, {256, 1, 1}, h * half, h ? groups : half, NULL};
+  ol_host_launch l = {{groups, 1, 1}, {256, 1, 1}, h * half, h ? groups : half, NULL, NULL, NULL};
   direct_desc->loop(&direct_args, &l);
   return NULL;
 }
