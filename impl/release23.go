@@ -136,9 +136,9 @@ func launchProps(props *ol.KernelLaunchProp) (cooperative bool, err error) {
 	if props == nil {
 		return false, nil
 	}
-	list := unsafe.Slice(props, maxLaunchProps)
-	for i := range list {
-		p := &list[i]
+	for i := 0; i < maxLaunchProps; i++ {
+		// one entry at a time: the list's length is known only at its end
+		p := (*ol.KernelLaunchProp)(unsafe.Add(unsafe.Pointer(props), uintptr(i)*unsafe.Sizeof(*props)))
 		switch p.Type {
 		case ol.KernelLaunchPropTypeNone:
 			return cooperative, nil

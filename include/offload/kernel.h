@@ -53,6 +53,12 @@
 //   ol_dyn_shared()                    the launch's DynSharedMemory bytes
 // Global variables visible to olGetSymbol: OL_GLOBAL uint32_t table[64];
 //
+// Grid-wide barrier: ol_grid_barrier() waits for every work-item of the
+// grid. Only in a cooperative launch (OL_KERNEL_LAUNCH_PROP_TYPE_IS_COOPERATIVE,
+// at most olGetKernelMaxCooperativeGroupCount groups) of an OL_GROUP_KERNEL
+// or an OL_PHASED_KERNEL (between OL_FOR_ITEMS blocks), reached by every
+// work-item of the grid alike. docs/kernels.md has the rules.
+//
 // SPDX-License-Identifier: Apache-2.0
 #ifndef LIBOFFLOAD_GO_KERNEL_H
 #define LIBOFFLOAD_GO_KERNEL_H
@@ -82,6 +88,39 @@
 #define ol_num_groups(d) __gpu_num_blocks(d)
 #define ol_barrier() __gpu_sync_threads()
 extern __gpu_local char __ol_dyn_shared[];
+
+// The grid barrier's state, one per program: arrivals at the current
+// barrier and its generation, which the last arrival advances (so the state
+// is back to no arrivals after every barrier, and after every launch).
+static __gpu_global uint32_t __ol_grid_arrived, __ol_grid_generation;
+
+// Every work-item publishes its writes device-wide, the group meets, one
+// work-item of the group arrives for it and waits for the other groups,
+// the group meets again and every work-item sees the other groups' writes.
+static inline __attribute__((always_inline)) void ol__grid_barrier(void) {
+  __scoped_atomic_thread_fence(__ATOMIC_RELEASE, __MEMORY_SCOPE_DEVICE);
+  __gpu_sync_threads();
+  if (__gpu_thread_id(0) == 0 && __gpu_thread_id(1) == 0 && __gpu_thread_id(2) == 0) {
+    const uint32_t groups = __gpu_num_blocks(0) * __gpu_num_blocks(1) * __gpu_num_blocks(2);
+    // read before arriving: it cannot advance until this group has arrived
+    const uint32_t gen = __scoped_atomic_load_n(&__ol_grid_generation, __ATOMIC_ACQUIRE, __MEMORY_SCOPE_DEVICE);
+    // the group's writes (ordered before this by the group barrier) go
+    // before the arrival, whatever ordering the target gives the add itself
+    __scoped_atomic_thread_fence(__ATOMIC_ACQ_REL, __MEMORY_SCOPE_DEVICE);
+    if (__scoped_atomic_fetch_add(&__ol_grid_arrived, 1u, __ATOMIC_ACQ_REL, __MEMORY_SCOPE_DEVICE) == groups - 1) {
+      // the last one: nobody arrives again before the generation moves
+      __scoped_atomic_store_n(&__ol_grid_arrived, 0u, __ATOMIC_RELAXED, __MEMORY_SCOPE_DEVICE);
+      __scoped_atomic_store_n(&__ol_grid_generation, gen + 1, __ATOMIC_RELEASE, __MEMORY_SCOPE_DEVICE);
+    } else {
+      while (__scoped_atomic_load_n(&__ol_grid_generation, __ATOMIC_ACQUIRE, __MEMORY_SCOPE_DEVICE) == gen)
+        __gpu_thread_suspend();
+    }
+    __scoped_atomic_thread_fence(__ATOMIC_ACQ_REL, __MEMORY_SCOPE_DEVICE);
+  }
+  __gpu_sync_threads();
+  __scoped_atomic_thread_fence(__ATOMIC_ACQUIRE, __MEMORY_SCOPE_DEVICE);
+}
+#define ol_grid_barrier() ol__grid_barrier()
 #define ol_dyn_shared() ((void *)__ol_dyn_shared)
 
 #else
@@ -93,8 +132,9 @@ extern "C" {
 #endif
 
 // What the runtime passes to a kernel. The layout is the ABI between this
-// header and liboffload-go's host device (version OL_HOST_ABI).
-#define OL_HOST_ABI 2
+// header and liboffload-go's host device (version OL_HOST_ABI; version 3
+// added the grid barrier at the end, so ABI 2 kernels still run).
+#define OL_HOST_ABI 3
 #define OL_HOST_KERNEL_MAGIC 0x4f4c4b31u /* "OLK1" */
 
 typedef struct ol_host_launch {
@@ -103,6 +143,10 @@ typedef struct ol_host_launch {
   uint64_t group_begin; // linear index of the first group to run
   uint64_t group_end;   // one past the last group to run
   void *dyn_shared;     // DynSharedMemory bytes for the group being run
+  // Waits for every group of the grid (ol_grid_barrier); grid is the
+  // runtime's. Outside a cooperative launch it reports a misuse instead.
+  void (*grid_barrier)(const struct ol_host_launch *self);
+  void *grid;
 } ol_host_launch;
 
 // A work-item of a plain kernel.
@@ -379,16 +423,34 @@ static inline ol_host_phase_item ol__phase_first(const ol_host_phase_group *g) {
 // OL_FOR_ITEMS) it does not compile.
 static inline void ol__sync_barrier(ol_host_sync_item *it) { it->barrier(it); }
 static inline void ol__phase_barrier(const ol_host_phase_group *g) { (void)g; }
+// The grid barrier: a group kernel's work-items meet at the group's
+// barrier, the first work-item waits for the other groups (its group's
+// thread has nothing else to run meanwhile) and the group meets again; a
+// phased kernel's group (the blocks before it have run for every
+// work-item) waits directly. Each group of a cooperative launch has its
+// own thread.
+static inline void ol__sync_grid_barrier(ol_host_sync_item *it) {
+  it->barrier(it);
+  if (it->local[0] == 0 && it->local[1] == 0 && it->local[2] == 0) it->launch->grid_barrier(it->launch);
+  it->barrier(it);
+}
+static inline void ol__phase_grid_barrier(const ol_host_phase_group *g) { g->launch->grid_barrier(g->launch); }
 #ifdef __cplusplus
 extern "C++" {
 static inline void ol__barrier(ol_host_sync_item *it) { ol__sync_barrier(it); }
 static inline void ol__barrier(const ol_host_phase_group *g) { ol__phase_barrier(g); }
+static inline void ol__grid_barrier(ol_host_sync_item *it) { ol__sync_grid_barrier(it); }
+static inline void ol__grid_barrier(const ol_host_phase_group *g) { ol__phase_grid_barrier(g); }
 }
 #define ol_barrier() ol__barrier(__ol_wi)
+#define ol_grid_barrier() ol__grid_barrier(__ol_wi)
 #else
 #define ol_barrier()                                                           \
   _Generic(__ol_wi, ol_host_sync_item *: ol__sync_barrier,                     \
            const ol_host_phase_group *: ol__phase_barrier)(__ol_wi)
+#define ol_grid_barrier()                                                      \
+  _Generic(__ol_wi, ol_host_sync_item *: ol__sync_grid_barrier,                \
+           const ol_host_phase_group *: ol__phase_grid_barrier)(__ol_wi)
 #endif
 
 #ifdef __cplusplus

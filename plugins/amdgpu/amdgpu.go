@@ -112,6 +112,9 @@ func (pl *Plugin) newPlatform(d *driver) (*Platform, error) {
 	if len(p.gpus) == 0 {
 		return nil, nil
 	}
+	if len(cpus) > 0 {
+		p.cpu = cpus[0]
+	}
 	// Host memory and kernel arguments come from the CPU agents'
 	// fine-grained pools (the GPUs' own fine-grained pools if the runtime
 	// has none there). The GPUs' pools are kept for newDevice.
@@ -171,6 +174,9 @@ func (p *Platform) newDevice(pl *Plugin, agent uint64, ordinal int, pools []pool
 	}
 	global, group, devPool := memorySizes(pools)
 	info.GlobalMemSize, info.MaxMemAllocSize, info.WorkGroupLocalMemSize = plugin.Some(global), plugin.Some(global), plugin.Some(group)
+	// a grid that fits on the GPU at once (MaxCooperativeGroups) has every
+	// group resident, so ol_grid_barrier() works
+	info.CooperativeLaunchSupport = plugin.Some(true)
 	dev := &Device{
 		Unsupported: pl.Unsupported(), Images: gpu.Images{Target: image.AMDGPUTarget(info.Name.V)},
 		p: p, agent: agent, ordinal: ordinal, info: info, devPool: devPool,
@@ -273,6 +279,7 @@ type Platform struct {
 	// memory); kernargPool kernel arguments.
 	hostPool, kernargPool uint64
 	freq                  uint64 // timestamp frequency: the unit of wait timeouts
+	cpu                   uint64 // the first CPU agent (0: none): where prefetches toward the host go
 
 	signals  signalPool
 	kernargs kernargPool

@@ -143,6 +143,7 @@ func checkTwoGPUs(t *testing.T, p plugin.Platform) {
 		got := *d.Info()
 		want := fakedriver.GPUInfo()
 		want.Name = plugin.Some("gfx90a")
+		want.CooperativeLaunchSupport = plugin.Some(true) // any grid that fits at once
 		want.ProductName = plugin.Some([]string{"Fake AMD GPU 0", "Fake AMD GPU 1"}[i])
 		want.Uid = plugin.Some([]string{"GPU-00000000000000a0", "GPU-00000000000000a1"}[i])
 		want.Vendor, want.VendorId = plugin.Some("AMD"), plugin.Some[uint32](0x1002)

@@ -47,7 +47,7 @@ func (p *Program) runCtors(init bool) error {
 	q := pq.(*Queue)
 	defer func() { _ = q.Release() }()
 	one := plugin.LaunchSize{NumGroups: ol.Dimensions{X: 1, Y: 1, Z: 1}, GroupSize: ol.Dimensions{X: 1, Y: 1, Z: 1}}
-	err = q.launch(pk.(*Kernel), nil, one, false)
+	err = q.launch(pk.(*Kernel), nil, one, false, false)
 	if serr := q.Sync(); err == nil && serr != nil {
 		err = serr
 	}

@@ -180,7 +180,15 @@ func (e *entryPoints) required() []vendorlib.Symbol {
 func addr(p *C.uintptr_t) *uintptr { return (*uintptr)(unsafe.Pointer(p)) }
 
 func (e *entryPoints) optional() []vendorlib.Symbol {
-	return []vendorlib.Symbol{{Name: "hsa_status_string", Addr: &e.hsaStatusString}}
+	r := &e.run
+	return []vendorlib.Symbol{
+		{Name: "hsa_status_string", Addr: &e.hsaStatusString},
+		// profiling events and prefetch: without them those calls are
+		// UNSUPPORTED (timing) or a no-op (prefetch is a hint)
+		{Name: "hsa_amd_profiling_set_profiler_enabled", Addr: addr(&r.profiling_enable)},
+		{Name: "hsa_amd_profiling_get_dispatch_time", Addr: addr(&r.dispatch_time)},
+		{Name: "hsa_amd_svm_prefetch_async", Addr: addr(&r.svm_prefetch)},
+	}
 }
 
 // driver is one vendor library as loaded by this process. Its fields are

@@ -7,6 +7,8 @@ import (
 	"errors"
 	"math"
 	"strings"
+
+	"github.com/liboffload-go/liboffload-go/plugins/plugin"
 )
 
 // kernelMeta is what the plugin reads of a kernel's entry in the code
@@ -28,6 +30,10 @@ type kernelMeta struct {
 	// .size of the arguments that are not hidden_*): the least
 	// ArgumentsSize a launch must give.
 	argsSize uint64
+	// params are the explicit arguments in order (.offset, .size);
+	// paramsOK is false when one of them lacks either.
+	params   []plugin.Param
+	paramsOK bool
 	// dynamicStack is .uses_dynamic_stack: the kernel's stack size is not
 	// known at compile time (calls through pointers, recursion), so its
 	// private segment size is not enough (see dynamicStackSize).
@@ -111,7 +117,7 @@ func kernelsOf(v any) map[string]kernelMeta {
 		if name == "" {
 			continue
 		}
-		m := kernelMeta{implicitBase: -1}
+		m := kernelMeta{implicitBase: -1, paramsOK: true}
 		m.dynamicStack, _ = k[".uses_dynamic_stack"].(bool)
 		if n, ok := k[".max_flat_workgroup_size"].(int64); ok && n > 0 && n <= math.MaxUint32 {
 			m.maxFlatGroupSize = uint32(n)
@@ -132,9 +138,14 @@ func kernelsOf(v any) map[string]kernelMeta {
 			if std, known := hiddenOffsets[kind]; known && ok && off >= std && m.implicitBase < 0 {
 				m.implicitBase = off - std
 			}
-			if size, sized := am[".size"].(int64); ok && sized && off >= 0 && size >= 0 && off <= math.MaxUint32 && size <= math.MaxUint32 &&
-				!strings.HasPrefix(kind, "hidden_") {
+			if strings.HasPrefix(kind, "hidden_") {
+				continue // the runtime's, not the caller's
+			}
+			if size, sized := am[".size"].(int64); ok && sized && off >= 0 && size >= 0 && off <= math.MaxUint32 && size <= math.MaxUint32 {
 				m.argsSize = max(m.argsSize, uint64(off+size))
+				m.params = append(m.params, plugin.Param{Offset: uint64(off), Size: uint64(size)})
+			} else {
+				m.paramsOK = false
 			}
 		}
 		out[name] = m
@@ -306,15 +317,22 @@ func regGroupLimit(gfx string, vgprs, agprs, wave uint32) uint32 {
 	default:
 		return 0
 	}
-	if wave == 0 {
-		wave = 64
-		if simds == 2 {
-			wave = 32
-		}
-	}
+	wave = waveSize(gfx, wave)
 	perSIMD := maxWaves
 	if vgprs > 0 {
 		perSIMD = min(maxWaves, vgprFile/((vgprs+7)&^7))
 	}
 	return max(perSIMD, 1) * simds * wave
+}
+
+// waveSize is the wavefront size of a kernel for gfx: its metadata's
+// (wave), or the processor's default (32 from gfx10 on, 64 before).
+func waveSize(gfx string, wave uint32) uint32 {
+	if wave != 0 {
+		return wave
+	}
+	if strings.HasPrefix(gfx, "gfx1") && len(gfx) >= 7 {
+		return 32
+	}
+	return 64
 }

@@ -179,6 +179,7 @@ func (p *Program) Kernel(name string) (plugin.Kernel, error) {
 		}
 		if lim := regGroupLimit(p.d.info.Name.V, m.vgprs, m.agprs, m.wave); lim > 0 {
 			k.suggest = min(k.suggest, lim)
+			k.cuItems, k.wave = lim, waveSize(p.d.info.Name.V, m.wave)
 		}
 	}
 	return k, nil
@@ -268,6 +269,10 @@ type Kernel struct {
 	// argsSize is the bytes of explicit arguments the kernel reads (its
 	// metadata's arguments), or -1 when the code object has no metadata.
 	argsSize int64
+	// cuItems is how many of its work-items a compute unit holds at once
+	// for its vector registers (regGroupLimit; 0: not known), wave its
+	// wavefront size
+	cuItems, wave uint32
 }
 
 // MaxGroupSize implements plugin.Kernel: the largest work-group the
@@ -315,16 +320,86 @@ func (q *Queue) Launch(pk plugin.Kernel, args []byte, s plugin.LaunchSize) error
 	if !ok || k.p.d != q.d {
 		return ol.NewError(ol.ErrcInvalidDevice, "amdgpu: the kernel is not of the queue's device")
 	}
-	return q.launch(k, args, s, true)
+	return q.launch(k, args, s, true, false)
+}
+
+// coopTag marks the dispatch packet of a cooperative launch (its reserved2
+// field, "OLCOOP" in ASCII). The packet processor ignores the field: a
+// grid that fits on the GPU at once runs with all its groups resident
+// anyway. The HSA runtime double reads it to run every group at once.
+const coopTag = 0x504f4f434c4f
+
+// Groups of one kernel a compute unit holds at once at most (the
+// work-group slots of a CU; conservative for every gfx), and its group
+// memory (LDS) in bytes.
+const (
+	cuMaxGroups = 16
+	cuLDSBytes  = 64 << 10
+)
+
+// MaxCooperativeGroups implements plugin.CooperativeKernel: the groups the
+// GPU holds at once, compute units times the groups of this size one CU
+// holds for its wave slots, the vector registers the kernel uses (the
+// metadata; see regGroupLimit), its group memory and at most cuMaxGroups.
+// ROCr has no cooperative dispatch: such a grid is an ordinary dispatch
+// whose groups all fit.
+func (k *Kernel) MaxCooperativeGroups(gs ol.Dimensions, dynShared uint64) (uint32, error) {
+	d := k.p.d
+	items := uint64(gs.X) * uint64(gs.Y) * uint64(gs.Z)
+	if items == 0 || items > uint64(k.maxGroup) {
+		return 0, ol.Errorf(ol.ErrcInvalidSize, "GroupSize %dx%dx%d is %d work-items; kernel %q takes 1 to %d on %s", gs.X, gs.Y, gs.Z, items, k.name, k.maxGroup, d.name())
+	}
+	if err := d.checkGroupMemory(k, dynShared); err != nil {
+		return 0, err
+	}
+	perCU := uint64(cuMaxGroups)
+	if k.cuItems > 0 {
+		// whole waves: a group of 65 work-items takes two wave64 slots
+		waves := (items + uint64(k.wave) - 1) / uint64(k.wave)
+		perCU = min(perCU, uint64(k.cuItems)/uint64(k.wave)/waves)
+	} else {
+		perCU = 1 // a gfx the plugin knows nothing of: one group per CU
+	}
+	if lds := uint64(k.groupSize) + dynShared; lds > 0 {
+		perCU = min(perCU, cuLDSBytes/lds)
+	}
+	return uint32(min(max(perCU, 1)*uint64(d.info.NumComputeUnits.V), uint64(^uint32(0)))), nil
+}
+
+// LaunchCooperative implements plugin.CooperativeQueue: an ordinary
+// dispatch (tagged, see coopTag) of a grid no larger than
+// MaxCooperativeGroups; a larger one is refused naming both numbers.
+func (q *Queue) LaunchCooperative(pk plugin.Kernel, args []byte, s plugin.LaunchSize) error {
+	k, ok := pk.(*Kernel)
+	if !ok || k.p.d != q.d {
+		return ol.NewError(ol.ErrcInvalidDevice, "amdgpu: the kernel is not of the queue's device")
+	}
+	if err := q.d.checkLaunch(k, s); err != nil {
+		return err
+	}
+	most, err := k.MaxCooperativeGroups(s.GroupSize, s.DynSharedMemory)
+	if err != nil {
+		return err
+	}
+	if n := uint64(s.NumGroups.X) * uint64(s.NumGroups.Y) * uint64(s.NumGroups.Z); n > uint64(most) {
+		return ol.Errorf(ol.ErrcInvalidArgument, "a cooperative launch of kernel %q has %d groups, more than the %d %s holds at once",
+			k.name, n, most, q.d.name())
+	}
+	return q.launch(k, args, s, true, true)
 }
 
 // launch dispatches k; track records the queue with k's program, refused
 // once the program is unloaded (the plugin's own launches of the
-// constructor kernels, which wait for themselves, do not track).
-func (q *Queue) launch(k *Kernel, args []byte, s plugin.LaunchSize, track bool) error {
+// constructor kernels, which wait for themselves, do not track). coop
+// tags the packet as a cooperative launch's.
+func (q *Queue) launch(k *Kernel, args []byte, s plugin.LaunchSize, track, coop bool) error {
 	d := q.d
 	if err := d.checkLaunch(k, s); err != nil {
 		return err
+	}
+	var tag uint64
+	if coop {
+		tag = coopTag
 	}
 	// a short buffer would leave arguments zero (pointers NULL); bytes
 	// past the arguments are ignored, as on the other devices
@@ -363,8 +438,13 @@ func (q *Queue) launch(k *Kernel, args []byte, s plugin.LaunchSize, track bool) 
 		C.uint16_t(s.GroupSize.X), C.uint16_t(s.GroupSize.Y), C.uint16_t(s.GroupSize.Z),
 		C.uint32_t(s.NumGroups.X*s.GroupSize.X), C.uint32_t(s.NumGroups.Y*s.GroupSize.Y), C.uint32_t(s.NumGroups.Z*s.GroupSize.Z),
 		C.uint32_t(k.privateSize), C.uint32_t(uint64(k.groupSize)+s.DynSharedMemory),
-		C.uint64_t(k.object), C.uintptr_t(karg), C.uint64_t(sig.h))
+		C.uint64_t(k.object), C.uintptr_t(karg), C.uint64_t(tag), C.uint64_t(sig.h))
 	q.ops.Add(1)
 	h.commit(entry{sig: sig, karg: karg, kclass: class}, true)
 	return nil
 }
+
+var (
+	_ plugin.CooperativeKernel = (*Kernel)(nil)
+	_ plugin.CooperativeQueue  = (*Queue)(nil)
+)

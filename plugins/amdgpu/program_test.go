@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"reflect"
 	"strconv"
 	"strings"
 	"testing"
@@ -226,6 +227,9 @@ func TestClangKernelMetadata(t *testing.T) {
 		if m.implicitBase != tc.base || m.maxFlatGroupSize != 1024 || m.argsSize != tc.args {
 			t.Errorf("%s: %+v, want implicit arguments at %d, %d bytes of arguments and work-groups up to 1024", tc.kernel, m, tc.base, tc.args)
 		}
+		if want := []plugin.Param{{Offset: 0, Size: tc.args}}; !m.paramsOK || !reflect.DeepEqual(m.params, want) {
+			t.Errorf("%s: parameters %v (ok %v), want %v: the argument struct by value", tc.kernel, m.params, m.paramsOK, want)
+		}
 		if m.vgprs != regs["VGPRs"] || m.agprs != regs["AGPRs"] || m.wave != 64 {
 			t.Errorf("%s: %d vector and %d accumulation registers in wave%d, clang says %v in wave64", tc.kernel, m.vgprs, m.agprs, m.wave, regs)
 		}
@@ -297,24 +301,34 @@ func TestRegGroupLimit(t *testing.T) {
 }
 
 // The explicit arguments end at the largest offset + size of the
-// arguments that are not hidden; the hidden ones do not count.
+// arguments that are not hidden; the hidden ones do not count. They are
+// the kernel's parameters, in order; one without an offset or a size
+// makes the parameters unknown.
 func TestMetadataArgumentsSize(t *testing.T) {
 	arg := func(kind string, off, size int64) any {
 		return map[string]any{".value_kind": kind, ".offset": off, ".size": size}
 	}
+	type P = plugin.Param
 	for _, tc := range []struct {
-		args []any
-		want uint64
-		base int64
+		args   []any
+		want   uint64
+		base   int64
+		params []P
+		ok     bool
 	}{
-		{[]any{arg("by_value", 0, 12), arg("hidden_block_count_x", 16, 4), arg("hidden_grid_dims", 80, 2)}, 12, 16},
-		{[]any{arg("global_buffer", 0, 8), arg("by_value", 8, 4), arg("by_value", 16, 232), arg("hidden_block_count_y", 252, 4)}, 248, 248},
-		{[]any{arg("hidden_block_count_x", 0, 4)}, 0, 0},
-		{nil, 0, -1},
+		{[]any{arg("by_value", 0, 12), arg("hidden_block_count_x", 16, 4), arg("hidden_grid_dims", 80, 2)}, 12, 16, []P{{Offset: 0, Size: 12}}, true},
+		{[]any{arg("global_buffer", 0, 8), arg("by_value", 8, 4), arg("by_value", 16, 232), arg("hidden_block_count_y", 252, 4)}, 248, 248,
+			[]P{{Offset: 0, Size: 8}, {Offset: 8, Size: 4}, {Offset: 16, Size: 232}}, true},
+		{[]any{arg("hidden_block_count_x", 0, 4)}, 0, 0, nil, true},
+		{nil, 0, -1, nil, true},
+		{[]any{arg("by_value", 0, 4), map[string]any{".value_kind": "by_value", ".offset": int64(8)}}, 4, -1, nil, false},
 	} {
 		m := kernelsOf(map[string]any{"amdhsa.kernels": []any{map[string]any{".name": "k", ".args": tc.args}}})["k"]
 		if m.argsSize != tc.want || m.implicitBase != tc.base {
 			t.Errorf("%v: %d bytes of arguments, implicit ones at %d; want %d and %d", tc.args, m.argsSize, m.implicitBase, tc.want, tc.base)
+		}
+		if m.paramsOK != tc.ok || (tc.ok && !reflect.DeepEqual(m.params, tc.params)) {
+			t.Errorf("%v: parameters %v (ok %v), want %v (ok %v)", tc.args, m.params, m.paramsOK, tc.params, tc.ok)
 		}
 	}
 }

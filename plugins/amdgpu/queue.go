@@ -101,7 +101,10 @@ type hwQueue struct {
 	mu         sync.Mutex
 	last       *signal // the latest operation (the queue's reference)
 	lastInRing bool    // last is a packet of this HSA queue
-	ring       entryRing
+	// profiling: hsa_amd_profiling_set_profiler_enabled was called for the
+	// HSA queue (it stays on for the queue's later users)
+	profiling atomic.Bool
+	ring      entryRing
 	// err is the first failure of asynchronous work since the last Sync,
 	// under errMu (a host operation records its failure without waiting
 	// for a submitter that holds mu while the ring is full)
@@ -966,6 +969,9 @@ type Event struct {
 	hw   *hwQueue
 	sig  *signal
 	mark uint64
+	// timed: sig completes a barrier packet of a profiling queue
+	// (RecordTimed), which holds when the GPU passed it
+	timed bool
 }
 
 // Sync implements plugin.Event.

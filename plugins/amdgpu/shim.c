@@ -258,7 +258,7 @@ static void publish(const lgo_hsa_fns *f, lgo_hsa_queue_t *q, uint16_t *hdr, uin
 
 void lgo_hsa_dispatch(const lgo_hsa_fns *f, uintptr_t queue, uint16_t dims, uint16_t wx, uint16_t wy, uint16_t wz,
                       uint32_t gx, uint32_t gy, uint32_t gz, uint32_t private_size, uint32_t group_size,
-                      uint64_t kernel_object, uintptr_t kernarg, uint64_t done) {
+                      uint64_t kernel_object, uintptr_t kernarg, uint64_t tag, uint64_t done) {
   lgo_hsa_queue_t *q = (lgo_hsa_queue_t *)queue;
   uint64_t idx;
   lgo_hsa_dispatch_packet_t *p = reserve(f, q, &idx);
@@ -274,7 +274,7 @@ void lgo_hsa_dispatch(const lgo_hsa_fns *f, uintptr_t queue, uint16_t dims, uint
   p->group_segment_size = group_size;
   p->kernel_object = kernel_object;
   p->kernarg_address = (uint64_t)kernarg;
-  p->reserved2 = 0;
+  p->reserved2 = tag;
   p->completion_signal = done;
   publish(f, q, &p->header, header(2 /* KERNEL_DISPATCH */), idx);
 }
@@ -364,4 +364,26 @@ void lgo_hsa_run_host(uintptr_t queue, uint64_t mark, uintptr_t fn, uintptr_t us
   ((void (*)(void *))fn)((void *)user);
   running_queue = outer_queue;
   running_mark = outer_mark;
+}
+
+uint32_t lgo_hsa_profiling_enable(const lgo_hsa_fns *f, uintptr_t q) {
+  return ((uint32_t(*)(void *, int))f->profiling_enable)((void *)q, 1);
+}
+
+lgo_hsa_r lgo_hsa_dispatch_end(const lgo_hsa_fns *f, uint64_t agent, uint64_t s) {
+  lgo_hsa_handle_t a = {agent}, sig = {s};
+  struct {
+    uint64_t start, end;
+  } t = {0, 0};
+  lgo_hsa_r r;
+  r.st = ((uint32_t(*)(lgo_hsa_handle_t, lgo_hsa_handle_t, void *))f->dispatch_time)(a, sig, &t);
+  r.v = t.end;
+  return r;
+}
+
+uint32_t lgo_hsa_svm_prefetch(const lgo_hsa_fns *f, uintptr_t p, size_t size, uint64_t agent, uint64_t dep,
+                              uint64_t done) {
+  lgo_hsa_handle_t a = {agent}, d = {dep}, c = {done};
+  return ((uint32_t(*)(void *, size_t, lgo_hsa_handle_t, uint32_t, const lgo_hsa_handle_t *, lgo_hsa_handle_t))
+              f->svm_prefetch)((void *)p, size, a, dep ? 1 : 0, dep ? &d : NULL, c);
 }

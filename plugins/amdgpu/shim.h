@@ -37,6 +37,8 @@ typedef struct {
   uintptr_t queue_create, queue_destroy, queue_load_read_index, queue_add_write_index;
   uintptr_t reader_create, reader_destroy, executable_create, executable_load, executable_freeze,
       executable_symbol_by_name, symbol_get_info, executable_destroy;
+  // optional (0 when the runtime lacks them): profiling events, SVM prefetch
+  uintptr_t profiling_enable, dispatch_time, svm_prefetch;
 } lgo_hsa_fns;
 
 // A status and a value.
@@ -87,13 +89,27 @@ LGO_HIDDEN uint32_t lgo_hsa_queue_destroy(const lgo_hsa_fns *f, uintptr_t q);
 
 // Writes an AQL kernel dispatch packet (barrier bit set, system-scope
 // fences) to q and rings its doorbell: the body first, then the 16-bit
-// header with release ordering. dims is the number of grid dimensions.
+// header with release ordering. dims is the number of grid dimensions;
+// tag goes to the packet's reserved2 field, which the packet processor
+// ignores (tools use it to tag packets; see coopTag).
 LGO_HIDDEN void lgo_hsa_dispatch(const lgo_hsa_fns *f, uintptr_t q, uint16_t dims, uint16_t wx, uint16_t wy,
                                  uint16_t wz, uint32_t gx, uint32_t gy, uint32_t gz, uint32_t private_size,
-                                 uint32_t group_size, uint64_t kernel_object, uintptr_t kernarg, uint64_t done);
+                                 uint32_t group_size, uint64_t kernel_object, uintptr_t kernarg, uint64_t tag,
+                                 uint64_t done);
 // Writes an AQL barrier-AND packet waiting for dep0 and dep1 (0: none),
 // then decrementing done (0: none), and rings the doorbell.
 LGO_HIDDEN void lgo_hsa_barrier(const lgo_hsa_fns *f, uintptr_t q, uint64_t dep0, uint64_t dep1, uint64_t done);
+
+// hsa_amd_profiling_set_profiler_enabled(q, 1): the packets of q record
+// when they start and end in their completion signals.
+LGO_HIDDEN uint32_t lgo_hsa_profiling_enable(const lgo_hsa_fns *f, uintptr_t q);
+// When the packet that completed signal s (on a profiling queue of agent)
+// ended, in system timestamp ticks.
+LGO_HIDDEN lgo_hsa_r lgo_hsa_dispatch_end(const lgo_hsa_fns *f, uint64_t agent, uint64_t s);
+// hsa_amd_svm_prefetch_async of [p, p+size) toward agent after dep (0:
+// none); decrements done.
+LGO_HIDDEN uint32_t lgo_hsa_svm_prefetch(const lgo_hsa_fns *f, uintptr_t p, size_t size, uint64_t agent, uint64_t dep,
+                                         uint64_t done);
 
 LGO_HIDDEN lgo_hsa_r lgo_hsa_reader_create(const lgo_hsa_fns *f, const void *image, size_t size);
 LGO_HIDDEN uint32_t lgo_hsa_reader_destroy(const lgo_hsa_fns *f, uint64_t reader);

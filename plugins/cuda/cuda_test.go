@@ -107,7 +107,8 @@ func checkTwoDevices(t *testing.T, p plugin.Platform) {
 		want.ProductName = want.Name
 		want.Uid = plugin.Some([]string{"CUDA-a00102030405060708090a0b0c0d0e0f", "CUDA-a10102030405060708090a0b0c0d0e0f"}[i])
 		want.Vendor, want.VendorId = plugin.Some("NVIDIA"), plugin.Some[uint32](0x10de)
-		want.DriverVersion = plugin.Some("12040") // cuDriverGetVersion in decimal, as LLVM 22.1
+		want.DriverVersion = plugin.Some("12040")         // cuDriverGetVersion in decimal, as LLVM 22.1
+		want.CooperativeLaunchSupport = plugin.Some(true) // the double's CU_DEVICE_ATTRIBUTE_COOPERATIVE_LAUNCH is 1
 		want.MaxWorkGroupSize, want.MaxWorkGroupSizePerDimension = plugin.Some[uint32](1024), plugin.Some(ol.Dimensions{X: 1024, Y: 1024, Z: 64})
 		want.MaxWorkSize, want.MaxWorkSizePerDimension = plugin.Some[uint32](4294967295), plugin.Some(ol.Dimensions{X: 2147483647, Y: 65535, Z: 65535}) // the grid, as LLVM 22.1
 		want.NumComputeUnits, want.MaxClockFrequency, want.MemoryClockRate = plugin.Some(uint32(80+i)), plugin.Some[uint32](1530), plugin.Some[uint32](877)

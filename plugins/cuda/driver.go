@@ -76,6 +76,7 @@ const (
 	cudaErrorNotReady      = 600
 
 	cudaErrorHostMemoryAlreadyRegistered = 712
+	cudaErrorCooperativeLaunchTooLarge   = 720
 )
 
 // CUdevice_attribute values read for the device info.
@@ -95,6 +96,8 @@ const (
 	attrComputeCapabilityMinor  = 76
 	// CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN
 	attrMaxSharedMemoryPerBlockOptin = 97
+	// CU_DEVICE_ATTRIBUTE_COOPERATIVE_LAUNCH
+	attrCooperativeLaunch = 95
 )
 
 // entryPoints are the driver functions the plugin calls, as addresses
@@ -188,6 +191,14 @@ func (e *entryPoints) optional() []vendorlib.Symbol {
 		{Name: "cuGetErrorString", Addr: &e.cuGetErrorString},
 		// R550+: the exact size of a kernel's parameters
 		{Name: "cuFuncGetParamInfo", Addr: addr(&e.run.func_get_param_info)},
+		// cooperative launches (CooperativeLaunchSupport is false without them)
+		{Name: "cuLaunchCooperativeKernel", Addr: addr(&e.run.launch_coop)},
+		{Name: "cuOccupancyMaxActiveBlocksPerMultiprocessor", Addr: addr(&e.run.occupancy_active_blocks)},
+		// profiling events and prefetch: without them those calls are
+		// UNSUPPORTED (timing) or a no-op (prefetch is a hint)
+		{Name: "cuEventElapsedTime", Addr: addr(&e.run.event_elapsed)},
+		{Name: "cuMemPrefetchAsync", Addr: addr(&e.run.mem_prefetch)},
+		{Name: "cuMemPrefetchAsync_v2", Addr: addr(&e.run.mem_prefetch_v2)},
 	}
 }
 

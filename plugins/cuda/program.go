@@ -143,6 +143,7 @@ func (p *Program) Kernel(name string) (plugin.Kernel, error) {
 	if pb := int64(C.lgo_cu_param_bytes(d.drv.run, d.ctx, fn)); pb >= 0 {
 		k.paramBytes, k.paramsKnown = uint64(pb), true
 	}
+	k.params, k.paramsOK = d.readParams(fn)
 	return k, nil
 }
 
@@ -221,7 +222,10 @@ type Kernel struct {
 	// when the driver can say (paramsKnown: cuFuncGetParamInfo, R550+)
 	paramBytes  uint64
 	paramsKnown bool
-	dynShared   atomic.Uint64 // the dynamic shared memory the function is allowed
+	// params: each parameter's offset and size (paramsOK: the driver said)
+	params    []plugin.Param
+	paramsOK  bool
+	dynShared atomic.Uint64 // the dynamic shared memory the function is allowed
 }
 
 // maxParamBytes is the most parameter bytes a CUDA kernel can take: an
@@ -259,6 +263,40 @@ func (d *Device) checkLaunch(k *Kernel, s plugin.LaunchSize) error {
 // Launch implements plugin.Queue: the argument buffer goes to the driver
 // as it is (CU_LAUNCH_PARAM_BUFFER_POINTER).
 func (q *Queue) Launch(pk plugin.Kernel, args []byte, s plugin.LaunchSize) error {
+	return q.launch(pk, args, s, false)
+}
+
+// MaxCooperativeGroups implements plugin.CooperativeKernel: the blocks one
+// multiprocessor holds at once (the driver's occupancy calculator, for the
+// kernel's registers and shared memory) times the multiprocessors.
+func (k *Kernel) MaxCooperativeGroups(gs ol.Dimensions, dynShared uint64) (uint32, error) {
+	d := k.p.d
+	if !d.coop {
+		return 0, plugin.Unsupported("cuda", "cooperative launches on "+d.info.Name.V)
+	}
+	n := uint64(gs.X) * uint64(gs.Y) * uint64(gs.Z)
+	if n == 0 || n > uint64(k.maxThreads) {
+		return 0, ol.Errorf(ol.ErrcInvalidSize, "GroupSize %dx%dx%d is %d work-items; kernel %q takes 1 to %d on %s", gs.X, gs.Y, gs.Z, n, k.name, k.maxThreads, d.info.Name.V)
+	}
+	if limit := max(d.info.WorkGroupLocalMemSize.V, d.sharedOptIn); dynShared > limit {
+		return 0, ol.Errorf(ol.ErrcInvalidSize, "SharedMemory %d exceeds the %d bytes of shared memory a block of %s can have", dynShared, limit, d.info.Name.V)
+	}
+	var blocks C.int
+	if err := d.call("cuOccupancyMaxActiveBlocksPerMultiprocessor", C.lgo_cu_active_blocks(d.drv.run, d.ctx, &blocks, k.fn, C.int(n), C.size_t(dynShared))); err != nil {
+		return 0, err
+	}
+	return uint32(min(uint64(max(blocks, 0))*uint64(d.sms), uint64(^uint32(0)))), nil
+}
+
+// LaunchCooperative implements plugin.CooperativeQueue through
+// cuLaunchCooperativeKernel: a grid of more blocks than MaxCooperativeGroups
+// is refused here, naming both numbers (the driver would refuse it with
+// CUDA_ERROR_COOPERATIVE_LAUNCH_TOO_LARGE).
+func (q *Queue) LaunchCooperative(pk plugin.Kernel, args []byte, s plugin.LaunchSize) error {
+	return q.launch(pk, args, s, true)
+}
+
+func (q *Queue) launch(pk plugin.Kernel, args []byte, s plugin.LaunchSize, coop bool) error {
 	k, ok := pk.(*Kernel)
 	if !ok || k.p.d != q.d {
 		return ol.NewError(ol.ErrcInvalidDevice, "cuda: the kernel is not of the queue's device")
@@ -266,6 +304,16 @@ func (q *Queue) Launch(pk plugin.Kernel, args []byte, s plugin.LaunchSize) error
 	d := q.d
 	if err := d.checkLaunch(k, s); err != nil {
 		return err
+	}
+	if coop {
+		most, err := k.MaxCooperativeGroups(s.GroupSize, s.DynSharedMemory)
+		if err != nil {
+			return err
+		}
+		if n := uint64(s.NumGroups.X) * uint64(s.NumGroups.Y) * uint64(s.NumGroups.Z); n > uint64(most) {
+			return ol.Errorf(ol.ErrcInvalidArgument, "a cooperative launch of kernel %q has %d groups, more than the %d %s holds at once",
+				k.name, n, most, d.info.Name.V)
+		}
 	}
 	if s.DynSharedMemory > d.info.WorkGroupLocalMemSize.V && s.DynSharedMemory > k.dynShared.Load() {
 		// above the default limit a function must be allowed more first
@@ -301,17 +349,31 @@ func (q *Queue) Launch(pk plugin.Kernel, args []byte, s plugin.LaunchSize) error
 	if q.isHeld() {
 		// held back: the argument bytes are the caller's only during this call
 		kept := append([]byte(nil), args...)
-		if q.hold(deferred{submit: func() error { return q.launchNow(k, kept, s) }}) {
+		if q.hold(deferred{submit: func() error { return q.launchNow(k, kept, s, coop) }}) {
 			return nil
 		}
 	}
-	return q.launchNow(k, args, s)
+	return q.launchNow(k, args, s, coop)
 }
 
-func (q *Queue) launchNow(k *Kernel, args []byte, s plugin.LaunchSize) error {
+func (q *Queue) launchNow(k *Kernel, args []byte, s plugin.LaunchSize, coop bool) error {
 	var argp unsafe.Pointer
 	if len(args) > 0 {
 		argp = unsafe.Pointer(&args[0])
+	}
+	if coop {
+		r := C.lgo_cu_launch_coop(q.d.drv.run, q.d.ctx, k.fn,
+			C.uint32_t(s.NumGroups.X), C.uint32_t(s.NumGroups.Y), C.uint32_t(s.NumGroups.Z),
+			C.uint32_t(s.GroupSize.X), C.uint32_t(s.GroupSize.Y), C.uint32_t(s.GroupSize.Z),
+			C.uint32_t(s.DynSharedMemory), q.s, argp, C.size_t(len(args)))
+		if r == cudaErrorCooperativeLaunchTooLarge {
+			return ol.Errorf(ol.ErrcInvalidArgument, "cuLaunchCooperativeKernel(%q) of %d groups: %s", k.name,
+				uint64(s.NumGroups.X)*uint64(s.NumGroups.Y)*uint64(s.NumGroups.Z), q.d.drv.describe(int32(r)))
+		}
+		if r != cudaSuccess {
+			return q.d.call(fmt.Sprintf("cuLaunchCooperativeKernel(%q)", k.name), r)
+		}
+		return nil
 	}
 	r := C.lgo_cu_launch(q.d.drv.run, q.d.ctx, k.fn,
 		C.uint32_t(s.NumGroups.X), C.uint32_t(s.NumGroups.Y), C.uint32_t(s.NumGroups.Z),
@@ -322,3 +384,8 @@ func (q *Queue) launchNow(k *Kernel, args []byte, s plugin.LaunchSize) error {
 	}
 	return nil
 }
+
+var (
+	_ plugin.CooperativeKernel = (*Kernel)(nil)
+	_ plugin.CooperativeQueue  = (*Queue)(nil)
+)

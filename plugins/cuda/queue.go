@@ -768,6 +768,9 @@ type Event struct {
 	q    *Queue
 	ev   C.uintptr_t
 	mark uint64
+	// timed: a timing event (RecordTimed): its CUevent is destroyed, not
+	// pooled with the DISABLE_TIMING ones
+	timed bool
 	// under q.mu:
 	recorded bool
 	released bool // the runtime let go of it
@@ -865,7 +868,11 @@ func (e *Event) Release() error {
 // nothing refers to either any more.
 func (e *Event) giveBack() {
 	d := e.q.d
-	d.releaseEvent(e.ev)
+	if e.timed {
+		_ = d.handleOp(opEventDestroy, e.ev)
+	} else {
+		d.releaseEvent(e.ev)
+	}
 	*e = Event{}
 	d.streams.mu.Lock()
 	d.streams.eventObjs.Put(e, maxIdleEvents)

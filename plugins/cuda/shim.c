@@ -182,6 +182,35 @@ int lgo_cu_launch(const lgo_cu_fns *f, uintptr_t ctx, uintptr_t fn, uint32_t gx,
                                                        shared, stream, NULL, args_size ? extra : NULL);
 }
 
+int lgo_cu_launch_coop(const lgo_cu_fns *f, uintptr_t ctx, uintptr_t fn, uint32_t gx, uint32_t gy, uint32_t gz,
+                       uint32_t bx, uint32_t by, uint32_t bz, uint32_t shared, uintptr_t stream, const void *args,
+                       size_t args_size) {
+  /* as many pointers as lgo_cu_param_bytes looks at parameters */
+  void *params[1024];
+  size_t n = 0;
+  BIND(f, ctx);
+  if (f->func_get_param_info) {
+    for (; n < 1024; n++) {
+      size_t off, size;
+      int r = ((int (*)(uintptr_t, size_t, size_t *, size_t *))f->func_get_param_info)(fn, n, &off, &size);
+      if (r == 1) break; /* past the last parameter */
+      if (r != 0) return r;
+      if (off > args_size || size > args_size - off) return 1;
+      params[n] = (char *)args + off;
+    }
+  } else if (args_size > 0) {
+    params[n++] = (void *)args;
+  }
+  return ((int (*)(uintptr_t, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned, uintptr_t,
+                   void **))f->launch_coop)(fn, gx, gy, gz, bx, by, bz, shared, stream, n ? params : NULL);
+}
+
+int lgo_cu_active_blocks(const lgo_cu_fns *f, uintptr_t ctx, int *blocks, uintptr_t fn, int block_size,
+                         size_t dyn_shared) {
+  BIND(f, ctx);
+  return ((int (*)(int *, uintptr_t, int, size_t))f->occupancy_active_blocks)(blocks, fn, block_size, dyn_shared);
+}
+
 int lgo_cu_pointer_info(const lgo_cu_fns *f, uintptr_t ctx, uintptr_t p, unsigned *type, int *ordinal) {
   BIND(f, ctx);
   int r = ((int (*)(void *, int, uintptr_t))f->pointer_get_attribute)(type, 2, p);
@@ -225,4 +254,46 @@ int lgo_cu_peer(const lgo_cu_fns *f, uintptr_t can_access, uintptr_t change, uin
   if (r == 704 || r == 705) return 0; /* PEER_ACCESS_ALREADY_ENABLED / _NOT_ENABLED */
   *done = r == 0;
   return r;
+}
+
+int lgo_cu_param_info(const lgo_cu_fns *f, uintptr_t ctx, uintptr_t fn, size_t i, size_t *off, size_t *size) {
+  if (f->func_get_param_info == 0) return 801; /* CUDA_ERROR_NOT_SUPPORTED */
+  BIND(f, ctx);
+  return ((int (*)(uintptr_t, size_t, size_t *, size_t *))f->func_get_param_info)(fn, i, off, size);
+}
+
+int lgo_cu_event_create_timed(const lgo_cu_fns *f, uintptr_t ctx, uintptr_t *out) {
+  BIND(f, ctx);
+  return ((int (*)(uintptr_t *, unsigned))f->event_create)(out, 0);
+}
+
+int lgo_cu_event_elapsed(const lgo_cu_fns *f, uintptr_t ctx, float *ms, uintptr_t start, uintptr_t end) {
+  BIND(f, ctx);
+  return ((int (*)(float *, uintptr_t, uintptr_t))f->event_elapsed)(ms, start, end);
+}
+
+unsigned lgo_cu_is_managed(const lgo_cu_fns *f, uintptr_t ctx, uintptr_t p) {
+  unsigned managed = 0;
+  /* CU_POINTER_ATTRIBUTE_IS_MANAGED = 8 */
+  if (((set_t)f->set_current)(ctx) != 0 ||
+      ((int (*)(void *, int, uintptr_t))f->pointer_get_attribute)(&managed, 8, p) != 0)
+    return 0;
+  return managed;
+}
+
+/* CUDA 13's headers name the CUmemLocation form cuMemPrefetchAsync; the
+ * driver still exports the original ABI under the plain name, which is
+ * preferred (every driver since CUDA 8 has it); _v2 (12.2+) only when the
+ * plain one is missing. */
+typedef struct {
+  int type, id; /* CU_MEM_LOCATION_TYPE_DEVICE 1, _HOST 2 */
+} lgo_cu_mem_location;
+
+int lgo_cu_prefetch(const lgo_cu_fns *f, uintptr_t ctx, uintptr_t p, size_t n, int dev, uintptr_t stream) {
+  BIND(f, ctx);
+  if (f->mem_prefetch != 0)
+    return ((int (*)(uintptr_t, size_t, int, uintptr_t))f->mem_prefetch)(p, n, dev, stream);
+  lgo_cu_mem_location loc = {dev < 0 ? 2 : 1, dev < 0 ? 0 : dev};
+  return ((int (*)(uintptr_t, size_t, lgo_cu_mem_location, unsigned, uintptr_t))f->mem_prefetch_v2)(p, n, loc, 0,
+                                                                                               stream);
 }

@@ -25,6 +25,10 @@ typedef struct {
   uintptr_t launch_kernel, func_get_attribute, func_set_attribute, occupancy_max_block;
   uintptr_t pointer_get_attribute;
   uintptr_t func_get_param_info; // optional (R550+): 0 when the driver lacks it
+  // optional: cuLaunchCooperativeKernel, cuOccupancyMaxActiveBlocksPerMultiprocessor
+  uintptr_t launch_coop, occupancy_active_blocks;
+  // optional: profiling events and prefetch (0 when the driver lacks them)
+  uintptr_t event_elapsed, mem_prefetch, mem_prefetch_v2;
 } lgo_cu_fns;
 
 int lgo_cu_primary_ctx_retain(uintptr_t fn, uintptr_t *ctx, int dev);
@@ -74,6 +78,19 @@ int lgo_cu_launch(const lgo_cu_fns *f, uintptr_t ctx, uintptr_t fn, uint32_t gx,
                   uint32_t bx, uint32_t by, uint32_t bz, uint32_t shared, uintptr_t stream, const void *args,
                   size_t args_size);
 
+// Launches fn cooperatively (cuLaunchCooperativeKernel). That entry point
+// takes the arguments only as kernelParams, one pointer per parameter: they
+// point into args at the offsets cuFuncGetParamInfo gives (without it, a
+// kernel of <offload/kernel.h> has one parameter, the argument struct, at
+// offset 0). CUDA_ERROR_INVALID_VALUE when a parameter lies past args_size.
+int lgo_cu_launch_coop(const lgo_cu_fns *f, uintptr_t ctx, uintptr_t fn, uint32_t gx, uint32_t gy, uint32_t gz,
+                       uint32_t bx, uint32_t by, uint32_t bz, uint32_t shared, uintptr_t stream, const void *args,
+                       size_t args_size);
+// The blocks of block_size threads with dyn_shared bytes of dynamic shared
+// memory that one multiprocessor holds at once.
+int lgo_cu_active_blocks(const lgo_cu_fns *f, uintptr_t ctx, int *blocks, uintptr_t fn, int block_size,
+                         size_t dyn_shared);
+
 // CU_POINTER_ATTRIBUTE_MEMORY_TYPE and _DEVICE_ORDINAL of p: 0 and both
 // set, or the driver's error (unknown memory).
 int lgo_cu_pointer_info(const lgo_cu_fns *f, uintptr_t ctx, uintptr_t p, unsigned *type, int *ordinal);
@@ -83,6 +100,17 @@ unsigned lgo_cu_pointer_type(const lgo_cu_fns *f, uintptr_t ctx, uintptr_t p);
 // The bytes of fn's parameters (end of the last one; 0 for a function
 // without parameters), or -1 when the driver cannot say.
 long long lgo_cu_param_bytes(const lgo_cu_fns *f, uintptr_t ctx, uintptr_t fn);
+// Parameter i of fn (cuFuncGetParamInfo): the driver's result.
+int lgo_cu_param_info(const lgo_cu_fns *f, uintptr_t ctx, uintptr_t fn, size_t i, size_t *off, size_t *size);
+
+// A timing event (no CU_EVENT_DISABLE_TIMING).
+int lgo_cu_event_create_timed(const lgo_cu_fns *f, uintptr_t ctx, uintptr_t *out);
+int lgo_cu_event_elapsed(const lgo_cu_fns *f, uintptr_t ctx, float *ms, uintptr_t start, uintptr_t end);
+// Whether p is managed memory (CU_POINTER_ATTRIBUTE_IS_MANAGED); 0 also
+// when the driver does not know p.
+unsigned lgo_cu_is_managed(const lgo_cu_fns *f, uintptr_t ctx, uintptr_t p);
+// Prefetches [p, p+n) to device ordinal dev, or to the host (dev -1).
+int lgo_cu_prefetch(const lgo_cu_fns *f, uintptr_t ctx, uintptr_t p, size_t n, int dev, uintptr_t stream);
 
 // The host-function state of a library thread running one (see queue.go).
 uintptr_t lgo_cu_running_queue(void);

@@ -7,6 +7,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <link.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -272,12 +273,26 @@ static const char *run_range(const ol_host_kernel_desc *desc, const void *args, 
   return err;
 }
 
+const char ol_host_grid_misuse[] =
+    "the kernel called ol_grid_barrier() outside a cooperative launch (its groups do not all run at once)";
+
+int ol_host_is_grid_misuse(const char *msg) { return msg == ol_host_grid_misuse; }
+
+// The grid barrier of a launch that is not cooperative: the groups may
+// not all be running, so waiting could never end. It notes the misuse
+// (l->grid is the caller's flag) and returns.
+static void grid_barrier_misuse(const ol_host_launch *l) {
+  __atomic_store_n((uint32_t *)l->grid, 1, __ATOMIC_RELAXED);
+}
+
 // A launch's fixed part; its dynamic group-local memory is the caller's to
-// free. Returns 0 or an error text.
+// free. Returns 0 or an error text. misuse is the flag a grid barrier sets.
 static const char *launch_init(ol_host_launch *l, const uint32_t num_groups[3],
-                               const uint32_t group_size[3], size_t dyn_shared) {
+                               const uint32_t group_size[3], size_t dyn_shared, uint32_t *misuse) {
   memcpy(l->num_groups, num_groups, sizeof l->num_groups);
   memcpy(l->group_size, group_size, sizeof l->group_size);
+  l->grid_barrier = grid_barrier_misuse;
+  l->grid = misuse;
   l->dyn_shared = NULL;
   if (dyn_shared) {
     l->dyn_shared = aligned_alloc(64, (dyn_shared + 63) & ~(size_t)63);
@@ -291,9 +306,11 @@ const char *ol_host_exec(const ol_host_kernel_desc *desc, const void *args,
                          uint64_t group_begin, uint64_t group_end, size_t dyn_shared,
                          ol_fiber_pool *pool) {
   ol_host_launch l;
-  const char *err = launch_init(&l, num_groups, group_size, dyn_shared);
+  uint32_t misuse = 0;
+  const char *err = launch_init(&l, num_groups, group_size, dyn_shared, &misuse);
   if (!err) err = run_range(desc, args, &l, pool, group_begin, group_end);
   free(l.dyn_shared);
+  if (!err && __atomic_load_n(&misuse, __ATOMIC_RELAXED)) err = ol_host_grid_misuse;
   return err;
 }
 
@@ -304,13 +321,126 @@ const char *ol_host_exec_chunks(ol_host_job_ctl *ctl, const ol_host_kernel_desc 
   uint64_t begin, end;
   if (!job_take(ctl, &begin, &end)) return 0;
   ol_host_launch l;
-  const char *err = launch_init(&l, num_groups, group_size, dyn_shared);
+  uint32_t misuse = 0;
+  const char *err = launch_init(&l, num_groups, group_size, dyn_shared, &misuse);
   while (!err) {
     err = run_range(desc, args, &l, pool, begin, end);
+    if (!err && __atomic_load_n(&misuse, __ATOMIC_RELAXED)) err = ol_host_grid_misuse;
     if (!err && !job_take(ctl, &begin, &end)) break;
   }
   if (err) ol_host_job_fail(ctl);
   free(l.dyn_shared);
+  return err;
+}
+
+/* ------------------------------------------------ cooperative launches --- */
+
+// The grid of a cooperative launch: the start gate and the grid barrier
+// (a generation count: the last group to arrive starts the next one). The
+// waits block rather than spin, so more groups than cores cost no CPU
+// while they wait.
+typedef struct coop_grid {
+  pthread_mutex_t mu;
+  pthread_cond_t cv;
+  uint64_t groups, arrived, generation;
+  int gate; // 0 closed, 1 run, -1 give up (a group's thread could not start)
+} coop_grid;
+
+// One group of a cooperative launch and its thread.
+typedef struct coop_group {
+  ol_host_launch l;
+  ol_fiber_pool *pool; // group kernels only
+  uint64_t index;
+  coop_grid *grid;
+  const ol_host_kernel_desc *desc;
+  const void *args;
+  pthread_t thread;
+  int started;
+} coop_group;
+
+static void coop_barrier(const ol_host_launch *l) {
+  coop_grid *g = l->grid;
+  pthread_mutex_lock(&g->mu);
+  uint64_t gen = g->generation;
+  if (++g->arrived == g->groups) {
+    g->arrived = 0;
+    g->generation++;
+    pthread_cond_broadcast(&g->cv);
+  } else {
+    while (g->generation == gen) pthread_cond_wait(&g->cv, &g->mu);
+  }
+  pthread_mutex_unlock(&g->mu);
+}
+
+static void *coop_main(void *arg) {
+  coop_group *c = arg;
+  coop_grid *g = c->grid;
+  pthread_mutex_lock(&g->mu);
+  while (g->gate == 0) pthread_cond_wait(&g->cv, &g->mu);
+  int run = g->gate > 0;
+  pthread_mutex_unlock(&g->mu);
+  // resources were had up front: running a group cannot fail
+  if (run) run_range(c->desc, c->args, &c->l, c->pool, c->index, c->index + 1);
+  return NULL;
+}
+
+static void coop_open_gate(coop_grid *g, int how) {
+  pthread_mutex_lock(&g->mu);
+  g->gate = how;
+  pthread_cond_broadcast(&g->cv);
+  pthread_mutex_unlock(&g->mu);
+}
+
+// A group's thread: as much stack as a queue's thread would give a group
+// (phased kernels keep OL_PRIVATE arrays there), whatever ulimit -s says.
+#define OL_COOP_STACK (8u << 20)
+
+const char *ol_host_exec_coop(const ol_host_kernel_desc *desc, const void *args,
+                              const uint32_t num_groups[3], const uint32_t group_size[3],
+                              size_t dyn_shared) {
+  const uint64_t n = (uint64_t)num_groups[0] * num_groups[1] * num_groups[2];
+  const size_t items = (size_t)group_size[0] * group_size[1] * group_size[2];
+  coop_grid grid = {.groups = n};
+  pthread_mutex_init(&grid.mu, NULL);
+  pthread_cond_init(&grid.cv, NULL);
+  coop_group *gs = calloc(n, sizeof *gs);
+  const char *err = gs ? 0 : "cannot allocate the groups of a cooperative launch";
+  for (uint64_t i = 0; i < n && !err; i++) {
+    coop_group *c = &gs[i];
+    uint32_t unused = 0;
+    err = launch_init(&c->l, num_groups, group_size, dyn_shared, &unused);
+    c->l.grid_barrier = coop_barrier;
+    c->l.grid = &grid;
+    c->index = i;
+    c->grid = &grid;
+    c->desc = desc;
+    c->args = args;
+    if (!err && desc->kind == OL_HOST_KERNEL_GROUP) {
+      c->pool = ol_fiber_pool_new();
+      if (!c->pool || pool_grow(c->pool, items) != 0)
+        err = "cannot reserve stacks for the work-items of a group";
+    }
+  }
+  pthread_attr_t attr;
+  pthread_attr_init(&attr);
+  pthread_attr_setstacksize(&attr, OL_COOP_STACK);
+  for (uint64_t i = 0; i < n && !err; i++) {
+    if (pthread_create(&gs[i].thread, &attr, coop_main, &gs[i]) != 0)
+      err = "cannot create a thread for every group of a cooperative launch";
+    else
+      gs[i].started = 1;
+  }
+  pthread_attr_destroy(&attr);
+  // all or nothing: the groups start together, or none runs
+  coop_open_gate(&grid, err ? -1 : 1);
+  for (uint64_t i = 0; gs && i < n; i++) {
+    if (gs[i].started) pthread_join(gs[i].thread, NULL);
+    free(gs[i].l.dyn_shared);
+    ol_fiber_pool_free(gs[i].pool);
+  }
+  free(gs);
+  pthread_cond_destroy(&grid.cv);
+  pthread_mutex_destroy(&grid.mu);
   return err;
 }
 

@@ -48,6 +48,20 @@ const char *ol_host_exec_chunks(ol_host_job_ctl *ctl, const ol_host_kernel_desc 
                                 const void *args, const uint32_t num_groups[3],
                                 const uint32_t group_size[3], size_t dyn_shared,
                                 ol_fiber_pool *pool);
+// Runs every group of a kernel at once, each on a thread of its own, with
+// ol_grid_barrier() waiting for all of them (a cooperative launch). Every
+// resource is had before any group starts, so a failure runs nothing.
+// Returns 0, or an error text (static).
+const char *ol_host_exec_coop(const ol_host_kernel_desc *desc, const void *args,
+                              const uint32_t num_groups[3], const uint32_t group_size[3],
+                              size_t dyn_shared);
+// The error text of the exec functions above when a kernel called
+// ol_grid_barrier() outside a cooperative launch, and whether msg is it.
+extern const char ol_host_grid_misuse[];
+int ol_host_is_grid_misuse(const char *msg);
+// Kernels of these <offload/kernel.h> ABI versions run (later versions only
+// added at the end of ol_host_launch).
+#define OL_HOST_ABI_OLDEST 2
 // Copies chunks of block-byte blocks of size bytes from src to dst (the
 // ranges do not overlap) until none is left.
 void ol_host_copy_chunks(ol_host_job_ctl *ctl, uintptr_t dst, uintptr_t src, uint64_t size,

@@ -88,14 +88,16 @@ func deviceInfo(si sysinfo.Info) *plugin.DeviceInfo {
 		DoubleFpSupport:              plugin.Some(true),
 		// half-precision arithmetic where the CPU converts it in hardware
 		// (F16C), as the half vector width says
-		HalfFpSupport:           plugin.Some(si.HalfVectors),
-		NativeVectorWidthChar:   plugin.Some(si.NativeVectorWidth(1, false)),
-		NativeVectorWidthShort:  plugin.Some(si.NativeVectorWidth(2, false)),
-		NativeVectorWidthInt:    plugin.Some(si.NativeVectorWidth(4, false)),
-		NativeVectorWidthLong:   plugin.Some(si.NativeVectorWidth(8, false)),
-		NativeVectorWidthFloat:  plugin.Some(si.NativeVectorWidth(4, false)),
-		NativeVectorWidthDouble: plugin.Some(si.NativeVectorWidth(8, false)),
-		NativeVectorWidthHalf:   plugin.Some(si.NativeVectorWidth(2, true)),
+		HalfFpSupport: plugin.Some(si.HalfVectors),
+		// every group of a cooperative launch runs on a thread of its own
+		CooperativeLaunchSupport: plugin.Some(true),
+		NativeVectorWidthChar:    plugin.Some(si.NativeVectorWidth(1, false)),
+		NativeVectorWidthShort:   plugin.Some(si.NativeVectorWidth(2, false)),
+		NativeVectorWidthInt:     plugin.Some(si.NativeVectorWidth(4, false)),
+		NativeVectorWidthLong:    plugin.Some(si.NativeVectorWidth(8, false)),
+		NativeVectorWidthFloat:   plugin.Some(si.NativeVectorWidth(4, false)),
+		NativeVectorWidthDouble:  plugin.Some(si.NativeVectorWidth(8, false)),
+		NativeVectorWidthHalf:    plugin.Some(si.NativeVectorWidth(2, true)),
 	}
 }
 

@@ -8,6 +8,7 @@ import "C"
 import (
 	"math/big"
 	"math/bits"
+	"runtime"
 	"unsafe"
 
 	"github.com/liboffload-go/liboffload-go/api/ol"
@@ -109,6 +110,52 @@ func (d *Device) runKernel(q *queue, k *kernel, args []byte, s plugin.LaunchSize
 	return d.runJob(j, nil)
 }
 
+// MaxCooperativeGroups is the most groups of a cooperative launch: each
+// group gets a thread of its own for the launch (its waits at the grid
+// barrier block, so threads beyond the cores cost memory, not CPU): eight
+// per core, at least 64 and at most 1024.
+func MaxCooperativeGroups() uint32 {
+	return uint32(min(max(8*runtime.NumCPU(), 64), 1024))
+}
+
+// MaxCooperativeGroups implements plugin.CooperativeKernel. The limit is
+// the device's thread budget, the same for every group size the device
+// takes.
+func (k *kernel) MaxCooperativeGroups(gs ol.Dimensions, dynShared uint64) (uint32, error) {
+	if dynShared > LocalMemBytes {
+		return 0, ol.Errorf(ol.ErrcInvalidSize, "SharedMemory %d exceeds the host device's %d bytes of group-local memory", dynShared, LocalMemBytes)
+	}
+	if n := uint64(gs.X) * uint64(gs.Y) * uint64(gs.Z); n == 0 || n > MaxGroupSize {
+		return 0, ol.Errorf(ol.ErrcInvalidSize, "GroupSize %dx%dx%d is %d work-items; the host device takes 1 to %d", gs.X, gs.Y, gs.Z, n, MaxGroupSize)
+	}
+	return MaxCooperativeGroups(), nil
+}
+
+// runCooperative runs a cooperative launch on the calling thread (q's
+// executor), which waits while one thread per group runs the grid.
+func (d *Device) runCooperative(k *kernel, args []byte, s plugin.LaunchSize) error {
+	var argp unsafe.Pointer
+	if len(args) > 0 {
+		argp = unsafe.Pointer(&args[0])
+	}
+	ng := [3]C.uint32_t{C.uint32_t(s.NumGroups.X), C.uint32_t(s.NumGroups.Y), C.uint32_t(s.NumGroups.Z)}
+	gs := [3]C.uint32_t{C.uint32_t(s.GroupSize.X), C.uint32_t(s.GroupSize.Y), C.uint32_t(s.GroupSize.Z)}
+	if msg := C.ol_host_exec_coop(k.desc, argp, &ng[0], &gs[0], C.size_t(s.DynSharedMemory)); msg != nil {
+		return execError(k.name, msg)
+	}
+	return nil
+}
+
+// execError is the error of a failed run of kernel name: a grid barrier
+// outside a cooperative launch is the caller's mistake, anything else a
+// resource the device could not have.
+func execError(name string, msg *C.char) error {
+	if C.ol_host_is_grid_misuse(msg) != 0 {
+		return ol.Errorf(ol.ErrcInvalidArgument, "kernel %q: %s", name, C.GoString(msg))
+	}
+	return ol.Errorf(ol.ErrcOutOfResources, "kernel %q: %s", name, C.GoString(msg))
+}
+
 // Copies of at least plugin.ParallelHostCopy bytes whose ranges do not
 // overlap are split into copyBlock-byte blocks that the kernel workers
 // copy alongside the queue's executor: one core rarely moves as many bytes
@@ -175,3 +222,8 @@ func (d *Device) givePool(p *C.ol_fiber_pool) {
 	d.pools = append(d.pools, p)
 	d.mu.Unlock()
 }
+
+var (
+	_ plugin.CooperativeKernel = (*kernel)(nil)
+	_ plugin.CooperativeQueue  = (*queue)(nil)
+)

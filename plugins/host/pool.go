@@ -206,7 +206,7 @@ func (j *kernelJob) runAll(fp *C.ol_fiber_pool) error {
 	}
 	msg := C.ol_host_exec(j.k.desc, j.argp, &j.ng[0], &j.gs[0], 0, C.uint64_t(j.total), j.dyn, fp)
 	if msg != nil {
-		return ol.Errorf(ol.ErrcOutOfResources, "kernel %q: %s", j.k.name, C.GoString(msg))
+		return execError(j.k.name, msg)
 	}
 	return nil
 }
@@ -219,7 +219,7 @@ func (j *kernelJob) chunks(fp *C.ol_fiber_pool) error {
 	}
 	msg := C.ol_host_exec_chunks(&j.ctl, j.k.desc, j.argp, &j.ng[0], &j.gs[0], j.dyn, fp)
 	if msg != nil {
-		return ol.Errorf(ol.ErrcOutOfResources, "kernel %q: %s", j.k.name, C.GoString(msg))
+		return execError(j.k.name, msg)
 	}
 	return nil
 }

@@ -144,8 +144,8 @@ func (p *program) Kernel(name string) (plugin.Kernel, error) {
 		return nil, ol.Errorf(ol.ErrcInvalidBinary, "kernel %q: its %d-byte descriptor at %#x is not inside the program's loaded segments", name, descSize, sym.Value)
 	}
 	d := (*C.ol_host_kernel_desc)(addr)
-	if d.magic != C.OL_HOST_KERNEL_MAGIC || d.abi != C.OL_HOST_ABI {
-		return nil, ol.Errorf(ol.ErrcInvalidBinary, "kernel %q was built with an unknown <offload/kernel.h> (ABI %d, this library speaks %d)", name, d.abi, C.OL_HOST_ABI)
+	if d.magic != C.OL_HOST_KERNEL_MAGIC || d.abi < C.OL_HOST_ABI_OLDEST || d.abi > C.OL_HOST_ABI {
+		return nil, ol.Errorf(ol.ErrcInvalidBinary, "kernel %q was built with an unknown <offload/kernel.h> (ABI %d, this library speaks %d to %d)", name, d.abi, C.OL_HOST_ABI_OLDEST, C.OL_HOST_ABI)
 	}
 	if (d.kind == C.OL_HOST_KERNEL_LOOP && d.loop == nil) || (d.kind == C.OL_HOST_KERNEL_GROUP && d.item == nil) || d.kind > C.OL_HOST_KERNEL_GROUP {
 		return nil, ol.Errorf(ol.ErrcInvalidBinary, "kernel %q has a malformed descriptor", name)

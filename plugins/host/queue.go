@@ -37,6 +37,7 @@ type op struct {
 	kernel      *kernel
 	args        []byte // a launch's argument bytes or a fill's pattern, in the queue's arena
 	launch      plugin.LaunchSize
+	coop        bool // a cooperative launch: every group at once
 	fn, user    unsafe.Pointer
 	call        func() error // opCall
 	waitQueue   *queue
@@ -336,6 +337,28 @@ func (q *queue) Launch(k plugin.Kernel, args []byte, size plugin.LaunchSize) err
 	return nil
 }
 
+// LaunchCooperative implements plugin.CooperativeQueue: Launch with every
+// group on a thread of its own, so that ol_grid_barrier() works.
+func (q *queue) LaunchCooperative(k plugin.Kernel, args []byte, size plugin.LaunchSize) error {
+	hk, ok := k.(*kernel)
+	if !ok {
+		return plugin.Unsupported("host", "a kernel of another device")
+	}
+	if err := q.dev.checkLaunch(hk, args, size); err != nil {
+		return err
+	}
+	max := MaxCooperativeGroups()
+	if n := uint64(size.NumGroups.X) * uint64(size.NumGroups.Y) * uint64(size.NumGroups.Z); n > uint64(max) {
+		return ol.Errorf(ol.ErrcInvalidArgument, "a cooperative launch of kernel %q has %d groups, more than the %d the host device runs at once",
+			hk.name, n, max)
+	}
+	if !hk.prog.acquire() {
+		return ol.Errorf(ol.ErrcInvalidArgument, "the program of kernel %q was destroyed", hk.name)
+	}
+	q.push(op{kind: opLaunch, kernel: hk, launch: size, coop: true}, args[:int(hk.desc.args_size)])
+	return nil
+}
+
 // HostFunc implements plugin.Queue.
 func (q *queue) HostFunc(fn, user unsafe.Pointer) error {
 	q.push(op{kind: opHostFunc, fn: fn, user: user}, nil)
@@ -364,8 +387,13 @@ func (q *queue) Record() (plugin.Event, error) {
 
 // Wait implements plugin.Queue: later work waits; the caller does not.
 func (q *queue) Wait(e plugin.Event) error {
-	ev, ok := e.(*event)
-	if !ok {
+	var ev *event
+	switch e := e.(type) {
+	case *event:
+		ev = e
+	case *timedEvent:
+		ev = &e.event
+	default:
 		return plugin.Unsupported("host", "waiting for an event of another platform")
 	}
 	if ev.q == q || ev.Done() {
@@ -477,6 +505,9 @@ func (d *Device) launch(q *queue, o *op) (err error) {
 			err = rerr
 		}
 	}()
+	if o.coop {
+		return d.runCooperative(o.kernel, o.args, o.launch)
+	}
 	return d.runKernel(q, o.kernel, o.args, o.launch)
 }
 

@@ -82,6 +82,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <time.h>
 #include <dlfcn.h>
 #include <elf.h>
 #include <errno.h>
@@ -286,6 +287,7 @@ static const char *error_name(CUresult r) {
   case 218: return "CUDA_ERROR_INVALID_PTX";
   case 500: return "CUDA_ERROR_NOT_FOUND";
   case 708: return "CUDA_ERROR_PRIMARY_CONTEXT_ACTIVE";
+  case 720: return "CUDA_ERROR_COOPERATIVE_LAUNCH_TOO_LARGE";
   }
   return NULL;
 }
@@ -716,8 +718,9 @@ static int driver_memory(uintptr_t p, size_t n) {
 
 /* ---- streams: a thread each, running ops in order ---- */
 
-enum op_kind { OP_COPY, OP_SET, OP_HOST, OP_WAIT, OP_LAUNCH, OP_FREE };
+enum op_kind { OP_COPY, OP_SET, OP_HOST, OP_WAIT, OP_LAUNCH, OP_FREE, OP_STAMP, OP_PREFETCH };
 struct fake_function;
+struct stamp;
 struct op {
   enum op_kind kind;
   char *dst;
@@ -730,7 +733,9 @@ struct op {
   unsigned long wait_mark;
   struct fake_function *func;
   uint32_t grid[3], block[3], shared;
+  int coop; /* a cooperative launch: every block runs at once */
   void *owned; /* a staging buffer the op frees when it has run */
+  struct stamp *stamp; /* OP_STAMP: where the time the stream got there goes */
   struct op *next;
 };
 static void run_launch(CUstream s, struct op *o);
@@ -749,6 +754,18 @@ struct fake_stream {
 struct fake_event {
   CUstream stream;
   unsigned long mark;
+  unsigned flags;     /* CU_EVENT_DISABLE_TIMING (2): no timestamp */
+  struct stamp *stamp; /* a timing event's latest record */
+};
+
+/* The time a stream reached a timing event's record, taken by an op of
+ * the stream (the driver's timestamp is the GPU's, at that point, not the
+ * time of cuEventRecord). Shared by the event and the op until both let
+ * go; refs under ev_mu. */
+struct stamp {
+  int refs;
+  int done;
+  long long ns;
 };
 
 /* An event's record (stream and mark) is read and written whole under
@@ -832,6 +849,9 @@ static void dma_copy(char *dst, const char *src, size_t n) {
   }
 }
 
+static void stamp_now(struct stamp *t);
+static void run_prefetch(struct op *o);
+
 static void run_op(CUstream s, struct op *o) {
   switch (o->kind) {
   case OP_LAUNCH:
@@ -852,6 +872,12 @@ static void run_op(CUstream s, struct op *o) {
     break;
   case OP_FREE:
     run_free(o);
+    break;
+  case OP_STAMP:
+    stamp_now(o->stamp);
+    break;
+  case OP_PREFETCH:
+    run_prefetch(o);
     break;
   case OP_WAIT:
     pthread_mutex_lock(&o->wait_stream->mu);
@@ -1067,26 +1093,87 @@ CUresult cuLaunchHostFunc(CUstream s, CUhostFn fn, void *user) {
 
 CUresult cuEventCreate(CUevent *out, unsigned int flags) {
   NEED_CTX();
-  (void)flags;
-  if (out == NULL) return CUDA_ERROR_INVALID_VALUE;
+  /* DEFAULT, BLOCKING_SYNC (1), DISABLE_TIMING (2), INTERPROCESS (4) */
+  if (out == NULL || (flags & ~7u) != 0) return CUDA_ERROR_INVALID_VALUE;
   *out = calloc(1, sizeof **out);
   if (*out == NULL) return CUDA_ERROR_OUT_OF_MEMORY;
+  (*out)->flags = flags;
   pthread_mutex_lock(&mu);
   live_events++;
   pthread_mutex_unlock(&mu);
   return CUDA_SUCCESS;
 }
 
+static void stamp_drop_locked(struct stamp *t) {
+  if (t != NULL && --t->refs == 0) free(t);
+}
+
+static void stamp_now(struct stamp *t) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  pthread_mutex_lock(&ev_mu);
+  t->ns = (long long)ts.tv_sec * 1000000000LL + ts.tv_nsec;
+  t->done = 1;
+  stamp_drop_locked(t);
+  pthread_mutex_unlock(&ev_mu);
+}
+
 CUresult cuEventRecord(CUevent e, CUstream s) {
   NEED_CTX();
   if (e == NULL || s == NULL) return CUDA_ERROR_INVALID_HANDLE;
-  pthread_mutex_lock(&s->mu);
-  unsigned long mark = s->submitted;
-  pthread_mutex_unlock(&s->mu);
+  unsigned long mark;
+  struct stamp *t = NULL;
+  if (!(e->flags & 2)) {
+    /* a timing event: an op of the stream takes the time when the
+     * stream gets there; the event completes with it */
+    t = calloc(1, sizeof *t);
+    if (t == NULL) return CUDA_ERROR_OUT_OF_MEMORY;
+    t->refs = 2;
+    CUresult r = push_mark(s, (struct op){.kind = OP_STAMP, .stamp = t}, &mark);
+    if (r != CUDA_SUCCESS) {
+      free(t);
+      return r;
+    }
+  } else {
+    pthread_mutex_lock(&s->mu);
+    mark = s->submitted;
+    pthread_mutex_unlock(&s->mu);
+  }
   pthread_mutex_lock(&ev_mu);
   e->stream = s;
   e->mark = mark;
+  if (e->flags & 2) {
+    stamp_drop_locked(e->stamp);
+    e->stamp = NULL;
+  } else {
+    stamp_drop_locked(e->stamp);
+    e->stamp = t;
+  }
   pthread_mutex_unlock(&ev_mu);
+  return CUDA_SUCCESS;
+}
+
+/* As on the driver: an event created with DISABLE_TIMING, or one never
+ * recorded, is CUDA_ERROR_INVALID_HANDLE; one the stream has not reached
+ * yet CUDA_ERROR_NOT_READY. */
+CUresult cuEventElapsedTime(float *ms, CUevent start, CUevent end) {
+  NEED_CTX();
+  if (ms == NULL) return CUDA_ERROR_INVALID_VALUE;
+  if (start == NULL || end == NULL) return CUDA_ERROR_INVALID_HANDLE;
+  CUevent evs[2] = {start, end};
+  long long ns[2];
+  for (int i = 0; i < 2; i++) {
+    struct fake_event r = ev_capture(evs[i]);
+    if ((r.flags & 2) || r.stamp == NULL) return CUDA_ERROR_INVALID_HANDLE;
+    pthread_mutex_lock(&r.stream->mu);
+    int reached = r.stream->completed >= r.mark;
+    pthread_mutex_unlock(&r.stream->mu);
+    if (!reached) return CUDA_ERROR_NOT_READY;
+    pthread_mutex_lock(&ev_mu);
+    ns[i] = evs[i]->stamp ? evs[i]->stamp->ns : 0;
+    pthread_mutex_unlock(&ev_mu);
+  }
+  *ms = (float)((double)(ns[1] - ns[0]) / 1e6);
   return CUDA_SUCCESS;
 }
 
@@ -1116,6 +1203,9 @@ CUresult cuEventSynchronize(CUevent e) {
 CUresult cuEventDestroy_v2(CUevent e) {
   NEED_CTX();
   if (e == NULL) return CUDA_ERROR_INVALID_HANDLE;
+  pthread_mutex_lock(&ev_mu);
+  stamp_drop_locked(e->stamp);
+  pthread_mutex_unlock(&ev_mu);
   free(e);
   pthread_mutex_lock(&mu);
   live_events--;
@@ -1537,7 +1627,17 @@ static void run_launch(CUstream s, struct op *o) {
   if (s->fibers == NULL) s->fibers = ol_fiber_pool_new();
   uint64_t groups = (uint64_t)o->grid[0] * o->grid[1] * o->grid[2];
   device_access(1);
-  ol_host_exec(o->func->desc, o->dst, o->grid, o->block, 0, groups, o->shared, s->fibers);
+  if (o->coop) {
+    /* every block on a thread of its own, as every block of a cooperative
+     * grid is resident on the GPU: the grid barrier works */
+    const char *err = ol_host_exec_coop(o->func->desc, o->dst, o->grid, o->block, o->shared);
+    if (err) {
+      fprintf(stderr, "fake_cuda: cooperative launch of %s: %s\n", o->func->name, err);
+      abort();
+    }
+  } else {
+    ol_host_exec(o->func->desc, o->dst, o->grid, o->block, 0, groups, o->shared, s->fibers);
+  }
   device_access(0);
   free(o->dst);
 }
@@ -1571,6 +1671,57 @@ CUresult cuLaunchKernel(CUfunction f, unsigned gx, unsigned gy, unsigned gz, uns
                              .block = {bx, by, bz}, .shared = shared});
 }
 
+CUresult cuCtxGetDevice(CUdevice *dev);
+
+/* Blocks of block_size threads with dyn bytes of dynamic shared memory
+ * that one multiprocessor holds at once: the fewest its block slots (32),
+ * threads (2048) and shared memory (164 KiB) allow. */
+static int blocks_per_sm(CUfunction f, int block_size, size_t dyn) {
+  if (block_size <= 0 || block_size > (f->special ? 1 : func_max_threads()) || dyn > OPTIN_SHARED) return 0;
+  int n = 32;
+  if (2048 / block_size < n) n = 2048 / block_size;
+  if (dyn && 167936 / dyn < (size_t)n) n = (int)(167936 / dyn);
+  return n;
+}
+
+CUresult cuOccupancyMaxActiveBlocksPerMultiprocessor(int *blocks, CUfunction f, int block_size, size_t dyn) {
+  NEED_CTX();
+  if (blocks == NULL || f == NULL) return CUDA_ERROR_INVALID_VALUE;
+  if (dead_function(f)) return CUDA_ERROR_INVALID_HANDLE;
+  *blocks = blocks_per_sm(f, block_size, dyn);
+  return CUDA_SUCCESS;
+}
+
+/* As the driver: the arguments come only as kernelParams, one pointer per
+ * parameter (the double's kernels have one, the argument struct); a grid
+ * larger than the device holds resident is
+ * CUDA_ERROR_COOPERATIVE_LAUNCH_TOO_LARGE. The blocks then all run at once
+ * (run_launch). */
+CUresult cuLaunchCooperativeKernel(CUfunction f, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by,
+                                   unsigned bz, unsigned shared, CUstream s, void **params) {
+  NEED_CTX();
+  if (f == NULL) return CUDA_ERROR_INVALID_VALUE;
+  if (dead_function(f)) return CUDA_ERROR_INVALID_HANDLE;
+  if (!gx || !gy || !gz || !bx || !by || !bz || (uint64_t)bx * by * bz > 1024 || bz > 64) return CUDA_ERROR_INVALID_VALUE;
+  size_t size = f->desc->args_size;
+  if (size && (params == NULL || params[0] == NULL)) return CUDA_ERROR_INVALID_VALUE;
+  if ((uint64_t)bx * by * bz > (uint64_t)(f->special ? 1 : func_max_threads())) return CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES;
+  CUdevice dev = 0;
+  cuCtxGetDevice(&dev);
+  int sms = 0;
+  cuDeviceGetAttribute(&sms, 16, dev);
+  uint64_t resident = (uint64_t)blocks_per_sm(f, (int)(bx * by * bz), shared) * (uint64_t)sms;
+  if ((uint64_t)gx * gy * gz > resident) return 720; /* CUDA_ERROR_COOPERATIVE_LAUNCH_TOO_LARGE */
+  char *copy = malloc(size ? size : 1);
+  if (copy == NULL) return CUDA_ERROR_OUT_OF_MEMORY;
+  if (size) memcpy(copy, params[0], size);
+  pthread_mutex_lock(&mu);
+  launches++;
+  pthread_mutex_unlock(&mu);
+  return push(s, (struct op){.kind = OP_LAUNCH, .func = f, .dst = copy, .grid = {gx, gy, gz},
+                             .block = {bx, by, bz}, .shared = shared, .coop = 1});
+}
+
 /* CU_POINTER_ATTRIBUTE_MEMORY_TYPE (2): CU_MEMORYTYPE_HOST (1) or DEVICE
  * (2); CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL (9). Memory the driver does not
  * know is CUDA_ERROR_INVALID_VALUE, as for pageable memory on the driver. */
@@ -1582,8 +1733,12 @@ CUresult cuPointerGetAttribute(void *out, int attr, CUdeviceptr p) {
   for (int d = 0; d < MAX_DEVICES; d++)
     if (ctxs[d].addr && p >= (uintptr_t)ctxs[d].addr && p < (uintptr_t)ctxs[d].addr + ARENA)
       dev = d;
+  int managed = 0;
   for (struct host_alloc *h = host_allocs; h && dev < 0 && !host; h = h->next)
-    host = contains(h, p, 1) && h->kind != HOST_REGISTERED; /* any address inside, as on the driver */
+    if (contains(h, p, 1) && h->kind != HOST_REGISTERED) { /* any address inside, as on the driver */
+      host = 1;
+      managed = h->kind == HOST_MANAGED;
+    }
   int global = dev < 0 && !host ? module_memory_locked(p, 1) : -1; /* a module's global: device memory */
   pthread_mutex_unlock(&mu);
   if (dev < 0 && !host && global < 0) return CUDA_ERROR_INVALID_VALUE;
@@ -1591,6 +1746,7 @@ CUresult cuPointerGetAttribute(void *out, int attr, CUdeviceptr p) {
   if (global >= 0) dev = global;
   switch (attr) {
   case 2: *(unsigned *)out = dev >= 0 ? 2 : 1; return CUDA_SUCCESS;
+  case 8: *(unsigned *)out = managed; return CUDA_SUCCESS; /* CU_POINTER_ATTRIBUTE_IS_MANAGED */
   case 9: *(int *)out = dev >= 0 ? dev : 0; return CUDA_SUCCESS;
   }
   return CUDA_ERROR_INVALID_VALUE;
@@ -1605,6 +1761,47 @@ CUresult cuFuncGetParamInfo(CUfunction f, size_t index, size_t *offset, size_t *
   if (offset) *offset = 0;
   if (size) *size = f->desc->args_size;
   return CUDA_SUCCESS;
+}
+
+/* Prefetch of managed memory (the double's managed memory is host memory
+ * that every device reads, so nothing moves): checked as the driver
+ * checks, run in stream order, counted for tests. CU_DEVICE_CPU is -1. */
+static int prefetches;
+static int prefetch_last_dev = -2;
+int fake_cuda_prefetches(void) { return __atomic_load_n(&prefetches, __ATOMIC_ACQUIRE); }
+int fake_cuda_prefetch_last_device(void) { return __atomic_load_n(&prefetch_last_dev, __ATOMIC_ACQUIRE); }
+
+static void run_prefetch(struct op *o) {
+  __atomic_store_n(&prefetch_last_dev, (int)o->value, __ATOMIC_RELEASE);
+  __atomic_add_fetch(&prefetches, 1, __ATOMIC_ACQ_REL);
+}
+
+static CUresult prefetch(CUdeviceptr p, size_t n, int dst, CUstream s) {
+  if (dst != -1 && !valid_device(dst)) return CUDA_ERROR_INVALID_DEVICE;
+  if (n == 0) return CUDA_ERROR_INVALID_VALUE;
+  int managed = 0;
+  pthread_mutex_lock(&mu);
+  for (struct host_alloc *h = host_allocs; h && !managed; h = h->next)
+    managed = h->kind == HOST_MANAGED && contains(h, p, n);
+  pthread_mutex_unlock(&mu);
+  if (!managed) return CUDA_ERROR_INVALID_VALUE; /* only managed memory moves */
+  if (s == NULL) return CUDA_ERROR_INVALID_HANDLE;
+  return push(s, (struct op){.kind = OP_PREFETCH, .value = (uint32_t)dst});
+}
+
+CUresult cuMemPrefetchAsync(CUdeviceptr p, size_t n, CUdevice dst, CUstream s) {
+  NEED_CTX();
+  return prefetch(p, n, dst, s);
+}
+
+/* CUDA 12.2+: the destination as a CUmemLocation (type 1 device, 2 host) */
+typedef struct {
+  int type, id;
+} CUmemLocation;
+CUresult cuMemPrefetchAsync_v2(CUdeviceptr p, size_t n, CUmemLocation loc, unsigned int flags, CUstream s) {
+  NEED_CTX();
+  if (flags != 0 || (loc.type != 1 && loc.type != 2)) return CUDA_ERROR_INVALID_VALUE;
+  return prefetch(p, n, loc.type == 2 ? -1 : loc.id, s);
 }
 
 /* Peer access: every pair of fake GPUs can reach each other. Enabling is

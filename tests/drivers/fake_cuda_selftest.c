@@ -24,6 +24,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 typedef int CUresult;
 typedef int CUdevice;
@@ -60,7 +61,18 @@ CUresult cuEventCreate(CUevent *, unsigned);
 CUresult cuEventRecord(CUevent, CUstream);
 CUresult cuEventDestroy(CUevent);
 CUresult cuGetErrorName(CUresult, const char **);
+CUresult cuEventElapsedTime(float *, CUevent, CUevent);
+CUresult cuEventSynchronize(CUevent);
+CUresult cuMemAllocManaged(CUdeviceptr *, size_t, unsigned);
+CUresult cuPointerGetAttribute(void *, int, CUdeviceptr);
+CUresult cuMemPrefetchAsync(CUdeviceptr, size_t, CUdevice, CUstream);
+typedef struct {
+  int type, id;
+} CUmemLocation;
+CUresult cuMemPrefetchAsync_v2(CUdeviceptr, size_t, CUmemLocation, unsigned, CUstream);
 long fake_cuda_live(const char *);
+int fake_cuda_prefetches(void);
+int fake_cuda_prefetch_last_device(void);
 
 static int failures;
 #define CHECK(cond, ...)                                                       \
@@ -89,6 +101,20 @@ static void callback(CUstream s, CUresult status, void *user) {
   c->status = status;
   c->from_callback = cuCtxGetDevice(&d); /* no driver calls from a callback */
   c->calls++;
+}
+
+/* holds its stream until the main thread opens the gate */
+static volatile int gate_open;
+static void gated(CUstream s, CUresult status, void *user) {
+  (void)s, (void)status, (void)user;
+  while (!__atomic_load_n(&gate_open, __ATOMIC_ACQUIRE))
+    usleep(1000);
+}
+
+/* takes 20 ms of stream time */
+static void nap(CUstream s, CUresult status, void *user) {
+  (void)s, (void)status, (void)user;
+  usleep(20000);
 }
 
 int main(void) {
@@ -210,6 +236,70 @@ int main(void) {
   EQ(fake_cuda_live("event"), events + 1);
   EQ(cuEventDestroy(e), 0);
   EQ(fake_cuda_live("event"), events);
+
+  /* timing events: the time is taken when the stream gets there; events
+   * without timing, or never recorded, are INVALID_HANDLE; one the stream
+   * has not reached NOT_READY */
+  CUevent t0, t1, untimed;
+  float ms = -1;
+  EQ(cuEventCreate(&t0, 0), 0);
+  EQ(cuEventCreate(&t1, 0), 0);
+  EQ(cuEventCreate(&untimed, 2 /* DISABLE_TIMING */), 0);
+  EQ(cuEventElapsedTime(&ms, t0, t1), 400 /* never recorded */);
+  EQ(cuEventRecord(t0, s), 0);
+  EQ(cuStreamAddCallback(s, gated, NULL, 0), 0);
+  EQ(cuEventRecord(t1, s), 0);
+  EQ(cuEventElapsedTime(&ms, t0, t1), 600 /* t1 not reached */);
+  __atomic_store_n(&gate_open, 1, __ATOMIC_RELEASE);
+  EQ(cuEventSynchronize(t1), 0);
+  EQ(cuEventElapsedTime(&ms, t0, t1), 0);
+  CHECK(ms >= 0, "elapsed time is not negative (%g ms)", ms);
+  EQ(cuEventRecord(t0, s), 0);
+  EQ(cuStreamAddCallback(s, nap, NULL, 0), 0);
+  EQ(cuEventRecord(t1, s), 0);
+  EQ(cuEventSynchronize(t1), 0);
+  EQ(cuEventElapsedTime(&ms, t0, t1), 0);
+  CHECK(ms >= 19.5 && ms < 5000, "20 ms of stream work between two records (%g ms)", ms);
+  EQ(cuEventElapsedTime(&ms, t1, t0), 0);
+  CHECK(ms <= -19.5, "the reverse order is negative (%g ms)", ms);
+  EQ(cuEventRecord(untimed, s), 0);
+  EQ(cuStreamSynchronize(s), 0);
+  EQ(cuEventElapsedTime(&ms, t0, untimed), 400 /* DISABLE_TIMING */);
+  EQ(cuEventElapsedTime(NULL, t0, t1), 1);
+  EQ(cuEventDestroy(t0), 0);
+  EQ(cuEventDestroy(t1), 0);
+  EQ(cuEventDestroy(untimed), 0);
+  EQ(fake_cuda_live("event"), events);
+
+  /* prefetch: managed memory only, a valid device or CU_DEVICE_CPU, in
+   * stream order */
+  CUdeviceptr m = 0;
+  unsigned managed = 9;
+  EQ(cuMemAllocManaged(&m, 8192, 1), 0);
+  EQ(cuPointerGetAttribute(&managed, 8, m + 100), 0);
+  EQ(managed, 1);
+  EQ(cuPointerGetAttribute(&managed, 8, p), 0);
+  EQ(managed, 0);
+  int before = fake_cuda_prefetches();
+  EQ(cuMemPrefetchAsync(p, 64, 0, s), 1 /* device memory */);
+  EQ(cuMemPrefetchAsync(m, 0, 0, s), 1);
+  EQ(cuMemPrefetchAsync(m, 8193, 0, s), 1 /* past the allocation */);
+  EQ(cuMemPrefetchAsync(m, 8192, 7, s), 101 /* no such device */);
+  __atomic_store_n(&gate_open, 0, __ATOMIC_RELEASE);
+  EQ(cuStreamAddCallback(s, gated, NULL, 0), 0);
+  EQ(cuMemPrefetchAsync(m, 8192, 1, s), 0);
+  EQ(cuMemPrefetchAsync(m + 4096, 4096, -1, s), 0);
+  usleep(5000);
+  CHECK(fake_cuda_prefetches() == before, "prefetches wait for the stream's earlier work");
+  __atomic_store_n(&gate_open, 1, __ATOMIC_RELEASE);
+  EQ(cuStreamSynchronize(s), 0);
+  EQ(fake_cuda_prefetches(), before + 2);
+  EQ(fake_cuda_prefetch_last_device(), -1);
+  EQ(cuMemPrefetchAsync_v2(m, 8192, (CUmemLocation){1, 1}, 0, s), 0);
+  EQ(cuMemPrefetchAsync_v2(m, 8192, (CUmemLocation){1, 0}, 1, s), 1 /* flags must be 0 */);
+  EQ(cuStreamSynchronize(s), 0);
+  EQ(fake_cuda_prefetch_last_device(), 1);
+  EQ(cuMemFree_v2(m), 0);
 
   EQ(cuStreamDestroy_v2(s), 0);
   EQ(cuMemFree_v2(p), 0);

@@ -137,7 +137,9 @@
  *   and private segment sizes 0; globals are "NAME" (VARIABLE). A dispatch
  *   runs the kernel over the whole grid with the host device's runner
  *   (plugins/host/exec.c), with group_segment_size bytes of dynamic group
- *   memory. As ROCr, the double runs no constructor or destructor of a code
+ *   memory; a cooperative launch's dispatch (reserved2 "OLCOOP", set by
+ *   the plugin) runs every work-group at once, one thread each, so that
+ *   ol_grid_barrier() works (at most compute units x 16 groups). As ROCr, the double runs no constructor or destructor of a code
  *   object (its .init_array and .fini_array are taken from the host loader):
  *   an object that has them has the kernels clang emits to run them,
  *   "amdgcn.device.init.kd" and "amdgcn.device.fini.kd" (kernarg segment
@@ -348,6 +350,9 @@ _Static_assert(sizeof(pointer_info) == 56, "hsa_amd_pointer_info_t layout");
 #define ISA0 0x4000u
 #define ACC_CPU (1u << 31)
 #define GROUP_MEMORY 65536u
+/* reserved2 of a cooperative launch's dispatch packet ("OLCOOP", see
+ * plugins/amdgpu coopTag) */
+#define COOP_TAG 0x504f4f434c4full
 #define QUEUE_MIN 64u
 #define QUEUE_MAX 131072u
 
@@ -1405,6 +1410,11 @@ struct fake_signal {
   uint32_t live, gen;
   uint32_t pending;         /* copies in flight that use it */
   uint32_t next_free;       /* index + 1 of the next free slot */
+  /* when the packet that completed it started and ended, written only on
+   * a queue with profiling enabled (as amd_signal_t's start_ts/end_ts):
+   * a reused signal keeps its last packet's times until another profiled
+   * packet completes it */
+  uint64_t start_ts, end_ts;
 } __attribute__((aligned(64)));
 _Static_assert(offsetof(struct fake_signal, value) == 8, "amd_signal_t layout");
 _Static_assert(sizeof(struct fake_signal) == 64, "one signal per 64 bytes");
@@ -1639,6 +1649,7 @@ struct copy {
   struct fake_signal **deps;
   uint32_t ndeps;
   int fail; /* FAKE_HSA_COPY_ERROR */
+  int prefetch; /* hsa_amd_svm_prefetch_async: nothing to copy; to agent index `by` */
   struct copy *next;
 };
 static struct copy *copies; /* in submission order */
@@ -1762,6 +1773,9 @@ static void dma_copy(char *dst, const char *src, size_t n) {
   }
 }
 
+static long prefetches;
+static int prefetch_last = -3;
+
 static void *copy_main(void *arg) {
   (void)arg;
   pthread_mutex_lock(&mu);
@@ -1777,7 +1791,13 @@ static void *copy_main(void *arg) {
     /* the memory may have been freed or unlocked since the copy was
      * submitted: a GPU would fault, the double fails the copy */
     char *d = NULL, *s = NULL;
-    if (state < 0 || c->fail) {
+    if (c->prefetch && state > 0) {
+      /* the double's SVM memory is host memory every agent reads: the
+       * prefetch only counts */
+      prefetches++;
+      prefetch_last = (int)c->by;
+      set_value(c->done, c->done->value - 1, 0);
+    } else if (state < 0 || c->fail) {
       note("fake_hsa: copy of %zu bytes failed: %s", c->n,
            state < 0 ? "a dependency signal is negative" : "FAKE_HSA_COPY_ERROR");
       set_value(c->done, -1, 0);
@@ -1897,6 +1917,105 @@ static void *handler_main(void *arg) {
 }
 
 /* ------------------------------------------------------------------ */
+/* Profiling and SVM prefetch                                           */
+
+/* hsa_amd_profiling_dispatch_time_t: start and end of the packet that
+ * completed a signal, in the system timestamp domain (the double's clock
+ * is that domain: TIMESTAMP_FREQUENCY 1 GHz). The runtime reads what the
+ * signal holds: zeros (or an earlier packet's times) when no packet of a
+ * profiling queue completed it. */
+typedef struct {
+  uint64_t start, end;
+} dispatch_time;
+
+hsa_status_t hsa_amd_profiling_get_dispatch_time(hsa_agent_t agent, hsa_signal_t signal, dispatch_time *time) {
+  if (!initialised())
+    return HSA_STATUS_ERROR_NOT_INITIALIZED;
+  if (time == NULL)
+    return HSA_STATUS_ERROR_INVALID_ARGUMENT;
+  pthread_mutex_lock(&mu);
+  int g = gpu_index(agent.handle);
+  struct fake_signal *s = lookup_signal(signal.handle);
+  hsa_status_t st = HSA_STATUS_SUCCESS;
+  if (g < 0)
+    st = HSA_STATUS_ERROR_INVALID_AGENT; /* a GPU's packets only */
+  else if (s == NULL || s->kind != 1)
+    st = HSA_STATUS_ERROR_INVALID_SIGNAL;
+  else
+    *time = (dispatch_time){s->start_ts, s->end_ts};
+  pthread_mutex_unlock(&mu);
+  return st;
+}
+
+long fake_hsa_prefetches(void) {
+  pthread_mutex_lock(&mu);
+  long n = prefetches;
+  pthread_mutex_unlock(&mu);
+  return n;
+}
+
+/* the agent of the latest prefetch: a GPU's index, -1 the CPU */
+int fake_hsa_prefetch_last(void) {
+  pthread_mutex_lock(&mu);
+  int n = prefetch_last;
+  pthread_mutex_unlock(&mu);
+  return n;
+}
+
+/* As ROCr: the range is not checked here (the kernel driver moves what
+ * it can, later); the agent and the signals are. It runs once every
+ * dependency is 0, on the copy thread, in no order with other work. */
+hsa_status_t hsa_amd_svm_prefetch_async(void *ptr, size_t size, hsa_agent_t agent, uint32_t num_dep_signals,
+                                        const hsa_signal_t *dep_signals, hsa_signal_t completion_signal) {
+  (void)ptr;
+  (void)size;
+  if (!initialised())
+    return HSA_STATUS_ERROR_NOT_INITIALIZED;
+  if (num_dep_signals > 0 && dep_signals == NULL)
+    return HSA_STATUS_ERROR_INVALID_ARGUMENT;
+  pthread_mutex_lock(&mu);
+  int g = gpu_index(agent.handle);
+  hsa_status_t st = g == -2 ? HSA_STATUS_ERROR_INVALID_AGENT : HSA_STATUS_SUCCESS;
+  struct fake_signal *done = lookup_signal(completion_signal.handle);
+  if (st == HSA_STATUS_SUCCESS && (done == NULL || done->kind != 1))
+    st = HSA_STATUS_ERROR_INVALID_SIGNAL;
+  struct copy *c = NULL;
+  if (st == HSA_STATUS_SUCCESS) {
+    c = calloc(1, sizeof *c);
+    if (c)
+      c->deps = calloc(num_dep_signals + 1, sizeof *c->deps);
+    if (c == NULL || c->deps == NULL)
+      st = HSA_STATUS_ERROR_OUT_OF_RESOURCES;
+  }
+  for (uint32_t k = 0; st == HSA_STATUS_SUCCESS && k < num_dep_signals; k++) {
+    c->deps[k] = lookup_signal(dep_signals[k].handle);
+    if (c->deps[k] == NULL || c->deps[k]->kind != 1)
+      st = HSA_STATUS_ERROR_INVALID_SIGNAL;
+  }
+  if (st == HSA_STATUS_SUCCESS && start(&copy_thread, &copy_started, copy_main) != 0)
+    st = HSA_STATUS_ERROR_OUT_OF_RESOURCES;
+  if (st != HSA_STATUS_SUCCESS) {
+    if (c)
+      free(c->deps);
+    free(c);
+    pthread_mutex_unlock(&mu);
+    return st;
+  }
+  c->prefetch = 1;
+  c->by = (uint32_t)g;
+  c->done = done;
+  c->ndeps = num_dep_signals;
+  done->pending++;
+  for (uint32_t k = 0; k < c->ndeps; k++)
+    c->deps[k]->pending++;
+  LIST_APPEND(&copies, struct copy, c);
+  live_copies++;
+  pthread_cond_signal(&copy_cv);
+  pthread_mutex_unlock(&mu);
+  return HSA_STATUS_SUCCESS;
+}
+
+/* ------------------------------------------------------------------ */
 /* Queues                                                               */
 
 /* Laid out as amd_queue_t where it matters: the hsa_queue_t first, the
@@ -1915,6 +2034,7 @@ struct fake_queue {
   int64_t rung; /* the highest packet index written to the doorbell */
   int stuck, failed, quit;
   int in_barrier;  /* its thread waits for dependencies */
+  int profiling;   /* hsa_amd_profiling_set_profiler_enabled */
   pthread_cond_t cv; /* its thread waits on it */
   pthread_t thread;
   ol_fiber_pool *fibers;
@@ -2117,9 +2237,20 @@ static hsa_status_t run_dispatch(struct fake_queue *q, const dispatch_packet *p,
     pthread_mutex_unlock(&mu);
     return HSA_STATUS_SUCCESS;
   }
+  /* A cooperative launch's packet (reserved2 tagged by the plugin, which
+   * a GPU ignores): its grid fits on the GPU at once, so every group is
+   * resident; the double runs each on a thread of its own so that the
+   * grid barrier works. More groups than the GPU's work-group slots
+   * (compute units x 16) would never all be resident: refused. */
+  int coop = p->reserved2 == COOP_TAG;
+  uint64_t slots = (104u + (uint64_t)q->gpu) * 16u;
+  if (coop && total > slots)
+    return ERR(HSA_STATUS_ERROR_INVALID_ARGUMENT, "a cooperative dispatch of %lu work-groups: the agent holds %lu at once",
+               (unsigned long)total, (unsigned long)slots);
   device_access(1);
-  const char *err = q->fibers ? ol_host_exec(desc, args, groups, wg, 0, total, p->group_segment_size, q->fibers)
-                              : "cannot allocate fibers";
+  const char *err = coop        ? ol_host_exec_coop(desc, args, groups, wg, p->group_segment_size)
+                    : q->fibers ? ol_host_exec(desc, args, groups, wg, 0, total, p->group_segment_size, q->fibers)
+                                : "cannot allocate fibers";
   device_access(0);
   if (err)
     return ERR(HSA_STATUS_ERROR_OUT_OF_RESOURCES, "the kernel could not run: %s", err);
@@ -2198,6 +2329,7 @@ static void *queue_main(void *arg) {
     uint32_t acquire = (header >> HSA_PACKET_HEADER_SCACQUIRE_FENCE_SCOPE) & 3u;
     uint32_t release = (header >> HSA_PACKET_HEADER_SCRELEASE_FENCE_SCOPE) & 3u;
     hsa_status_t st;
+    uint64_t began = now_ns();
     if (acquire == 3 || release == 3)
       st = ERR(HSA_STATUS_ERROR_INVALID_PACKET_FORMAT, "packet %lu: fence scope 3 is reserved", (unsigned long)r);
     else if (type == HSA_PACKET_TYPE_KERNEL_DISPATCH)
@@ -2227,6 +2359,10 @@ static void *queue_main(void *arg) {
                  (unsigned long)done.handle);
         fail_queue(q, HSA_STATUS_ERROR_INVALID_SIGNAL, msg);
         continue;
+      }
+      if (q->profiling) {
+        s->start_ts = began;
+        s->end_ts = now_ns();
       }
       set_value(s, s->value - 1, 0);
     }
@@ -2317,6 +2453,17 @@ static void end_queue(struct fake_queue *q) {
   free(q->hsa.base_address);
   pthread_cond_destroy(&q->cv);
   free(q);
+}
+
+hsa_status_t hsa_amd_profiling_set_profiler_enabled(hsa_queue_t *queue, int enable) {
+  if (!initialised())
+    return HSA_STATUS_ERROR_NOT_INITIALIZED;
+  if (queue == NULL)
+    return HSA_STATUS_ERROR_INVALID_QUEUE;
+  pthread_mutex_lock(&mu);
+  ((struct fake_queue *)queue)->profiling = enable != 0;
+  pthread_mutex_unlock(&mu);
+  return HSA_STATUS_SUCCESS;
 }
 
 hsa_status_t hsa_queue_destroy(hsa_queue_t *queue) {

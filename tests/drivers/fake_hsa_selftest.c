@@ -127,6 +127,15 @@ const char *fake_hsa_last_error(void);
 long fake_hsa_dispatches(void);
 long fake_hsa_copies(void);
 long fake_hsa_unordered(void);
+typedef struct {
+  uint64_t start, end;
+} hsa_amd_profiling_dispatch_time_t;
+hsa_status_t hsa_amd_profiling_set_profiler_enabled(hsa_queue_t *, int);
+hsa_status_t hsa_amd_profiling_get_dispatch_time(hsa_agent_t, hsa_signal_t, hsa_amd_profiling_dispatch_time_t *);
+hsa_status_t hsa_amd_svm_prefetch_async(void *, size_t, hsa_agent_t, uint32_t, const hsa_signal_t *, hsa_signal_t);
+hsa_status_t hsa_system_get_info(int, void *);
+long fake_hsa_prefetches(void);
+int fake_hsa_prefetch_last(void);
 
 /* values from hsa.h / hsa_ext_amd.h, independent of the double's */
 enum {
@@ -938,6 +947,67 @@ static void test_faults_and_leaks(void) {
   CHECK(fake_hsa_leaked("alloc") == 1 && fake_hsa_leaked("signal") == 1, "a clean cycle leaks nothing more");
 }
 
+/* A profiling queue stamps each packet's completion signal with when the
+ * packet started and ended (system timestamps); another queue leaves it
+ * alone. SVM prefetches wait for their dependency, then count. */
+static void test_profiling_and_prefetch(void) {
+  hsa_queue_t *q = NULL, *plain = NULL;
+  CHECK(hsa_amd_profiling_set_profiler_enabled(NULL, 1) == 0x1007, "profiling on no queue: INVALID_QUEUE");
+  CHECK(hsa_queue_create(gpu[0], 64, 0, NULL, NULL, UINT32_MAX, UINT32_MAX, &q) == ST_OK &&
+            hsa_queue_create(gpu[0], 64, 0, NULL, NULL, UINT32_MAX, UINT32_MAX, &plain) == ST_OK,
+        "two queues");
+  CHECK(hsa_amd_profiling_set_profiler_enabled(q, 1) == ST_OK, "profiling on one of them");
+  hsa_signal_t dep = xsignal(1), done = xsignal(1), other = xsignal(1);
+  hsa_barrier_and_packet_t b;
+  memset(&b, 0, sizeof b);
+  b.dep_signal[0] = dep;
+  b.completion_signal = done;
+  submit(q, &b, HDR(PKT_BARRIER_AND, 1));
+  memset(&b, 0, sizeof b);
+  b.completion_signal = other;
+  submit(plain, &b, HDR(PKT_BARRIER_AND, 1));
+  CHECK(hsa_signal_wait_scacquire(other, COND_EQ, 0, UINT64_MAX, 0) == 0, "the plain queue's barrier completed");
+  usleep(10000);
+  uint64_t released = 0;
+  hsa_system_get_info(2 /* TIMESTAMP */, &released);
+  hsa_signal_store_screlease(dep, 0);
+  CHECK(hsa_signal_wait_scacquire(done, COND_EQ, 0, UINT64_MAX, 0) == 0, "the profiled barrier completed");
+  hsa_amd_profiling_dispatch_time_t t = {1, 1};
+  CHECK(hsa_amd_profiling_get_dispatch_time(gpu[0], done, &t) == ST_OK && t.start > 0 && t.end >= released &&
+            t.end >= t.start,
+        "its end is after its dependency was released (start %llu, end %llu, released %llu)",
+        (unsigned long long)t.start, (unsigned long long)t.end, (unsigned long long)released);
+  CHECK(hsa_amd_profiling_get_dispatch_time(gpu[0], other, &t) == ST_OK && t.start == 0 && t.end == 0,
+        "a packet of a queue without profiling leaves no times");
+  CHECK(hsa_amd_profiling_get_dispatch_time(cpu, done, &t) == ST_INVALID_AGENT, "dispatch times of the CPU agent");
+  CHECK(hsa_amd_profiling_get_dispatch_time(gpu[0], (hsa_signal_t){12345}, &t) == ST_INVALID_SIGNAL, "of no signal");
+  CHECK(hsa_amd_profiling_get_dispatch_time(gpu[0], done, NULL) == ST_INVALID_ARGUMENT, "into NULL");
+  hsa_queue_destroy(q);
+  hsa_queue_destroy(plain);
+
+  static char range[8192];
+  long before = fake_hsa_prefetches();
+  hsa_signal_store_relaxed(dep, 1);
+  hsa_signal_store_relaxed(done, 1);
+  CHECK(hsa_amd_svm_prefetch_async(range, sizeof range, (hsa_agent_t){0x999}, 0, NULL, done) == ST_INVALID_AGENT,
+        "a prefetch to no agent");
+  CHECK(hsa_amd_svm_prefetch_async(range, sizeof range, gpu[1], 1, &(hsa_signal_t){12345}, done) == ST_INVALID_SIGNAL,
+        "a prefetch after no signal");
+  CHECK(hsa_amd_svm_prefetch_async(range, sizeof range, gpu[1], 1, &dep, done) == ST_OK, "a prefetch to GPU 1");
+  CHECK(settle(done, 1, 30) == 1 && fake_hsa_prefetches() == before, "it waits for its dependency");
+  hsa_signal_store_screlease(dep, 0);
+  CHECK(hsa_signal_wait_scacquire(done, COND_EQ, 0, UINT64_MAX, 0) == 0 && fake_hsa_prefetches() == before + 1 &&
+            fake_hsa_prefetch_last() == 1,
+        "then it runs, toward GPU 1");
+  hsa_signal_store_relaxed(done, 1);
+  CHECK(hsa_amd_svm_prefetch_async(range, sizeof range, cpu, 0, NULL, done) == ST_OK &&
+            hsa_signal_wait_scacquire(done, COND_EQ, 0, UINT64_MAX, 0) == 0 && fake_hsa_prefetch_last() == -1,
+        "a prefetch to the CPU");
+  hsa_signal_destroy(dep);
+  hsa_signal_destroy(done);
+  hsa_signal_destroy(other);
+}
+
 int main(int argc, char **argv) {
   setvbuf(stdout, NULL, _IOLBF, 0);
   if (argc != 2) {
@@ -953,6 +1023,7 @@ int main(int argc, char **argv) {
   test_signals();
   test_queues();
   test_kernels();
+  test_profiling_and_prefetch();
   test_faults_and_leaks();
   printf("%s (%d failures)\n", failures ? "FAIL" : "PASS", failures);
   return failures ? 1 : 0;

@@ -340,7 +340,8 @@ func WantBackendFailure(t *testing.T, err error, details string) {
 
 // GPUInfo is the part of the expected device info that is the same for
 // every GPU (liboffload reports FP configuration 127 for single and double
-// precision, none for half, and vector widths of 1). A test sets the rest.
+// precision, none for half, and vector widths of 1; single, double and half
+// arithmetic, 23.1's FP support properties). A test sets the rest.
 func GPUInfo() plugin.DeviceInfo {
 	one := plugin.Some[uint32](1)
 	return plugin.DeviceInfo{
@@ -351,6 +352,7 @@ func GPUInfo() plugin.DeviceInfo {
 		HalfFpConfig:          plugin.Some[uint32](0),
 		NativeVectorWidthChar: one, NativeVectorWidthShort: one, NativeVectorWidthInt: one, NativeVectorWidthLong: one,
 		NativeVectorWidthFloat: one, NativeVectorWidthDouble: one, NativeVectorWidthHalf: plugin.Some[uint32](0),
+		SingleFpSupport: plugin.Some(true), DoubleFpSupport: plugin.Some(true), HalfFpSupport: plugin.Some(true),
 	}
 }
 

@@ -1,0 +1,233 @@
+package impl
+
+import (
+	"errors"
+	"strings"
+	"testing"
+	"unsafe"
+
+	"github.com/liboffload-go/liboffload-go/api/ol"
+	"github.com/liboffload-go/liboffload-go/plugins/plugin"
+)
+
+func errCode(t *testing.T, err error, want ol.Errc, text string) {
+	t.Helper()
+	var oe *ol.Error
+	if !errors.As(err, &oe) || oe.Code != want || !strings.Contains(oe.Details, text) {
+		t.Fatalf("got %v, want %s containing %q", err, want, text)
+	}
+}
+
+// Without parameter information the arguments are packed like the members
+// of a C struct; Go lays out these members (scalars and pointers) by the
+// same rules on amd64, so the Go compiler is the reference.
+func TestLayOutArgsLikeAStruct(t *testing.T) {
+	type args struct {
+		a uint8
+		b float32
+		c *int
+		d uint16
+		e uint64
+		f [3]float32 // a 12-byte struct of floats: 4-aligned
+	}
+	target := 5
+	v := args{a: 7, b: 1.5, c: &target, d: 9, e: 1 << 40, f: [3]float32{1, 2, 3}}
+	ptrs := []unsafe.Pointer{unsafe.Pointer(&v.a), unsafe.Pointer(&v.b), unsafe.Pointer(&v.c), unsafe.Pointer(&v.d), unsafe.Pointer(&v.e), unsafe.Pointer(&v.f)}
+	sizes := []uint64{1, 4, 8, 2, 8, 12}
+	k := &Symbol{name: "k", kernel: plainKernel{}}
+	buf, err := layOutArgs(k, ptrs, sizes, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := unsafe.Slice((*byte)(unsafe.Pointer(&v)), unsafe.Offsetof(v.f)+12)
+	for i, off := range []uintptr{unsafe.Offsetof(v.a), unsafe.Offsetof(v.b), unsafe.Offsetof(v.c), unsafe.Offsetof(v.d), unsafe.Offsetof(v.e), unsafe.Offsetof(v.f)} {
+		if got, w := buf[off:off+uintptr(sizes[i])], want[off:off+uintptr(sizes[i])]; string(got) != string(w) {
+			t.Fatalf("argument %d at %d: %x, want %x", i, off, got, w)
+		}
+	}
+	if len(buf) != len(want) {
+		t.Fatalf("%d bytes, want %d", len(buf), len(want))
+	}
+	// no arguments: no bytes
+	if buf, err := layOutArgs(k, nil, nil, nil); err != nil || len(buf) != 0 {
+		t.Fatalf("no arguments: %v %v", buf, err)
+	}
+	// a NULL pointer with a size
+	_, err = layOutArgs(k, []unsafe.Pointer{nil}, []uint64{4}, nil)
+	errCode(t, err, ol.ErrcInvalidNullPointer, "ArgPtrs[0] is NULL")
+}
+
+type plainKernel struct{ plugin.Kernel }
+
+type paramKernel struct {
+	plugin.Kernel
+	params []plugin.Param
+}
+
+func (k paramKernel) Params() ([]plugin.Param, bool) { return k.params, true }
+
+// Where the device knows the parameters, each argument goes to its offset
+// and a wrong count or size is refused naming the argument.
+func TestLayOutArgsAtParameterOffsets(t *testing.T) {
+	k := &Symbol{name: "saxpy", kernel: paramKernel{params: []plugin.Param{{Offset: 0, Size: 4}, {Offset: 16, Size: 8}}}}
+	a, p := uint32(0xdeadbeef), uint64(0x1122334455667788)
+	buf, err := layOutArgs(k, []unsafe.Pointer{unsafe.Pointer(&a), unsafe.Pointer(&p)}, []uint64{4, 8}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(buf) != 24 || *(*uint32)(unsafe.Pointer(&buf[0])) != a || *(*uint64)(unsafe.Pointer(&buf[16])) != p {
+		t.Fatalf("layout %x", buf)
+	}
+	for i := 4; i < 16; i++ {
+		if buf[i] != 0 {
+			t.Fatalf("padding byte %d is %d, want 0", i, buf[i])
+		}
+	}
+	_, err = layOutArgs(k, []unsafe.Pointer{unsafe.Pointer(&a)}, []uint64{4}, nil)
+	errCode(t, err, ol.ErrcInvalidArgument, `kernel "saxpy" takes 2 arguments; NumArgs is 1`)
+	_, err = layOutArgs(k, []unsafe.Pointer{unsafe.Pointer(&a), unsafe.Pointer(&a)}, []uint64{4, 4}, nil)
+	errCode(t, err, ol.ErrcInvalidArgument, `ArgSizes[1] is 4; argument 1 of kernel "saxpy" is 8 bytes`)
+}
+
+func TestLaunchProps(t *testing.T) {
+	yes, no := true, false
+	end := ol.KernelLaunchProp{Type: ol.KernelLaunchPropTypeNone}
+	coop := func(b *bool) ol.KernelLaunchProp {
+		return ol.KernelLaunchProp{Type: ol.KernelLaunchPropTypeIsCooperative, Data: unsafe.Pointer(b)}
+	}
+	for _, c := range []struct {
+		list []ol.KernelLaunchProp
+		want bool
+		code ol.Errc
+		text string
+	}{
+		{list: []ol.KernelLaunchProp{end}},
+		{list: []ol.KernelLaunchProp{coop(&yes), end}, want: true},
+		{list: []ol.KernelLaunchProp{coop(&yes), coop(&no), end}},
+		{list: []ol.KernelLaunchProp{{Type: 7}, end}, code: ol.ErrcInvalidEnumeration, text: "Properties[0].type is 7"},
+		{list: []ol.KernelLaunchProp{coop(&yes), {Type: ol.KernelLaunchPropTypeIsCooperative}, end}, code: ol.ErrcInvalidNullPointer, text: "Properties[1]"},
+	} {
+		got, err := launchProps(&c.list[0])
+		if c.code != 0 {
+			errCode(t, err, c.code, c.text)
+			continue
+		}
+		if err != nil || got != c.want {
+			t.Fatalf("%v: %v %v, want %v", c.list, got, err, c.want)
+		}
+	}
+	if got, err := launchProps(nil); got || err != nil {
+		t.Fatal("a NULL list is no property")
+	}
+}
+
+type namedPlugin struct {
+	plugin.Plugin
+	name string
+}
+
+func (p namedPlugin) Name() string { return p.name }
+
+func TestPickPlatforms(t *testing.T) {
+	all := []plugin.Plugin{namedPlugin{name: "cuda"}, namedPlugin{name: "amdgpu"}, namedPlugin{name: "host"}}
+	names := func(ps []plugin.Plugin) string {
+		var n []string
+		for _, p := range ps {
+			n = append(n, p.Name())
+		}
+		return strings.Join(n, ",")
+	}
+	pick := func(list ...ol.PlatformBackend) ([]plugin.Plugin, error) {
+		a := ol.InitArgs{Size: uint64(unsafe.Sizeof(ol.InitArgs{})), NumPlatforms: uint32(len(list))}
+		if len(list) > 0 {
+			a.Platforms = unsafe.Pointer(&list[0])
+		}
+		return pickPlatforms(&a, all)
+	}
+	for _, c := range []struct {
+		list []ol.PlatformBackend
+		want string
+	}{
+		{nil, "cuda,amdgpu,host"},
+		{[]ol.PlatformBackend{ol.PlatformBackendCuda}, "cuda,host"},
+		{[]ol.PlatformBackend{ol.PlatformBackendHost}, "host"},
+		{[]ol.PlatformBackend{ol.PlatformBackendLevelZero}, "host"}, // no plugin: nothing more starts
+		{[]ol.PlatformBackend{ol.PlatformBackendAmdgpu, ol.PlatformBackendCuda}, "cuda,amdgpu,host"},
+	} {
+		got, err := pick(c.list...)
+		if err != nil || names(got) != c.want {
+			t.Errorf("%v: %s %v, want %s", c.list, names(got), err, c.want)
+		}
+	}
+	_, err := pick(ol.PlatformBackendCuda, ol.PlatformBackendLast)
+	errCode(t, err, ol.ErrcInvalidEnumeration, "InitArgs->Platforms[1] is 5")
+	_, err = pickPlatforms(&ol.InitArgs{Size: 16}, all)
+	errCode(t, err, ol.ErrcInvalidSize, "InitArgs->Size is 16, less than sizeof(ol_init_args_t) = 24")
+	_, err = pickPlatforms(&ol.InitArgs{Size: 24, NumPlatforms: 2}, all)
+	errCode(t, err, ol.ErrcInvalidNullPointer, "InitArgs->NumPlatforms is 2 but InitArgs->Platforms is NULL")
+}
+
+// misalignedDevice hands out addresses 16 bytes past a 1 MiB boundary, from
+// a range no host memory uses, and records what it frees.
+type misalignedDevice struct {
+	fakeDevice
+	next  uintptr
+	freed []uintptr
+}
+
+func (d *misalignedDevice) Alloc(kind ol.AllocType, size uint64) (uintptr, error) {
+	p := d.next
+	d.next += (uintptr(size) + 2<<20) &^ (1<<20 - 1)
+	return p, nil
+}
+
+func (d *misalignedDevice) Free(ptr uintptr, kind ol.AllocType) error {
+	d.freed = append(d.freed, ptr)
+	return nil
+}
+
+// An alignment the device does not give is made by over-allocating; the
+// caller sees the aligned base and the size asked for, and olMemFree of
+// that base frees what the device returned.
+func TestMemAllocAlignedPads(t *testing.T) {
+	n := 0
+	pl := &fakePlatform{name: "M", deinits: &n}
+	c, err := newContext(generations{}, []plugin.Plugin{&fakePlugin{name: "m", p: pl}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	dev := &misalignedDevice{next: 0x7e0000100010}
+	c.deviceList[0].d = dev
+	for _, align := range []uint64{1, 16, 32, 4096, 1 << 20} {
+		p, err := c.olMemAllocAligned(c.deviceList[0], ol.AllocTypeDevice, 1000, align)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if uint64(p)%align != 0 {
+			t.Fatalf("alignment %d: %#x", align, p)
+		}
+		a, ok := c.mem.find(uint64(p) + 999)
+		if !ok || a.base != uint64(p) || a.size != 1000 {
+			t.Fatalf("alignment %d: the map has %+v for %#x", align, a, p)
+		}
+		raw := dev.next
+		if err := c.olMemFree(p); err != nil {
+			t.Fatal(err)
+		}
+		last := dev.freed[len(dev.freed)-1]
+		if align <= 16 && last != p {
+			t.Fatalf("alignment %d: freed %#x, want the base %#x (no padding needed)", align, last, p)
+		}
+		if align > 16 && (last == p || last > p || p-last >= uintptr(align)) {
+			t.Fatalf("alignment %d: freed %#x for base %#x (allocation before %#x)", align, last, p, raw)
+		}
+	}
+	_, err = c.olMemAllocAligned(c.deviceList[0], ol.AllocTypeDevice, 10, 24)
+	errCode(t, err, ol.ErrcInvalidArgument, "Alignment 24 is not a power of two")
+	if left := len(c.mem.snapshot()); left != 0 {
+		t.Fatalf("%d allocations left", left)
+	}
+	if err := c.teardown(); err != nil {
+		t.Fatal(err)
+	}
+}
