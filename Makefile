@@ -63,13 +63,14 @@ deps-check:
 
 # The inner loop: static checks, the Go tests with -race but without
 # fuzzing (each package's seed corpora still run), and the device suite on
-# the host device. About a minute on a 2-core machine with a warm build
+# the host device, against both libraries. About a minute on a 2-core machine with a warm build
 # cache; make test (all of it, every device double) before a merge.
 check: deps-check $(LIBS)
 	$(MAKE) --no-print-directory test-static
 	$(GO) test -race -count=1 ./...
 	$(MAKE) --no-print-directory -C tests/c/device check
-	@echo "make check: static checks, Go tests and the host device suite passed (make test runs everything)"
+	$(MAKE) --no-print-directory -C tests/c/device check RELEASE=23.1
+	@echo "make check: static checks, Go tests and the host device suite (22.1 and 23.1 libraries) passed (make test runs everything)"
 
 test-static:
 	@test -z "$$(gofmt -l api cmd impl internal plugins tests)" || { echo "gofmt needed:"; gofmt -l api cmd impl internal plugins tests; exit 1; }
@@ -119,16 +120,24 @@ test-abi: $(LIBS)
 	bash tests/c/abi/run23.sh $(CURDIR)/$(LIB23) $(CURDIR)/$(LIB)
 	bash tests/devinfo/run.sh $(CURDIR)/$(LIBDIR)
 
-test-c: $(LIB)
+# The device suite and the lifecycle tests run against both libraries
+# (RELEASE=23.1: the same sources through tests/c/common/olrelease.h, and
+# the device tests of the 23.1 calls, TESTS23 of tests/c/device/Makefile).
+test-c: $(LIBS)
 	$(MAKE) --no-print-directory -C tests/c/conformance check IMPL=ours
 	$(MAKE) --no-print-directory -C tests/c/conformance check IMPL=llvm
 	$(MAKE) --no-print-directory -C tests/c/conformance check-fake-cuda IMPL=ours
 	$(MAKE) --no-print-directory -C tests/c/conformance check-fake-cuda IMPL=llvm
 	$(MAKE) --no-print-directory -C tests/c/lifecycle check IMPL=ours
+	$(MAKE) --no-print-directory -C tests/c/lifecycle check IMPL=ours RELEASE=23.1
 	$(MAKE) --no-print-directory -C tests/c/device check
 	$(MAKE) --no-print-directory -C tests/c/device check-fake-cuda
 	$(MAKE) --no-print-directory -C tests/c/device check-fake-amdgpu
 	$(MAKE) --no-print-directory -C tests/c/device check-fake-mixed
+	$(MAKE) --no-print-directory -C tests/c/device check RELEASE=23.1
+	$(MAKE) --no-print-directory -C tests/c/device check-fake-cuda RELEASE=23.1
+	$(MAKE) --no-print-directory -C tests/c/device check-fake-amdgpu RELEASE=23.1
+	$(MAKE) --no-print-directory -C tests/c/device check-fake-mixed RELEASE=23.1
 
 # The C suites once more against a build that checks every pointer passed
 # between Go and C (GOEXPERIMENT=cgocheck2): no Go pointer may end up in C memory.

@@ -3,6 +3,7 @@ package impl
 import (
 	"fmt"
 	"os"
+	"slices"
 	"sort"
 	"strings"
 	"sync/atomic"
@@ -123,6 +124,15 @@ func selectPlugins(env cEnv, all []plugin.Plugin) ([]plugin.Plugin, error) {
 	var known []string
 	for _, p := range all {
 		known = append(known, p.Name())
+	}
+	// A registered plugin that 23.1's olInit(InitArgs) left out of `all` is
+	// still a known name: OFFLOAD_PLUGINS=cuda with InitArgs listing only
+	// the host platform starts the host platform, it is not an unknown
+	// plugin (INVALID_VALUE, the library left uninitialised).
+	for _, p := range usedPlugins() {
+		if !slices.Contains(known, p.Name()) {
+			known = append(known, p.Name())
+		}
 	}
 	for _, n := range strings.Split(list, ",") {
 		n = strings.ToLower(strings.TrimSpace(n))

@@ -157,46 +157,73 @@ func launchProps(props *ol.KernelLaunchProp) (cooperative bool, err error) {
 // argBuffers recycles the argument buffers olLaunchKernel23 lays out.
 var argBuffers = sync.Pool{New: func() any { b := make([]byte, 0, 512); return &b }}
 
+// maxPackedArgs bounds the buffer layOutArgs builds for several arguments
+// of a kernel whose parameters the device does not know. Without it an
+// ArgSizes entry of, say, 1 TiB (below maxUserRange) made the runtime
+// allocate that much, and the Go runtime ended the process ("fatal error:
+// runtime: out of memory") instead of the call failing. Real parameter
+// space is far smaller (CUDA: 32764 bytes).
+const maxPackedArgs = 1 << 20
+
 // layOutArgs writes the arguments into buf as the kernel reads them: at
 // the offsets of its parameters where the device knows them (checking
-// their count and sizes), else like the members of a C struct.
-func layOutArgs(k *Symbol, ptrs []unsafe.Pointer, sizes []uint64, buf []byte) ([]byte, error) {
+// their count and sizes), else like the members of a C struct. inPlace
+// reports that the result is not buf but the caller's own memory: the one
+// argument of a kernel whose parameters the device does not know is passed
+// where it is, as 22.1's ArgumentsData is (the plugin reads only what the
+// kernel takes, so a size larger than that costs nothing; copying it could
+// take more memory than there is).
+func layOutArgs(k *Symbol, ptrs []unsafe.Pointer, sizes []uint64, buf []byte) (args []byte, inPlace bool, err error) {
 	for i, p := range ptrs {
 		if p == nil && sizes[i] > 0 {
-			return nil, ol.Errorf(ol.ErrcInvalidNullPointer, "ArgPtrs[%d] is NULL but ArgSizes[%d] is %d", i, i, sizes[i])
+			return nil, false, ol.Errorf(ol.ErrcInvalidNullPointer, "ArgPtrs[%d] is NULL but ArgSizes[%d] is %d", i, i, sizes[i])
 		}
 		if sizes[i] > maxUserRange {
-			return nil, ol.Errorf(ol.ErrcInvalidSize, "ArgSizes[%d] is %d", i, sizes[i])
+			return nil, false, ol.Errorf(ol.ErrcInvalidSize, "ArgSizes[%d] is %d", i, sizes[i])
 		}
 	}
 	var offsets []uint64
 	if pk, ok := k.kernel.(plugin.ParamKernel); ok {
 		if params, known := pk.Params(); known {
 			if len(params) != len(ptrs) {
-				return nil, ol.Errorf(ol.ErrcInvalidArgument, "kernel %q takes %d arguments; NumArgs is %d", k.name, len(params), len(ptrs))
+				return nil, false, ol.Errorf(ol.ErrcInvalidArgument, "kernel %q takes %d arguments; NumArgs is %d", k.name, len(params), len(ptrs))
 			}
 			for i, p := range params {
 				if p.Size != sizes[i] {
-					return nil, ol.Errorf(ol.ErrcInvalidArgument, "ArgSizes[%d] is %d; argument %d of kernel %q is %d bytes", i, sizes[i], i, k.name, p.Size)
+					return nil, false, ol.Errorf(ol.ErrcInvalidArgument, "ArgSizes[%d] is %d; argument %d of kernel %q is %d bytes", i, sizes[i], i, k.name, p.Size)
 				}
 				offsets = append(offsets, p.Offset)
 			}
 		}
 	}
-	if offsets == nil {
+	if offsets == nil && len(ptrs) == 1 {
+		if sizes[0] == 0 {
+			return nil, true, nil
+		}
+		return unsafe.Slice((*byte)(ptrs[0]), sizes[0]), true, nil
+	}
+	packed := offsets == nil
+	structAlign := uint64(1)
+	if packed {
 		var off uint64
 		for _, sz := range sizes {
 			off = alignUp(off, cAlign(sz))
 			offsets = append(offsets, off)
 			off += sz
+			structAlign = max(structAlign, cAlign(sz))
 		}
 	}
 	var end uint64
 	for i, off := range offsets {
 		end = max(end, off+sizes[i])
 	}
-	if end > maxUserRange {
-		return nil, ol.Errorf(ol.ErrcInvalidSize, "the arguments of kernel %q take %d bytes", k.name, end)
+	// A C struct's size is rounded up to its widest member's alignment:
+	// multiargs' members (..., int32_t *out2 @40, uint32_t count @48) make
+	// a 56-byte struct, which the host device's kernel descriptor expects;
+	// without the tail padding the buffer was 52 bytes and refused.
+	end = alignUp(end, structAlign)
+	if end > maxUserRange || (packed && end > maxPackedArgs) {
+		return nil, false, ol.Errorf(ol.ErrcInvalidSize, "the arguments of kernel %q take %d bytes", k.name, end)
 	}
 	if uint64(cap(buf)) < end {
 		buf = make([]byte, end)
@@ -208,7 +235,7 @@ func layOutArgs(k *Symbol, ptrs []unsafe.Pointer, sizes []uint64, buf []byte) ([
 			copy(buf[off:], unsafe.Slice((*byte)(ptrs[i]), sizes[i]))
 		}
 	}
-	return buf, nil
+	return buf, false, nil
 }
 
 // cAlign is the alignment a C compiler gives a member of size bytes when
@@ -242,12 +269,12 @@ func (c *Context) olLaunchKernel23(q *Queue, dev *Device, k *Symbol, la *ol.Kern
 	}
 	bp := argBuffers.Get().(*[]byte)
 	defer argBuffers.Put(bp)
-	args, err := layOutArgs(k, ptrs, sizes, *bp)
+	args, inPlace, err := layOutArgs(k, ptrs, sizes, *bp)
 	if err != nil {
 		return err
 	}
-	if cap(args) <= 64<<10 {
-		*bp = args[:0] // keep a grown buffer, unless it is huge
+	if !inPlace && cap(args) <= 64<<10 {
+		*bp = args[:0] // keep a grown buffer, unless it is huge (never the caller's memory)
 	}
 	if !cooperative {
 		return c.olLaunchKernel(q, dev, k, args, la)

@@ -35,11 +35,13 @@ func TestLayOutArgsLikeAStruct(t *testing.T) {
 	ptrs := []unsafe.Pointer{unsafe.Pointer(&v.a), unsafe.Pointer(&v.b), unsafe.Pointer(&v.c), unsafe.Pointer(&v.d), unsafe.Pointer(&v.e), unsafe.Pointer(&v.f)}
 	sizes := []uint64{1, 4, 8, 2, 8, 12}
 	k := &Symbol{name: "k", kernel: plainKernel{}}
-	buf, err := layOutArgs(k, ptrs, sizes, nil)
-	if err != nil {
-		t.Fatal(err)
+	buf, inPlace, err := layOutArgs(k, ptrs, sizes, nil)
+	if err != nil || inPlace {
+		t.Fatal(err, inPlace)
 	}
-	want := unsafe.Slice((*byte)(unsafe.Pointer(&v)), unsafe.Offsetof(v.f)+12)
+	// the whole struct, with its tail padding (a kernel's descriptor checks
+	// sizeof the struct: 48 here, not the 44 bytes up to f's end)
+	want := unsafe.Slice((*byte)(unsafe.Pointer(&v)), unsafe.Sizeof(v))
 	for i, off := range []uintptr{unsafe.Offsetof(v.a), unsafe.Offsetof(v.b), unsafe.Offsetof(v.c), unsafe.Offsetof(v.d), unsafe.Offsetof(v.e), unsafe.Offsetof(v.f)} {
 		if got, w := buf[off:off+uintptr(sizes[i])], want[off:off+uintptr(sizes[i])]; string(got) != string(w) {
 			t.Fatalf("argument %d at %d: %x, want %x", i, off, got, w)
@@ -49,12 +51,31 @@ func TestLayOutArgsLikeAStruct(t *testing.T) {
 		t.Fatalf("%d bytes, want %d", len(buf), len(want))
 	}
 	// no arguments: no bytes
-	if buf, err := layOutArgs(k, nil, nil, nil); err != nil || len(buf) != 0 {
+	if buf, _, err := layOutArgs(k, nil, nil, nil); err != nil || len(buf) != 0 {
 		t.Fatalf("no arguments: %v %v", buf, err)
 	}
 	// a NULL pointer with a size
-	_, err = layOutArgs(k, []unsafe.Pointer{nil}, []uint64{4}, nil)
+	_, _, err = layOutArgs(k, []unsafe.Pointer{nil}, []uint64{4}, nil)
 	errCode(t, err, ol.ErrcInvalidNullPointer, "ArgPtrs[0] is NULL")
+	// several arguments adding up to more than maxPackedArgs: refused, not
+	// allocated (1 TiB made the Go runtime end the process)
+	_, _, err = layOutArgs(k, []unsafe.Pointer{unsafe.Pointer(&v.a), unsafe.Pointer(&v.b)}, []uint64{1, 1 << 40}, nil)
+	errCode(t, err, ol.ErrcInvalidSize, "take")
+}
+
+// One argument of a kernel without parameter information is the caller's
+// memory itself, whatever size it claims (22.1's ArgumentsData), so the
+// runtime never copies (or allocates) a claimed 1 TiB.
+func TestLayOutArgsLoneArgumentInPlace(t *testing.T) {
+	k := &Symbol{name: "k", kernel: plainKernel{}}
+	var x [4]uint64
+	buf, inPlace, err := layOutArgs(k, []unsafe.Pointer{unsafe.Pointer(&x)}, []uint64{1 << 40}, make([]byte, 0, 64))
+	if err != nil || !inPlace || len(buf) != 1<<40 || unsafe.Pointer(&buf[0]) != unsafe.Pointer(&x) {
+		t.Fatalf("got %d bytes in place %v, err %v", len(buf), inPlace, err)
+	}
+	if buf, inPlace, err := layOutArgs(k, []unsafe.Pointer{nil}, []uint64{0}, nil); err != nil || !inPlace || len(buf) != 0 {
+		t.Fatalf("an empty argument: %d bytes, in place %v, err %v", len(buf), inPlace, err)
+	}
 }
 
 type plainKernel struct{ plugin.Kernel }
@@ -71,8 +92,8 @@ func (k paramKernel) Params() ([]plugin.Param, bool) { return k.params, true }
 func TestLayOutArgsAtParameterOffsets(t *testing.T) {
 	k := &Symbol{name: "saxpy", kernel: paramKernel{params: []plugin.Param{{Offset: 0, Size: 4}, {Offset: 16, Size: 8}}}}
 	a, p := uint32(0xdeadbeef), uint64(0x1122334455667788)
-	buf, err := layOutArgs(k, []unsafe.Pointer{unsafe.Pointer(&a), unsafe.Pointer(&p)}, []uint64{4, 8}, nil)
-	if err != nil {
+	buf, inPlace, err := layOutArgs(k, []unsafe.Pointer{unsafe.Pointer(&a), unsafe.Pointer(&p)}, []uint64{4, 8}, nil)
+	if err != nil || inPlace {
 		t.Fatal(err)
 	}
 	if len(buf) != 24 || *(*uint32)(unsafe.Pointer(&buf[0])) != a || *(*uint64)(unsafe.Pointer(&buf[16])) != p {
@@ -83,9 +104,9 @@ func TestLayOutArgsAtParameterOffsets(t *testing.T) {
 			t.Fatalf("padding byte %d is %d, want 0", i, buf[i])
 		}
 	}
-	_, err = layOutArgs(k, []unsafe.Pointer{unsafe.Pointer(&a)}, []uint64{4}, nil)
+	_, _, err = layOutArgs(k, []unsafe.Pointer{unsafe.Pointer(&a)}, []uint64{4}, nil)
 	errCode(t, err, ol.ErrcInvalidArgument, `kernel "saxpy" takes 2 arguments; NumArgs is 1`)
-	_, err = layOutArgs(k, []unsafe.Pointer{unsafe.Pointer(&a), unsafe.Pointer(&a)}, []uint64{4, 4}, nil)
+	_, _, err = layOutArgs(k, []unsafe.Pointer{unsafe.Pointer(&a), unsafe.Pointer(&a)}, []uint64{4, 4}, nil)
 	errCode(t, err, ol.ErrcInvalidArgument, `ArgSizes[1] is 4; argument 1 of kernel "saxpy" is 8 bytes`)
 }
 

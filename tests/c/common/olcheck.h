@@ -92,6 +92,10 @@
 
 #include <OffloadAPI.h>
 
+/* both releases from one source (OLC_RELEASE; the 22.1 spellings of the
+ * calls 23.1 changed) */
+#include "olrelease.h"
+
 /* Counters: atomic, since threads of a test may check too. */
 static atomic_long olc_passed, olc_failed, olc_skipped;
 /* The test running now (OLC_RUN sets it). */

@@ -17,7 +17,8 @@ typedef ol_result_t (*devinfo_fn)(ol_device_handle_t, ol_device_info_t, size_t,
 
 struct api {
   void *lib;
-  void_fn init, shut;
+  __typeof__(&olInit) init; /* (void) in 22.1, (const ol_init_args_t *) in 23.1 */
+  void_fn shut;
   iterate_fn iter;
   devinfo_fn info;
 };
@@ -28,7 +29,7 @@ static bool load(const char *path, struct api *a) {
   OLC_CHECK(a->lib != NULL, "dlopen(%s): %s", path, dlerror());
   if (!a->lib)
     return false;
-  a->init = (void_fn)dlsym(a->lib, "olInit");
+  a->init = (__typeof__(&olInit))dlsym(a->lib, "olInit");
   a->shut = (void_fn)dlsym(a->lib, "olShutDown");
   a->iter = (iterate_fn)dlsym(a->lib, "olIterateDevices");
   a->info = (devinfo_fn)dlsym(a->lib, "olGetDeviceInfo");
@@ -66,13 +67,13 @@ int main(int argc, char **argv) {
   if (!load(argv[1], &a))
     return olc_summary(NULL);
 
-  ol_result_t r = a.init();
+  ol_result_t r = a.init(OLC_INIT_ARG);
   OLC_CHECK(r == NULL, "first olInit -> %u %s", olc_code(r), olc_details(r));
   OLC_CHECK(dlclose(a.lib) == 0, "first dlclose: %s", dlerror());
 
   if (!load(argv[1], &a))
     return olc_summary(NULL);
-  r = a.init();
+  r = a.init(OLC_INIT_ARG);
   OLC_CHECK(r == NULL, "olInit after dlclose -> %u %s", olc_code(r),
             olc_details(r));
 

@@ -33,7 +33,7 @@ static double now_s(void) {
   return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
-typedef ol_result_t (*init_fn)(void);
+typedef __typeof__(&olInit) init_fn; /* (void) in 22.1, (const ol_init_args_t *) in 23.1 */
 typedef ol_result_t (*shutdown_fn)(void);
 typedef ol_result_t (*iterate_fn)(ol_device_iterate_cb_t, void *);
 typedef ol_result_t (*devinfo_fn)(ol_device_handle_t, ol_device_info_t, size_t,
@@ -117,7 +117,7 @@ int main(int argc, char **argv) {
       text = lc_text_of((void *)p_init); /* stays mapped: NODELETE */
     }
 
-    ol_result_t r = p_init();
+    ol_result_t r = p_init(OLC_INIT_ARG);
     if (r != NULL) {
       bad_calls++;
       OLC_QUIET_CHECK(false, "cycle %ld: olInit -> %u %s", cycle, olc_code(r),

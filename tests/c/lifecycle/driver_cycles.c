@@ -112,8 +112,8 @@ static void work(struct devs *d, long cycle) {
     ol_kernel_launch_size_args_t size = {1, {GROUPS, 1, 1}, {GROUP_SIZE, 1, 1}, 0};
     struct foo_args args = {out};
     CALL(api.fill(q, out, sizeof pattern, &pattern, N * sizeof *out));
-    CALL(api.launch(q, d->gpu, kernel, &args, sizeof args, &size));
-    CALL(api.create_event(q, &ev));
+    CALL(LC_LAUNCH(q, d->gpu, kernel, &args, sizeof args, &size));
+    CALL(LC_CREATE_EVENT(q, &ev));
     if (ev)
       CALL(api.wait_events(q2, &ev, 1));
     CALL(api.memcpy(q2, host, d->host, out, d->gpu, sizeof host));
@@ -169,7 +169,7 @@ static void cycle(long n) {
   }
   if (!first_init)
     first_init = (void *)api.init;
-  ol_result_t r = api.init();
+  ol_result_t r = api.init(OLC_INIT_ARG);
   if (r == NULL) {
     struct devs d = {NULL, NULL};
     CALL(api.iterate(find_devs, &d));

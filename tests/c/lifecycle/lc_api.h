@@ -46,6 +46,25 @@ static __attribute__((unused)) struct api {
   __typeof__(&olLaunchHostFunction) host_function;
 } api;
 
+/* The calls 23.1 changed, in their 22.1 form, through the looked-up
+ * pointers of either release (olrelease.h does this for the linked names):
+ * api.init(OLC_INIT_ARG) starts every platform; LC_LAUNCH passes the
+ * argument struct as one argument; LC_CREATE_EVENT makes a plain event. */
+#if OLC_RELEASE >= 23
+static inline ol_result_t lc_launch(__typeof__(&olLaunchKernel) fn, ol_queue_handle_t q,
+                                    ol_device_handle_t d, ol_symbol_handle_t k, const void *args,
+                                    size_t size, const ol_kernel_launch_size_args_t *l) {
+  void *ptrs[1] = {(void *)args};
+  size_t sizes[1] = {size};
+  return fn(q, d, k, l, NULL, size ? 1 : 0, ptrs, sizes);
+}
+#define LC_LAUNCH(q, d, k, args, size, l) lc_launch(api.launch, q, d, k, args, size, l)
+#define LC_CREATE_EVENT(q, e) api.create_event(q, OL_EVENT_FLAGS_NONE, e)
+#else
+#define LC_LAUNCH(q, d, k, args, size, l) api.launch(q, d, k, args, size, l)
+#define LC_CREATE_EVENT(q, e) api.create_event(q, e)
+#endif
+
 /* Failed calls so far: a cycle test ends with a check that there were none. */
 static __attribute__((unused)) long bad_calls;
 

@@ -83,7 +83,7 @@ static void *open_lib(ol_device_handle_t *host) {
     dlclose(lib);
     return NULL;
   }
-  CALL(api.init(), dlclose(lib); return NULL);
+  CALL(api.init(OLC_INIT_ARG), dlclose(lib); return NULL);
   CALL(api.iterate(find_host, host));
   if (*host == NULL) {
     bad_calls++;
@@ -129,12 +129,12 @@ static void full_cycle(long cycle) {
       ol_queue_handle_t q = NULL;
       CALL(api.create_queue(host, &q));
       if (q) {
-        CALL(api.launch(q, host, kernel, &args, sizeof args, &size));
+        CALL(LC_LAUNCH(q, host, kernel, &args, sizeof args, &size));
         CALL(api.sync_queue(q));
         CALL(api.destroy_queue(q));
       }
     } else {
-      CALL(api.launch(NULL, host, kernel, &args, sizeof args, &size));
+      CALL(LC_LAUNCH(NULL, host, kernel, &args, sizeof args, &size));
     }
     for (uint32_t i = 0; i < N; i++)
       if (out[i] != i) {
