@@ -195,7 +195,7 @@ uninstall:
 # that run.sh here (on the host device when there is no GPU). Copy the
 # folder to a GPU machine and run gpu-check/run.sh there.
 GPUCHECK := $(BUILD)/gpu-check
-gpu-check: $(LIB)
+gpu-check: $(LIBS)
 	bash tests/c/device/gpu_check_pack.sh $(CURDIR) $(abspath $(LIBDIR)) $(abspath $(GPUCHECK))
 	bash $(GPUCHECK)/run.sh
 

@@ -4,10 +4,13 @@
 # lifecycle tests against a prebuilt library.
 #   gpu_check_pack.sh ROOT LIBDIR OUT
 # OUT/ gets:
-#   lib/               libLLVMOffload.so.22.1 and its links
+#   lib/               libLLVMOffload.so.22.1, libLLVMOffload.so.23.1 and the links
 #   bin/device/        the device-suite test programs (run path $ORIGIN/../../lib),
 #                      list_devices, the suite's run.sh, tests.list
 #   bin/lifecycle/     the lifecycle tests (IMPL=ours), tests.list
+#   bin/device-23.1/, bin/lifecycle-23.1/
+#                      the same against the 23.1 library (RELEASE=23.1, with
+#                      the tests of the 23.1 calls)
 #   kernels/           <k>.so, <k>.ptx, <k>.<gfx>.hsaco and the host fixtures
 #   bin/bench/         bench/cuda.c and its kernel as PTX (raw driver against
 #                      liboffload-go, run when a CUDA GPU is found)
@@ -23,14 +26,21 @@ work=$out.build
 rm -rf "$out" "$work" "$out.tar.gz"
 mkdir -p "$out/lib" "$out/bin/device" "$out/bin/lifecycle" "$out/kernels" "$work"
 
-# the library and its links
-cp "$libdir/libLLVMOffload.so.22.1" "$out/lib/"
-ln -s libLLVMOffload.so.22.1 "$out/lib/libLLVMOffload.so"
-ln -s libLLVMOffload.so.22.1 "$out/lib/liboffload.so"
+# the libraries and their links (to the newest, as make lib makes them)
+cp "$libdir/libLLVMOffload.so.22.1" "$libdir/libLLVMOffload.so.23.1" "$out/lib/"
+ln -s libLLVMOffload.so.23.1 "$out/lib/libLLVMOffload.so"
+ln -s libLLVMOffload.so.23.1 "$out/lib/liboffload.so"
 
 # device suite: programs linked to find the library relative to themselves
 make -s --no-print-directory -C "$root/tests/c/device" all ROOT="$root" LIBDIR="$libdir" \
   BUILD="$work/device" RPATH='$$ORIGIN/../../lib'
+mkdir -p "$out/bin/device-23.1" "$out/bin/lifecycle-23.1"
+make -s --no-print-directory -C "$root/tests/c/device" tests RELEASE=23.1 ROOT="$root" LIBDIR="$libdir" \
+  BUILD="$work/device-23.1" RPATH='$$ORIGIN/../../lib'
+cp "$work/device-23.1"/test_* "$work/device-23.1/list_devices" "$out/bin/device-23.1/"
+cp "$here/run.sh" "$out/bin/device-23.1/run.sh"
+make -s --no-print-directory -C "$root/tests/c/device" tests-list RELEASE=23.1 ROOT="$root" \
+  LIBDIR="$libdir" >"$out/bin/device-23.1/tests.list"
 if ! make -s --no-print-directory -C "$root/tests/c/device" gpu-compile ROOT="$root" \
   LIBDIR="$libdir" BUILD="$work/device"; then
   echo "gpu-check: building the GPU kernel images failed (see above)"
@@ -53,9 +63,16 @@ done
 # lifecycle tests (IMPL=ours); the dlopen tests take the library's path
 make -s --no-print-directory -C "$root/tests/c/lifecycle" all IMPL=ours ROOT="$root" \
   LIBDIR="$libdir" BUILD="$work/lifecycle" RPATH='$$ORIGIN/../../lib'
+make -s --no-print-directory -C "$root/tests/c/lifecycle" all IMPL=ours RELEASE=23.1 ROOT="$root" \
+  LIBDIR="$libdir" BUILD="$work/lifecycle-23.1" RPATH='$$ORIGIN/../../lib'
 lc_tests="dlopen_cycles dlclose_no_shutdown threads bad_handles fork_child rss_cycles info_paths info_race"
-for t in $lc_tests; do cp "$work/lifecycle/$t" "$out/bin/lifecycle/"; done
+for t in $lc_tests; do
+  cp "$work/lifecycle/$t" "$out/bin/lifecycle/"
+  cp "$work/lifecycle-23.1/$t" "$out/bin/lifecycle-23.1/"
+done
 echo "$lc_tests" >"$out/bin/lifecycle/tests.list"
+echo "$lc_tests" >"$out/bin/lifecycle-23.1/tests.list"
+chmod +x "$out/bin/device-23.1/run.sh"
 
 # the CUDA benchmark (bench/cuda.c) and an empty kernel as PTX: run.sh
 # measures the raw driver against liboffload-go when a CUDA GPU is there
