@@ -153,7 +153,7 @@ test-python: $(LIB)
 # and not); a CMake find_package consumer, a pkg-config + make consumer and a
 # FetchContent consumer of this tree each run a kernel on the host device;
 # make uninstall must leave the prefix empty (tests/consumers/run.sh).
-test-install: $(LIB)
+test-install: $(LIBS)
 	LIBOFFLOAD_BUILD=$(abspath $(BUILD)) bash tests/consumers/run.sh
 
 clean:
@@ -168,7 +168,7 @@ clean:
 PREFIX     ?= /usr/local
 libdir     ?= $(PREFIX)/lib
 includedir ?= $(PREFIX)/include
-install: $(LIB)
+install: $(LIBS)
 	@PREFIX='$(PREFIX)' DESTDIR='$(DESTDIR)' libdir='$(libdir)' includedir='$(includedir)' bash scripts/install.sh install $(abspath $(LIBDIR))
 
 uninstall:
