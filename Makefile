@@ -141,13 +141,17 @@ test-cgocheck2: $(CHECKLIB)
 
 # The Python tests run against python/ of the checkout, then once more
 # against the copy pip installs into $(PYSITE) (offline: the package's build
-# backend is in-tree), which proves the package installs and works installed.
+# backend is in-tree), which proves the package installs and works installed;
+# each with both libraries, 22.1 and 23.1 (the 23.1 features must work with
+# 23.1 and raise ReleaseError with 22.1).
 PYSITE := $(BUILD)/python-site
-test-python: $(LIB)
+test-python: $(LIBS)
 	OFFLOAD_LIB=$(abspath $(LIB)) python3 -m unittest discover -s tests/python -v
+	OFFLOAD_LIB=$(abspath $(LIB23)) python3 -m unittest discover -s tests/python -v
 	rm -rf $(PYSITE)
 	PIP_ROOT_USER_ACTION=ignore PIP_DISABLE_PIP_VERSION_CHECK=1 python3 -m pip install --quiet --no-index --no-deps --target $(PYSITE) ./python
 	OFFLOAD_LIB=$(abspath $(LIB)) LIBOFFLOAD_TEST_INSTALLED=$(abspath $(PYSITE)) python3 -m unittest discover -s tests/python
+	OFFLOAD_LIB=$(abspath $(LIB23)) LIBOFFLOAD_TEST_INSTALLED=$(abspath $(PYSITE)) python3 -m unittest discover -s tests/python
 
 # Install and use: make install into temporary prefixes (staged with DESTDIR
 # and not); a CMake find_package consumer, a pkg-config + make consumer and a
