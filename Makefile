@@ -44,14 +44,19 @@ setup:
 	bash scripts/deps.sh
 	$(GO) mod download
 
-# ---- main job: build the library and run the demo on the host device ------
+# ---- main job: build the libraries and run the demo on the host device -----
+# examples/demo.c twice: demo with the 22.1 header and library, demo23 with
+# the 23.1 ones (argument arrays, olQueryQueue, profiling events).
 demo: deps-check $(LIBS)
 	@mkdir -p $(BUILD)/bin
 	$(CC) -std=c17 -O2 -Wall -Wextra -Werror -I include/offload examples/demo.c -o $(BUILD)/bin/demo -L$(LIBDIR) -l:libLLVMOffload.so.22.1 -Wl,-rpath,'$$ORIGIN/../lib'
+	$(CC) -std=c17 -O2 -Wall -Wextra -Werror -I include/23.1/offload examples/demo.c -o $(BUILD)/bin/demo23 -L$(LIBDIR) -l:libLLVMOffload.so.23.1 -Wl,-rpath,'$$ORIGIN/../lib'
 	$(CC) -std=gnu17 -O3 -fPIC -shared -Wall -Werror -I include examples/saxpy_kernel.c -o $(BUILD)/bin/saxpy_kernel.so
 	clang-22 --target=nvptx64-nvidia-cuda -march=sm_80 -Xclang -target-feature -Xclang +ptx78 -nogpulib -ffreestanding -O2 -I include -S examples/saxpy_kernel.c -o $(BUILD)/bin/saxpy_kernel.ptx
 	for gfx in gfx90a gfx942; do clang-22 --target=amdgcn-amd-amdhsa -mcpu=$$gfx -nogpulib -ffreestanding -O2 -I include examples/saxpy_kernel.c -o $(BUILD)/bin/saxpy_kernel.$$gfx.hsaco || exit 1; done
 	$(BUILD)/bin/demo $(BUILD)/bin/saxpy_kernel.so $(BUILD)/bin/saxpy_kernel.ptx $(BUILD)/bin/saxpy_kernel.gfx90a.hsaco $(BUILD)/bin/saxpy_kernel.gfx942.hsaco
+	@echo
+	$(BUILD)/bin/demo23 $(BUILD)/bin/saxpy_kernel.so $(BUILD)/bin/saxpy_kernel.ptx $(BUILD)/bin/saxpy_kernel.gfx90a.hsaco $(BUILD)/bin/saxpy_kernel.gfx942.hsaco
 
 # ---- tests ---------------------------------------------------------------
 test: deps-check $(LIBS)
