@@ -44,14 +44,19 @@ setup:
 	bash scripts/deps.sh
 	$(GO) mod download
 
-# ---- main job: build the library and run the demo on the host device ------
+# ---- main job: build the libraries and run the demo on the host device -----
+# examples/demo.c twice: demo with the 22.1 header and library, demo23 with
+# the 23.1 ones (argument arrays, olQueryQueue, profiling events).
 demo: deps-check $(LIBS)
 	@mkdir -p $(BUILD)/bin
 	$(CC) -std=c17 -O2 -Wall -Wextra -Werror -I include/offload examples/demo.c -o $(BUILD)/bin/demo -L$(LIBDIR) -l:libLLVMOffload.so.22.1 -Wl,-rpath,'$$ORIGIN/../lib'
+	$(CC) -std=c17 -O2 -Wall -Wextra -Werror -I include/23.1/offload examples/demo.c -o $(BUILD)/bin/demo23 -L$(LIBDIR) -l:libLLVMOffload.so.23.1 -Wl,-rpath,'$$ORIGIN/../lib'
 	$(CC) -std=gnu17 -O3 -fPIC -shared -Wall -Werror -I include examples/saxpy_kernel.c -o $(BUILD)/bin/saxpy_kernel.so
 	clang-22 --target=nvptx64-nvidia-cuda -march=sm_80 -Xclang -target-feature -Xclang +ptx78 -nogpulib -ffreestanding -O2 -I include -S examples/saxpy_kernel.c -o $(BUILD)/bin/saxpy_kernel.ptx
 	for gfx in gfx90a gfx942; do clang-22 --target=amdgcn-amd-amdhsa -mcpu=$$gfx -nogpulib -ffreestanding -O2 -I include examples/saxpy_kernel.c -o $(BUILD)/bin/saxpy_kernel.$$gfx.hsaco || exit 1; done
 	$(BUILD)/bin/demo $(BUILD)/bin/saxpy_kernel.so $(BUILD)/bin/saxpy_kernel.ptx $(BUILD)/bin/saxpy_kernel.gfx90a.hsaco $(BUILD)/bin/saxpy_kernel.gfx942.hsaco
+	@echo
+	$(BUILD)/bin/demo23 $(BUILD)/bin/saxpy_kernel.so $(BUILD)/bin/saxpy_kernel.ptx $(BUILD)/bin/saxpy_kernel.gfx90a.hsaco $(BUILD)/bin/saxpy_kernel.gfx942.hsaco
 
 # ---- tests ---------------------------------------------------------------
 test: deps-check $(LIBS)
@@ -154,19 +159,23 @@ test-cgocheck2: $(CHECKLIB)
 
 # The Python tests run against python/ of the checkout, then once more
 # against the copy pip installs into $(PYSITE) (offline: the package's build
-# backend is in-tree), which proves the package installs and works installed.
+# backend is in-tree), which proves the package installs and works installed;
+# each with both libraries, 22.1 and 23.1 (the 23.1 features must work with
+# 23.1 and raise ReleaseError with 22.1).
 PYSITE := $(BUILD)/python-site
-test-python: $(LIB)
+test-python: $(LIBS)
 	OFFLOAD_LIB=$(abspath $(LIB)) python3 -m unittest discover -s tests/python -v
+	OFFLOAD_LIB=$(abspath $(LIB23)) python3 -m unittest discover -s tests/python -v
 	rm -rf $(PYSITE)
 	PIP_ROOT_USER_ACTION=ignore PIP_DISABLE_PIP_VERSION_CHECK=1 python3 -m pip install --quiet --no-index --no-deps --target $(PYSITE) ./python
 	OFFLOAD_LIB=$(abspath $(LIB)) LIBOFFLOAD_TEST_INSTALLED=$(abspath $(PYSITE)) python3 -m unittest discover -s tests/python
+	OFFLOAD_LIB=$(abspath $(LIB23)) LIBOFFLOAD_TEST_INSTALLED=$(abspath $(PYSITE)) python3 -m unittest discover -s tests/python
 
 # Install and use: make install into temporary prefixes (staged with DESTDIR
 # and not); a CMake find_package consumer, a pkg-config + make consumer and a
 # FetchContent consumer of this tree each run a kernel on the host device;
 # make uninstall must leave the prefix empty (tests/consumers/run.sh).
-test-install: $(LIB)
+test-install: $(LIBS)
 	LIBOFFLOAD_BUILD=$(abspath $(BUILD)) bash tests/consumers/run.sh
 
 clean:
@@ -181,7 +190,7 @@ clean:
 PREFIX     ?= /usr/local
 libdir     ?= $(PREFIX)/lib
 includedir ?= $(PREFIX)/include
-install: $(LIB)
+install: $(LIBS)
 	@PREFIX='$(PREFIX)' DESTDIR='$(DESTDIR)' libdir='$(libdir)' includedir='$(includedir)' bash scripts/install.sh install $(abspath $(LIBDIR))
 
 uninstall:

@@ -2,9 +2,20 @@
 // round-trips a buffer through memory of the host device with olMemcpy, and
 // runs SAXPY (examples/saxpy_kernel.c) on every device that can load it,
 // checking the result and printing the bandwidth achieved.
-// Build: cc -std=c17 -I include/offload examples/demo.c -L build/lib -l:libLLVMOffload.so.22.1
-#define _POSIX_C_SOURCE 200809L
+//
+// One source, two builds (make demo builds and runs both):
+//   22.1: cc -std=c17 -I include/offload examples/demo.c -L build/lib -l:libLLVMOffload.so.22.1
+//   23.1: cc -std=c17 -I include/23.1/offload examples/demo.c -L build/lib -l:libLLVMOffload.so.23.1
+// With the 23.1 header (it defines OL_INIT_ARGS_INIT) the demo uses what
+// LLVM 23.1 changed and added: olInit(InitArgs), olLaunchKernel with an
+// argument array (NumArgs = 1: the kernel's argument struct, by value, as
+// docs/kernels.md says), olQueryQueue, and profiling events
+// (OL_EVENT_FLAGS_ENABLE_PROFILING) around the timed launches, whose device
+// time olGetEventElapsedTime gives. A device that records no profiling
+// events says so instead of a time.
+#define _GNU_SOURCE // dladdr: which library file was loaded
 #include <OffloadAPI.h>
+#include <dlfcn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -19,6 +30,12 @@
       exit(1);                                                                 \
     }                                                                          \
   } while (0)
+
+#ifdef OL_INIT_ARGS_INIT
+#define RELEASE "23.1"
+#else
+#define RELEASE "22.1"
+#endif
 
 typedef struct {
   int count;
@@ -129,19 +146,61 @@ static int run_saxpy(ol_device_handle_t dev, ol_device_handle_t host, const void
   CHECK(olCreateQueue(dev, &q));
   struct saxpy_args args = {2.0f, x, y, n};
   ol_kernel_launch_size_args_t size = {1, {n / group, 1, 1}, {group, 1, 1}, 0};
-  CHECK(olLaunchKernel(q, dev, kernel, &args, sizeof args, &size)); // warm up: y = 2x + 1
-  CHECK(olSyncQueue(q));
   const int reps = 10;
+#ifdef OL_INIT_ARGS_INIT
+  // 23.1: the arguments as an array of pointers and sizes; the kernel's one
+  // argument is its struct
+  void *arg_ptrs[1] = {&args};
+  size_t arg_sizes[1] = {sizeof args};
+#define LAUNCH() olLaunchKernel(q, dev, kernel, &size, NULL, 1, arg_ptrs, arg_sizes)
+#else
+#define LAUNCH() olLaunchKernel(q, dev, kernel, &args, sizeof args, &size)
+#endif
+  CHECK(LAUNCH()); // warm up: y = 2x + 1
+  CHECK(olSyncQueue(q));
+#ifdef OL_INIT_ARGS_INIT
+  // profiling events around the timed launches (a device that records no
+  // times answers OL_ERRC_UNSUPPORTED)
+  ol_event_handle_t start = NULL, end = NULL;
+  ol_result_t prof = olCreateEvent(q, OL_EVENT_FLAGS_ENABLE_PROFILING, &start);
+  if (prof != OL_SUCCESS && prof->Code != OL_ERRC_UNSUPPORTED) CHECK(prof);
+#endif
   double t0 = now();
-  for (int r = 0; r < reps; r++) CHECK(olLaunchKernel(q, dev, kernel, &args, sizeof args, &size));
+  for (int r = 0; r < reps; r++) CHECK(LAUNCH());
+#ifdef OL_INIT_ARGS_INIT
+  if (prof == OL_SUCCESS) CHECK(olCreateEvent(q, OL_EVENT_FLAGS_ENABLE_PROFILING, &end));
+#endif
   CHECK(olSyncQueue(q));
   double secs = now() - t0;
+#ifdef OL_INIT_ARGS_INIT
+  bool done = false;
+  CHECK(olQueryQueue(q, &done));
+  if (!done) {
+    fprintf(stderr, "olQueryQueue: work left after olSyncQueue\n");
+    exit(1);
+  }
+#endif
+#undef LAUNCH
   CHECK(olMemcpy(NULL, hy, host, y, dev, n * sizeof(float)));
   uint32_t bad = 0;
   for (uint32_t i = 0; i < n; i++)
     if (hy[i] != 2.0f * (reps + 1) * (float)(i % 1000) + 1.0f) bad++;
-  printf("SAXPY on %s: %u floats x %d launches, %s, %.1f GB/s\n", name, n, reps,
+  printf("SAXPY on %s: %u floats x %d launches, %s, %.1f GB/s (wall clock)\n", name, n, reps,
          bad ? "WRONG RESULT" : "result checked", 12.0 * n * reps / secs / 1e9);
+#ifdef OL_INIT_ARGS_INIT
+  if (prof == OL_SUCCESS) {
+    float ms = 0;
+    CHECK(olGetEventElapsedTime(start, end, &ms));
+    printf("  kernel time of the %d launches: %.3f ms (olGetEventElapsedTime), %.1f GB/s\n", reps,
+           ms, 12.0 * n * reps / (ms * 1e-3) / 1e9);
+    CHECK(olDestroyEvent(start));
+    CHECK(olDestroyEvent(end));
+  } else {
+    printf("  kernel time: not measured: olCreateEvent(OL_EVENT_FLAGS_ENABLE_PROFILING) returned "
+           "OL_ERRC_UNSUPPORTED (%s)\n",
+           prof->Details ? prof->Details : "");
+  }
+#endif
   CHECK(olDestroyQueue(q));
   CHECK(olMemFree(x));
   CHECK(olMemFree(y));
@@ -159,7 +218,9 @@ static void usage(FILE *f, const char *prog) {
           "through host-device memory with olMemcpy, and runs SAXPY on every device\n"
           "that can load one of the IMAGEs (tried in order: a host .so, PTX, an AMDGPU\n"
           "code object, built from examples/saxpy_kernel.c), checking the result and\n"
-          "printing the bandwidth. Without IMAGEs, SAXPY is not run.\n"
+          "printing the bandwidth. Without IMAGEs, SAXPY is not run. Built with the\n"
+          "23.1 header it launches with an argument array and measures the kernel\n"
+          "time with profiling events, where the device records them.\n"
           "Environment: OFFLOAD_PLUGINS, OFFLOAD_TRACE and the others of\n"
           "docs/environment.md. Exit status: 0 when every check passed.\n",
           prog);
@@ -175,7 +236,15 @@ int main(int argc, char **argv) {
       usage(stderr, argv[0]);
       return 2;
     }
+  Dl_info lib;
+  printf("liboffload-go demo, LLVM " RELEASE " ABI: %s\n",
+         dladdr((void *)olInit, &lib) && lib.dli_fname ? lib.dli_fname : "libLLVMOffload.so." RELEASE);
+#ifdef OL_INIT_ARGS_INIT
+  ol_init_args_t init_args = OL_INIT_ARGS_INIT; // every platform
+  CHECK(olInit(&init_args));
+#else
   CHECK(olInit());
+#endif
   demo_state st = {0};
   CHECK(olIterateDevices(show_device, &st));
   if (st.host == NULL) {

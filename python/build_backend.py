@@ -17,7 +17,7 @@ DIST = "%s-%s" % (NAME, VERSION)
 METADATA = """Metadata-Version: 2.1
 Name: %s
 Version: %s
-Summary: Python bindings of the Offload API (liboffload-go, libLLVMOffload.so.22.1)
+Summary: Python bindings of the Offload API (liboffload-go, libLLVMOffload.so.22.1 and libLLVMOffload.so.23.1)
 License: Apache-2.0
 Requires-Python: >=3.8
 """ % (NAME, VERSION)

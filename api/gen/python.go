@@ -236,6 +236,40 @@ VERSION = (%d, %d, %d)
 		w("    %q: (%s),\n", r.Name, strings.Join(names, ", "))
 	}
 	w("}\n\n")
+	w("# release -> enum class -> the values no earlier release has, in the enums\n# earlier releases have too (an older library refuses them).\nNEW_VALUES = {\n")
+	for i, r := range s.Releases {
+		if i == 0 {
+			continue
+		}
+		older := map[string]bool{}   // enumerators of earlier releases
+		oldEnum := map[string]bool{} // enums of earlier releases
+		for _, o := range s.Releases[:i] {
+			for _, e := range s.ForRelease(o.Name).Enums {
+				oldEnum[e.Name] = true
+				for _, v := range e.Values {
+					older[v.Name] = true
+				}
+			}
+		}
+		w("    %q: {\n", r.Name)
+		for _, e := range s.ForRelease(r.Name).Enums {
+			if !oldEnum[e.Name] {
+				continue
+			}
+			cls := pyEnumClass(e.Name)
+			var names []string
+			for _, v := range e.Values {
+				if !older[v.Name] {
+					names = append(names, cls+"."+strings.TrimPrefix(v.Name, e.Prefix()))
+				}
+			}
+			if len(names) > 0 {
+				w("        %s: (%s,),\n", cls, strings.Join(names, ", "))
+			}
+		}
+		w("    },\n")
+	}
+	w("}\n\n")
 	w("# The release of the oldest library, whose functions FUNCTIONS lists.\n")
 	w("FUNCTIONS = RELEASE_FUNCTIONS[%q]\n\n", s.Releases[0].Name)
 	w(`
@@ -248,6 +282,16 @@ def release_of(lib):
         if all(hasattr(lib, n) for n in names):
             found = release
     return found
+
+
+def in_release(value, release):
+    """Whether enum value (a member of an enum class) is part of release:
+    false for the values NEW_VALUES lists for a later release."""
+    releases = list(RELEASE_FUNCTIONS)
+    for later in releases[releases.index(release) + 1:]:
+        if value in NEW_VALUES.get(later, {}).get(type(value), ()):
+            return False
+    return True
 
 
 def declare(lib):

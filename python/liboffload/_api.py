@@ -956,6 +956,14 @@ NEW_FUNCTIONS = {
     "23.1": ("olGetEventElapsedTime", "olGetKernelMaxCooperativeGroupCount", "olMemAllocAligned", "olMemPrefetch", "olQueryQueue"),
 }
 
+# release -> enum class -> the values no earlier release has, in the enums
+# earlier releases have too (an older library refuses them).
+NEW_VALUES = {
+    "23.1": {
+        DeviceInfo: (DeviceInfo.SINGLE_FP_SUPPORT, DeviceInfo.DOUBLE_FP_SUPPORT, DeviceInfo.HALF_FP_SUPPORT, DeviceInfo.COOPERATIVE_LAUNCH_SUPPORT,),
+    },
+}
+
 # The release of the oldest library, whose functions FUNCTIONS lists.
 FUNCTIONS = RELEASE_FUNCTIONS["22.1"]
 
@@ -969,6 +977,16 @@ def release_of(lib):
         if all(hasattr(lib, n) for n in names):
             found = release
     return found
+
+
+def in_release(value, release):
+    """Whether enum value (a member of an enum class) is part of release:
+    false for the values NEW_VALUES lists for a later release."""
+    releases = list(RELEASE_FUNCTIONS)
+    for later in releases[releases.index(release) + 1:]:
+        if value in NEW_VALUES.get(later, {}).get(type(value), ()):
+            return False
+    return True
 
 
 def declare(lib):

@@ -8,9 +8,11 @@ import os
 import threading
 
 from . import _api, _core
-from ._api import (AllocType, DeviceInfo, DeviceType, Errc, EventInfo,
-                   MemInfo, PlatformInfo, QueueInfo, SymbolInfo, SymbolKind)
-from ._core import OffloadError, call, get_info, info_properties
+from ._api import (AllocType, DeviceInfo, DeviceType, Errc, EventFlags,
+                   EventInfo, KernelLaunchPropType, MemInfo, MemMigrationFlag,
+                   PlatformInfo, QueueInfo, SymbolInfo, SymbolKind)
+from ._core import (OffloadError, call, get_info, has_release,
+                    info_properties, need)
 
 
 def _wrap(kind, value):
@@ -102,6 +104,11 @@ class Device(_Handle):
         """olMemAlloc: a Buffer of size bytes (a context manager)."""
         return Buffer(self, size, type)
 
+    def alloc_aligned(self, size, alignment, type=AllocType.DEVICE):
+        """olMemAllocAligned (23.1): a Buffer of size bytes whose address is
+        a multiple of alignment (a power of two)."""
+        return Buffer(self, size, type, alignment=alignment)
+
     def queue(self):
         """olCreateQueue: a Queue (a context manager)."""
         return Queue(self)
@@ -190,18 +197,25 @@ def _queue_handle(queue):
 
 
 class Buffer(_Owned):
-    """Memory from olMemAlloc. ptr is its address; close()/free() or the
-    end of its `with` frees it."""
+    """Memory from olMemAlloc (or olMemAllocAligned, 23.1, with an
+    alignment). ptr is its address; close()/free() or the end of its `with`
+    frees it."""
 
     _kind = "memory"
     _info_enum = MemInfo
 
-    def __init__(self, device, size, type=AllocType.DEVICE):
+    def __init__(self, device, size, type=AllocType.DEVICE, alignment=None):
         out = ctypes.c_void_p()
-        call("olMemAlloc", device.handle, AllocType(type), size,
-             ctypes.byref(out))
+        if alignment is None:
+            call("olMemAlloc", device.handle, AllocType(type), size,
+                 ctypes.byref(out))
+        else:
+            need("23.1", "Device.alloc_aligned", "olMemAllocAligned")
+            call("olMemAllocAligned", device.handle, AllocType(type), size,
+                 alignment, ctypes.byref(out))
         self.device = device
         self.size = size
+        self.alignment = alignment
         self.type = AllocType(type)
         self._ptr = out.value
         super().__init__(out.value)
@@ -349,6 +363,28 @@ def pack_args(*values):
     return bytes(cls(*inits))
 
 
+def _arg_value(i, v):
+    """(ctypes object, keep-alive) of one argument of an argument list
+    (23.1's NumArgs/ArgPtrs/ArgSizes): a ctypes value passes its own bytes;
+    a Buffer or GlobalVariable its address, None a NULL pointer, bytes-like
+    objects their bytes."""
+    if isinstance(v, Buffer):
+        v = ctypes.c_void_p(v.ptr)
+    elif isinstance(v, GlobalVariable):
+        v = ctypes.c_void_p(v.address)
+    elif v is None:
+        v = ctypes.c_void_p()
+    elif isinstance(v, (bytes, bytearray, memoryview)):
+        data = bytes(v)
+        v = (ctypes.c_char * len(data)).from_buffer_copy(data)
+    elif not isinstance(v, (ctypes._SimpleCData, ctypes.Structure,
+                            ctypes.Union, ctypes.Array, ctypes._Pointer)):
+        raise TypeError(
+            "kernel argument %d: %r has no C type; wrap it in a ctypes "
+            "type (ctypes.c_uint32(%r), ctypes.c_float(...))" % (i, v, v))
+    return v
+
+
 def _dims(value, what):
     """(x, y, z) and the number of dimensions given of an int or a tuple."""
     if isinstance(value, int):
@@ -451,10 +487,11 @@ class Queue(_Owned):
     def empty(self):
         return self.info(QueueInfo.EMPTY)
 
-    def record_event(self):
+    def record_event(self, profiling=False):
         """olCreateEvent: an Event that completes when the work queued so
-        far has."""
-        return Event(self)
+        far has. profiling=True (23.1): it also records when the device
+        passed it, for elapsed_ms()."""
+        return Event(self, profiling)
 
     def wait_events(self, *events):
         """olWaitEvents: later work waits for the events."""
@@ -464,26 +501,101 @@ class Queue(_Owned):
              len(events))
 
     def launch(self, kernel, num_groups, group_size, *args,
-               shared_memory=0):
+               shared_memory=0, arguments=None, cooperative=False):
         """olLaunchKernel. num_groups and group_size are an int or a tuple of
-        up to 3; args are packed by pack_args, or are one bytes-like object
-        or ctypes structure holding the argument struct itself."""
+        up to 3; args are packed by pack_args into the kernel's argument
+        struct, or are one bytes-like object or ctypes structure holding
+        that struct itself.
+
+        With the 23.1 library also: arguments, a list of the kernel's
+        arguments one by one (ctypes values, Buffers, None, bytes), passed
+        as NumArgs/ArgPtrs/ArgSizes (a kernel of docs/kernels.md takes one
+        argument, its struct: arguments=[the_struct]); cooperative=True,
+        a cooperative launch (every group resident at once; devices without
+        it refuse with UNSUPPORTED). Both raise ReleaseError with 22.1."""
         ng, nd1 = _dims(num_groups, "num_groups")
         gs, nd2 = _dims(group_size, "group_size")
         ndim = max(nd1, nd2)
-        if len(args) == 1 and isinstance(args[0], (bytes, bytearray,
-                                                   memoryview)):
-            data = bytes(args[0])
-        elif len(args) == 1 and isinstance(args[0], ctypes.Structure):
-            data = bytes(args[0])
-        else:
-            data = pack_args(*args)
-        buf = ctypes.create_string_buffer(data, len(data)) if data else None
         size = _api.KernelLaunchSizeArgs(ndim, _api.Dimensions(*ng),
                                          _api.Dimensions(*gs), shared_memory)
+        if arguments is not None and args:
+            raise TypeError("launch: give the arguments either as *args "
+                            "(one struct) or as arguments=[...], not both")
+        if arguments is not None:
+            need("23.1", "Queue.launch(arguments=[...])", "olLaunchKernel")
+        if cooperative:
+            need("23.1", "Queue.launch(cooperative=True)", "olLaunchKernel")
+        if arguments is None:
+            if len(args) == 1 and isinstance(args[0], (bytes, bytearray,
+                                                       memoryview)):
+                data = bytes(args[0])
+            elif len(args) == 1 and isinstance(args[0], ctypes.Structure):
+                data = bytes(args[0])
+            else:
+                data = pack_args(*args)
+            buf = ctypes.create_string_buffer(data, len(data)) if data \
+                else None
+            if not has_release("23.1"):
+                call("olLaunchKernel", self.handle,
+                     kernel.program.device.handle, kernel.handle, buf,
+                     len(data), ctypes.byref(size))
+                self._keep((buf, args))
+                return
+            # 23.1: the argument struct as the one argument
+            values = [buf] if buf is not None else []
+        else:
+            values = [_arg_value(i, v) for i, v in enumerate(arguments)]
+        n = len(values)
+        ptrs = (ctypes.c_void_p * n)(*[ctypes.addressof(v) for v in values]) \
+            if n else None
+        sizes = (ctypes.c_size_t * n)(*[ctypes.sizeof(v) for v in values]) \
+            if n else None
+        props = None
+        if cooperative:
+            flag = ctypes.c_bool(True)
+            props = (_api.KernelLaunchProp * 2)(
+                _api.KernelLaunchProp(KernelLaunchPropType.IS_COOPERATIVE,
+                                      ctypes.addressof(flag)),
+                _api.KernelLaunchProp(KernelLaunchPropType.NONE, None))
         call("olLaunchKernel", self.handle, kernel.program.device.handle,
-             kernel.handle, buf, len(data), ctypes.byref(size))
-        self._keep((buf, args))
+             kernel.handle, ctypes.byref(size), props, n, ptrs, sizes)
+        self._keep((values, ptrs, sizes, props, args, arguments))
+
+    def query(self):
+        """olQueryQueue (23.1): whether the work queued so far has
+        completed, without waiting."""
+        need("23.1", "Queue.query", "olQueryQueue")
+        done = ctypes.c_bool(False)
+        call("olQueryQueue", self.handle, ctypes.byref(done))
+        return done.value
+
+    @property
+    def is_complete(self):
+        """query() as a property (23.1)."""
+        return self.query()
+
+    def prefetch(self, *ranges, to_host=False):
+        """olMemPrefetch (23.1): move managed memory toward the queue's
+        device (or, with to_host, toward the host), in queue order. Each
+        range is a Buffer or an (address, size) pair; memory that cannot
+        move is left alone (a prefetch is a hint)."""
+        need("23.1", "Queue.prefetch", "olMemPrefetch")
+        mems, sizes = [], []
+        for r in ranges:
+            if isinstance(r, Buffer):
+                mems.append(r.ptr)
+                sizes.append(r.size)
+            else:
+                addr, n = r
+                mems.append(int(addr))
+                sizes.append(operator.index(n))
+        count = len(mems)
+        flags = MemMigrationFlag.DEVICE_TO_HOST if to_host \
+            else MemMigrationFlag.HOST_TO_DEVICE
+        call("olMemPrefetch", self.handle, count,
+             (ctypes.c_void_p * count)(*mems) if count else None,
+             (ctypes.c_size_t * count)(*sizes) if count else None,
+             int(flags))
 
     def launch_host_function(self, fn, *args, **kwargs):
         """olLaunchHostFunction: fn(*args, **kwargs) runs on a library
@@ -507,14 +619,25 @@ info_properties(Queue, QueueInfo, skip=("device",))
 
 
 class Event(_Owned):
-    """An event (olCreateEvent on a queue)."""
+    """An event (olCreateEvent on a queue). With profiling=True (23.1,
+    OL_EVENT_FLAGS_ENABLE_PROFILING) two events measure the device time
+    between them: elapsed_ms(start, end)."""
 
     _kind = "event"
     _info_enum = EventInfo
 
-    def __init__(self, queue):
+    def __init__(self, queue, profiling=False):
         out = ctypes.c_void_p()
-        call("olCreateEvent", queue.handle, ctypes.byref(out))
+        if has_release("23.1"):
+            flags = EventFlags.ENABLE_PROFILING if profiling \
+                else EventFlags.NONE
+            call("olCreateEvent", queue.handle, flags, ctypes.byref(out))
+        else:
+            if profiling:
+                need("23.1", "a profiling event (record_event(profiling="
+                     "True))", "olCreateEvent")
+            call("olCreateEvent", queue.handle, ctypes.byref(out))
+        self.profiling = bool(profiling)
         super().__init__(out.value)
 
     def sync(self):
@@ -531,6 +654,16 @@ class Event(_Owned):
 
 
 info_properties(Event, EventInfo)
+
+
+def elapsed_ms(start, end):
+    """olGetEventElapsedTime (23.1): the device time from profiling event
+    start to profiling event end, in milliseconds (waits for both)."""
+    need("23.1", "elapsed_ms", "olGetEventElapsedTime")
+    out = ctypes.c_float()
+    call("olGetEventElapsedTime", start.handle, end.handle,
+         ctypes.byref(out))
+    return out.value
 
 
 # ---- programs and symbols ----------------------------------------------
@@ -604,6 +737,20 @@ info_properties(Symbol, SymbolInfo)
 
 
 class Kernel(Symbol):
+
+    def max_cooperative_group_count(self, group_size, shared_memory=0):
+        """olGetKernelMaxCooperativeGroupCount (23.1): the most groups of
+        group_size (an int or a tuple) a cooperative launch may have."""
+        need("23.1", "Kernel.max_cooperative_group_count",
+             "olGetKernelMaxCooperativeGroupCount")
+        gs, nd = _dims(group_size, "group_size")
+        size = _api.KernelLaunchSizeArgs(nd, _api.Dimensions(1, 1, 1),
+                                         _api.Dimensions(*gs), shared_memory)
+        out = ctypes.c_uint32()
+        call("olGetKernelMaxCooperativeGroupCount",
+             self.program.device.handle, self.handle, ctypes.byref(size),
+             ctypes.byref(out))
+        return out.value
 
     def optimal_group_size(self, shared_memory=0):
         """olCalculateOptimalOccupancy."""

@@ -4,7 +4,9 @@ library come from, and kernels compiled for the host device.
 The package is imported from $LIBOFFLOAD_TEST_INSTALLED when set (make
 test-python installs it there with pip first), else from python/ of this
 repository. The library is $OFFLOAD_LIB, default build/lib of this
-repository (set for the children the tests start, too).
+repository (set for the children the tests start, too): either release,
+libLLVMOffload.so.22.1 or libLLVMOffload.so.23.1 (make test-python runs
+the suite once with each); RELEASE is its release, from its soname.
 """
 
 import os
@@ -22,6 +24,9 @@ if PKG_DIR not in sys.path:
 LIB_PATH = os.environ.get("OFFLOAD_LIB") or os.path.join(
     ROOT, "build", "lib", "libLLVMOffload.so.22.1")
 os.environ["OFFLOAD_LIB"] = LIB_PATH
+os.environ.pop("OFFLOAD_RELEASE", None)  # the file decides
+RELEASE = "23.1" if os.path.basename(
+    os.path.realpath(LIB_PATH)).endswith(".so.23.1") else "22.1"
 
 import liboffload  # noqa: E402
 
@@ -58,7 +63,7 @@ def child_env(**extra):
     env["PYTHONPATH"] = PKG_DIR + os.pathsep + env.get("PYTHONPATH", "")
     env["OFFLOAD_LIB"] = LIB_PATH
     env.update(extra)
-    return env
+    return {k: v for k, v in env.items() if v != ""}
 
 
 def run_python(code, timeout=120, cwd=None, **extra_env):

@@ -1,8 +1,12 @@
-"""ctypes tests for libLLVMOffload.so.22.1 (ours or LLVM's).
+"""ctypes tests for libLLVMOffload.so.22.1 (ours or LLVM's) and
+libLLVMOffload.so.23.1.
 
 Run:  python3 -m unittest discover -s tests/python -v
 Library: $OFFLOAD_LIB, default ../../build/lib/libLLVMOffload.so.22.1 next to
 this file.  Only the standard library is used; every C type is declared here.
+The one call whose prototype the two releases differ in that these tests
+make is olInit: () in 22.1, (const ol_init_args_t *InitArgs) in 23.1, where
+NULL starts every platform (init() below).
 
 All tests leave the library's reference count where they found it (0), so
 they may run in any order inside one process.
@@ -64,11 +68,22 @@ def load(path=LIB_PATH):
         "olGetPlatformInfo": [c_void_p, c_uint32, c_size_t, c_void_p],
         "olGetPlatformInfoSize": [c_void_p, c_uint32, POINTER(c_size_t)],
     }
+    # 23.1 (the library that exports olQueryQueue): olInit takes InitArgs
+    lib.release = "23.1" if hasattr(lib, "olQueryQueue") else "22.1"
+    if lib.release == "23.1":
+        protos["olInit"] = [c_void_p]
     for name, args in protos.items():
         fn = getattr(lib, name)
         fn.argtypes = args
         fn.restype = Result
     return lib
+
+
+def init(lib):
+    """olInit of the library's release (23.1: InitArgs NULL, every platform)."""
+    if lib.release == "23.1":
+        return lib.olInit(None)
+    return lib.olInit()
 
 
 def unload(lib):
@@ -152,7 +167,7 @@ def describe_devices(lib):
 def spawn_child_enumerate(path):
     """Runs in a 'spawn' child: load, init, enumerate, shut down."""
     lib = load(path)
-    res = lib.olInit()
+    res = init(lib)
     if res:
         return ("olInit failed", describe(res))
     try:
@@ -185,7 +200,7 @@ class LibraryTest(unittest.TestCase):
         self.assertFalse(res, "%s: %s" % (what, describe(res)))
 
     def init(self):
-        self.assertOk(self.lib.olInit(), "olInit")
+        self.assertOk(init(self.lib), "olInit")
         self.addCleanup(self._shutdown)
 
     def _shutdown(self):
@@ -266,7 +281,7 @@ class TestReload(unittest.TestCase):
         reference = None
         for cycle in range(100):
             lib = load()
-            res = lib.olInit()
+            res = init(lib)
             self.assertFalse(res, "cycle %d olInit: %s" % (cycle,
                                                            describe(res)))
             try:

@@ -76,14 +76,24 @@ class TestGenerated(unittest.TestCase):
         self.assertIn("DO NOT EDIT", first)
 
     def test_every_function_declared(self):
-        names = [f["name"] for f in self.spec["functions"]]
-        self.assertEqual(sorted(_api.FUNCTIONS), sorted(names))
-        for f in self.spec["functions"]:
-            params = _api.FUNCTIONS[f["name"]]
-            self.assertEqual([p.name for p in params],
-                             [p["name"] for p in f["params"]], f["name"])
-            self.assertEqual([p.dir for p in params],
-                             [p["dir"] for p in f["params"]], f["name"])
+        # per release: the functions the spec lists "in" it
+        releases = [r["name"] for r in self.spec["releases"]]
+        self.assertEqual(list(_api.RELEASE_FUNCTIONS), releases)
+        self.assertEqual(_api.SONAMES, {r["name"]: r["soname"]
+                                        for r in self.spec["releases"]})
+        self.assertIs(_api.FUNCTIONS, _api.RELEASE_FUNCTIONS[releases[0]])
+        for release in releases:
+            # a function without "in" is in every release
+            fns = [f for f in self.spec["functions"]
+                   if release in f.get("in", releases)]
+            table = _api.RELEASE_FUNCTIONS[release]
+            self.assertEqual(sorted(table), sorted(f["name"] for f in fns))
+            for f in fns:
+                params = table[f["name"]]
+                self.assertEqual([p.name for p in params],
+                                 [p["name"] for p in f["params"]], f["name"])
+                self.assertEqual([p.dir for p in params],
+                                 [p["dir"] for p in f["params"]], f["name"])
 
     def test_every_enum_value(self):
         for e in self.spec["enums"]:
@@ -95,7 +105,11 @@ class TestGenerated(unittest.TestCase):
                 self.assertIsInstance(member, cls)
                 self.assertEqual(member.c_name, v["name"])
             prefix = cls.C_PREFIX
-            self.assertEqual(getattr(_api, prefix + "LAST"), e["last"])
+            # LAST follows the newest release's values: one past the
+            # largest (the largest bit times two for a bit field)
+            top = max(v["value"] for v in e["values"])
+            last = 2 * top if e.get("bitfield") else top + 1
+            self.assertEqual(getattr(_api, prefix + "LAST"), last)
             if e.get("values") and e["values"][0].get("type"):
                 table = _api.INFO[cls][2]
                 self.assertEqual(sorted(table), sorted(cls), e["name"])
@@ -117,7 +131,8 @@ class TestGenerated(unittest.TestCase):
 
     def test_declared_on_library(self):
         lib = ol.lib()
-        for name, params in _api.FUNCTIONS.items():
+        self.assertEqual(lib.ol_release, olpkg.RELEASE)
+        for name, params in _api.RELEASE_FUNCTIONS[lib.ol_release].items():
             for fname, extra in ((name, 0), (name + "WithCodeLoc", 1)):
                 fn = getattr(lib, fname)
                 self.assertEqual(len(fn.argtypes), len(params) + extra, fname)
@@ -126,7 +141,11 @@ class TestGenerated(unittest.TestCase):
     def test_with_code_loc_variant_works(self):
         lib = ol.lib()
         loc = _api.CodeLocation(b"test", b"test.py", 1, 2)
-        ol.check(lib.olInitWithCodeLoc(ctypes.byref(loc)), "olInit")
+        if lib.ol_release == "22.1":
+            ol.check(lib.olInitWithCodeLoc(ctypes.byref(loc)), "olInit")
+        else:  # 23.1: olInit(InitArgs), NULL: every platform
+            ol.check(lib.olInitWithCodeLoc(None, ctypes.byref(loc)),
+                     "olInit")
         try:
             size = ctypes.c_size_t()
             host = ol.host_device()
@@ -151,17 +170,34 @@ class TestLoader(unittest.TestCase):
         d = tempfile.mkdtemp()
         self.addCleanup(os.rmdir, d)
         c = _loader.candidates({"LIBOFFLOAD_PATH": d}, find_library=none)
+        self.assertEqual(c, [("LIBOFFLOAD_PATH", os.path.join(d, so))
+                             for so in _loader.SONAMES.values()])
+        c = _loader.candidates({"LIBOFFLOAD_PATH": d,
+                                "OFFLOAD_RELEASE": "23.1"}, find_library=none)
         self.assertEqual(c, [("LIBOFFLOAD_PATH",
-                              os.path.join(d, _loader.SONAME))])
+                              os.path.join(d, "libLLVMOffload.so.23.1"))])
 
     def test_order_without_env(self):
-        found = {"offload": "liboffload.so", "LLVMOffload": None}
+        # each place with both sonames, 22.1 first; the loader cache by name
+        s22, s23 = "libLLVMOffload.so.22.1", "libLLVMOffload.so.23.1"
+        self.assertEqual(_loader.SONAMES, {"22.1": s22, "23.1": s23})
+        cached = {s23: s23}
         c = _loader.candidates({}, build_tree="/tree",
-                               find_library=found.get,
+                               find_library=cached.get,
                                standard_dirs=("/a", "/b"))
         self.assertEqual([p for _, p in c], [
-            "/tree/" + _loader.SONAME, "liboffload.so",
-            "/a/" + _loader.SONAME, "/b/" + _loader.SONAME])
+            "/tree/" + s22, "/tree/" + s23, s23,
+            "/a/" + s22, "/a/" + s23, "/b/" + s22, "/b/" + s23])
+        # a release asked for: only its soname
+        for kw, env in (({"release": "23.1"}, {}),
+                        ({}, {"OFFLOAD_RELEASE": "23.1"})):
+            c = _loader.candidates(env, build_tree="/tree",
+                                   find_library=cached.get,
+                                   standard_dirs=("/a",), **kw)
+            self.assertEqual([p for _, p in c],
+                             ["/tree/" + s23, s23, "/a/" + s23])
+        with self.assertRaises(ValueError):
+            _loader.candidates({"OFFLOAD_RELEASE": "21.0"})
 
     def test_not_found_names_every_place(self):
         with self.assertRaises(OSError) as cm:
@@ -170,8 +206,43 @@ class TestLoader(unittest.TestCase):
                          standard_dirs=("/nonexistent/a",))
         self.assertIn("/nonexistent/tree", str(cm.exception))
         self.assertIn("/nonexistent/a", str(cm.exception))
+        self.assertIn("libLLVMOffload.so.23.1", str(cm.exception))
         with self.assertRaises(OSError):
             _loader.find({"OFFLOAD_LIB": "/nonexistent/lib.so"})
+
+    def test_release_of_the_library(self):
+        self.assertEqual(ol.release(), olpkg.RELEASE)
+        self.assertEqual(ol.load(), olpkg.RELEASE)
+        self.assertEqual(ol.load(release=olpkg.RELEASE), olpkg.RELEASE)
+        other = "22.1" if olpkg.RELEASE == "23.1" else "23.1"
+        with self.assertRaises(RuntimeError) as cm:
+            ol.load(release=other)
+        self.assertIn("loaded already", str(cm.exception))
+
+    def test_asked_release_must_match_the_file(self):
+        # OFFLOAD_LIB names one release, OFFLOAD_RELEASE asks for the other
+        other = "22.1" if olpkg.RELEASE == "23.1" else "23.1"
+        r = olpkg.run_python("import liboffload as ol; ol.lib()",
+                             OFFLOAD_RELEASE=other)
+        self.assertNotEqual(r.returncode, 0)
+        self.assertIn("is the Offload %s library, not %s" %
+                      (olpkg.RELEASE, other), r.stderr)
+
+    def test_each_release_from_a_directory(self):
+        # LIBOFFLOAD_PATH=<dir> and a release: the package loads that soname
+        d = os.path.dirname(olpkg.LIB_PATH)
+        for rel in _loader.RELEASES:
+            if not os.path.exists(os.path.join(d, _loader.SONAMES[rel])):
+                continue
+            code = ("import liboffload as ol\n"
+                    "ol.load(release=%r)\n"
+                    "with ol.init():\n"
+                    "    print(ol.release(), ol.library_path(), "
+                    "ol.host_device().name != '')" % rel)
+            r = olpkg.run_python(code, OFFLOAD_LIB="", LIBOFFLOAD_PATH=d)
+            self.assertEqual(r.returncode, 0, r.stderr)
+            self.assertEqual(r.stdout.split(), [
+                rel, os.path.join(d, _loader.SONAMES[rel]), "True"])
 
     def test_loads_the_library_named_by_env(self):
         self.assertEqual(ol.library_path(), olpkg.LIB_PATH)
@@ -182,6 +253,7 @@ class TestLoader(unittest.TestCase):
             self.skipTest("package imported from an installed copy")
         if os.path.abspath(olpkg.LIB_PATH) != os.path.join(
                 olpkg.ROOT, "build", "lib", _loader.SONAME):
+            # (22.1 is what is found first without OFFLOAD_RELEASE)
             self.skipTest("OFFLOAD_LIB is not this checkout's build/lib")
         self.assertEqual(_loader.find({}), olpkg.LIB_PATH)
 
@@ -212,6 +284,11 @@ class TestDevices(PackageTest):
         types = _api.INFO[ol.DeviceInfo][2]
         for dev in ol.devices():
             for prop, t in types.items():
+                if not _api.in_release(prop, olpkg.RELEASE):
+                    # a 23.1 property asked of the 22.1 library
+                    with self.assertRaises(ol.ReleaseError):
+                        getattr(dev, prop.name.lower())
+                    continue
                 try:
                     v = getattr(dev, prop.name.lower())
                 except ol.OffloadError as e:
@@ -220,7 +297,8 @@ class TestDevices(PackageTest):
                     continue
                 expect = {"string": str, "handle": ol.Platform,
                           "enum": t.pytype, "flags": t.pytype,
-                          "scalar": int, "struct": _api.Dimensions}[t.kind]
+                          "scalar": int, "struct": _api.Dimensions,
+                          "bool": bool}[t.kind]
                 self.assertIsInstance(v, expect, prop.c_name)
         dims = self.host.max_work_group_size_per_dimension
         self.assertEqual((dims.x, dims.y, dims.z), (1024, 1024, 64))
@@ -532,6 +610,213 @@ class TestKernels(PackageTest):
             q2.wait_events(ev)
             q2.sync()
             self.assertTrue(q.empty)
+
+
+# ---- the 23.1 features, and their errors with 22.1 ---------------------------
+
+class TestRelease23(PackageTest):
+    """What the 23.1 library adds (init(platforms), Queue.query, profiling
+    events, argument lists, cooperative launch, aligned allocation,
+    prefetch); with the 22.1 library each raises ReleaseError."""
+
+    def setUp(self):
+        super().setUp()
+        self.is23 = olpkg.RELEASE == "23.1"
+        self.assertEqual(ol.release(), olpkg.RELEASE)
+        self.assertEqual(ol.has_release("23.1"), self.is23)
+
+    def program(self, source):
+        prog = self.host.load_program(olpkg.kernel(source))
+        self.addCleanup(lambda: prog.closed or prog.close())
+        return prog
+
+    def assertNeeds23(self, fn, *args, **kw):
+        """With 22.1: fn raises ReleaseError (UNSUPPORTED, naming 23.1).
+        Returns whether the caller should go on (the 23.1 library)."""
+        if self.is23:
+            return True
+        err = self.assertError(Errc.UNSUPPORTED, fn, *args, **kw)
+        self.assertIsInstance(err, ol.ReleaseError)
+        self.assertEqual((err.needed, err.loaded), ("23.1", "22.1"))
+        self.assertIn("23.1", err.details)
+        self.assertIn(olpkg.LIB_PATH, err.details)
+        # picklable like every OffloadError
+        copy = pickle.loads(pickle.dumps(err))
+        self.assertEqual(str(copy), str(err))
+        return False
+
+    def saxpy_args(self, a, dx, dy, n):
+        class Args(ctypes.Structure):
+            _fields_ = [("a", ctypes.c_float), ("x", ctypes.c_void_p),
+                        ("y", ctypes.c_void_p), ("n", ctypes.c_uint32)]
+        return Args(a, dx.ptr, dy.ptr, n)
+
+    def test_query_queue(self):
+        with self.host.queue() as q:
+            if not self.assertNeeds23(q.query):
+                return
+            self.assertTrue(q.query())  # nothing queued
+            gate = threading.Event()
+            q.launch_host_function(gate.wait, 30)
+            try:
+                self.assertFalse(q.query())  # held by the host function
+                self.assertFalse(q.is_complete)
+            finally:
+                gate.set()
+            q.sync()
+            self.assertTrue(q.is_complete)
+
+    def test_launch_with_argument_list(self):
+        prog = self.program("examples/saxpy_kernel.c")
+        saxpy = prog.kernel("saxpy")
+        n = 1024
+        x = array.array("f", (float(i) for i in range(n)))
+        with self.host.alloc(4 * n) as dx, self.host.alloc(4 * n) as dy, \
+                self.host.queue() as q:
+            dx.copy_from(x)
+            dy.fill(struct.pack("f", 1.0))
+            args = self.saxpy_args(2.0, dx, dy, n)
+            if not self.assertNeeds23(q.launch, saxpy, n // 256, 256,
+                                      arguments=[args]):
+                return
+            # the struct as the one argument (NumArgs 1): y = 2x + 1
+            q.launch(saxpy, n // 256, 256, arguments=[args])
+            q.sync()
+            self.assertEqual(array.array("f", dy.copy_to()).tolist(),
+                             [2.0 * v + 1.0 for v in x])
+            with self.assertRaises(TypeError):
+                q.launch(saxpy, 1, 1, ctypes.c_float(1.0), arguments=[args])
+            with self.assertRaises(TypeError):
+                q.launch(saxpy, 1, 1, arguments=[3])  # no C type
+        # each member an argument of its own, laid out as the C struct
+        prog = self.program("tests/python/kernels/reduce.c")
+        with self.host.alloc(40) as out, self.host.queue() as q:
+            q.launch(prog.kernel("mixed"), 1, 1, arguments=[
+                ctypes.c_uint8(200), ctypes.c_double(2.5),
+                ctypes.c_uint16(60000), ctypes.c_int64(-5),
+                ctypes.c_float(0.25), out])
+            q.sync()
+            got = struct.unpack("=5Q", out.copy_to())
+        self.assertEqual(got, (200, 2500, 60000, (1 << 64) - 5, 250))
+
+    def test_cooperative_launch(self):
+        prog = self.program("examples/saxpy_kernel.c")
+        saxpy = prog.kernel("saxpy")
+        n = 256
+        with self.host.alloc(4 * n) as dx, self.host.alloc(4 * n) as dy, \
+                self.host.queue() as q:
+            dx.fill(struct.pack("f", 1.0))
+            dy.fill(struct.pack("f", 3.0))
+            args = self.saxpy_args(0.5, dx, dy, n)
+            if not self.assertNeeds23(q.launch, saxpy, 1, n, args,
+                                      cooperative=True):
+                self.assertNeeds23(saxpy.max_cooperative_group_count, n)
+                return
+            try:
+                q.launch(saxpy, 1, n, args, cooperative=True)
+            except ol.OffloadError as err:
+                # a device without cooperative launch (the host device)
+                self.assertEqual(err.code, Errc.UNSUPPORTED, str(err))
+                self.assertIn("cooperative", err.details)
+                self.assertError(Errc.UNSUPPORTED,
+                                 saxpy.max_cooperative_group_count, n)
+                return
+            q.sync()
+            self.assertGreaterEqual(saxpy.max_cooperative_group_count(n), 1)
+            self.assertEqual(array.array("f", dy.copy_to()).tolist(),
+                             [3.5] * n)
+
+    def test_profiling_events(self):
+        prog = self.program("examples/saxpy_kernel.c")
+        saxpy = prog.kernel("saxpy")
+        n = 1 << 16
+        with self.host.alloc(4 * n) as dx, self.host.alloc(4 * n) as dy, \
+                self.host.queue() as q:
+            dx.fill(struct.pack("f", 1.0))
+            dy.fill(struct.pack("f", 0.0))
+            if not self.assertNeeds23(q.record_event, profiling=True):
+                plain = q.record_event()
+                self.addCleanup(plain.close)
+                self.assertNeeds23(ol.elapsed_ms, plain, plain)
+                return
+            plain = q.record_event()
+            self.addCleanup(plain.close)
+            self.assertFalse(plain.profiling)
+            # plain events carry no time
+            self.assertError(Errc.INVALID_ARGUMENT, ol.elapsed_ms, plain,
+                             plain)
+            try:
+                start = q.record_event(profiling=True)
+            except ol.OffloadError as err:
+                # until the host device records times: a clear refusal
+                self.assertEqual(err.code, Errc.UNSUPPORTED, str(err))
+                self.assertIn("profiling", err.details)
+                self.skipTest("the host device records no profiling "
+                              "events yet: " + err.details)
+            self.addCleanup(start.close)
+            q.launch(saxpy, n // 256, 256, self.saxpy_args(2.0, dx, dy, n))
+            end = q.record_event(profiling=True)
+            self.addCleanup(end.close)
+            self.assertTrue(start.profiling and end.profiling)
+            ms = ol.elapsed_ms(start, end)
+            self.assertIsInstance(ms, float)
+            self.assertGreaterEqual(ms, 0.0)
+            self.assertEqual(array.array("f", dy.copy_to()).tolist(),
+                             [2.0] * n)
+
+    def test_aligned_allocation(self):
+        if not self.assertNeeds23(self.host.alloc_aligned, 64, 4096):
+            return
+        for alignment in (1, 64, 4096, 1 << 16):
+            with self.host.alloc_aligned(1000, alignment,
+                                         ol.AllocType.HOST) as buf:
+                self.assertEqual(buf.ptr % alignment, 0, alignment)
+                self.assertEqual(buf.alignment, alignment)
+                data = bytes(range(256)) * 3 + bytes(1000 - 768)
+                buf.copy_from(data)
+                self.assertEqual(bytes(buf.copy_to()), data)
+                self.assertEqual(ol.mem_info(buf.ptr + 10, ol.MemInfo.BASE),
+                                 buf.ptr)
+                self.assertEqual(ol.mem_info(buf.ptr, ol.MemInfo.SIZE), 1000)
+        self.assertError(Errc.INVALID_ARGUMENT, self.host.alloc_aligned,
+                         64, 3)
+        self.assertError(Errc.INVALID_SIZE, self.host.alloc_aligned, 0, 64)
+
+    def test_prefetch(self):
+        with self.host.alloc(4096, ol.AllocType.MANAGED) as buf, \
+                self.host.queue() as q:
+            if not self.assertNeeds23(q.prefetch, buf):
+                return
+            data = bytes(range(256)) * 16
+            buf.copy_from(data, queue=q)
+            q.prefetch(buf)                            # toward the device
+            q.prefetch((buf.ptr, 1024), to_host=True)  # part, toward the host
+            q.prefetch()                               # nothing: no-op
+            q.sync()
+            self.assertEqual(bytes(buf.copy_to()), data)
+            self.assertError(Errc.INVALID_SIZE, q.prefetch,
+                             (buf.ptr, 8192))
+
+    def test_init_with_platforms(self):
+        # in a child: a session is open here, and a nested olInit does not
+        # look at its arguments
+        code = ("import liboffload as ol\n"
+                "with ol.init(platforms=[ol.PlatformBackend.HOST]):\n"
+                "    print(sorted({d.platform.backend.name "
+                "for d in ol.devices()}))\n")
+        r = olpkg.run_python(code)
+        if self.is23:
+            self.assertEqual(r.returncode, 0, r.stderr)
+            self.assertEqual(r.stdout.strip(), "['HOST']")
+        else:
+            self.assertNotEqual(r.returncode, 0)
+            self.assertIn("ReleaseError", r.stderr)
+            self.assertIn("init(platforms=...) needs the Offload 23.1",
+                          r.stderr)
+        # no platforms: every one, on both releases
+        r = olpkg.run_python("import liboffload as ol\n"
+                             "with ol.init(): print(ol.host_device().name)")
+        self.assertEqual(r.returncode, 0, r.stderr)
 
 
 # ---- host functions ----------------------------------------------------------

@@ -4,6 +4,12 @@
 // device, launches it over N elements, reads the result back and compares it
 // with values computed here. Prints one line and exits 0 only if every
 // element matches.
+//
+// The same source builds against either release's headers: with the 23.1
+// header (which defines OL_INIT_ARGS_INIT) it calls 23.1's olInit(InitArgs),
+// launches with an argument array (NumArgs, ArgPtrs, ArgSizes) and polls the
+// queue with olQueryQueue, a 23.1-only function; the line it prints names
+// the release it was built for.
 // SPDX-License-Identifier: Apache-2.0
 #include <offload.h>            // -I<includedir>
 #include <offload/OffloadAPI.h> // the same header, by its LLVM path
@@ -14,6 +20,12 @@
 
 #ifndef CONSUMER
 #define CONSUMER "consumer"
+#endif
+
+#ifdef OL_INIT_ARGS_INIT
+#define RELEASE "23.1"
+#else
+#define RELEASE "22.1"
 #endif
 
 #define CHECK(call)                                                            \
@@ -71,7 +83,12 @@ int main(int argc, char **argv) {
     return 1;
   }
 
+#ifdef OL_INIT_ARGS_INIT
+  ol_init_args_t init_args = OL_INIT_ARGS_INIT;
+  CHECK(olInit(&init_args));
+#else
   CHECK(olInit());
+#endif
   ol_device_handle_t host = NULL;
   CHECK(olIterateDevices(find_host, &host));
   if (!host) {
@@ -94,8 +111,22 @@ int main(int argc, char **argv) {
   CHECK(olCreateQueue(host, &queue));
   struct scale_args args = {in, out, scale, N};
   ol_kernel_launch_size_args_t size = {1, {(N + GROUP - 1) / GROUP, 1, 1}, {GROUP, 1, 1}, 0};
+#ifdef OL_INIT_ARGS_INIT
+  // the argument struct as the kernel's one argument
+  void *arg_ptrs[1] = {&args};
+  size_t arg_sizes[1] = {sizeof args};
+  CHECK(olLaunchKernel(queue, host, kernel, &size, NULL, 1, arg_ptrs, arg_sizes));
+  CHECK(olSyncQueue(queue));
+  bool done = false;
+  CHECK(olQueryQueue(queue, &done));
+  if (!done) {
+    fprintf(stderr, CONSUMER ": olQueryQueue says work is left after olSyncQueue\n");
+    return 1;
+  }
+#else
   CHECK(olLaunchKernel(queue, host, kernel, &args, sizeof args, &size));
   CHECK(olSyncQueue(queue));
+#endif
 
   uint32_t bad = 0;
   for (uint32_t i = 0; i < N; i++) {
@@ -113,6 +144,6 @@ int main(int argc, char **argv) {
     printf(CONSUMER ": %u of %u elements wrong\n", bad, (unsigned)N);
     return 1;
   }
-  printf(CONSUMER ": kernel ran on the host device, %u elements checked\n", (unsigned)N);
+  printf(CONSUMER ": release " RELEASE " API: kernel ran on the host device, %u elements checked\n", (unsigned)N);
   return 0;
 }
