@@ -214,5 +214,28 @@ mutant "OL_INIT_ARGS_INIT with NumPlatforms 1" 's/\(#define OL_INIT_ARGS_INIT {s
 mutant "olMemPrefetch Mems as void **" 's/\(olMemPrefetch(ol_queue_handle_t Queue, size_t Count, \)const void \*\*Mems/\1void **Mems/'
 mutant "pIsQueueWorkCompleted as bool *" 's/bool \* \*pIsQueueWorkCompleted;/bool *pIsQueueWorkCompleted;/'
 
+# 7. what 23.1 did not change is LLVM 22.1's: the generated 23.1 layout
+#    program (zabi_layout_23_1.c), run against our 23.1 header, prints every
+#    value, size and offset; each name LLVM's installed 22.1 header also has
+#    must print the same, except the few the reference says 23.1 changed
+#    (section 2.1 and 4: OL_DEVICE_INFO_LAST, the parameter structs of the
+#    four changed functions)
+llvm22=/usr/lib/llvm-22/include/offload
+if gcc -std=c17 -Wall -Werror -I "$inc" "$root/tests/c/abi/zabi_layout_23_1.c" -o "$out/l23" &&
+   gcc -std=c17 -Wall -include stdbool.h -I "$llvm22" "$root/tests/c/abi/zabi_layout.c" -o "$out/l22"; then
+  "$out/l23" | sort > "$out/l23.txt"; "$out/l22" | sort > "$out/l22.txt"
+  changed='^(OL_DEVICE_INFO_LAST|sizeof\(ol_(create_event|launch_kernel|mem_unregister)_params_t\)|offsetof\(ol_(create_event|launch_kernel|mem_unregister)_params_t, [A-Za-z]+\)) '
+  join -j1 <(sed 's/ \([^ ]*\)$/\t\1/' "$out/l22.txt" | sort -t$'\t' -k1,1) \
+           <(sed 's/ \([^ ]*\)$/\t\1/' "$out/l23.txt" | sort -t$'\t' -k1,1) -t$'\t' |
+    awk -F'\t' '$2 != $3 { print $1 " " $2 " -> " $3 }' | grep -Ev "$changed" > "$out/drift.txt"
+  shared=$(join -j1 -t$'\t' <(sed 's/ \([^ ]*\)$/\t\1/' "$out/l22.txt" | sort -t$'\t' -k1,1) \
+                             <(sed 's/ \([^ ]*\)$/\t\1/' "$out/l23.txt" | sort -t$'\t' -k1,1) | wc -l)
+  if [ -s "$out/drift.txt" ]; then bad "23.1 differs from LLVM 22.1 where the reference says nothing changed:"; cat "$out/drift.txt"
+  elif [ "$shared" -lt 150 ]; then bad "only $shared names shared by the 22.1 and 23.1 layouts (the comparison is vacuous)"
+  else ok "the $shared values, sizes and offsets 23.1 shares with LLVM 22.1's header are LLVM's (but those 23.1 changed)"; fi
+  if grep -q '^OL_DEVICE_INFO_LAST 33$' "$out/l23.txt" && grep -q '^OL_DEVICE_INFO_LAST 29$' "$out/l22.txt"; then ok "OL_DEVICE_INFO_LAST: 29 in LLVM 22.1, 33 in ours for 23.1"
+  else bad "OL_DEVICE_INFO_LAST is not 29 -> 33"; fi
+else bad "the generated 23.1 layout program does not compile"; fi
+
 echo "abi23: $pass passed, $fail failed"
 [ "$fail" = 0 ]
