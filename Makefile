@@ -152,10 +152,20 @@ $(CHECKLIB): $(SOURCES) | deps-check
 	GOEXPERIMENT=cgocheck2 $(GO) build -buildmode=c-shared -trimpath -ldflags "$(LDFLAGS)" -o $@ ./cmd/liboffload
 	@rm -f $(dir $@)libLLVMOffload.so.22.h
 
-test-cgocheck2: $(CHECKLIB)
+CHECKLIB23 := $(BUILD)/cgocheck2/lib/libLLVMOffload.so.23.1
+$(CHECKLIB23): $(SOURCES) | deps-check
+	@mkdir -p $(dir $@)
+	GOEXPERIMENT=cgocheck2 $(GO) build -tags ol23 -buildmode=c-shared -trimpath -ldflags "$(LDFLAGS23)" -o $@ ./cmd/liboffload
+	@rm -f $(dir $@)libLLVMOffload.so.23.h
+
+# (the 23.1 library also on both driver doubles: its new calls reach the
+# GPU backends' cgo paths: parameter layouts, cooperative launches, timing
+# events, prefetch)
+test-cgocheck2: $(CHECKLIB) $(CHECKLIB23)
 	$(MAKE) --no-print-directory -C tests/c/conformance check IMPL=ours LIBDIR=$(CURDIR)/$(dir $(CHECKLIB)) BUILD=$(CURDIR)/$(BUILD)/tests/conformance-cgocheck2
 	$(MAKE) --no-print-directory -C tests/c/device check LIBDIR=$(CURDIR)/$(dir $(CHECKLIB)) BUILD=$(CURDIR)/$(BUILD)/tests/c-device-cgocheck2
 	$(MAKE) --no-print-directory -C tests/c/lifecycle check IMPL=ours LIBDIR=$(CURDIR)/$(dir $(CHECKLIB)) BUILD=$(CURDIR)/$(BUILD)/tests/lifecycle-cgocheck2
+	$(MAKE) --no-print-directory -C tests/c/device check-fake-cuda check-fake-amdgpu RELEASE=23.1 TESTS="launch23 event23 memory23 kernel" LIBDIR=$(CURDIR)/$(dir $(CHECKLIB23)) BUILD=$(CURDIR)/$(BUILD)/tests/c-device-23.1-cgocheck2
 
 # The Python tests run against python/ of the checkout, then once more
 # against the copy pip installs into $(PYSITE) (offline: the package's build
