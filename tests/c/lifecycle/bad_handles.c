@@ -152,6 +152,51 @@ static ol_result_t c_occupancy(void *h) {
   return olCalculateOptimalOccupancy(host_dev, h, 0, &gs);
 }
 
+#if OLC_RELEASE >= 23
+/* the calls 23.1 added: every handle parameter, called with the real 23.1
+ * prototypes (the names in brackets are not olrelease.h's 22.1 spellings) */
+static ol_kernel_launch_size_args_t one_item = {
+    .Dimensions = 1, .NumGroups = {1, 1, 1}, .GroupSize = {1, 1, 1}};
+static ol_result_t c_mem_alloc_aligned(void *h) {
+  void *p = NULL;
+  ol_result_t r = olMemAllocAligned(h, OL_ALLOC_TYPE_HOST, 64, 64, &p);
+  if (r == NULL && p != NULL)
+    olMemFree(p);
+  return r;
+}
+static ol_result_t c_max_coop_device(void *h) {
+  uint32_t n;
+  return olGetKernelMaxCooperativeGroupCount(h, (ol_symbol_handle_t)(uintptr_t)0x1234, &one_item, &n);
+}
+static ol_result_t c_max_coop_kernel(void *h) {
+  uint32_t n;
+  return olGetKernelMaxCooperativeGroupCount(host_dev, h, &one_item, &n);
+}
+static ol_result_t c_query_queue(void *h) {
+  bool done;
+  return olQueryQueue(h, &done);
+}
+static ol_result_t c_create_event23(void *h) {
+  ol_event_handle_t e = NULL;
+  return (olCreateEvent)(h, OL_EVENT_FLAGS_ENABLE_PROFILING, &e);
+}
+static ol_result_t c_prefetch(void *h) {
+  const void *mems[1] = {scratch_src};
+  size_t sizes[1] = {8};
+  return olMemPrefetch(h, 1, mems, sizes, OL_MEM_MIGRATION_FLAG_HOST_TO_DEVICE);
+}
+static ol_result_t c_launch23_queue(void *h) {
+  return (olLaunchKernel)(h, host_dev, (ol_symbol_handle_t)(uintptr_t)0x1234, &one_item, NULL, 0, NULL, NULL);
+}
+static ol_result_t c_launch23_kernel(void *h) {
+  return (olLaunchKernel)(NULL, host_dev, h, &one_item, NULL, 0, NULL, NULL);
+}
+static ol_result_t c_elapsed_start(void *h) {
+  float ms;
+  return olGetEventElapsedTime(h, (ol_event_handle_t)(uintptr_t)0x1234, &ms);
+}
+#endif
+
 struct kind {
   const char *word; /* "device", ... as used in Details */
   unsigned code;    /* expected ol_errc_t */
@@ -170,6 +215,10 @@ static const struct call device_calls[] = {
     {"olIsValidBinary", "Device", c_is_valid_binary},
     {"olMemcpy", "DstDevice", c_memcpy_dst},
     {"olMemcpy", "SrcDevice", c_memcpy_src},
+#if OLC_RELEASE >= 23
+    {"olMemAllocAligned", "Device", c_mem_alloc_aligned},
+    {"olGetKernelMaxCooperativeGroupCount", "Device", c_max_coop_device},
+#endif
 };
 static const struct call platform_calls[] = {
     {"olGetPlatformInfo", "Platform", c_plat_info},
@@ -185,12 +234,21 @@ static const struct call queue_calls[] = {
     {"olCreateEvent", "Queue", c_create_event},
     {"olMemcpy", "Queue", c_memcpy_queue},
     {"olMemFill", "Queue", c_memfill_queue},
+#if OLC_RELEASE >= 23
+    {"olQueryQueue", "Queue", c_query_queue},
+    {"olCreateEvent (profiling)", "Queue", c_create_event23},
+    {"olMemPrefetch", "Queue", c_prefetch},
+    {"olLaunchKernel", "Queue", c_launch23_queue},
+#endif
 };
 static const struct call event_calls[] = {
     {"olDestroyEvent", "Event", c_destroy_event},
     {"olSyncEvent", "Event", c_sync_event},
     {"olGetEventInfo", "Event", c_event_info},
     {"olGetEventInfoSize", "Event", c_event_info_size},
+#if OLC_RELEASE >= 23
+    {"olGetEventElapsedTime", "StartEvent", c_elapsed_start},
+#endif
 };
 static const struct call program_calls[] = {
     {"olDestroyProgram", "Program", c_destroy_program},
@@ -201,6 +259,10 @@ static const struct call symbol_calls[] = {
     {"olGetSymbolInfoSize", "Symbol", c_symbol_info_size},
     {"olLaunchKernel", "Kernel", c_launch_kernel},
     {"olCalculateOptimalOccupancy", "Kernel", c_occupancy},
+#if OLC_RELEASE >= 23
+    {"olGetKernelMaxCooperativeGroupCount", "Kernel", c_max_coop_kernel},
+    {"olLaunchKernel", "Kernel", c_launch23_kernel},
+#endif
 };
 
 #define NCALLS(a) (sizeof(a) / sizeof((a)[0]))
