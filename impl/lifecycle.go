@@ -48,18 +48,19 @@ var life struct {
 func current() *Context { return life.ctx.Load() }
 
 // olInit is the hand-written entry of olInit (see OlInit).
-func olInit(loc *ol.CodeLocation) uintptr { return initLibrary(nil, loc) }
+func olInit(loc *ol.CodeLocation) uintptr { return initLibrary(nil, nil, loc) }
 
 // initLibrary starts the library or adds a reference to it. At the first
 // reference, pick (when not nil) chooses the backends to start among the
-// registered ones, or refuses the call.
-func initLibrary(pick func([]plugin.Plugin) ([]plugin.Plugin, error), loc *ol.CodeLocation) uintptr {
+// registered ones, or refuses the call. params prints the call's
+// parameters in its trace line (nil: it has none).
+func initLibrary(pick func([]plugin.Plugin) ([]plugin.Plugin, error), params func(*traceBuf), loc *ol.CodeLocation) uintptr {
 	life.mu.Lock()
 	if life.refs > 0 {
 		life.refs++
 		c := life.ctx.Load()
 		life.mu.Unlock()
-		c.traceLifecycle("olInit", 0, loc)
+		c.traceLifecycle("olInit", params, 0, loc)
 		return 0
 	}
 	ps := usedPlugins()
@@ -88,7 +89,7 @@ func initLibrary(pick func([]plugin.Plugin) ([]plugin.Plugin, error), loc *ol.Co
 	// A plugin that failed leaves the library initialised with the other
 	// platforms, as in LLVM 22.1: the caller still owes one olShutDown.
 	res := c.result(err)
-	c.traceLifecycle("olInit", res, loc)
+	c.traceLifecycle("olInit", params, res, loc)
 	return res
 }
 
@@ -104,14 +105,14 @@ func olShutDown(loc *ol.CodeLocation) uintptr {
 		if err := c.refuseFinalShutdown(); err != nil {
 			life.mu.Unlock()
 			res := c.result(err)
-			c.traceLifecycle("olShutDown", res, loc)
+			c.traceLifecycle("olShutDown", nil, res, loc)
 			return res
 		}
 	}
 	life.refs--
 	if life.refs > 0 {
 		life.mu.Unlock()
-		c.traceLifecycle("olShutDown", 0, loc)
+		c.traceLifecycle("olShutDown", nil, 0, loc)
 		return 0
 	}
 	c.unpublishSnapshot()
@@ -121,16 +122,20 @@ func olShutDown(loc *ol.CodeLocation) uintptr {
 	life.gens = c.nextGenerations()
 	life.mu.Unlock()
 	res := c.result(err)
-	c.traceLifecycle("olShutDown", res, loc)
+	c.traceLifecycle("olShutDown", nil, res, loc)
 	if c.trace != nil {
 		c.trace.close()
 	}
 	return res
 }
 
-func (c *Context) traceLifecycle(name string, res uintptr, loc *ol.CodeLocation) {
+func (c *Context) traceLifecycle(name string, params func(*traceBuf), res uintptr, loc *ol.CodeLocation) {
 	if c.trace != nil {
-		c.trace.end(c.trace.begin(name), res, loc)
+		tb := c.trace.begin(name)
+		if params != nil {
+			params(tb)
+		}
+		c.trace.end(tb, res, loc)
 	}
 }
 

@@ -18,12 +18,13 @@ import (
 // olInit23 is the hand-written entry of 23.1's olInit (see OlInit23):
 // InitArgs selects the platforms to start; the host platform always starts.
 func olInit23(initArgs unsafe.Pointer, loc *ol.CodeLocation) uintptr {
+	params := func(tb *traceBuf) { traceOlInit23(tb, initArgs) }
 	if initArgs == nil {
-		return initLibrary(nil, loc)
+		return initLibrary(nil, params, loc)
 	}
 	return initLibrary(func(ps []plugin.Plugin) ([]plugin.Plugin, error) {
 		return pickPlatforms((*ol.InitArgs)(initArgs), ps)
-	}, loc)
+	}, params, loc)
 }
 
 // backendPlugins names the plugin of each backend.
