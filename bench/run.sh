@@ -466,15 +466,19 @@ if [ -n "${BASELINE:-}" ]; then
   brev=$(git -C "$bdir" rev-parse --short HEAD)
   make -s -C "$bdir" BUILD="$bdir/build" lib >/dev/null
   blib=$bdir/build/lib
+  # each library runs kernels built with its own <offload/kernel.h> (the
+  # host kernel ABI may differ between the two revisions)
+  bkso=$bin/base_kernels.so
+  gcc -O3 -fPIC -shared -I"$bdir/include" "$bdir/bench/kernels.c" -o "$bkso"
   : > "$bin/base.out"
   for r in 1 2 3 4 5; do
     for which in ours base; do
-      L=$root/build/lib
-      [ "$which" = base ] && L=$blib
-      { LD_LIBRARY_PATH=$L "$bin/launch" "$kso" 10000
-        LD_LIBRARY_PATH=$L "$bin/churn" "$kso" 300000 100
-        OMP_NUM_THREADS=2 LD_LIBRARY_PATH=$L "$bin/saxpy" "$kso" 3 saxpy
-        "$bin/callcost" "$L/libLLVMOffload.so.22.1" "$kso"; } | sed "s/^/${which}_/" >> "$bin/base.out"
+      L=$root/build/lib K=$kso
+      [ "$which" = base ] && L=$blib K=$bkso
+      { LD_LIBRARY_PATH=$L "$bin/launch" "$K" 10000
+        LD_LIBRARY_PATH=$L "$bin/churn" "$K" 300000 100
+        OMP_NUM_THREADS=2 LD_LIBRARY_PATH=$L "$bin/saxpy" "$K" 3 saxpy
+        "$bin/callcost" "$L/libLLVMOffload.so.22.1" "$K"; } | sed "s/^/${which}_/" >> "$bin/base.out"
     done
   done
   git -C "$root" worktree remove --force "$bdir"
