@@ -201,16 +201,34 @@ func (c *Context) olLaunchHostFunction(q *Queue, cb, user unsafe.Pointer) error 
 }
 
 func (c *Context) olCreateEvent(q *Queue) (uintptr, error) {
+	return c.olCreateEvent23(q, ol.EventFlagsNone)
+}
+
+// olCreateEvent23 records a plain event (none on a queue without work: it
+// is complete) or a profiling event (always recorded: its point is a time).
+func (c *Context) olCreateEvent23(q *Queue, flags ol.EventFlags) (uintptr, error) {
 	e := &Event{device: q.device, queueH: q.h, queueID: q.id}
-	e.refs.Store(1)
-	if !q.q.Empty() {
-		pe, err := q.q.Record()
-		if err != nil {
-			return 0, err
-		}
-		e.e = pe
-	}
 	var err error
+	switch flags {
+	case ol.EventFlagsNone:
+		if !q.q.Empty() {
+			e.e, err = q.q.Record()
+		}
+	case ol.EventFlagsEnableProfiling:
+		tq, ok := q.q.(plugin.TimedQueue)
+		if !ok {
+			return 0, ol.Errorf(ol.ErrcUnsupported, "queue %#x: device %s records no profiling events", q.h, q.device.d.Info().Name.V)
+		}
+		if e.timed, err = tq.RecordTimed(); err == nil {
+			e.e = e.timed
+		}
+	default:
+		return 0, ol.Errorf(ol.ErrcInvalidEnumeration, "Flags is %d, not an ol_event_flags_t", uint32(flags))
+	}
+	if err != nil {
+		return 0, err
+	}
+	e.refs.Store(1)
 	if e.h, err = c.events.insert(e); err != nil {
 		if e.e != nil {
 			_ = e.e.Release()
@@ -380,21 +398,43 @@ func (c *Context) kernelOf(dev *Device, k *Symbol) error {
 // args is the caller's memory, valid during the call: the plugin copies
 // what it keeps.
 func (c *Context) olLaunchKernel(q *Queue, dev *Device, k *Symbol, args []byte, la *ol.KernelLaunchSizeArgs) error {
+	if err := c.launchTarget(q, dev, k); err != nil {
+		return err
+	}
+	return c.launch(q, dev, k, args, la, false)
+}
+
+// launchTarget checks that the kernel and the queue (if any) are of dev.
+func (c *Context) launchTarget(q *Queue, dev *Device, k *Symbol) error {
 	if q != nil && q.device != dev {
 		return ol.NewError(ol.ErrcInvalidDevice, "device specified does not match the device of the given queue")
 	}
-	if err := c.kernelOf(dev, k); err != nil {
-		return err
-	}
+	return c.kernelOf(dev, k)
+}
+
+// launch submits a launch whose queue, kernel and argument bytes are
+// checked, on q or (q nil) on a queue of its own, waiting for it.
+func (c *Context) launch(q *Queue, dev *Device, k *Symbol, args []byte, la *ol.KernelLaunchSizeArgs, cooperative bool) error {
 	size := plugin.LaunchSize{NumGroups: la.NumGroups, GroupSize: la.GroupSize, DynSharedMemory: la.DynSharedMemory}
 	if err := k.program.use("olLaunchKernel", k); err != nil {
 		return err
 	}
 	defer k.program.release()
 	if q != nil {
-		return q.q.Launch(k.kernel, args, size)
+		return submitLaunch(q.q, dev, k, args, size, cooperative)
 	}
-	return onTempQueue(dev, func(tq plugin.Queue) error { return tq.Launch(k.kernel, args, size) })
+	return onTempQueue(dev, func(tq plugin.Queue) error { return submitLaunch(tq, dev, k, args, size, cooperative) })
+}
+
+func submitLaunch(pq plugin.Queue, dev *Device, k *Symbol, args []byte, size plugin.LaunchSize, cooperative bool) error {
+	if !cooperative {
+		return pq.Launch(k.kernel, args, size)
+	}
+	cq, ok := pq.(plugin.CooperativeQueue)
+	if !ok {
+		return ol.Errorf(ol.ErrcUnsupported, "device %s has no cooperative launch", dev.d.Info().Name.V)
+	}
+	return cq.LaunchCooperative(k.kernel, args, size)
 }
 
 func (c *Context) olCalculateOptimalOccupancy(dev *Device, k *Symbol, shared uint64) (uint64, error) {

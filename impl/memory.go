@@ -251,15 +251,24 @@ func (m *allocMap) drain() []*alloc {
 const maxAllocAttempts = 50
 
 func (c *Context) olMemAlloc(dev *Device, typ ol.AllocType, size uint64) (uintptr, error) {
+	return c.olMemAllocAligned(dev, typ, size, 1)
+}
+
+// olMemAllocAligned allocates with base a multiple of alignment (1 for
+// olMemAlloc): as the device allocates when that is aligned enough, else
+// from an allocation alignment-1 bytes larger (olMemFree of the base frees
+// it). A range that overlaps a live allocation of another device is kept
+// until the end, so that the device does not hand it out again.
+func (c *Context) olMemAllocAligned(dev *Device, typ ol.AllocType, size, alignment uint64) (uintptr, error) {
 	if size == 0 {
 		return 0, ol.NewError(ol.ErrcInvalidSize, "Size is 0")
+	}
+	if alignment == 0 || alignment&(alignment-1) != 0 {
+		return 0, ol.Errorf(ol.ErrcInvalidArgument, "Alignment %d is not a power of two", alignment)
 	}
 	if !typ.Valid() {
 		// LLVM 22.1 treats every other value as managed memory.
 		typ = ol.AllocTypeManaged
-	}
-	if max := dev.d.Info().MaxMemAllocSize.V; max > 0 && size > max {
-		return 0, ol.Errorf(ol.ErrcOutOfResources, "Size %d exceeds the largest allocation of device %#x (%d bytes)", size, dev.h, max)
 	}
 	var rejected []uintptr
 	defer func() {
@@ -267,29 +276,50 @@ func (c *Context) olMemAlloc(dev *Device, typ ol.AllocType, size uint64) (uintpt
 			_ = dev.d.Free(p, typ)
 		}
 	}()
+	pad := uint64(0) // none until the device's own alignment falls short
 	for attempt := 0; attempt < maxAllocAttempts; attempt++ {
-		p, err := c.allocDevice(dev, typ, size)
+		n := size + pad
+		if n < size {
+			return 0, ol.Errorf(ol.ErrcOutOfResources, "Size %d aligned to %d wraps around the address space", size, alignment)
+		}
+		if max := dev.d.Info().MaxMemAllocSize.V; max > 0 && n > max {
+			return 0, ol.Errorf(ol.ErrcOutOfResources, "Size %d (%d bytes with alignment %d) exceeds the largest allocation of device %#x (%d bytes)", size, n, alignment, dev.h, max)
+		}
+		p, err := c.allocDevice(dev, typ, n)
 		if err != nil {
 			return 0, err
 		}
-		if uint64(p)+size < uint64(p) {
+		if uint64(p)+n < uint64(p) {
 			rejected = append(rejected, p)
-			return 0, ol.Errorf(ol.ErrcBackendFailure, "the device returned %#x for %d bytes, a range that wraps around the address space", p, size)
+			return 0, ol.Errorf(ol.ErrcBackendFailure, "the device returned %#x for %d bytes, a range that wraps around the address space", p, n)
 		}
-		if c.mem.insert(&alloc{base: uint64(p), size: size, kind: typ, device: dev}) {
-			return p, nil
+		base := alignUp(uint64(p), alignment)
+		if base+size > uint64(p)+n {
+			// not aligned as it came (never seen by the caller: freed at once)
+			_ = dev.d.Free(p, typ)
+			pad = alignment - 1
+			continue
+		}
+		a := &alloc{base: base, size: size, kind: typ, device: dev}
+		if base != uint64(p) {
+			a.raw = uint64(p)
+		}
+		if c.mem.insert(a) {
+			return uintptr(base), nil
 		}
 		rejected = append(rejected, p)
 	}
 	return 0, ol.NewError(ol.ErrcBackendFailure, "failed to allocate non-overlapping memory")
 }
 
+func alignUp(x, a uint64) uint64 { return (x + a - 1) &^ (a - 1) }
+
 func (c *Context) olMemFree(address uintptr) error {
 	a, ok := c.mem.removeBase(uint64(address))
 	if !ok {
 		return ol.NewError(ol.ErrcInvalidArgument, "address is not a known allocation")
 	}
-	return c.freeAfterQueuedWork(a.device, a.deviceBase(), a.size+(uint64(a.base)-uint64(a.deviceBase())), a.kind)
+	return c.freeAfterQueuedWork(a.device, a.deviceBase(), a.size, a.kind)
 }
 
 func (c *Context) memInfo(ptr uintptr, prop ol.MemInfo) (infoValue, error) {

@@ -62,32 +62,6 @@ func pickPlatforms(args *ol.InitArgs, ps []plugin.Plugin) ([]plugin.Plugin, erro
 	return out, nil
 }
 
-// olCreateEvent23 records a plain or a profiling event.
-func (c *Context) olCreateEvent23(q *Queue, flags ol.EventFlags) (uintptr, error) {
-	switch flags {
-	case ol.EventFlagsNone:
-		return c.olCreateEvent(q)
-	case ol.EventFlagsEnableProfiling:
-	default:
-		return 0, ol.Errorf(ol.ErrcInvalidEnumeration, "Flags is %d, not an ol_event_flags_t", uint32(flags))
-	}
-	tq, ok := q.q.(plugin.TimedQueue)
-	if !ok {
-		return 0, ol.Errorf(ol.ErrcUnsupported, "queue %#x: device %s records no profiling events", q.h, q.device.d.Info().Name.V)
-	}
-	te, err := tq.RecordTimed()
-	if err != nil {
-		return 0, err
-	}
-	e := &Event{device: q.device, queueH: q.h, queueID: q.id, e: te, timed: te}
-	e.refs.Store(1)
-	if e.h, err = c.events.insert(e); err != nil {
-		_ = te.Release()
-		return 0, err
-	}
-	return e.h, nil
-}
-
 // olGetEventElapsedTime waits for both profiling events, then measures.
 func (c *Context) olGetEventElapsedTime(start, end *Event) (float32, error) {
 	for _, x := range []struct {
@@ -166,14 +140,40 @@ var argBuffers = sync.Pool{New: func() any { b := make([]byte, 0, 512); return &
 // space is far smaller (CUDA: 32764 bytes).
 const maxPackedArgs = 1 << 20
 
-// layOutArgs writes the arguments into buf as the kernel reads them: at
-// the offsets of its parameters where the device knows them (checking
-// their count and sizes), else like the members of a C struct. inPlace
-// reports that the result is not buf but the caller's own memory: the one
-// argument of a kernel whose parameters the device does not know is passed
-// where it is, as 22.1's ArgumentsData is (the plugin reads only what the
-// kernel takes, so a size larger than that costs nothing; copying it could
-// take more memory than there is).
+// argLayout says where each argument goes: at the offsets of the kernel's
+// parameters where the device knows them (params), else like the members
+// of a C struct.
+type argLayout struct {
+	params []plugin.Param
+	known  bool
+}
+
+// each calls at(i, offset) for every argument in order and returns the
+// size of the buffer: past the last argument, and for a packed layout
+// rounded up to the struct's alignment.
+func (l argLayout) each(sizes []uint64, at func(i int, off uint64)) (end uint64) {
+	var off, align uint64 = 0, 1
+	for i, sz := range sizes {
+		if l.known {
+			off = l.params[i].Offset
+		} else {
+			a := cAlign(sz)
+			off, align = alignUp(off, a), max(align, a)
+		}
+		at(i, off)
+		end = max(end, off+sz)
+		off += sz
+	}
+	return alignUp(end, align)
+}
+
+// layOutArgs writes the arguments into buf as the kernel reads them (see
+// argLayout), checking their count and sizes where the device knows the
+// parameters. inPlace reports that the result is not buf but the caller's
+// own memory: the one argument of a kernel whose parameters the device
+// does not know is passed where it is, as 22.1's ArgumentsData is (the
+// plugin reads only what the kernel takes, so a size larger than that
+// costs nothing; copying it could take more memory than there is).
 func layOutArgs(k *Symbol, ptrs []unsafe.Pointer, sizes []uint64, buf []byte) (args []byte, inPlace bool, err error) {
 	for i, p := range ptrs {
 		if p == nil && sizes[i] > 0 {
@@ -183,47 +183,27 @@ func layOutArgs(k *Symbol, ptrs []unsafe.Pointer, sizes []uint64, buf []byte) (a
 			return nil, false, ol.Errorf(ol.ErrcInvalidSize, "ArgSizes[%d] is %d", i, sizes[i])
 		}
 	}
-	var offsets []uint64
+	var l argLayout
 	if pk, ok := k.kernel.(plugin.ParamKernel); ok {
-		if params, known := pk.Params(); known {
-			if len(params) != len(ptrs) {
-				return nil, false, ol.Errorf(ol.ErrcInvalidArgument, "kernel %q takes %d arguments; NumArgs is %d", k.name, len(params), len(ptrs))
-			}
-			for i, p := range params {
-				if p.Size != sizes[i] {
-					return nil, false, ol.Errorf(ol.ErrcInvalidArgument, "ArgSizes[%d] is %d; argument %d of kernel %q is %d bytes", i, sizes[i], i, k.name, p.Size)
-				}
-				offsets = append(offsets, p.Offset)
+		l.params, l.known = pk.Params()
+	}
+	if l.known {
+		if len(l.params) != len(ptrs) {
+			return nil, false, ol.Errorf(ol.ErrcInvalidArgument, "kernel %q takes %d arguments; NumArgs is %d", k.name, len(l.params), len(ptrs))
+		}
+		for i, p := range l.params {
+			if p.Size != sizes[i] {
+				return nil, false, ol.Errorf(ol.ErrcInvalidArgument, "ArgSizes[%d] is %d; argument %d of kernel %q is %d bytes", i, sizes[i], i, k.name, p.Size)
 			}
 		}
-	}
-	if offsets == nil && len(ptrs) == 1 {
+	} else if len(ptrs) == 1 {
 		if sizes[0] == 0 {
 			return nil, true, nil
 		}
 		return unsafe.Slice((*byte)(ptrs[0]), sizes[0]), true, nil
 	}
-	packed := offsets == nil
-	structAlign := uint64(1)
-	if packed {
-		var off uint64
-		for _, sz := range sizes {
-			off = alignUp(off, cAlign(sz))
-			offsets = append(offsets, off)
-			off += sz
-			structAlign = max(structAlign, cAlign(sz))
-		}
-	}
-	var end uint64
-	for i, off := range offsets {
-		end = max(end, off+sizes[i])
-	}
-	// A C struct's size is rounded up to its widest member's alignment:
-	// multiargs' members (..., int32_t *out2 @40, uint32_t count @48) make
-	// a 56-byte struct, which the host device's kernel descriptor expects;
-	// without the tail padding the buffer was 52 bytes and refused.
-	end = alignUp(end, structAlign)
-	if end > maxUserRange || (packed && end > maxPackedArgs) {
+	end := l.each(sizes, func(int, uint64) {})
+	if end > maxUserRange || (!l.known && end > maxPackedArgs) {
 		return nil, false, ol.Errorf(ol.ErrcInvalidSize, "the arguments of kernel %q take %d bytes", k.name, end)
 	}
 	if uint64(cap(buf)) < end {
@@ -231,11 +211,11 @@ func layOutArgs(k *Symbol, ptrs []unsafe.Pointer, sizes []uint64, buf []byte) (a
 	}
 	buf = buf[:end]
 	clear(buf) // padding between parameters is zero, as a compiler's struct copy leaves it defined
-	for i, off := range offsets {
+	l.each(sizes, func(i int, off uint64) {
 		if sizes[i] > 0 {
 			copy(buf[off:], unsafe.Slice((*byte)(ptrs[i]), sizes[i]))
 		}
-	}
+	})
 	return buf, false, nil
 }
 
@@ -250,15 +230,10 @@ func cAlign(size uint64) uint64 {
 	return min(uint64(1)<<bits.TrailingZeros64(size), 8)
 }
 
-func alignUp(x, a uint64) uint64 { return (x + a - 1) &^ (a - 1) }
-
 // olLaunchKernel23 launches with the arguments one by one and a property
 // list.
 func (c *Context) olLaunchKernel23(q *Queue, dev *Device, k *Symbol, la *ol.KernelLaunchSizeArgs, props *ol.KernelLaunchProp, ptrs []unsafe.Pointer, sizes []uint64) error {
-	if q != nil && q.device != dev {
-		return ol.NewError(ol.ErrcInvalidDevice, "device specified does not match the device of the given queue")
-	}
-	if err := c.kernelOf(dev, k); err != nil {
+	if err := c.launchTarget(q, dev, k); err != nil {
 		return err
 	}
 	cooperative, err := launchProps(props)
@@ -277,74 +252,7 @@ func (c *Context) olLaunchKernel23(q *Queue, dev *Device, k *Symbol, la *ol.Kern
 	if !inPlace && cap(args) <= 64<<10 {
 		*bp = args[:0] // keep a grown buffer, unless it is huge (never the caller's memory)
 	}
-	if !cooperative {
-		return c.olLaunchKernel(q, dev, k, args, la)
-	}
-	size := plugin.LaunchSize{NumGroups: la.NumGroups, GroupSize: la.GroupSize, DynSharedMemory: la.DynSharedMemory}
-	if err := k.program.use("olLaunchKernel", k); err != nil {
-		return err
-	}
-	defer k.program.release()
-	launch := func(pq plugin.Queue) error {
-		cq, ok := pq.(plugin.CooperativeQueue)
-		if !ok {
-			return ol.Errorf(ol.ErrcUnsupported, "device %s has no cooperative launch", dev.d.Info().Name.V)
-		}
-		return cq.LaunchCooperative(k.kernel, args, size)
-	}
-	if q != nil {
-		return launch(q.q)
-	}
-	return onTempQueue(dev, launch)
-}
-
-// olMemAllocAligned allocates with base a multiple of alignment: as the
-// device allocates when that is aligned enough, else from an allocation
-// alignment-1 bytes larger (olMemFree of the base frees it).
-func (c *Context) olMemAllocAligned(dev *Device, typ ol.AllocType, size, alignment uint64) (uintptr, error) {
-	if size == 0 {
-		return 0, ol.NewError(ol.ErrcInvalidSize, "Size is 0")
-	}
-	if alignment == 0 || alignment&(alignment-1) != 0 {
-		return 0, ol.Errorf(ol.ErrcInvalidArgument, "Alignment %d is not a power of two", alignment)
-	}
-	if !typ.Valid() {
-		typ = ol.AllocTypeManaged // as olMemAlloc
-	}
-	pad := uint64(0)
-	for attempt := 0; attempt < maxAllocAttempts; attempt++ {
-		n := size + pad
-		if n < size {
-			return 0, ol.Errorf(ol.ErrcOutOfResources, "Size %d aligned to %d wraps around the address space", size, alignment)
-		}
-		if max := dev.d.Info().MaxMemAllocSize.V; max > 0 && n > max {
-			return 0, ol.Errorf(ol.ErrcOutOfResources, "Size %d aligned to %d needs %d bytes, more than the largest allocation of device %#x (%d bytes)", size, alignment, n, dev.h, max)
-		}
-		raw, err := c.allocDevice(dev, typ, n)
-		if err != nil {
-			return 0, err
-		}
-		if uint64(raw)+n < uint64(raw) {
-			_ = dev.d.Free(raw, typ)
-			return 0, ol.Errorf(ol.ErrcBackendFailure, "the device returned %#x for %d bytes, a range that wraps around the address space", raw, n)
-		}
-		base := alignUp(uint64(raw), alignment)
-		if base+size > uint64(raw)+n {
-			// not aligned as it came (never seen by the caller: freed at once)
-			_ = dev.d.Free(raw, typ)
-			pad = alignment - 1
-			continue
-		}
-		a := &alloc{base: base, size: size, kind: typ, device: dev}
-		if base != uint64(raw) {
-			a.raw = uint64(raw)
-		}
-		if c.mem.insert(a) {
-			return uintptr(base), nil
-		}
-		_ = dev.d.Free(raw, typ)
-	}
-	return 0, ol.NewError(ol.ErrcBackendFailure, "failed to allocate non-overlapping memory")
+	return c.launch(q, dev, k, args, la, cooperative)
 }
 
 // olMemPrefetch moves managed allocations toward the queue's device or the
