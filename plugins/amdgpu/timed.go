@@ -137,5 +137,5 @@ func (k *Kernel) Params() ([]plugin.Param, bool) {
 	if !ok || !m.paramsOK {
 		return nil, false
 	}
-	return append([]plugin.Param(nil), m.params...), true
+	return m.params, true
 }

@@ -140,10 +140,11 @@ func (p *Program) Kernel(name string) (plugin.Kernel, error) {
 		return nil, err
 	}
 	k := &Kernel{p: p, fn: fn, name: name, maxThreads: uint32(maxThreads)}
-	if pb := int64(C.lgo_cu_param_bytes(d.drv.run, d.ctx, fn)); pb >= 0 {
-		k.paramBytes, k.paramsKnown = uint64(pb), true
+	if k.params, k.paramsKnown = d.readParams(fn); k.paramsKnown {
+		for _, pa := range k.params {
+			k.paramBytes = max(k.paramBytes, pa.Offset+pa.Size)
+		}
 	}
-	k.params, k.paramsOK = d.readParams(fn)
 	return k, nil
 }
 
@@ -218,14 +219,13 @@ type Kernel struct {
 	fn         C.uintptr_t
 	name       string
 	maxThreads uint32
-	// paramBytes is the size of the kernel's parameters (0: it has none)
-	// when the driver can say (paramsKnown: cuFuncGetParamInfo, R550+)
+	// params are the kernel's parameters (offset and size of each) and
+	// paramBytes where they end (0: it has none), when the driver can say
+	// (paramsKnown: cuFuncGetParamInfo, R550+)
+	params      []plugin.Param
 	paramBytes  uint64
 	paramsKnown bool
-	// params: each parameter's offset and size (paramsOK: the driver said)
-	params    []plugin.Param
-	paramsOK  bool
-	dynShared atomic.Uint64 // the dynamic shared memory the function is allowed
+	dynShared   atomic.Uint64 // the dynamic shared memory the function is allowed
 }
 
 // maxParamBytes is the most parameter bytes a CUDA kernel can take: an
@@ -362,10 +362,19 @@ func (q *Queue) launchNow(k *Kernel, args []byte, s plugin.LaunchSize, coop bool
 		argp = unsafe.Pointer(&args[0])
 	}
 	if coop {
+		// the driver takes a pointer to each parameter: where the kernel's
+		// parameters are known, at their offsets; else the buffer is one
+		var offs unsafe.Pointer
+		n := len(k.params)
+		if n > 0 {
+			offs = unsafe.Pointer(&k.params[0])
+		} else if !k.paramsKnown && len(args) > 0 {
+			n = -1
+		}
 		r := C.lgo_cu_launch_coop(q.d.drv.run, q.d.ctx, k.fn,
 			C.uint32_t(s.NumGroups.X), C.uint32_t(s.NumGroups.Y), C.uint32_t(s.NumGroups.Z),
 			C.uint32_t(s.GroupSize.X), C.uint32_t(s.GroupSize.Y), C.uint32_t(s.GroupSize.Z),
-			C.uint32_t(s.DynSharedMemory), q.s, argp, C.size_t(len(args)))
+			C.uint32_t(s.DynSharedMemory), q.s, argp, C.size_t(len(args)), (*C.uint64_t)(offs), C.int(n))
 		if r == cudaErrorCooperativeLaunchTooLarge {
 			return ol.Errorf(ol.ErrcInvalidArgument, "cuLaunchCooperativeKernel(%q) of %d groups: %s", k.name,
 				uint64(s.NumGroups.X)*uint64(s.NumGroups.Y)*uint64(s.NumGroups.Z), q.d.drv.describe(int32(r)))

@@ -184,25 +184,21 @@ int lgo_cu_launch(const lgo_cu_fns *f, uintptr_t ctx, uintptr_t fn, uint32_t gx,
 
 int lgo_cu_launch_coop(const lgo_cu_fns *f, uintptr_t ctx, uintptr_t fn, uint32_t gx, uint32_t gy, uint32_t gz,
                        uint32_t bx, uint32_t by, uint32_t bz, uint32_t shared, uintptr_t stream, const void *args,
-                       size_t args_size) {
-  /* as many pointers as lgo_cu_param_bytes looks at parameters */
-  void *params[1024];
-  size_t n = 0;
-  BIND(f, ctx);
-  if (f->func_get_param_info) {
-    for (; n < 1024; n++) {
-      size_t off, size;
-      int r = ((int (*)(uintptr_t, size_t, size_t *, size_t *))f->func_get_param_info)(fn, n, &off, &size);
-      if (r == 1) break; /* past the last parameter */
-      if (r != 0) return r;
-      if (off > args_size || size > args_size - off) return 1;
-      params[n] = (char *)args + off;
-    }
-  } else if (args_size > 0) {
-    params[n++] = (void *)args;
+                       size_t args_size, const uint64_t *params, int nparams) {
+  /* a pointer into args per parameter: params holds (offset, size) pairs;
+   * nparams -1: the parameters are unknown and args is the one */
+  enum { most = 4096 };
+  void *ptrs[most];
+  int n = nparams < 0 ? 1 : nparams;
+  if (n > most) return 1; /* CUDA_ERROR_INVALID_VALUE */
+  for (int i = 0; i < n; i++) {
+    uint64_t off = nparams < 0 ? 0 : params[2 * i];
+    if (off > args_size) return 1;
+    ptrs[i] = (char *)args + off;
   }
+  BIND(f, ctx);
   return ((int (*)(uintptr_t, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned, uintptr_t,
-                   void **))f->launch_coop)(fn, gx, gy, gz, bx, by, bz, shared, stream, n ? params : NULL);
+                   void **))f->launch_coop)(fn, gx, gy, gz, bx, by, bz, shared, stream, n ? ptrs : NULL);
 }
 
 int lgo_cu_active_blocks(const lgo_cu_fns *f, uintptr_t ctx, int *blocks, uintptr_t fn, int block_size,
@@ -224,21 +220,6 @@ unsigned lgo_cu_pointer_type(const lgo_cu_fns *f, uintptr_t ctx, uintptr_t p) {
       ((int (*)(void *, int, uintptr_t))f->pointer_get_attribute)(&type, 2, p) != 0)
     return 0;
   return type;
-}
-
-long long lgo_cu_param_bytes(const lgo_cu_fns *f, uintptr_t ctx, uintptr_t fn) {
-  if (f->func_get_param_info == 0 || ((set_t)f->set_current)(ctx) != 0) return -1;
-  size_t end = 0;
-  for (size_t i = 0; i < 1024; i++) {
-    size_t off, size;
-    int r = ((int (*)(uintptr_t, size_t, size_t *, size_t *))f->func_get_param_info)(fn, i, &off, &size);
-    /* past the last parameter: CUDA_ERROR_INVALID_VALUE (at index 0: the
-     * function has none); anything else there: the driver cannot say */
-    if (r == 1) break;
-    if (r != 0) return i == 0 ? -1 : (long long)end;
-    if (off + size > end) end = off + size;
-  }
-  return (long long)end;
 }
 
 int lgo_cu_peer(const lgo_cu_fns *f, uintptr_t can_access, uintptr_t change, uintptr_t ctx, int dev,

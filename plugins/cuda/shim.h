@@ -80,12 +80,13 @@ int lgo_cu_launch(const lgo_cu_fns *f, uintptr_t ctx, uintptr_t fn, uint32_t gx,
 
 // Launches fn cooperatively (cuLaunchCooperativeKernel). That entry point
 // takes the arguments only as kernelParams, one pointer per parameter: they
-// point into args at the offsets cuFuncGetParamInfo gives (without it, a
+// point into args at the offsets of params, nparams (offset, size) pairs
+// the kernel read from cuFuncGetParamInfo once (nparams -1 without it: a
 // kernel of <offload/kernel.h> has one parameter, the argument struct, at
 // offset 0). CUDA_ERROR_INVALID_VALUE when a parameter lies past args_size.
 int lgo_cu_launch_coop(const lgo_cu_fns *f, uintptr_t ctx, uintptr_t fn, uint32_t gx, uint32_t gy, uint32_t gz,
                        uint32_t bx, uint32_t by, uint32_t bz, uint32_t shared, uintptr_t stream, const void *args,
-                       size_t args_size);
+                       size_t args_size, const uint64_t *params, int nparams);
 // The blocks of block_size threads with dyn_shared bytes of dynamic shared
 // memory that one multiprocessor holds at once.
 int lgo_cu_active_blocks(const lgo_cu_fns *f, uintptr_t ctx, int *blocks, uintptr_t fn, int block_size,
@@ -97,9 +98,6 @@ int lgo_cu_pointer_info(const lgo_cu_fns *f, uintptr_t ctx, uintptr_t p, unsigne
 // CU_POINTER_ATTRIBUTE_MEMORY_TYPE of p (1 host, 2 device, ...), or 0
 // when the driver does not know p (pageable memory) or the call fails.
 unsigned lgo_cu_pointer_type(const lgo_cu_fns *f, uintptr_t ctx, uintptr_t p);
-// The bytes of fn's parameters (end of the last one; 0 for a function
-// without parameters), or -1 when the driver cannot say.
-long long lgo_cu_param_bytes(const lgo_cu_fns *f, uintptr_t ctx, uintptr_t fn);
 // Parameter i of fn (cuFuncGetParamInfo): the driver's result.
 int lgo_cu_param_info(const lgo_cu_fns *f, uintptr_t ctx, uintptr_t fn, size_t i, size_t *off, size_t *size);
 

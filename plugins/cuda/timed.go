@@ -141,9 +141,4 @@ func (d *Device) readParams(fn C.uintptr_t) (params []plugin.Param, ok bool) {
 }
 
 // Params implements plugin.ParamKernel.
-func (k *Kernel) Params() ([]plugin.Param, bool) {
-	if !k.paramsOK {
-		return nil, false
-	}
-	return append([]plugin.Param(nil), k.params...), true
-}
+func (k *Kernel) Params() ([]plugin.Param, bool) { return k.params, k.paramsKnown }

@@ -340,8 +340,8 @@ type Param struct{ Offset, Size uint64 }
 // refuses a wrong count or size; for other kernels it packs the arguments
 // like the members of a C struct.
 type ParamKernel interface {
-	// Params returns the parameters in order; ok is false when the device
-	// cannot say.
+	// Params returns the parameters in order (the kernel's own slice: the
+	// caller only reads it); ok is false when the device cannot say.
 	Params() (params []Param, ok bool)
 }
 
