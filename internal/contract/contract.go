@@ -43,10 +43,14 @@ const (
 	// Drain: waits for released events end; Drain waits for the work
 	// of released queues.
 	Drain Group = "drain"
+	// Timed: profiling events (plugin.TimedQueue) measure the queue's
+	// work between them, are events other queues wait for, and refuse
+	// another platform's event.
+	Timed Group = "timed"
 )
 
 // Groups are all the scenario groups, in the order Run runs them.
-var Groups = []Group{Memory, Register, Programs, HotPath, HostCalls, Events, Drain}
+var Groups = []Group{Memory, Register, Programs, HotPath, HostCalls, Events, Drain, Timed}
 
 // Fixture is what the suite needs of one backend.
 type Fixture struct {
@@ -147,6 +151,8 @@ func RunGroup(t *testing.T, f *Fixture, g Group) {
 		CheckEventsWaitsAndQueueReuse(t, e)
 	case Drain:
 		CheckReleasedEventsAndDrain(t, e)
+	case Timed:
+		CheckTimedEvents(t, e)
 	default:
 		t.Fatalf("unknown group %q", g)
 	}
@@ -235,6 +241,90 @@ func MustQueue(t *testing.T, d plugin.Device) plugin.Queue {
 		t.Fatal(err)
 	}
 	return q
+}
+
+// foreignTimed is a profiling event of another platform.
+type foreignTimed struct{ plugin.Event }
+
+func (foreignTimed) ElapsedSince(plugin.TimedEvent) (float32, error) { return 0, nil }
+
+// CheckTimedEvents checks a backend's profiling events: a pair on an idle
+// queue still carries times; a pair around a copy and a 20 ms host call
+// measures at least the 20 ms, and the pair the other way round the same
+// time negated (the stamp is taken when the queue reaches the event, not
+// when it is recorded); a profiling event is an event another queue can
+// wait for; an event of another platform is refused.
+func CheckTimedEvents(t *testing.T, e *Env) {
+	t.Helper()
+	d := e.Devices[0]
+	q := MustQueue(t, d)
+	tq, ok := q.(plugin.TimedQueue)
+	if !ok {
+		t.Fatalf("%T records no profiling events (plugin.TimedQueue)", q)
+	}
+	record := func() plugin.TimedEvent {
+		t.Helper()
+		ev, err := tq.RecordTimed()
+		if err != nil {
+			t.Fatal(err)
+		}
+		return ev
+	}
+	a, b := record(), record()
+	if err := b.Sync(); err != nil {
+		t.Fatal(err)
+	}
+	if ms, err := b.ElapsedSince(a); err != nil || ms < 0 || ms > 1000 {
+		t.Errorf("two profiling events on an idle queue: %v ms, %v", ms, err)
+	}
+
+	start := record()
+	time.Sleep(5 * time.Millisecond) // before the copy: not between the stamps if taken at record
+	buf := MustAlloc(t, d, ol.AllocTypeDevice, 1<<20)
+	src := Seq(1<<20, 3)
+	if err := q.CopyToDevice(buf, d, uintptr(unsafe.Pointer(&src[0])), 1<<20); err != nil {
+		t.Fatal(err)
+	}
+	const nap = 20 * time.Millisecond
+	if err := q.HostCall(func() error { time.Sleep(nap); return nil }); err != nil {
+		t.Fatal(err)
+	}
+	end := record()
+	if err := end.Sync(); err != nil || !start.Done() || !end.Done() {
+		t.Fatalf("Sync: %v, done %v %v", err, start.Done(), end.Done())
+	}
+	ms, err := end.ElapsedSince(start)
+	if err != nil || ms < float32(nap/time.Millisecond)-1 || ms > 5000 {
+		t.Errorf("elapsed %v ms (%v) around a copy and a %v host call", ms, err, nap)
+	}
+	if back, err := start.ElapsedSince(end); err != nil || back != -ms {
+		t.Errorf("the pair the other way round: %v ms, %v; want %v", back, err, -ms)
+	}
+	q2 := MustQueue(t, d)
+	if err := q2.Wait(end); err != nil {
+		t.Fatal(err)
+	}
+	if err := q2.Sync(); err != nil {
+		t.Fatal(err)
+	}
+	var oe *ol.Error
+	if _, err := end.ElapsedSince(foreignTimed{start}); !errors.As(err, &oe) || oe.Code != ol.ErrcInvalidArgument {
+		t.Errorf("another platform's event: %v, want INVALID_ARGUMENT", err)
+	}
+	for _, ev := range []plugin.Event{a, b, start, end} {
+		if err := ev.Release(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := d.Free(buf, ol.AllocTypeDevice); err != nil {
+		t.Fatal(err)
+	}
+	for _, x := range []plugin.Queue{q, q2} {
+		if err := x.Release(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	e.Deinit()
 }
 
 // CheckHostCallError checks that a host call's error is the next Sync's,

@@ -28,6 +28,7 @@ func TestContract(t *testing.T) {
 			contract.Programs: "fakegpu runs no kernels (its programs have globals only; Kernel and Launch fail)",
 			contract.Register: "fakegpu does not register host memory (Register is unsupported)",
 			contract.HotPath:  "fakegpu runs no kernels, and allocates host memory for no one (device memory only)",
+			contract.Timed:    "fakegpu records no profiling events (no plugin.TimedQueue): it tests the runtime's routing",
 		},
 		Held: func(t *testing.T) {
 			if v := pl.Violations(); len(v) != 0 {

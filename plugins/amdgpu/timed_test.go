@@ -53,22 +53,15 @@ func recordTimed(t *testing.T, q plugin.Queue) plugin.TimedEvent {
 
 // A timed pair around a kernel, a copy and 20 ms of queue work measures
 // at least that (the double stamps a barrier packet's signal when the
-// queue runs it, as a profiling queue does); an idle queue's pair still
-// carries times; plain events and another platform's are refused; one
+// queue runs it, as a profiling queue does); plain events and another
+// platform's are refused (what every backend does is the contract suite's
+// timed group); one
 // behind a blocked host call has not completed, and another queue can
 // wait for it; events of the two GPUs compare (system timestamps).
 func TestFakeTimedEvents(t *testing.T) {
 	d := newDouble(t, "libhsa-timed.so")
 	g := d.Dev[0]
 	q := contract.MustQueue(t, g)
-
-	a, b := recordTimed(t, q), recordTimed(t, q)
-	if err := b.Sync(); err != nil {
-		t.Fatal(err)
-	}
-	if ms, err := b.ElapsedSince(a); err != nil || ms < 0 || ms > 1000 {
-		t.Errorf("two events on an idle queue: %v ms, %v", ms, err)
-	}
 
 	prog, k := d.LoadKernel(t, g, "noargs", "noargs")
 	buf, err := g.Alloc(ol.AllocTypeDevice, 4096)
@@ -136,7 +129,7 @@ func TestFakeTimedEvents(t *testing.T) {
 	if ms, err := after.ElapsedSince(late); err != nil || ms < 0 {
 		t.Errorf("an event of the other GPU after the one it waited for: %v ms, %v", ms, err)
 	}
-	for _, e := range []plugin.Event{a, b, start, end, plain, late, after} {
+	for _, e := range []plugin.Event{start, end, plain, late, after} {
 		if err := e.Release(); err != nil {
 			t.Fatal(err)
 		}

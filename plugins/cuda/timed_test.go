@@ -57,20 +57,11 @@ func recordTimed(t *testing.T, q plugin.Queue) plugin.TimedEvent {
 // or of another platform are refused; one held back behind a host call has
 // not completed; a timed event is an event other queues can wait for; the
 // driver holds no event after Deinit (timing events are destroyed, not
-// pooled).
+// pooled). What every backend does is the contract suite's timed group.
 func TestFakeTimedEvents(t *testing.T) {
 	d := newDouble(t, "libcuda-timed.so")
 	g := d.Dev[0]
 	q := contract.MustQueue(t, g)
-
-	// on an idle queue: both still carry a time
-	a, b := recordTimed(t, q), recordTimed(t, q)
-	if err := b.Sync(); err != nil {
-		t.Fatal(err)
-	}
-	if ms, err := b.ElapsedSince(a); err != nil || ms < 0 || ms > 1000 {
-		t.Errorf("two events on an idle queue: %v ms, %v", ms, err)
-	}
 
 	buf, err := g.Alloc(ol.AllocTypeDevice, 1<<20)
 	if err != nil {
@@ -145,7 +136,7 @@ func TestFakeTimedEvents(t *testing.T) {
 	if ms, err := after.ElapsedSince(other); err != nil || ms < 0 {
 		t.Errorf("q1's events: %v ms, %v", ms, err)
 	}
-	for _, e := range []plugin.Event{a, b, start, end, plain, other, late, after} {
+	for _, e := range []plugin.Event{start, end, plain, other, late, after} {
 		if err := e.Release(); err != nil {
 			t.Fatal(err)
 		}

@@ -1,20 +1,12 @@
 package host
 
 import (
-	"errors"
-	"runtime"
 	"testing"
-	"time"
 	"unsafe"
 
 	"github.com/liboffload-go/liboffload-go/api/ol"
 	"github.com/liboffload-go/liboffload-go/plugins/plugin"
 )
-
-// foreignTimed is a profiling event of some other platform.
-type foreignTimed struct{ plugin.Event }
-
-func (foreignTimed) ElapsedSince(plugin.TimedEvent) (float32, error) { return 0, nil }
 
 func hostQueue(t *testing.T) (plugin.Device, plugin.Queue) {
 	t.Helper()
@@ -30,61 +22,6 @@ func hostQueue(t *testing.T) (plugin.Device, plugin.Queue) {
 	}
 	t.Cleanup(func() { q.Sync(); q.Release() })
 	return d, q
-}
-
-func TestTimedEvents(t *testing.T) {
-	d, q := hostQueue(t)
-	tq := q.(plugin.TimedQueue)
-	start, err := tq.RecordTimed()
-	if err != nil {
-		t.Fatal(err)
-	}
-	// the stamp is taken when the queue gets there, not when recorded
-	time.Sleep(5 * time.Millisecond)
-	buf, _ := d.Alloc(ol.AllocTypeDevice, 1<<20)
-	defer d.Free(buf, ol.AllocTypeDevice)
-	src := make([]byte, 1<<20)
-	if err := q.CopyToDevice(buf, d, uintptr(unsafe.Pointer(&src[0])), 1<<20); err != nil {
-		t.Fatal(err)
-	}
-	const nap = 20 * time.Millisecond
-	if err := q.HostCall(func() error { time.Sleep(nap); return nil }); err != nil {
-		t.Fatal(err)
-	}
-	end, err := tq.RecordTimed()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := end.Sync(); err != nil || !start.Done() || !end.Done() {
-		t.Fatalf("Sync: %v, done %v %v", err, start.Done(), end.Done())
-	}
-	runtime.KeepAlive(src)
-	ms, err := end.ElapsedSince(start)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if ms < float32(nap/time.Millisecond) || ms > 5000 {
-		t.Fatalf("elapsed %v ms around a %v host call", ms, nap)
-	}
-	back, err := start.ElapsedSince(end)
-	if err != nil || back != -ms {
-		t.Fatalf("reverse elapsed %v, %v; want %v", back, err, -ms)
-	}
-	// a timed event is an event: another queue can wait for it
-	q2, _ := d.NewQueue()
-	defer q2.Release()
-	if err := q2.Wait(end); err != nil {
-		t.Fatal(err)
-	}
-	if err := q2.Sync(); err != nil {
-		t.Fatal(err)
-	}
-	var oe *ol.Error
-	if _, err := end.ElapsedSince(foreignTimed{start}); !errors.As(err, &oe) || oe.Code != ol.ErrcInvalidArgument {
-		t.Fatalf("foreign start event: %v", err)
-	}
-	start.Release()
-	end.Release()
 }
 
 func TestPrefetchKeepsOrder(t *testing.T) {
