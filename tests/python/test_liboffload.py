@@ -251,11 +251,15 @@ class TestLoader(unittest.TestCase):
         # from the source tree (no env var) the package finds build/lib
         if olpkg.INSTALLED:
             self.skipTest("package imported from an installed copy")
+        soname = _loader.SONAMES[olpkg.RELEASE]
         if os.path.abspath(olpkg.LIB_PATH) != os.path.join(
-                olpkg.ROOT, "build", "lib", _loader.SONAME):
-            # (22.1 is what is found first without OFFLOAD_RELEASE)
+                olpkg.ROOT, "build", "lib", soname):
             self.skipTest("OFFLOAD_LIB is not this checkout's build/lib")
-        self.assertEqual(_loader.find({}), olpkg.LIB_PATH)
+        # without OFFLOAD_RELEASE the oldest release is found first
+        self.assertEqual(_loader.find({}), os.path.join(
+            olpkg.ROOT, "build", "lib", _loader.SONAME))
+        self.assertEqual(_loader.find({"OFFLOAD_RELEASE": olpkg.RELEASE}),
+                         olpkg.LIB_PATH)
 
     def test_imported_from_installed_copy(self):
         if not olpkg.INSTALLED:
