@@ -201,10 +201,13 @@ func (d *driver) launchLimits(dev *Device) error {
 	if v, err := d.attribute(cu, attrMaxSharedMemoryPerBlockOptin); err == nil {
 		dev.sharedOptIn = uint64(max(v, 0))
 	}
+	// cooperative launches: the GPU runs them (CU_DEVICE_ATTRIBUTE_COOPERATIVE_LAUNCH)
+	// and the driver has the entry points for them
+	coop := false
 	if v, err := d.attribute(cu, attrCooperativeLaunch); err == nil {
-		dev.coop = v != 0 && d.fn.run.launch_coop != 0 && d.fn.run.occupancy_active_blocks != 0
+		coop = v != 0 && d.fn.run.launch_coop != 0 && d.fn.run.occupancy_active_blocks != 0
 	}
-	dev.info.CooperativeLaunchSupport = plugin.Some(dev.coop)
+	dev.info.CooperativeLaunchSupport = plugin.Some(coop)
 	if v, err := d.attribute(cu, attrMultiprocessorCount); err == nil {
 		dev.sms = uint32(max(v, 0))
 	}
@@ -325,10 +328,7 @@ type Device struct {
 
 	blockMax, gridMax [3]uint32
 	sharedOptIn       uint64 // shared memory a block may have when a function opts in
-	// coop: the GPU runs cooperative launches (CU_DEVICE_ATTRIBUTE_COOPERATIVE_LAUNCH)
-	// and the driver has the entry points for them
-	coop bool
-	sms  uint32 // multiprocessors
+	sms               uint32 // multiprocessors
 }
 
 var (

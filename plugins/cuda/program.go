@@ -271,7 +271,7 @@ func (q *Queue) Launch(pk plugin.Kernel, args []byte, s plugin.LaunchSize) error
 // kernel's registers and shared memory) times the multiprocessors.
 func (k *Kernel) MaxCooperativeGroups(gs ol.Dimensions, dynShared uint64) (uint32, error) {
 	d := k.p.d
-	if !d.coop {
+	if !d.info.CooperativeLaunchSupport.V {
 		return 0, plugin.Unsupported("cuda", "cooperative launches on "+d.info.Name.V)
 	}
 	n := uint64(gs.X) * uint64(gs.Y) * uint64(gs.Z)
