@@ -1,5 +1,6 @@
 // The allocation index and the fast paths over it. See allocmap.h.
 #include "allocmap.h"
+#include "queuemirror.h"
 
 #include <sched.h>
 #include <stdatomic.h>
@@ -399,13 +400,7 @@ void ol_fast_publish(uint64_t host, ol_amap *mem, ol_amap *globals, int multi) {
   atomic_store_explicit(&fast_seq, LD(fast_seq) + 1, memory_order_release);
 }
 
-typedef struct {
-  uint64_t host;
-  ol_amap *mem, *globals;
-  int multi;
-} fast_state;
-
-static inline int fast_load(fast_state *st) {
+int ol_fast_load(ol_fast_state *st) {
   uint64_t s = atomic_load_explicit(&fast_seq, memory_order_acquire);
   if (s & 1)
     return 0;
@@ -419,12 +414,8 @@ static inline int fast_load(fast_state *st) {
 
 #define ALLOC_TYPE_DEVICE 1u
 
-// range_ok: the Go path's checkRange and checkSide (impl/route.go) for a
-// range of size bytes at p named with the host device, which does not
-// wrap: it does not start in an allocation and run past its end, and it is
-// not device memory of another platform (an allocation, or a program's
-// global).
-static inline int range_ok(const fast_state *st, uint64_t p, uint64_t size) {
+// (see allocmap.h)
+int ol_fast_host_range_ok(const ol_fast_state *st, uint64_t p, uint64_t size) {
   ol_amap_hit a;
   if (ol_amap_find(st->mem, p, &a)) {
     if (p + size > a.base + a.size)
@@ -436,15 +427,20 @@ static inline int range_ok(const fast_state *st, uint64_t p, uint64_t size) {
 
 int ol_fast_memcpy(const void *queue, void *dst, const void *dstDev,
                    const void *src, const void *srcDev, size_t size) {
-  fast_state st;
-  if (queue != NULL || dst == NULL || src == NULL || size >= OL_FAST_MAX_COPY || !fast_load(&st))
+  ol_fast_state st;
+  if (dst == NULL || src == NULL || !ol_fast_load(&st))
+    return 0;
+  if (queue != NULL)
+    return ol_qmirror_copy(&st, (uint64_t)(uintptr_t)queue, (uint64_t)(uintptr_t)dst, (uint64_t)(uintptr_t)dstDev,
+                           (uint64_t)(uintptr_t)src, (uint64_t)(uintptr_t)srcDev, size);
+  if (size >= OL_FAST_MAX_COPY)
     return 0;
   if ((uint64_t)(uintptr_t)dstDev != st.host || (uint64_t)(uintptr_t)srcDev != st.host)
     return 0;
   if (size == 0)
     return 1;
   uint64_t d = (uint64_t)(uintptr_t)dst, s = (uint64_t)(uintptr_t)src;
-  if (d + size < d || s + size < s || !range_ok(&st, d, size) || !range_ok(&st, s, size))
+  if (d + size < d || s + size < s || !ol_fast_host_range_ok(&st, d, size) || !ol_fast_host_range_ok(&st, s, size))
     return 0;
   memmove(dst, src, size);
   return 1;
@@ -464,10 +460,10 @@ static inline size_t meminfo_size(uint32_t prop) {
 }
 
 int ol_fast_meminfo(const void *ptr, uint32_t prop, size_t propSize, void *value) {
-  fast_state st;
+  ol_fast_state st;
   ol_amap_hit a;
   size_t n = meminfo_size(prop);
-  if (ptr == NULL || value == NULL || n == 0 || propSize < n || !fast_load(&st) ||
+  if (ptr == NULL || value == NULL || n == 0 || propSize < n || !ol_fast_load(&st) ||
       !ol_amap_find(st.mem, (uint64_t)(uintptr_t)ptr, &a))
     return 0;
   uint64_t v = prop == 0 ? a.dev : prop == 1 ? a.base : a.size;
@@ -481,10 +477,10 @@ int ol_fast_meminfo(const void *ptr, uint32_t prop, size_t propSize, void *value
 }
 
 int ol_fast_meminfo_size(const void *ptr, uint32_t prop, size_t *sizeRet) {
-  fast_state st;
+  ol_fast_state st;
   ol_amap_hit a;
   size_t n = meminfo_size(prop);
-  if (ptr == NULL || sizeRet == NULL || n == 0 || !fast_load(&st) ||
+  if (ptr == NULL || sizeRet == NULL || n == 0 || !ol_fast_load(&st) ||
       !ol_amap_find(st.mem, (uint64_t)(uintptr_t)ptr, &a))
     return 0;
   *sizeRet = n;

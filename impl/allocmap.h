@@ -71,10 +71,26 @@ void ol_fast_publish(uint64_t host, ol_amap *mem, ol_amap *globals,
                      int multi) OL_AMAP_HIDDEN;
 void ol_fast_unpublish(void) OL_AMAP_HIDDEN;
 
+// ol_fast_load copies what is published into st: 0 when nothing is (the
+// Go path answers).
+typedef struct {
+  uint64_t host;
+  ol_amap *mem, *globals;
+  int multi;
+} ol_fast_state;
+int ol_fast_load(ol_fast_state *st) OL_AMAP_HIDDEN;
+// ol_fast_host_range_ok: the Go path's checkRange and checkSide
+// (impl/route.go) for a range of size bytes at p named with the host
+// device, which does not wrap: it does not start in an allocation and run
+// past its end, and it is not device memory of another platform (an
+// allocation, or a program's global).
+int ol_fast_host_range_ok(const ol_fast_state *st, uint64_t p, uint64_t size) OL_AMAP_HIDDEN;
+
 // ol_fast_memcpy makes the copy and returns 1 when olMemcpy would succeed
 // with a plain memmove (NULL queue, both devices the host device, checks
-// passed, fewer than OL_FAST_MAX_COPY bytes); else 0, having done nothing,
-// and the Go path answers. ol_fast_meminfo and ol_fast_meminfo_size do the
+// passed, fewer than OL_FAST_MAX_COPY bytes), or submits it on a queue
+// whose plugin takes copies from C (ol_qmirror_copy); else 0, having done
+// nothing, and the Go path answers. ol_fast_meminfo and ol_fast_meminfo_size do the
 // same for olGetMemInfo and olGetMemInfoSize. The shims in cmd/liboffload
 // declare these themselves (shim.h).
 int ol_fast_memcpy(const void *queue, void *dst, const void *dstDev,

@@ -143,6 +143,7 @@ func (c *Context) olCreateQueue(dev *Device) (uintptr, error) {
 		_ = pq.Release()
 		return 0, err
 	}
+	mirrorQueue(q)
 	return q.h, nil
 }
 

@@ -228,6 +228,7 @@ func (c *Context) teardown() error {
 	c.queues.each(func(h uintptr, q *Queue) {
 		// again: host functions of released queues may have added work
 		add("queue", q.q.Sync())
+		unmirrorQueue(q)
 		add("queue", q.q.Release())
 		c.queues.remove(h)
 	})

@@ -238,6 +238,9 @@ func (c *Context) retireQueue(q *Queue) bool {
 	f := &c.frees
 	f.scan.Lock()
 	defer f.scan.Unlock()
+	// (a second destroy of the same queue finds it gone from the mirror
+	// as well: no harm)
+	unmirrorQueue(q)
 	if !c.queues.remove(q.h) {
 		return false
 	}

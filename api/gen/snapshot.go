@@ -147,7 +147,7 @@ func genSnapshot(s *api.Spec) string {
 	return b.String()
 }
 
-// cFast names the C fast path (impl/allocmap.h) each of these entry points
+// cFast names the C fast path (impl/allocmap.h, impl/queuemirror.h) each of these entry points
 // tries first, called with all its parameters in order: it answers only
 // successes (1), else the shim calls Go, which gives every error.
 var cFast = map[string]struct {
@@ -157,6 +157,7 @@ var cFast = map[string]struct {
 	"olMemcpy":         {"ol_fast_memcpy", 6},
 	"olGetMemInfo":     {"ol_fast_meminfo", 4},
 	"olGetMemInfoSize": {"ol_fast_meminfo_size", 3},
+	"olSyncQueue":      {"ol_fast_sync", 1},
 }
 
 // fastPath is the C fast path the shim of f starts with, or "".

@@ -386,11 +386,15 @@ ol_result_t olSyncEventWithCodeLoc(ol_event_handle_t Event, ol_code_location_t *
 
 ol_result_t olSyncQueue(ol_queue_handle_t Queue) {
   OL_FORK_GUARD();
+  if (ol_fast_sync(Queue))
+    return OL_SUCCESS;
   return (ol_result_t)goOlSyncQueue((GoUintptr)Queue, NULL);
 }
 
 ol_result_t olSyncQueueWithCodeLoc(ol_queue_handle_t Queue, ol_code_location_t *CodeLocation) {
   OL_FORK_GUARD();
+  if (ol_fast_sync(Queue))
+    return OL_SUCCESS;
   return (ol_result_t)goOlSyncQueue((GoUintptr)Queue, CodeLocation);
 }
 

@@ -181,6 +181,7 @@ func (p *Program) runCtors(init bool) error {
 		if r := C.lgo_cu_launch(d.drv.run, d.ctx, fn, 1, 1, 1, 1, 1, 1, 0, q.s, nil, 0); r != cudaSuccess {
 			err = d.call(fmt.Sprintf("cuLaunchKernel(%q)", kernel), r)
 		}
+		q.subs.Add(1)
 	}
 	if serr := q.Sync(); err == nil && serr != nil {
 		err = ol.Errorf(ol.ErrcBackendFailure, "cuda: running the program's %s: %v", strings.TrimPrefix(kernel, "nvptx$device$"), serr)

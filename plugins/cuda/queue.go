@@ -27,6 +27,7 @@ import (
 	"unsafe"
 
 	"github.com/liboffload-go/liboffload-go/api/ol"
+	"github.com/liboffload-go/liboffload-go/plugins/internal/fastq"
 	"github.com/liboffload-go/liboffload-go/plugins/internal/gpu"
 	"github.com/liboffload-go/liboffload-go/plugins/plugin"
 )
@@ -81,7 +82,10 @@ func (d *Device) NewQueue() (plugin.Queue, error) {
 			return nil, err
 		}
 	}
-	q := &Queue{d: d, s: s, id: queueIDs.Add(1)}
+	q := &Queue{d: d, s: s, id: queueIDs.Add(1), f: fastq.New(C.sizeof_lgo_cu_fastq)}
+	q.ops, q.subs = q.f.Begun, q.f.Handed
+	C.lgo_cu_fast_init((*C.lgo_cu_fastq)(q.f.Extra), d.drv.run, d.ctx, s)
+	q.f.SetCopy(C.lgo_cu_fast_copy_fn())
 	q.cond.L = &q.mu
 	return q, nil
 }
@@ -142,17 +146,19 @@ type Queue struct {
 	d  *Device
 	s  C.uintptr_t
 	id uintptr // tells the queue's host functions apart (lgo_cu_running_queue)
-	// ops counts submitted operations: host functions and events are
-	// placed by it, to tell a wait that could never end.
-	ops atomic.Uint64
-	// subs counts the operations that reached the stream (or the backlog):
-	// bumped after each submission, so subs == ops means none is in
-	// flight. idleAt is the count at which the stream was last seen idle
-	// (a sync or query that succeeded): while ops is still there, Sync and
-	// Empty need no driver call, which costs a round trip to the kernel
-	// driver on a real GPU (about 1.5 us on an H200; docs/benchmarks.md).
-	subs   atomic.Uint64
-	idleAt atomic.Uint64
+	// f holds the queue's counters in C memory (plugins/plugin/fastq.h),
+	// where the runtime's C entry points read them and submit copies
+	// (lgo_cu_fast_copy) without entering Go. ops (f.Begun) counts
+	// submitted operations: host functions and events are placed by it,
+	// to tell a wait that could never end. subs (f.Handed) counts the
+	// operations that reached the stream (or the backlog): bumped after
+	// each submission, so subs == ops means none is in flight. f's idle
+	// mark is the count at which the stream was last seen idle (a sync or
+	// query that succeeded): while ops is still there, Sync and Empty need
+	// no driver call, which costs a round trip to the kernel driver on a
+	// real GPU (about 1.5 us on an H200; docs/benchmarks.md).
+	f         *fastq.State
+	ops, subs *atomic.Uint64
 
 	mu    sync.Mutex
 	cond  sync.Cond         // broadcast when held drops and when a held-back event is recorded
@@ -164,11 +170,11 @@ type Queue struct {
 	// callback thread only starts a host function; it never waits for one.
 	held    bool
 	backlog []deferred
-	// heldNow and failed mirror held and err != nil (written under mu with
-	// them), so that the calls of a queue that is not held and has not
-	// failed (every call but after host functions, waits for held-back
-	// events and asynchronous failures) take no lock to find that out.
-	heldNow, failed atomic.Bool
+	// f's stop reasons (fastq.Held, fastq.Failed) mirror held and
+	// err != nil (written under mu with them), so that the calls of a
+	// queue that is not held and has not failed (every call but after
+	// host functions, waits for held-back events and asynchronous
+	// failures) take no lock to find that out.
 }
 
 // deferred is held-back work: an operation to put on the stream, or a gate
@@ -193,11 +199,11 @@ func (q *Queue) hold(d deferred) bool {
 	return true
 }
 
-func (q *Queue) isHeld() bool { return q.heldNow.Load() }
+func (q *Queue) isHeld() bool { return q.f.Stopped(fastq.Held) }
 
 // waitUnheld waits until the held-back work is on the stream.
 func (q *Queue) waitUnheld() {
-	if !q.heldNow.Load() {
+	if !q.isHeld() {
 		return
 	}
 	q.mu.Lock()
@@ -227,7 +233,7 @@ func (q *Queue) flush() {
 	}
 	q.backlog = nil
 	q.held = false
-	q.heldNow.Store(false)
+	q.f.Go(fastq.Held)
 	q.cond.Broadcast()
 	q.mu.Unlock()
 }
@@ -238,7 +244,7 @@ func (q *Queue) fail(err error) {
 	q.mu.Lock()
 	if q.err == nil {
 		q.err = err
-		q.failed.Store(true)
+		q.f.Stop(fastq.Failed)
 	}
 	q.mu.Unlock()
 }
@@ -457,7 +463,7 @@ func (q *Queue) gate(run func()) error {
 		return nil
 	}
 	q.held = true
-	q.heldNow.Store(true)
+	q.f.Stop(fastq.Held)
 	q.mu.Unlock()
 	if err := q.trigger(run); err != nil {
 		q.flush()
@@ -675,7 +681,7 @@ func (q *Queue) Wait(e plugin.Event) error {
 		return nil
 	}
 	q.held = true
-	q.heldNow.Store(true)
+	q.f.Stop(fastq.Held)
 	q.mu.Unlock()
 	gate()
 	return nil
@@ -693,13 +699,13 @@ func (q *Queue) Sync() error {
 	}
 	q.waitUnheld()
 	var err error
-	if o, whole := q.submittedCount(); !whole || q.idleAt.Load() != o {
+	if o, whole := q.f.Submitted(); !whole || !q.f.IdleAt(o) {
 		err = q.d.call("cuStreamSynchronize", q.d.handleOp(opStreamSync, q.s))
 		if err == nil && whole {
-			q.sawIdle(o)
+			q.f.SawIdle(o)
 		}
 	}
-	if !q.failed.Load() {
+	if !q.f.Stopped(fastq.Failed) {
 		return err
 	}
 	q.mu.Lock()
@@ -707,7 +713,7 @@ func (q *Queue) Sync() error {
 		err = q.err
 	}
 	q.err = nil
-	q.failed.Store(false)
+	q.f.Go(fastq.Failed)
 	q.mu.Unlock()
 	return err
 }
@@ -717,34 +723,17 @@ func (q *Queue) Empty() bool {
 	if q.isHeld() {
 		return false
 	}
-	o, whole := q.submittedCount()
-	if whole && q.idleAt.Load() == o {
+	o, whole := q.f.Submitted()
+	if whole && q.f.IdleAt(o) {
 		return true
 	}
 	if q.d.handleOp(opStreamQuery, q.s) != cudaSuccess {
 		return false
 	}
 	if whole {
-		q.sawIdle(o)
+		q.f.SawIdle(o)
 	}
 	return true
-}
-
-// submittedCount returns the operations counted so far and whether every
-// one of them has reached the stream (none is being submitted now).
-func (q *Queue) submittedCount() (uint64, bool) {
-	o := q.ops.Load()
-	return o, q.subs.Load() == o
-}
-
-// sawIdle records that the stream was idle after its first o operations.
-func (q *Queue) sawIdle(o uint64) {
-	for {
-		cur := q.idleAt.Load()
-		if cur >= o || q.idleAt.CompareAndSwap(cur, o) {
-			return
-		}
-	}
 }
 
 // Release implements plugin.Queue: the stream goes back to the device,
@@ -889,3 +878,8 @@ func (d *Device) releaseEvent(ev C.uintptr_t) {
 		_ = d.handleOp(opEventDestroy, ev)
 	}
 }
+
+// Fast implements plugin.FastQueue.
+func (q *Queue) Fast() unsafe.Pointer { return q.f.Ptr() }
+
+var _ plugin.FastQueue = (*Queue)(nil)

@@ -78,6 +78,25 @@ int lgo_cu_copy(const lgo_cu_fns *f, uintptr_t ctx, int dir, uintptr_t dst, uint
   return ((int (*)(uintptr_t, uintptr_t, size_t, uintptr_t))fns[dir])(dst, src, n, stream);
 }
 
+void lgo_cu_fast_init(lgo_cu_fastq *x, const lgo_cu_fns *f, uintptr_t ctx, uintptr_t stream) {
+  x->f = f;
+  x->ctx = ctx;
+  x->stream = stream;
+}
+
+// A held queue keeps its later work back in Go (Queue.hold): left to Go.
+static int lgo_cu_fast_copy(ol_fastq *q, int dir, uint64_t dst, uint64_t src, uint64_t n) {
+  const lgo_cu_fastq *x = (const lgo_cu_fastq *)(q + 1);
+  if (__atomic_load_n(&q->stop, __ATOMIC_ACQUIRE) & OL_FASTQ_HELD)
+    return 0;
+  ol_fastq_begin(q);
+  int r = lgo_cu_copy(x->f, x->ctx, dir, (uintptr_t)dst, (uintptr_t)src, (size_t)n, x->stream);
+  ol_fastq_end(q);
+  return r == 0;
+}
+
+void *lgo_cu_fast_copy_fn(void) { return (void *)lgo_cu_fast_copy; }
+
 int lgo_cu_copy_peer(const lgo_cu_fns *f, uintptr_t ctx, uintptr_t dst, uintptr_t dctx, uintptr_t src,
                      uintptr_t sctx, size_t n, uintptr_t stream) {
   BIND(f, ctx);

@@ -11,6 +11,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "../plugin/fastq.h"
+
 // Entry points that run with a context, in one struct per driver.
 typedef struct {
   uintptr_t set_current;
@@ -53,6 +55,17 @@ int lgo_cu_event_record(const lgo_cu_fns *f, uintptr_t ctx, uintptr_t ev, uintpt
 int lgo_cu_stream_wait(const lgo_cu_fns *f, uintptr_t ctx, uintptr_t stream, uintptr_t ev);
 
 // dir: 0 host to device, 1 device to host, 2 device to device
+// What lgo_cu_fast_copy needs of a queue: the plugin's part of its
+// ol_fastq (fastq.State.Extra).
+typedef struct {
+  const lgo_cu_fns *f;
+  uintptr_t ctx, stream;
+} lgo_cu_fastq;
+void lgo_cu_fast_init(lgo_cu_fastq *x, const lgo_cu_fns *f, uintptr_t ctx, uintptr_t stream);
+// lgo_cu_fast_copy_fn is the queues' ol_fastq.copy: a copy the runtime
+// submits from C, as Queue.copy does for one that does not overlap.
+void *lgo_cu_fast_copy_fn(void);
+
 int lgo_cu_copy(const lgo_cu_fns *f, uintptr_t ctx, int dir, uintptr_t dst, uintptr_t src, size_t n, uintptr_t stream);
 int lgo_cu_copy_peer(const lgo_cu_fns *f, uintptr_t ctx, uintptr_t dst, uintptr_t dctx, uintptr_t src,
                      uintptr_t sctx, size_t n, uintptr_t stream);

@@ -384,3 +384,13 @@ type PrefetchQueue interface {
 	// is left where it is, without an error.
 	Prefetch(ptr uintptr, dev Device, size uint64, toDevice bool) error
 }
+
+// FastQueue is implemented by queues that keep their counters in C memory
+// (fastq.h, an ol_fastq; plugins/internal/fastq gives Go the same words),
+// so that the runtime's C entry points answer olSyncQueue of an idle queue,
+// and submit copies when the queue offers them, without entering Go. The
+// ol_fastq stays valid while the queue is not released; the runtime stops
+// reading it before it calls Release.
+type FastQueue interface {
+	Fast() unsafe.Pointer
+}

@@ -1,0 +1,49 @@
+// The queue mirror: for each live queue whose plugin keeps its counters in
+// C memory (plugin.FastQueue, plugins/plugin/fastq.h), its handle, device
+// and ol_fastq, by the handle's slot index, so that the C entry points
+// answer olSyncQueue of an idle queue and submit copies on it without
+// entering Go (RATIONALE.md, "Why do idle-queue syncs and GPU copies not
+// enter Go?").
+//
+// A reader counts itself in the slot's users, then checks that the slot
+// still holds its handle; ol_qmirror_clear takes the handle out first and
+// then waits until no reader is left, so the queue's ol_fastq (and the
+// driver stream behind it) stays valid while any C path uses it, also when
+// a caller destroys a queue while another thread still uses its handle.
+// Slots are in chunks that are never freed.
+#ifndef LIBOFFLOAD_GO_QUEUEMIRROR_H
+#define LIBOFFLOAD_GO_QUEUEMIRROR_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "allocmap.h"
+
+#define OL_QMIRROR_HIDDEN __attribute__((visibility("hidden")))
+
+// the tag byte of queue handles (impl/handles.go: tagBase | kindQueue)
+#define OL_QMIRROR_QUEUE_TAG 0xB3u
+
+// ol_qmirror_set files queue h of device dev with its ol_fastq (created, or
+// not used by any C path yet); 0 when out of memory (the queue then takes
+// the Go path only). ol_qmirror_clear takes h out and returns once no C
+// path uses it; before the plugin releases the queue.
+int ol_qmirror_set(uint64_t h, uint64_t dev, void *fastq) OL_QMIRROR_HIDDEN;
+void ol_qmirror_clear(uint64_t h) OL_QMIRROR_HIDDEN;
+
+// ol_fast_sync returns 1 when olSyncQueue(queue) would return success at
+// once (a live mirrored queue, idle, nothing to report); else 0 and the
+// Go path answers. The shims declare it themselves (cmd/liboffload/shim.h).
+int ol_fast_sync(const void *queue) OL_QMIRROR_HIDDEN;
+
+// ol_qmirror_copy submits olMemcpy on queue through its plugin's C copy
+// when the Go path would submit the same copy to the same plugin call: the
+// two devices are the queue's device, or one of them the host device; the
+// ranges do not wrap or overlap; a side named with the queue's device lies
+// inside one allocation of that device, and a side named with the host
+// device passes ol_fast_host_range_ok. 1 when submitted; else 0, having
+// done nothing.
+int ol_qmirror_copy(const ol_fast_state *st, uint64_t queue, uint64_t dst, uint64_t dstDev, uint64_t src,
+                    uint64_t srcDev, size_t size) OL_QMIRROR_HIDDEN;
+
+#endif

@@ -1,0 +1,55 @@
+// The C view of a queue (plugin.FastQueue): counters a plugin keeps for a
+// queue in C memory, and the operations it can submit from C, so that the
+// runtime's C entry points answer a sync of an idle queue and submit those
+// operations without entering Go (RATIONALE.md, "Why do idle-queue syncs
+// and GPU copies not enter Go?").
+//
+// The plugin keeps, for every operation it submits from Go or from C:
+//   begun  += 1 before the operation is handed to the device (or held back),
+//   handed += 1 once it has been (or has failed to be),
+// so begun == handed means no submission is in flight, and sets
+//   idle = begun (never lowering it) when a sync or query, begun at a time
+//   when begun == handed, found every operation done and no error,
+//   stop: OL_FASTQ_HELD while the queue holds work back (a host function,
+//   a wait for a held-back event), OL_FASTQ_FAILED while it has an error
+//   to report: the C paths leave such a queue to Go.
+// All fields are read and written with atomic operations (Go: sync/atomic
+// on the same words, plugins/internal/fastq).
+#ifndef LIBOFFLOAD_GO_FASTQ_H
+#define LIBOFFLOAD_GO_FASTQ_H
+
+#include <stdint.h>
+
+#define OL_FASTQ_HELD 1u
+#define OL_FASTQ_FAILED 2u
+
+// copy directions of ol_fastq.copy
+#define OL_FASTQ_TO_DEVICE 0   // host memory to the queue's device
+#define OL_FASTQ_FROM_DEVICE 1 // the queue's device to host memory
+#define OL_FASTQ_ON_DEVICE 2   // within the queue's device
+
+typedef struct ol_fastq ol_fastq;
+struct ol_fastq {
+  uint64_t begun, handed, idle;
+  uint32_t stop, pad_;
+  // copy submits a copy of n bytes that do not overlap (dir: OL_FASTQ_*;
+  // the runtime checked both ranges and the devices), counting it as
+  // above: 1 when it is on the queue, 0 when nothing was submitted (the
+  // Go path then makes it, and gives any error). NULL: no copies from C.
+  int (*copy)(ol_fastq *q, int dir, uint64_t dst, uint64_t src, uint64_t n);
+};
+
+// ol_fastq_idle: 1 when every operation of q is done and the queue has no
+// held-back work and no error: a sync would return success at once.
+static inline int ol_fastq_idle(ol_fastq *q) {
+  uint64_t b = __atomic_load_n(&q->begun, __ATOMIC_ACQUIRE);
+  return __atomic_load_n(&q->stop, __ATOMIC_ACQUIRE) == 0 &&
+         __atomic_load_n(&q->handed, __ATOMIC_ACQUIRE) == b &&
+         __atomic_load_n(&q->idle, __ATOMIC_ACQUIRE) == b;
+}
+
+// ol_fastq_begin and ol_fastq_end bracket a submission from C.
+static inline void ol_fastq_begin(ol_fastq *q) { __atomic_fetch_add(&q->begun, 1, __ATOMIC_SEQ_CST); }
+static inline void ol_fastq_end(ol_fastq *q) { __atomic_fetch_add(&q->handed, 1, __ATOMIC_SEQ_CST); }
+
+#endif
