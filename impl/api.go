@@ -29,6 +29,17 @@ type Queue struct {
 	id     uint64
 	device *Device
 	q      plugin.Queue
+	// calls counts the calls using the queue (enter, leave); finished:
+	// its destroy is complete (finishRetire)
+	calls    atomic.Int64
+	finished atomic.Bool
+	// mirrored: the C entry points may answer for the queue (queuemirror.go);
+	// reserve is the state of its reserved events then
+	mirrored bool
+	reserve  struct {
+		sync.Mutex
+		next int // how many the next refill makes
+	}
 }
 
 // Event marks a point of a queue. It keeps the queue's handle and id, not
@@ -143,7 +154,7 @@ func (c *Context) olCreateQueue(dev *Device) (uintptr, error) {
 		_ = pq.Release()
 		return 0, err
 	}
-	mirrorQueue(q)
+	c.mirrorQueue(q)
 	return q.h, nil
 }
 
@@ -151,7 +162,36 @@ func (c *Context) olDestroyQueue(q *Queue) error {
 	if !c.retireQueue(q) {
 		return c.queues.explain(q.h, "Queue")
 	}
-	return q.q.Release()
+	if q.calls.Add(queueRetired) != queueRetired {
+		return nil // the last call still using q finishes the destroy (leave)
+	}
+	return c.finishRetire(q)
+}
+
+// queueRetired is added to Queue.calls by olDestroyQueue: from then on
+// the count is negative, and the call that brings it back to queueRetired
+// is the last one that uses the queue.
+const queueRetired = -1 << 40
+
+// enter counts a call that decoded q's handle and is about to use q; it
+// fails (the caller reports q as destroyed) once olDestroyQueue has run.
+// The call's entry point (zentry.go) calls leave when it returns.
+func (q *Queue) enter(c *Context) bool {
+	if q.calls.Add(1) > 0 {
+		return true
+	}
+	q.leave(c)
+	return false
+}
+
+// leave ends what enter counted; the last call out of a destroyed queue
+// finishes its destroy (an error then is kept for the final olShutDown).
+func (q *Queue) leave(c *Context) {
+	if q.calls.Add(-1) == queueRetired {
+		if err := c.finishRetire(q); err != nil {
+			c.frees.note(wrapErr("olDestroyQueue (finished by the last call using the queue)", err))
+		}
+	}
 }
 
 func (c *Context) olSyncQueue(q *Queue) error {
@@ -235,6 +275,9 @@ func (c *Context) olCreateEvent23(q *Queue, flags ol.EventFlags) (uintptr, error
 			_ = e.e.Release()
 		}
 		return 0, err
+	}
+	if e.e == nil && q.mirrored {
+		c.reserveEvents(q)
 	}
 	return e.h, nil
 }

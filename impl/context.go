@@ -19,6 +19,9 @@ type Context struct {
 	validate  bool
 	leakCheck bool
 	trace     *tracer
+	// fast: the C entry points answer for this context (publishFast), so
+	// its queues are filed in the queue mirror (queuemirror.go)
+	fast bool
 
 	platforms *table[Platform]
 	devices   *table[Device]
@@ -209,6 +212,9 @@ func (c *Context) refuseFinalShutdown() error {
 // each even when some fail (handles stay valid until all work has ended).
 // Errors are joined.
 func (c *Context) teardown() error {
+	// the reserved events of idle queues are the library's, not the
+	// caller's: out before the leak report
+	c.queues.each(func(h uintptr, q *Queue) { c.unmirrorQueue(q) })
 	if c.leakCheck {
 		c.reportLeaks(os.Stderr)
 	}
@@ -222,13 +228,18 @@ func (c *Context) teardown() error {
 	c.queues.each(func(h uintptr, q *Queue) {
 		add("queue", q.q.Sync())
 	})
+	// queues destroyed while a call still used them (a call racing the
+	// final olShutDown): their work is marked and they are released now
+	for _, q := range c.frees.retiringQueues() {
+		add("queue", c.finishRetire(q))
+	}
 	for _, p := range c.platformList {
 		add("platform "+p.name, p.p.Drain())
 	}
 	c.queues.each(func(h uintptr, q *Queue) {
 		// again: host functions of released queues may have added work
 		add("queue", q.q.Sync())
-		unmirrorQueue(q)
+		c.unmirrorQueue(q)
 		add("queue", q.q.Release())
 		c.queues.remove(h)
 	})

@@ -95,6 +95,8 @@ type deferredFrees struct {
 	fifo    []*pendingFree // the worker's, in free order
 	busy    map[*Device]int
 	retired []*mark // markers of queues destroyed with work left
+	// retiring: queues destroyed while calls still used them (retireQueue)
+	retiring map[*Queue]struct{}
 	// latest is each live queue's newest marker and the queue's position
 	// (plugin.WaitGraphQueue) when it was recorded: frees made while the
 	// queue got no new work share it (no reference of its own)
@@ -192,7 +194,7 @@ func (c *Context) markQueuedWork() (marks []*mark, err error) {
 	f := &c.frees
 	f.scan.RLock()
 	defer f.scan.RUnlock()
-	c.queues.each(func(_ uintptr, q *Queue) {
+	mark := func(_ uintptr, q *Queue) {
 		if err != nil || q.q.Empty() {
 			return
 		}
@@ -203,7 +205,13 @@ func (c *Context) markQueuedWork() (marks []*mark, err error) {
 		case m != nil:
 			marks = append(marks, m)
 		}
-	})
+	}
+	c.queues.each(mark)
+	// destroyed, but a call that decoded the handle before may still
+	// queue work there (rare: a destroy racing calls on the same queue)
+	for _, q := range f.retiringQueues() {
+		mark(0, q)
+	}
 	f.lock()
 	defer f.mu.Unlock()
 	return append(marks, f.takeRetiredLocked()...), err
@@ -231,24 +239,55 @@ func (f *deferredFrees) takeRetiredLocked() []*mark {
 	return out
 }
 
-// retireQueue removes q from the queue table; if its work has not ended,
-// it keeps a marker of that work for the frees made until it passes. It
-// reports false if q was already removed.
+// retireQueue removes q from the queue table (and the C paths' mirror) and
+// counts it as retiring: the calls that decoded its handle before may
+// still submit work (Queue.enter); the frees' scans treat it as a live
+// queue until the last of them has left and finishRetire has marked its
+// work. It reports false if q was already removed.
 func (c *Context) retireQueue(q *Queue) bool {
 	f := &c.frees
 	f.scan.Lock()
 	defer f.scan.Unlock()
 	// (a second destroy of the same queue finds it gone from the mirror
 	// as well: no harm)
-	unmirrorQueue(q)
+	c.unmirrorQueue(q)
 	if !c.queues.remove(q.h) {
 		return false
 	}
 	f.lock()
 	delete(f.latest, q)
+	if f.retiring == nil {
+		f.retiring = map[*Queue]struct{}{}
+	}
+	f.retiring[q] = struct{}{}
 	f.mu.Unlock()
+	return true
+}
+
+// finishRetire ends the destroy of q once no call uses it: if its work has
+// not ended, it keeps a marker of that work for the frees made until it
+// passes; then the plugin's queue is released. Only the first call does
+// anything.
+func (c *Context) finishRetire(q *Queue) error {
+	if !q.finished.CompareAndSwap(false, true) {
+		return nil
+	}
+	f := &c.frees
+	f.scan.Lock()
+	c.markRetired(q)
+	f.lock()
+	delete(f.retiring, q)
+	f.mu.Unlock()
+	f.scan.Unlock()
+	return q.q.Release()
+}
+
+// markRetired keeps a marker of q's pending work on the retired list
+// (f.scan held for writing).
+func (c *Context) markRetired(q *Queue) {
+	f := &c.frees
 	if q.q.Empty() {
-		return true
+		return
 	}
 	e, err := q.q.Record()
 	f.lock()
@@ -257,7 +296,7 @@ func (c *Context) retireQueue(q *Queue) bool {
 		if err != nil {
 			f.noteLocked(wrapErr("olDestroyQueue: no marker for the queue's pending work", err))
 		}
-		return true
+		return
 	}
 	if len(f.retired) >= retirePrune {
 		for _, m := range f.takeRetiredLocked() {
@@ -265,7 +304,30 @@ func (c *Context) retireQueue(q *Queue) bool {
 		}
 	}
 	f.retired = append(f.retired, newMark(e))
-	return true
+}
+
+// retiringQueues returns the queues destroyed while calls still used them.
+func (f *deferredFrees) retiringQueues() []*Queue {
+	f.lock()
+	defer f.mu.Unlock()
+	if len(f.retiring) == 0 {
+		return nil
+	}
+	out := make([]*Queue, 0, len(f.retiring))
+	for q := range f.retiring {
+		out = append(out, q)
+	}
+	return out
+}
+
+// note keeps err (if any) for the final olShutDown.
+func (f *deferredFrees) note(err error) {
+	if err == nil {
+		return
+	}
+	f.lock()
+	defer f.mu.Unlock()
+	f.noteLocked(err)
 }
 
 // noteLocked keeps err (if any) for the final olShutDown. f.mu is held.

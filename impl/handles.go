@@ -102,6 +102,30 @@ func (t *table[T]) slot(i uint32) *slot[T] {
 func (t *table[T]) insert(v *T) (uintptr, error) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
+	return t.insertLocked(&entry[T]{v: v}, nil)
+}
+
+// insertAll stores &vs[i] with handle hs[i], under one lock and with one
+// allocation, and returns how many it stored (all, unless the table is
+// full). set gives each object its handle before the table holds it.
+func (t *table[T]) insertAll(vs []T, hs []uintptr, set func(v *T, h uintptr)) int {
+	es := make([]entry[T], len(vs))
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	for i := range vs {
+		es[i].v = &vs[i]
+		h, err := t.insertLocked(&es[i], func(h uintptr) { set(&vs[i], h) })
+		if err != nil {
+			return i
+		}
+		hs[i] = h
+	}
+	return len(vs)
+}
+
+// insertLocked files e (its value set) under a new handle (t.mu held);
+// set, if not nil, learns the handle first.
+func (t *table[T]) insertLocked(e *entry[T], set func(h uintptr)) (uintptr, error) {
 	var i uint32
 	if len(t.free) > reuseDelay {
 		i = t.free[0]
@@ -130,7 +154,11 @@ func (t *table[T]) insert(v *T) (uintptr, error) {
 		t.top = s.gen
 	}
 	h := uintptr(tagBase|t.kind)<<tagShift | uintptr(s.gen)<<genShift | uintptr(i)
-	s.cur.Store(&entry[T]{h: h, v: v})
+	e.h = h
+	if set != nil {
+		set(h)
+	}
+	s.cur.Store(e)
 	t.live++
 	return h, nil
 }

@@ -356,6 +356,7 @@ func (c *Context) publishFast() {
 		multi = 1
 	}
 	C.ol_fast_publish(C.uint64_t(h.h), c.mem.idx.p, c.globals.idx.p, C.int(multi))
+	c.fast = true
 }
 
 // unpublishFast sends every later call to the Go path; the final

@@ -5,11 +5,14 @@
 #include <sched.h>
 #include <stdatomic.h>
 #include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
 
 #include "../plugins/plugin/fastq.h"
 
 #define INDEX_MASK 0xffffffu // a handle's slot index (impl/handles.go)
 #define CHUNK_BITS 10u
+#define ALLOC_TYPE_DEVICE 1u // OL_ALLOC_TYPE_DEVICE
 #define CHUNK_SLOTS (1u << CHUNK_BITS)
 #define NCHUNKS ((INDEX_MASK + 1u) >> CHUNK_BITS)
 
@@ -20,6 +23,11 @@ typedef struct {
   _Atomic uint64_t dev;
   _Atomic(ol_fastq *) q;
   _Atomic uint64_t users;
+  // reserved events: handles ev[head..tail) (mod OL_QMIRROR_EVENTS) are
+  // complete events of this queue that no caller has yet; C takes one at
+  // head (a CAS), Go appends at tail (one writer at a time)
+  _Atomic uint64_t ev_head, ev_tail;
+  _Atomic uint64_t ev[OL_QMIRROR_EVENTS];
 } qslot;
 
 static _Atomic(qslot *) chunks[NCHUNKS];
@@ -33,14 +41,11 @@ static qslot *slot_of(uint64_t h, int make) {
     pthread_mutex_lock(&grow);
     c = atomic_load_explicit(cp, memory_order_relaxed);
     if (c == NULL) {
-      c = aligned_alloc(64, sizeof(qslot) * CHUNK_SLOTS);
-      if (c != NULL) {
-        for (uint32_t k = 0; k < CHUNK_SLOTS; k++) {
-          atomic_init(&c[k].h, 0);
-          atomic_init(&c[k].dev, 0);
-          atomic_init(&c[k].q, NULL);
-          atomic_init(&c[k].users, 0);
-        }
+      // zeroed pages (a zero slot is an empty one), touched only as
+      // queues use their slots
+      void *m = mmap(NULL, sizeof(qslot) * CHUNK_SLOTS, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+      if (m != MAP_FAILED) {
+        c = m;
         atomic_store_explicit(cp, c, memory_order_release);
       }
     }
@@ -55,6 +60,8 @@ int ol_qmirror_set(uint64_t h, uint64_t dev, void *fastq) {
     return 0;
   atomic_store(&s->dev, dev);
   atomic_store(&s->q, (ol_fastq *)fastq);
+  atomic_store(&s->ev_head, 0);
+  atomic_store(&s->ev_tail, 0);
   atomic_store(&s->h, h);
   return 1;
 }
@@ -105,10 +112,23 @@ static inline int on_device(const ol_fast_state *st, uint64_t p, uint64_t size, 
   return ol_amap_find(st->mem, p, &a) && a.dev == dev && p + size <= a.base + a.size;
 }
 
-// side_ok: the checks of the Go path for one side of the copy, named with
-// device named (the queue's device qdev or the host device).
+// on_gpu_host: size bytes at p lie inside one host-visible allocation
+// of a GPU (pinned or managed): memory the device reaches without the
+// driver staging it, so the copy returns at once. A copy from or to other
+// host memory may wait in the driver for the queue's earlier work, while
+// it holds the queue's slot (which olDestroyQueue from a host function of
+// that queue waits for): those take the Go path.
+static inline int on_gpu_host(const ol_fast_state *st, uint64_t p, uint64_t size) {
+  ol_amap_hit a;
+  return ol_amap_find(st->mem, p, &a) && (a.flags & OL_AMAP_FOREIGN) && a.kind != ALLOC_TYPE_DEVICE &&
+         p + size <= a.base + a.size;
+}
+
+// side_ok: one side of the copy, named with the queue's device qdev or
+// with the host device, passes the Go path's checks (as the stricter
+// tests above imply).
 static inline int side_ok(const ol_fast_state *st, uint64_t p, uint64_t size, uint64_t named, uint64_t qdev) {
-  return named == qdev ? on_device(st, p, size, qdev) : ol_fast_host_range_ok(st, p, size);
+  return named == qdev ? on_device(st, p, size, qdev) : on_gpu_host(st, p, size);
 }
 
 int ol_qmirror_copy(const ol_fast_state *st, uint64_t queue, uint64_t dst, uint64_t dstDev, uint64_t src,
@@ -132,4 +152,71 @@ int ol_qmirror_copy(const ol_fast_state *st, uint64_t queue, uint64_t dst, uint6
     done = q->copy(q, dir, dst, src, size);
   leave(s);
   return done;
+}
+
+// take_event moves the reserved event at the ring's head to *out: 1, or 0
+// when none is left.
+static inline int take_event(qslot *s, uint64_t *out) {
+  uint64_t head = atomic_load_explicit(&s->ev_head, memory_order_acquire);
+  for (;;) {
+    if (head == atomic_load_explicit(&s->ev_tail, memory_order_acquire))
+      return 0;
+    uint64_t h = atomic_load_explicit(&s->ev[head % OL_QMIRROR_EVENTS], memory_order_relaxed);
+    if (atomic_compare_exchange_weak(&s->ev_head, &head, head + 1)) {
+      *out = h;
+      return 1;
+    }
+  }
+}
+
+int ol_fast_event23(const void *queue, uint32_t flags, void *event) {
+  ol_fast_state st;
+  if (flags != 0 || event == NULL || !ol_fast_load(&st))
+    return 0;
+  qslot *s = enter((uint64_t)(uintptr_t)queue);
+  if (s == NULL)
+    return 0;
+  uint64_t h;
+  int done = ol_fastq_idle(atomic_load_explicit(&s->q, memory_order_relaxed)) && take_event(s, &h);
+  leave(s);
+  if (done)
+    memcpy(event, &h, sizeof h);
+  return done;
+}
+
+int ol_fast_event(const void *queue, void *event) { return ol_fast_event23(queue, 0, event); }
+
+int ol_qmirror_reserve_room(uint64_t h) {
+  qslot *s = slot_of(h, 0);
+  if (s == NULL || atomic_load(&s->h) != h)
+    return 0;
+  uint64_t used = atomic_load(&s->ev_tail) - atomic_load(&s->ev_head);
+  return used >= OL_QMIRROR_EVENTS ? 0 : (int)(OL_QMIRROR_EVENTS - used);
+}
+
+int ol_qmirror_reserve(uint64_t h, const uint64_t *events, int n) {
+  qslot *s = slot_of(h, 0);
+  if (s == NULL || atomic_load(&s->h) != h)
+    return 0;
+  uint64_t tail = atomic_load(&s->ev_tail), head = atomic_load(&s->ev_head);
+  int k = 0;
+  for (; k < n && tail - head < OL_QMIRROR_EVENTS; k++, tail++)
+    atomic_store_explicit(&s->ev[tail % OL_QMIRROR_EVENTS], events[k], memory_order_relaxed);
+  atomic_store_explicit(&s->ev_tail, tail, memory_order_release);
+  return k;
+}
+
+int ol_qmirror_unreserve(uint64_t h, uint64_t *out, int cap) {
+  qslot *s = slot_of(h, 0);
+  if (s == NULL)
+    return 0;
+  int n = 0;
+  uint64_t e;
+  // only while the slot is h's (or was, and is not yet given to another
+  // queue: ol_qmirror_clear keeps the ring)
+  if (atomic_load(&s->h) != h && atomic_load(&s->h) != 0)
+    return 0;
+  while (n < cap && take_event(s, &e))
+    out[n++] = e;
+  return n;
 }

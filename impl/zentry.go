@@ -130,6 +130,10 @@ func (c *Context) callOlCreateEvent(queue uintptr, event unsafe.Pointer) error {
 	if err != nil {
 		return err
 	}
+	if !queueObj.enter(c) {
+		return c.queues.explain(queue, "Queue")
+	}
+	defer queueObj.leave(c)
 	if event == nil {
 		return nullPointer("Event")
 	}
@@ -191,6 +195,10 @@ func (c *Context) callOlCreateEvent23(queue uintptr, flags uint32, event unsafe.
 	if err != nil {
 		return err
 	}
+	if !queueObj.enter(c) {
+		return c.queues.explain(queue, "Queue")
+	}
+	defer queueObj.leave(c)
 	if event == nil {
 		return nullPointer("Event")
 	}
@@ -1150,6 +1158,10 @@ func (c *Context) callOlGetQueueInfo(queue uintptr, propName uint32, propSize ui
 	if err != nil {
 		return err
 	}
+	if !queueObj.enter(c) {
+		return c.queues.explain(queue, "Queue")
+	}
+	defer queueObj.leave(c)
 	v, err := c.queueInfo(queueObj, ol.QueueInfo(propName))
 	if err != nil {
 		return err
@@ -1207,6 +1219,10 @@ func (c *Context) callOlGetQueueInfoSize(queue uintptr, propName uint32, propSiz
 	if err != nil {
 		return err
 	}
+	if !queueObj.enter(c) {
+		return c.queues.explain(queue, "Queue")
+	}
+	defer queueObj.leave(c)
 	v, err := c.queueInfo(queueObj, ol.QueueInfo(propName))
 	if err != nil {
 		return err
@@ -1594,6 +1610,10 @@ func (c *Context) callOlLaunchHostFunction(queue uintptr, callback unsafe.Pointe
 	if err != nil {
 		return err
 	}
+	if !queueObj.enter(c) {
+		return c.queues.explain(queue, "Queue")
+	}
+	defer queueObj.leave(c)
 	if callback == nil {
 		return nullPointer("Callback")
 	}
@@ -1663,6 +1683,12 @@ func (c *Context) callOlLaunchKernel(queue uintptr, device uintptr, kernel uintp
 	queueObj, err := c.queues.optional(queue, "Queue")
 	if err != nil {
 		return err
+	}
+	if queueObj != nil {
+		if !queueObj.enter(c) {
+			return c.queues.explain(queue, "Queue")
+		}
+		defer queueObj.leave(c)
 	}
 	deviceObj, err := c.devices.get(device, "Device")
 	if err != nil {
@@ -1757,6 +1783,12 @@ func (c *Context) callOlLaunchKernel23(queue uintptr, device uintptr, kernel uin
 	queueObj, err := c.queues.optional(queue, "Queue")
 	if err != nil {
 		return err
+	}
+	if queueObj != nil {
+		if !queueObj.enter(c) {
+			return c.queues.explain(queue, "Queue")
+		}
+		defer queueObj.leave(c)
 	}
 	deviceObj, err := c.devices.get(device, "Device")
 	if err != nil {
@@ -1994,6 +2026,12 @@ func (c *Context) callOlMemFill(queue uintptr, ptr unsafe.Pointer, patternSize u
 	if err != nil {
 		return err
 	}
+	if queueObj != nil {
+		if !queueObj.enter(c) {
+			return c.queues.explain(queue, "Queue")
+		}
+		defer queueObj.leave(c)
+	}
 	return c.olMemFill(queueObj, uintptr(ptr), patternSize, patternPtr, fillSize)
 }
 
@@ -2100,6 +2138,10 @@ func (c *Context) callOlMemPrefetch(queue uintptr, count uint64, mems unsafe.Poi
 	if err != nil {
 		return err
 	}
+	if !queueObj.enter(c) {
+		return c.queues.explain(queue, "Queue")
+	}
+	defer queueObj.leave(c)
 	if count > 0 && mems == nil {
 		return ol.Errorf(ol.ErrcInvalidNullPointer, "Count is %d but Mems is NULL", count)
 	}
@@ -2367,6 +2409,12 @@ func (c *Context) callOlMemcpy(queue uintptr, dstPtr unsafe.Pointer, dstDevice u
 	if err != nil {
 		return err
 	}
+	if queueObj != nil {
+		if !queueObj.enter(c) {
+			return c.queues.explain(queue, "Queue")
+		}
+		defer queueObj.leave(c)
+	}
 	dstDeviceObj, err := c.devices.get(dstDevice, "DstDevice")
 	if err != nil {
 		return err
@@ -2422,6 +2470,10 @@ func (c *Context) callOlQueryQueue(queue uintptr, isQueueWorkCompleted unsafe.Po
 	if err != nil {
 		return err
 	}
+	if !queueObj.enter(c) {
+		return c.queues.explain(queue, "Queue")
+	}
+	defer queueObj.leave(c)
 	v, err := c.olQueryQueue(queueObj)
 	if err != nil {
 		return err
@@ -2527,6 +2579,10 @@ func (c *Context) callOlSyncQueue(queue uintptr) error {
 	if err != nil {
 		return err
 	}
+	if !queueObj.enter(c) {
+		return c.queues.explain(queue, "Queue")
+	}
+	defer queueObj.leave(c)
 	return c.olSyncQueue(queueObj)
 }
 
@@ -2580,6 +2636,10 @@ func (c *Context) callOlWaitEvents(queue uintptr, events unsafe.Pointer, numEven
 	if err != nil {
 		return err
 	}
+	if !queueObj.enter(c) {
+		return c.queues.explain(queue, "Queue")
+	}
+	defer queueObj.leave(c)
 	if events == nil {
 		return nullPointer("Events")
 	}

@@ -124,6 +124,16 @@ func genEntry(s *api.Spec) string {
 					lookup = "optional"
 				}
 				w("\t%sObj, err := c.%ss.%s(%s, %q)\n\tif err != nil {\n\t\treturn err\n\t}\n", gp, k, lookup, gp, p.Name)
+				if k == "queue" && f.Name != "olDestroyQueue" {
+					// counted while the call uses the queue: a destroy
+					// racing it is finished by the last call out
+					// (impl/api.go, Queue.enter)
+					use := fmt.Sprintf("\tif !%sObj.enter(c) {\n\t\treturn c.queues.explain(%s, %q)\n\t}\n\tdefer %sObj.leave(c)\n", gp, gp, p.Name, gp)
+					if p.Optional {
+						use = fmt.Sprintf("\tif %sObj != nil {\n%s\t}\n", gp, strings.ReplaceAll(use, "\t", "\t\t"))
+					}
+					w("%s", use)
+				}
 				implArgs = append(implArgs, gp+"Obj")
 				continue
 			}

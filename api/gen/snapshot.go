@@ -147,7 +147,7 @@ func genSnapshot(s *api.Spec) string {
 	return b.String()
 }
 
-// cFast names the C fast path (impl/allocmap.h, impl/queuemirror.h) each of these entry points
+// cFast names, by function name and variant, the C fast path (impl/allocmap.h, impl/queuemirror.h) each of these entry points
 // tries first, called with all its parameters in order: it answers only
 // successes (1), else the shim calls Go, which gives every error.
 var cFast = map[string]struct {
@@ -158,11 +158,13 @@ var cFast = map[string]struct {
 	"olGetMemInfo":     {"ol_fast_meminfo", 4},
 	"olGetMemInfoSize": {"ol_fast_meminfo_size", 3},
 	"olSyncQueue":      {"ol_fast_sync", 1},
+	"olCreateEvent":    {"ol_fast_event", 2},
+	"olCreateEvent23":  {"ol_fast_event23", 3},
 }
 
 // fastPath is the C fast path the shim of f starts with, or "".
 func fastPath(f *api.Function) string {
-	fp, ok := cFast[f.Name]
+	fp, ok := cFast[f.Name+f.Variant]
 	if !ok {
 		return ""
 	}

@@ -28,9 +28,11 @@ int ol_fast_meminfo(const void *ptr, uint32_t prop, size_t propSize,
                     void *value) __attribute__((visibility("hidden")));
 int ol_fast_meminfo_size(const void *ptr, uint32_t prop, size_t *sizeRet)
     __attribute__((visibility("hidden")));
-// The fast path over the queue mirror (impl/queuemirror.h): olSyncQueue of
-// an idle queue.
+// The fast paths over the queue mirror (impl/queuemirror.h): olSyncQueue
+// and olCreateEvent of an idle queue.
 int ol_fast_sync(const void *queue) __attribute__((visibility("hidden")));
+int ol_fast_event(const void *queue, void *event) __attribute__((visibility("hidden")));
+int ol_fast_event23(const void *queue, uint32_t flags, void *event) __attribute__((visibility("hidden")));
 
 // Set in the child of a fork(): the Go runtime's threads did not survive it,
 // so entering Go could hang. Calls return ol_fork_result instead.

@@ -18,11 +18,15 @@ ol_result_t olCalculateOptimalOccupancyWithCodeLoc(ol_device_handle_t Device, ol
 
 ol_result_t olCreateEvent(ol_queue_handle_t Queue, ol_event_flags_t Flags, ol_event_handle_t *Event) {
   OL_FORK_GUARD();
+  if (ol_fast_event23(Queue, Flags, Event))
+    return OL_SUCCESS;
   return (ol_result_t)goOlCreateEvent23((GoUintptr)Queue, Flags, (void *)Event, NULL);
 }
 
 ol_result_t olCreateEventWithCodeLoc(ol_queue_handle_t Queue, ol_event_flags_t Flags, ol_event_handle_t *Event, ol_code_location_t *CodeLocation) {
   OL_FORK_GUARD();
+  if (ol_fast_event23(Queue, Flags, Event))
+    return OL_SUCCESS;
   return (ol_result_t)goOlCreateEvent23((GoUintptr)Queue, Flags, (void *)Event, CodeLocation);
 }
 

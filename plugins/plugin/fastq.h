@@ -1,8 +1,8 @@
 // The C view of a queue (plugin.FastQueue): counters a plugin keeps for a
 // queue in C memory, and the operations it can submit from C, so that the
 // runtime's C entry points answer a sync of an idle queue and submit those
-// operations without entering Go (RATIONALE.md, "Why do idle-queue syncs
-// and GPU copies not enter Go?").
+// operations without entering Go (RATIONALE.md, "Why do idle-queue syncs,
+// events and GPU copies not enter Go?").
 //
 // The plugin keeps, for every operation it submits from Go or from C:
 //   begun  += 1 before the operation is handed to the device (or held back),
