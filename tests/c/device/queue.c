@@ -251,11 +251,14 @@ static void test_sync_after_idle(void) {
   enum { BIG = 64 << 20 };
   uint32_t *src = malloc(BIG), *dst = malloc(BIG);
   uint32_t *fillbuf = olc_alloc(OL_ALLOC_TYPE_MANAGED, BIG);
+  char *dbuf = olc_alloc(OL_ALLOC_TYPE_DEVICE, BIG);
   OLC_TRUE(src && dst);
-  if (!src || !dst || !fillbuf) {
+  if (!src || !dst || !fillbuf || !dbuf) {
     free(src), free(dst);
     if (fillbuf)
       OLC_OK(olMemFree(fillbuf));
+    if (dbuf)
+      OLC_OK(olMemFree(dbuf));
     return;
   }
   for (int round = 0; round < 3; round++) {
@@ -287,13 +290,25 @@ static void test_sync_after_idle(void) {
     }
     OLC_OK(olSyncQueue(q));
 
-    /* a large copy: its last word is there when the sync returns */
-    uint32_t v = 0x5a5a0000u + (uint32_t)round;
+    /* large copies: their last word is there when the sync returns (host
+     * to host, which a GPU queue hands to the host, and host to device) */
+    uint32_t v = 0x5a5a0000u + (uint32_t)round, got = 0;
     for (size_t i = 0; i < BIG / 4; i += 1024)
       src[i] = v;
     src[BIG / 4 - 1] = v;
     dst[BIG / 4 - 1] = 0;
     OLC_OK(olMemcpy(q, dst, olc_host, src, olc_host, BIG));
+    OLC_OK(olSyncQueue(q));
+    OLC_EQ(dst[BIG / 4 - 1], v);
+    OLC_OK(olSyncQueue(q));
+    OLC_OK(olMemcpy(q, dbuf, olc_dev, src, olc_host, BIG));
+    OLC_OK(olSyncQueue(q));
+    OLC_OK(olMemcpy(NULL, &got, olc_host, dbuf + BIG - 4, olc_dev, sizeof got));
+    OLC_EQ(got, v);
+    OLC_OK(olSyncQueue(q));
+    /* and back */
+    dst[BIG / 4 - 1] = 0;
+    OLC_OK(olMemcpy(q, dst, olc_host, dbuf, olc_dev, BIG));
     OLC_OK(olSyncQueue(q));
     OLC_EQ(dst[BIG / 4 - 1], v);
     OLC_OK(olSyncQueue(q));
@@ -308,6 +323,7 @@ static void test_sync_after_idle(void) {
   free(src);
   free(dst);
   OLC_OK(olMemFree(fillbuf));
+  OLC_OK(olMemFree(dbuf));
   OLC_OK(olDestroyQueue(a));
   OLC_OK(olDestroyQueue(q));
 }
