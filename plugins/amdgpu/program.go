@@ -419,6 +419,8 @@ func (q *Queue) launch(k *Kernel, args []byte, s plugin.LaunchSize, track, coop 
 		prog.mu.Unlock()
 	}
 	seg := uint64(k.kernargSize)
+	q.ops.Add(1)
+	defer q.handed.Add(1)
 	karg, class, err := d.p.kernargs.get(max(seg, 16))
 	if err != nil {
 		return err
@@ -439,7 +441,6 @@ func (q *Queue) launch(k *Kernel, args []byte, s plugin.LaunchSize, track, coop 
 		C.uint32_t(s.NumGroups.X*s.GroupSize.X), C.uint32_t(s.NumGroups.Y*s.GroupSize.Y), C.uint32_t(s.NumGroups.Z*s.GroupSize.Z),
 		C.uint32_t(k.privateSize), C.uint32_t(uint64(k.groupSize)+s.DynSharedMemory),
 		C.uint64_t(k.object), C.uintptr_t(karg), C.uint64_t(tag), C.uint64_t(sig.h))
-	q.ops.Add(1)
 	h.commit(entry{sig: sig, karg: karg, kclass: class}, true)
 	return nil
 }

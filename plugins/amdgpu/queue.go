@@ -14,6 +14,7 @@ import (
 	"unsafe"
 
 	"github.com/liboffload-go/liboffload-go/api/ol"
+	"github.com/liboffload-go/liboffload-go/plugins/internal/fastq"
 	"github.com/liboffload-go/liboffload-go/plugins/internal/gpu"
 	"github.com/liboffload-go/liboffload-go/plugins/plugin"
 )
@@ -107,9 +108,13 @@ type hwQueue struct {
 	ring      entryRing
 	// err is the first failure of asynchronous work since the last Sync,
 	// under errMu (a host operation records its failure without waiting
-	// for a submitter that holds mu while the ring is full)
+	// for a submitter that holds mu while the ring is full); owner is the
+	// counters of the Queue that has the HSA queue now (also under errMu),
+	// whose fastq.Failed mirrors err != nil: a failure recorded once the
+	// queue was seen idle (Empty) must send its next sync to Go.
 	errMu sync.Mutex
 	err   error
+	owner *fastq.State
 	fault atomic.Pointer[ol.Error]
 }
 
@@ -141,6 +146,9 @@ func (h *hwQueue) fail(err error) {
 	if h.err == nil {
 		h.err = err
 	}
+	if h.owner != nil {
+		h.owner.Stop(fastq.Failed)
+	}
 	h.errMu.Unlock()
 }
 
@@ -150,7 +158,22 @@ func (h *hwQueue) takeErr() error {
 	defer h.errMu.Unlock()
 	err := h.err
 	h.err = nil
+	if h.owner != nil {
+		h.owner.Go(fastq.Failed)
+	}
 	return err
+}
+
+// own makes f the counters of the HSA queue's new user; a failure still
+// recorded (of the work of a user that released the queue) is the new
+// user's to report, as before.
+func (h *hwQueue) own(f *fastq.State) {
+	h.errMu.Lock()
+	h.owner = f
+	if h.err != nil {
+		f.Stop(fastq.Failed)
+	}
+	h.errMu.Unlock()
 }
 
 // reclaim gives back what completed operations held (h.mu held).
@@ -432,7 +455,10 @@ func (d *Device) NewQueue() (plugin.Queue, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Queue{d: d, hw: h, id: queueID.Add(1)}, nil
+	q := &Queue{d: d, hw: h, id: queueID.Add(1), f: fastq.New(0)}
+	q.ops, q.handed = q.f.Begun, q.f.Handed
+	h.own(q.f)
+	return q, nil
 }
 
 // Queue is an in-order queue of a device (see "How it works" above).
@@ -440,9 +466,21 @@ type Queue struct {
 	d  *Device
 	hw *hwQueue
 	id uintptr // tells the queue's host functions apart (lgo_hsa_running_queue)
-	// ops counts submitted operations: host functions and events are
-	// placed by it, to tell a wait that could never end.
-	ops atomic.Uint64
+	// f holds the queue's counters in C memory (plugins/plugin/fastq.h),
+	// where the runtime's C entry point of olSyncQueue reads them: a sync
+	// of a queue seen idle with nothing submitted since does not enter
+	// Go. ops (f.Begun) counts operations, bumped before each is
+	// submitted (also one that then fails, or that needs no packet): host
+	// functions and events are placed by it, to tell a wait that could
+	// never end. handed (f.Handed) is bumped once the operation is on the
+	// HSA queue's chain (or failed to get there), so handed == ops means
+	// none is being submitted. Sync and Empty set f's idle mark when they
+	// find the queue's work done without an error; f's fastq.Failed
+	// mirrors hw.err != nil (hwQueue.fail, takeErr). There is no held-back
+	// work in Go (a host operation holds the work after it back with its
+	// signal), so fastq.Held is never set.
+	f           *fastq.State
+	ops, handed *atomic.Uint64
 
 	mu    sync.Mutex
 	waits gpu.Waits[*Queue] // the latest waits for events of other queues
@@ -455,6 +493,8 @@ func (q *Queue) copy(what string, dst uintptr, dstAgent uint64, src uintptr, src
 	if gpu.Overlap(dst, src, size) {
 		return q.memmove(what, dst, dstAgent, src, srcAgent, size, tl, stage)
 	}
+	q.ops.Add(1)
+	defer q.handed.Add(1)
 	h := q.hw
 	p := q.d.p
 	s, err := h.begin()
@@ -472,7 +512,6 @@ func (q *Queue) copy(what string, dst uintptr, dstAgent uint64, src uintptr, src
 		}
 		return p.drv.failure(fmt.Sprintf("hsa_amd_memory_async_copy (%s) of %d bytes to %#x from %#x", what, size, dst, src), uint32(st))
 	}
-	q.ops.Add(1)
 	h.commit(entry{sig: s, tlock: tl, stage: stage}, false)
 	return nil
 }
@@ -721,6 +760,10 @@ func fillHost(p uintptr, pattern []byte, size uint64) {
 }
 
 func (q *Queue) fillWords(ptr uintptr, v uint32, count uint64) error {
+	// (counted here for the synchronous fill; the other ways count their
+	// own operations too)
+	q.ops.Add(1)
+	defer q.handed.Add(1)
 	h := q.hw
 	p := q.d.p
 	if f := h.fault.Load(); f != nil {
@@ -738,7 +781,6 @@ func (q *Queue) fillWords(ptr uintptr, v uint32, count uint64) error {
 			w := v
 			return q.fillStaged(ptr, unsafe.Pointer(&w), 4, 4*count)
 		}
-		q.ops.Add(1)
 		if st != hsaStatusSuccess {
 			return p.drv.failure(fmt.Sprintf("hsa_amd_memory_fill of %d words at %#x", count, ptr), uint32(st))
 		}
@@ -805,6 +847,8 @@ func (q *Queue) HostCall(fn func() error) error {
 
 // submitHost puts a host operation in the queue's order.
 func (q *Queue) submitHost(op *hostOp) error {
+	mark := q.ops.Add(1)
+	defer q.handed.Add(1)
 	h := q.hw
 	p := q.d.p
 	s, err := h.begin()
@@ -815,7 +859,7 @@ func (q *Queue) submitHost(op *hostOp) error {
 	// written under the table's lock: the runtime's handler thread finds
 	// the operation there (a handover through C is invisible to Go)
 	hostOps.mu.Lock()
-	op.q, op.hw, op.gate, op.mark = q, h, s, q.ops.Add(1)
+	op.q, op.hw, op.gate, op.mark = q, h, s, mark
 	hostOps.mu.Unlock()
 	after := h.last
 	if after != nil {
@@ -861,6 +905,7 @@ func (q *Queue) Wait(pe plugin.Event) error {
 		return plugin.Unsupported(backendName, "waiting for an event of another platform")
 	}
 	at := q.ops.Add(1)
+	defer q.handed.Add(1)
 	q.mu.Lock()
 	q.waits.Add(at, e.q, e.mark)
 	q.mu.Unlock()
@@ -884,6 +929,14 @@ func (q *Queue) Sync() error {
 	if err := gpu.CheckWait(gpu.SyncQueue, q, q.ops.Load(), runningHostFunction); err != nil {
 		return err
 	}
+	// read before the queue's last signal: when every operation counted
+	// in o was on the chain then, the wait covers them all
+	o, whole := q.f.Submitted()
+	if whole && q.f.IdleAt(o) && !q.f.Stopped(fastq.Failed) {
+		// seen idle after these very operations, and no failure since:
+		// nothing to wait for (what they held was reclaimed then)
+		return nil
+	}
 	h := q.hw
 	h.mu.Lock()
 	s := h.last
@@ -902,11 +955,28 @@ func (q *Queue) Sync() error {
 	if recorded := h.takeErr(); err == nil {
 		err = recorded
 	}
+	if err == nil && whole {
+		q.f.SawIdle(o)
+	}
 	return err
 }
 
-// Empty implements plugin.Queue.
-func (q *Queue) Empty() bool { return q.hw.idle() }
+// Empty implements plugin.Queue. Finding the work done, it sets the idle
+// mark too unless a failure waits to be reported (the reclaim records
+// every failure of the work it finds done, setting fastq.Failed).
+func (q *Queue) Empty() bool {
+	o, whole := q.f.Submitted()
+	if whole && q.f.IdleAt(o) {
+		return true
+	}
+	if !q.hw.idle() {
+		return false
+	}
+	if whole && !q.f.Stopped(fastq.Failed) {
+		q.f.SawIdle(o)
+	}
+	return true
+}
 
 // Release implements plugin.Queue: the HSA queue goes back to the device,
 // idle or outstanding; it is never waited for here.
@@ -926,7 +996,12 @@ func runningHostFunction() (uintptr, uint64) {
 	return running, uint64(C.lgo_hsa_running_mark())
 }
 
+// Fast implements plugin.FastQueue (no copies from C: ol_fastq.copy is
+// NULL).
+func (q *Queue) Fast() unsafe.Pointer { return q.f.Ptr() }
+
 var (
+	_ plugin.FastQueue      = (*Queue)(nil)
 	_ plugin.WaitGraphQueue = (*Queue)(nil)
 	_ plugin.PointEvent     = (*Event)(nil)
 )

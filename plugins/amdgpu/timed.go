@@ -36,6 +36,8 @@ func (q *Queue) RecordTimed() (plugin.TimedEvent, error) {
 		}
 		h.profiling.Store(true)
 	}
+	mark := q.ops.Add(1)
+	defer q.handed.Add(1)
 	s, err := h.begin()
 	if err != nil {
 		return nil, err
@@ -43,7 +45,7 @@ func (q *Queue) RecordTimed() (plugin.TimedEvent, error) {
 	C.lgo_hsa_barrier(p.run, C.uintptr_t(h.q), h.dep(), 0, C.uint64_t(s.h))
 	s.refs.Add(1) // the event's
 	h.commit(entry{sig: s}, true)
-	return &Event{q: q, hw: h, sig: s, mark: q.ops.Add(1), timed: true}, nil
+	return &Event{q: q, hw: h, sig: s, mark: mark, timed: true}, nil
 }
 
 // ElapsedSince implements plugin.TimedEvent. The runtime gives the times
@@ -116,6 +118,8 @@ func (q *Queue) Prefetch(ptr uintptr, dev plugin.Device, size uint64, toDevice b
 		agent = p.cpu
 	}
 	h := q.hw
+	q.ops.Add(1)
+	defer q.handed.Add(1)
 	s, err := h.begin()
 	if err != nil {
 		return err
@@ -124,7 +128,6 @@ func (q *Queue) Prefetch(ptr uintptr, dev plugin.Device, size uint64, toDevice b
 		h.abort(s)
 		return p.drv.failure(fmt.Sprintf("hsa_amd_svm_prefetch_async of %d bytes at %#x", size, ptr), uint32(st))
 	}
-	q.ops.Add(1)
 	h.commit(entry{sig: s}, false)
 	return nil
 }

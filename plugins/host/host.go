@@ -22,6 +22,7 @@ import (
 
 	"github.com/liboffload-go/liboffload-go/api/ol"
 	"github.com/liboffload-go/liboffload-go/plugins/host/sysinfo"
+	"github.com/liboffload-go/liboffload-go/plugins/internal/fastq"
 	"github.com/liboffload-go/liboffload-go/plugins/internal/gpu"
 	"github.com/liboffload-go/liboffload-go/plugins/internal/pinned"
 	"github.com/liboffload-go/liboffload-go/plugins/plugin"
@@ -252,6 +253,7 @@ func (d *Device) newQueue(direct bool) (plugin.Queue, error) {
 			d.mu.Unlock()
 			q.mu.Lock()
 			q.released, q.pooled, q.err, q.direct = false, false, nil, direct
+			q.f.Go(fastq.Failed)
 			q.mu.Unlock()
 			return q, nil
 		}

@@ -14,6 +14,7 @@ import (
 	"unsafe"
 
 	"github.com/liboffload-go/liboffload-go/api/ol"
+	"github.com/liboffload-go/liboffload-go/plugins/internal/fastq"
 	"github.com/liboffload-go/liboffload-go/plugins/plugin"
 )
 
@@ -69,18 +70,27 @@ type queue struct {
 	// direct: work runs when someone waits, on the waiting thread (a call
 	// made without a queue); only host functions still get a runner.
 	direct bool
-	err    error // first failure since the last Sync
+	err    error // first failure since the last Sync (f's fastq.Failed mirrors err != nil)
 	// waitingOn: the op being executed is a wait for that queue to reach
 	// waitingMark (read when telling a wait that could never end)
 	waitingOn   *queue
 	waitingMark uint64
 
-	submitted atomic.Uint64 // written under mu
-	completed atomic.Uint64 // written under mu
+	// f holds the queue's counters in C memory (plugins/plugin/fastq.h),
+	// where the runtime's C entry point of olSyncQueue reads them: a sync
+	// of a queue seen idle with nothing queued since does not enter Go.
+	// submitted (f.Begun) and f.Handed are both bumped under mu in push,
+	// around putting the op on ops; Sync and Empty set f's idle mark when
+	// they find the ops counted done and no failure. Work held back by a
+	// host function is ops not yet completed, so fastq.Held is not used.
+	f         *fastq.State
+	submitted *atomic.Uint64 // written under mu
+	completed atomic.Uint64  // written under mu
 }
 
 func newQueue(d *Device) *queue {
-	q := &queue{dev: d}
+	q := &queue{dev: d, f: fastq.New(0)}
+	q.submitted = q.f.Begun
 	q.cond.L = &q.mu
 	q.job.left.L = &d.pool.mu
 	return q
@@ -100,9 +110,9 @@ func (q *queue) push(o op, args []byte) {
 		q.args = append(q.args[:off], args...)
 		o.args = q.args[off:len(q.args):len(q.args)]
 	}
-	o.mark = q.submitted.Load() + 1
+	o.mark = q.submitted.Add(1)
 	q.ops = append(q.ops, o)
-	q.submitted.Add(1)
+	q.f.Handed.Add(1)
 	start := !q.executing && !q.scheduled && (!q.direct || o.kind == opHostFunc)
 	q.scheduled = q.scheduled || start
 	q.mu.Unlock()
@@ -126,6 +136,7 @@ func (q *queue) runGuarded(r *runner) {
 		if v := recover(); v != nil && q.mu.TryLock() {
 			if q.err == nil {
 				q.err = internalError("queue runner", v)
+				q.f.Stop(fastq.Failed)
 			}
 			q.cond.Broadcast()
 			q.mu.Unlock()
@@ -192,6 +203,7 @@ func (q *queue) execute(mark uint64, r *runner) {
 		q.waitingOn = nil
 		if err != nil && q.err == nil {
 			q.err = err
+			q.f.Stop(fastq.Failed)
 		}
 		q.completed.Add(1)
 		q.cond.Broadcast()
@@ -406,18 +418,41 @@ func (q *queue) Wait(e plugin.Event) error {
 // Sync implements plugin.Queue. From a host function of this queue (or one
 // it waits for) it fails at once instead of waiting forever.
 func (q *queue) Sync() error {
-	if err := q.dev.hf.wait(q.dev.hf.current(), q, q.submitted.Load(), "olSyncQueue"); err != nil {
+	o, whole := q.f.Submitted()
+	if err := q.dev.hf.wait(q.dev.hf.current(), q, o, "olSyncQueue"); err != nil {
 		return err
 	}
+	// the first o ops have completed, each having recorded its failure
+	// first: err holds any of theirs not yet reported
 	q.mu.Lock()
 	err := q.err
 	q.err = nil
+	q.f.Go(fastq.Failed)
 	q.mu.Unlock()
+	if err == nil && whole {
+		q.f.SawIdle(o)
+	}
 	return err
 }
 
-// Empty implements plugin.Queue.
-func (q *queue) Empty() bool { return q.completed.Load() == q.submitted.Load() }
+// Empty implements plugin.Queue. Finding the work done without a failure
+// to report, it sets the idle mark too.
+func (q *queue) Empty() bool {
+	o, whole := q.f.Submitted()
+	if q.completed.Load() < o {
+		return false
+	}
+	if whole && !q.f.Stopped(fastq.Failed) {
+		q.f.SawIdle(o)
+	}
+	return true
+}
+
+// Fast implements plugin.FastQueue (no copies from C: ol_fastq.copy is
+// NULL).
+func (q *queue) Fast() unsafe.Pointer { return q.f.Ptr() }
+
+var _ plugin.FastQueue = (*queue)(nil)
 
 // Release implements plugin.Queue: the queue goes back to the device when
 // its work has ended.

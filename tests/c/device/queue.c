@@ -222,6 +222,112 @@ static void test_threads_own_queues(void) {
     OLC_OK(olMemFree(bufs));
 }
 
+/* A sync of a queue seen idle returns at once (the runtime may answer it
+ * without the plugin); once new work is queued, the next sync must wait for
+ * it again: a host function that sleeps, a wait for another queue's held
+ * work, a large copy and a large fill, each alone after idle syncs. */
+static atomic_int slept_done;
+static void sleep_then_mark(void *user) {
+  olc_sleep_ms(25);
+  atomic_store((atomic_int *)user, 1);
+}
+
+typedef struct {
+  olc_gate *g;
+  atomic_int opened;
+} idle_opener;
+
+static void *open_later(void *user) {
+  idle_opener *o = user;
+  olc_gate_wait_entered(o->g);
+  olc_sleep_ms(25);
+  atomic_store(&o->opened, 1);
+  olc_gate_open(o->g);
+  return NULL;
+}
+
+static void test_sync_after_idle(void) {
+  ol_queue_handle_t q = olc_queue(), a = olc_queue();
+  enum { BIG = 64 << 20 };
+  uint32_t *src = malloc(BIG), *dst = malloc(BIG);
+  uint32_t *fillbuf = olc_alloc(OL_ALLOC_TYPE_MANAGED, BIG);
+  char *dbuf = olc_alloc(OL_ALLOC_TYPE_DEVICE, BIG);
+  OLC_TRUE(src && dst);
+  if (!src || !dst || !fillbuf || !dbuf) {
+    free(src), free(dst);
+    if (fillbuf)
+      OLC_OK(olMemFree(fillbuf));
+    if (dbuf)
+      OLC_OK(olMemFree(dbuf));
+    return;
+  }
+  for (int round = 0; round < 3; round++) {
+    OLC_OK(olSyncQueue(q));
+    OLC_OK(olSyncQueue(q)); /* idle, and seen idle */
+
+    /* a host function */
+    atomic_store(&slept_done, 0);
+    OLC_OK(olLaunchHostFunction(q, sleep_then_mark, &slept_done));
+    OLC_OK(olSyncQueue(q));
+    OLC_EQ(atomic_load(&slept_done), 1);
+    OLC_OK(olSyncQueue(q));
+
+    /* a wait for an event of another queue whose host function holds it */
+    olc_gate g;
+    idle_opener op = {&g, 0};
+    if (olc_gate_close(&g, a)) {
+      ol_event_handle_t e = NULL;
+      OLC_OK(olCreateEvent(a, &e));
+      OLC_OK(olWaitEvents(q, &e, 1));
+      pthread_t t;
+      pthread_create(&t, NULL, open_later, &op);
+      OLC_OK(olSyncQueue(q));
+      OLC_EQ(atomic_load(&op.opened), 1);
+      pthread_join(t, NULL);
+      OLC_OK(olSyncQueue(a));
+      if (e)
+        OLC_OK(olDestroyEvent(e));
+    }
+    OLC_OK(olSyncQueue(q));
+
+    /* large copies: their last word is there when the sync returns (host
+     * to host, which a GPU queue hands to the host, and host to device) */
+    uint32_t v = 0x5a5a0000u + (uint32_t)round, got = 0;
+    for (size_t i = 0; i < BIG / 4; i += 1024)
+      src[i] = v;
+    src[BIG / 4 - 1] = v;
+    dst[BIG / 4 - 1] = 0;
+    OLC_OK(olMemcpy(q, dst, olc_host, src, olc_host, BIG));
+    OLC_OK(olSyncQueue(q));
+    OLC_EQ(dst[BIG / 4 - 1], v);
+    OLC_OK(olSyncQueue(q));
+    OLC_OK(olMemcpy(q, dbuf, olc_dev, src, olc_host, BIG));
+    OLC_OK(olSyncQueue(q));
+    OLC_OK(olMemcpy(NULL, &got, olc_host, dbuf + BIG - 4, olc_dev, sizeof got));
+    OLC_EQ(got, v);
+    OLC_OK(olSyncQueue(q));
+    /* and back */
+    dst[BIG / 4 - 1] = 0;
+    OLC_OK(olMemcpy(q, dst, olc_host, dbuf, olc_dev, BIG));
+    OLC_OK(olSyncQueue(q));
+    OLC_EQ(dst[BIG / 4 - 1], v);
+    OLC_OK(olSyncQueue(q));
+
+    /* a large fill */
+    uint32_t w = 0xc0de0000u + (uint32_t)round;
+    fillbuf[BIG / 4 - 1] = 0;
+    OLC_OK(olMemFill(q, fillbuf, sizeof w, &w, BIG));
+    OLC_OK(olSyncQueue(q));
+    OLC_EQ(fillbuf[BIG / 4 - 1], w);
+  }
+  free(src);
+  free(dst);
+  OLC_OK(olMemFree(fillbuf));
+  OLC_OK(olMemFree(dbuf));
+  OLC_OK(olDestroyQueue(a));
+  OLC_OK(olDestroyQueue(q));
+}
+
 int main(int argc, char **argv) {
   olc_start(argc, argv);
   while (olc_next_device()) {
@@ -233,6 +339,7 @@ int main(int argc, char **argv) {
     OLC_RUN(test_empty_exact);
     OLC_RUN(test_destroy_pending);
     OLC_RUN(test_threads_own_queues);
+    OLC_RUN(test_sync_after_idle);
   }
   return olc_finish("queue");
 }
