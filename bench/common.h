@@ -16,6 +16,16 @@ static inline double now_ns(void) {
   return ts.tv_sec * 1e9 + ts.tv_nsec;
 }
 
+// CPU time of the calling thread: what a call costs the caller, without
+// the time it waits (the driver doubles' queues run on threads of their
+// own, whose scheduling on a small machine moves wall times by more than
+// a library adds)
+static inline double thread_cpu_ns(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+  return ts.tv_sec * 1e9 + ts.tv_nsec;
+}
+
 static int cmp_double(const void *a, const void *b) {
   double x = *(const double *)a, y = *(const double *)b;
   return (x > y) - (x < y);
@@ -62,23 +72,36 @@ static inline void bench_report(double *one, int iters, double batch_ns, double 
   printf("d2h_gbs %.2f\n", bytes / d2h_ns);
 }
 
-// BENCH_MEDIAN(key, ops, body): runs body (ops operations; time it should
-// leave out it adds to skip_) once to warm up and then BENCH_RUNS times,
-// prints "key <median ns per operation>" and yields that median.
+// BENCH_MEDIAN(key, ops, body): runs body (ops operations; what it should
+// leave out it wraps in BENCH_SKIP) once to warm up and then BENCH_RUNS
+// times, prints "key <median ns per operation>" and "key_cpu <median CPU
+// ns of the calling thread per operation>", and yields the first median.
 #define BENCH_MEDIAN(key, ops, body)                                           \
   __extension__({                                                              \
-    double v_[BENCH_RUNS], skip_ = 0;                                          \
+    double v_[BENCH_RUNS], c_[BENCH_RUNS], skip_ = 0, skipc_ = 0;              \
     body;                                                                      \
     for (int r_ = 0; r_ < BENCH_RUNS; r_++) {                                  \
-      skip_ = 0;                                                               \
-      double t_ = now_ns();                                                    \
+      skip_ = skipc_ = 0;                                                      \
+      double t_ = now_ns(), u_ = thread_cpu_ns();                              \
       body;                                                                    \
+      c_[r_] = (thread_cpu_ns() - u_ - skipc_) / (ops);                        \
       v_[r_] = (now_ns() - t_ - skip_) / (ops);                                \
     }                                                                          \
     double m_ = quantile(v_, BENCH_RUNS, 0.5);                                 \
     printf("%s %.1f\n", key, m_);                                              \
+    printf("%s_cpu %.1f\n", key, quantile(c_, BENCH_RUNS, 0.5));               \
     m_;                                                                        \
   })
+
+// BENCH_SKIP(stmt) runs stmt inside a BENCH_MEDIAN body, leaving its time
+// out of both medians.
+#define BENCH_SKIP(stmt)                                                       \
+  do {                                                                         \
+    double s_ = now_ns(), sc_ = thread_cpu_ns();                               \
+    stmt;                                                                      \
+    skipc_ += thread_cpu_ns() - sc_;                                           \
+    skip_ += now_ns() - s_;                                                    \
+  } while (0)
 
 #ifdef BENCH_OFFLOAD
 #include <offload.h>
@@ -182,9 +205,10 @@ static inline void bench_offload_ops(ol_platform_backend_t backend, const char *
     CK(olSyncQueue(q));
     one[i] = now_ns() - t;
   }
-  double t = now_ns();
+  double t = now_ns(), tc = thread_cpu_ns();
   for (int i = 0; i < iters; i++)
     CK(olLaunchKernel(q, dev, k, NULL, 0, &ls));
+  printf("launch_batch_cpu_ns %.0f\n", (thread_cpu_ns() - tc) / iters);
   CK(olSyncQueue(q));
   double batch = now_ns() - t;
   void *host, *dmem;
@@ -203,16 +227,12 @@ static inline void bench_offload_ops(ol_platform_backend_t backend, const char *
   free(one);
   BENCH_MEDIAN("copy4k_ns", BENCH_GPU_BATCH, {
     for (int i = 0; i < BENCH_GPU_BATCH; i++) CK(olMemcpy(q, dmem, dev, host, dev, 4096));
-    double s_ = now_ns();
-    CK(olSyncQueue(q));
-    skip_ += now_ns() - s_;
+    BENCH_SKIP(CK(olSyncQueue(q)));
   });
   static ol_event_handle_t evs[BENCH_GPU_BATCH];
   BENCH_MEDIAN("event_ns", BENCH_GPU_BATCH, {
     for (int i = 0; i < BENCH_GPU_BATCH; i++) CK(olCreateEvent(q, &evs[i]));
-    double s_ = now_ns();
-    for (int i = 0; i < BENCH_GPU_BATCH; i++) CK(olDestroyEvent(evs[i]));
-    skip_ += now_ns() - s_;
+    BENCH_SKIP(for (int i = 0; i < BENCH_GPU_BATCH; i++) CK(olDestroyEvent(evs[i])));
   });
   BENCH_MEDIAN("sync_ns", 10 * BENCH_GPU_BATCH, for (int i = 0; i < 10 * BENCH_GPU_BATCH; i++) CK(olSyncQueue(q)));
   BENCH_MEDIAN("probe_ns", 10 * BENCH_GPU_BATCH,

@@ -83,9 +83,10 @@ static void raw(const char *image, int iters, size_t bytes) {
     CU(sync(stream));
     one[i] = now_ns() - t;
   }
-  double t = now_ns();
+  double t = now_ns(), tc = thread_cpu_ns();
   for (int i = 0; i < iters; i++)
     CU(launch(fn, 1u, 1u, 1u, 1u, 1u, 1u, 0u, stream, NULL, NULL));
+  printf("launch_batch_cpu_ns %.0f\n", (thread_cpu_ns() - tc) / iters);
   CU(sync(stream));
   double batch = now_ns() - t;
   CU(sym("cuMemAllocHost_v2")(&host, bytes));
@@ -103,9 +104,7 @@ static void raw(const char *image, int iters, size_t bytes) {
   fn_t h2d_async = sym("cuMemcpyHtoDAsync_v2");
   BENCH_MEDIAN("copy4k_ns", BATCH, {
     for (int i = 0; i < BATCH; i++) CU(h2d_async(dev, host, (size_t)4096, stream));
-    double s_ = now_ns();
-    CU(sync(stream));
-    skip_ += now_ns() - s_;
+    BENCH_SKIP(CU(sync(stream)));
   });
   fn_t ev_create = sym("cuEventCreate"), ev_record = sym("cuEventRecord"), ev_destroy = sym("cuEventDestroy_v2");
   static void *evs[BATCH];
@@ -114,9 +113,7 @@ static void raw(const char *image, int iters, size_t bytes) {
       CU(ev_create(&evs[i], 2u /* CU_EVENT_DISABLE_TIMING */));
       CU(ev_record(evs[i], stream));
     }
-    double s_ = now_ns();
-    for (int i = 0; i < BATCH; i++) CU(ev_destroy(evs[i]));
-    skip_ += now_ns() - s_;
+    BENCH_SKIP(for (int i = 0; i < BATCH; i++) CU(ev_destroy(evs[i])));
   });
   BENCH_MEDIAN("sync_ns", 10 * BATCH, for (int i = 0; i < 10 * BATCH; i++) CU(sync(stream)));
   for (int i = 0; i < BATCH; i++) CU(ev_create(&evs[i], 2u));

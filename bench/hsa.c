@@ -210,9 +210,10 @@ static void raw(const char *image, int iters, size_t bytes) {
     wait_zero(done);
     if (i >= iters / 10) one[i - iters / 10] = now_ns() - t;
   }
-  double t = now_ns();
+  double t = now_ns(), tc = thread_cpu_ns();
   signal_store_relaxed(done, 1);
   for (int i = 0; i < iters; i++) dispatch(i == iters - 1 ? done : (h_t){0});
+  printf("launch_batch_cpu_ns %.0f\n", (thread_cpu_ns() - tc) / iters);
   wait_zero(done);
   double batch = now_ns() - t;
 
@@ -242,9 +243,7 @@ static void raw(const char *image, int iters, size_t bytes) {
       signal_store_relaxed(sig[i], 1);
       HSA(async_copy(dev, gpu, host, cpu, 4096, i ? 1 : 0, i ? &sig[i - 1] : NULL, sig[i]));
     }
-    double s_ = now_ns();
-    wait_zero(sig[BATCH - 1]);
-    skip_ += now_ns() - s_;
+    BENCH_SKIP(wait_zero(sig[BATCH - 1]));
   });
   // an event is the queue's last completion signal, kept: no runtime call
   BENCH_MEDIAN("event_ns", BATCH, for (int i = 0; i < BATCH; i++) kept_signals[i] = done.handle);
