@@ -115,6 +115,9 @@ type Symbol struct {
 	kernel  plugin.Kernel
 	addr    uintptr
 	size    uint64
+	// mirrored: olLaunchKernel of the kernel may be answered in C
+	// (queuemirror.go)
+	mirrored bool
 }
 
 func (c *Context) olIterateDevices(cb, user unsafe.Pointer) error { // unsafe: a C function and its data, only ever called from C
@@ -365,6 +368,7 @@ func (c *Context) olDestroyProgram(p *Program) error {
 	}
 	p.mu.Lock()
 	for _, s := range p.symbols {
+		c.unmirrorKernel(s) // no C launch of it from here on
 		c.symbols.remove(s.h)
 		if s.kind == ol.SymbolKindGlobalVariable && s.size > 0 {
 			c.globals.removeBase(uint64(s.addr))
@@ -407,6 +411,9 @@ func (c *Context) olGetSymbol(p *Program, name string, kind ol.SymbolKind) (uint
 	if kind == ol.SymbolKindGlobalVariable && s.size > 0 {
 		// known as the program's device memory (see ownerOf)
 		c.globals.insert(&alloc{base: uint64(s.addr), size: s.size, kind: ol.AllocTypeDevice, device: p.device})
+	}
+	if kind == ol.SymbolKindKernel {
+		c.mirrorKernel(s)
 	}
 	p.symbols[key] = s
 	return s.h, nil

@@ -30,12 +30,18 @@ typedef struct {
   _Atomic uint64_t ev[OL_QMIRROR_EVENTS];
 } qslot;
 
-static _Atomic(qslot *) chunks[NCHUNKS];
+// a table of slots by handle index: the queues', and the kernels' (q is
+// then the plugin's kernel, and the event ring is unused)
+typedef struct {
+  _Atomic(qslot *) chunks[NCHUNKS];
+} mtable;
+
+static mtable queues, kernels;
 static pthread_mutex_t grow = PTHREAD_MUTEX_INITIALIZER;
 
-static qslot *slot_of(uint64_t h, int make) {
+static qslot *slot_in(mtable *t, uint64_t h, int make) {
   uint32_t i = (uint32_t)(h & INDEX_MASK);
-  _Atomic(qslot *) *cp = &chunks[i >> CHUNK_BITS];
+  _Atomic(qslot *) *cp = &t->chunks[i >> CHUNK_BITS];
   qslot *c = atomic_load_explicit(cp, memory_order_acquire);
   if (c == NULL && make) {
     pthread_mutex_lock(&grow);
@@ -54,20 +60,22 @@ static qslot *slot_of(uint64_t h, int make) {
   return c == NULL ? NULL : &c[i & (CHUNK_SLOTS - 1)];
 }
 
-int ol_qmirror_set(uint64_t h, uint64_t dev, void *fastq) {
-  qslot *s = slot_of(h, 1);
+static inline qslot *slot_of(uint64_t h, int make) { return slot_in(&queues, h, make); }
+
+static int set_in(mtable *t, uint64_t h, uint64_t dev, void *obj) {
+  qslot *s = slot_in(t, h, 1);
   if (s == NULL)
     return 0;
   atomic_store(&s->dev, dev);
-  atomic_store(&s->q, (ol_fastq *)fastq);
+  atomic_store(&s->q, (ol_fastq *)obj);
   atomic_store(&s->ev_head, 0);
   atomic_store(&s->ev_tail, 0);
   atomic_store(&s->h, h);
   return 1;
 }
 
-void ol_qmirror_clear(uint64_t h) {
-  qslot *s = slot_of(h, 0);
+static void clear_in(mtable *t, uint64_t h) {
+  qslot *s = slot_in(t, h, 0);
   if (s == NULL || atomic_load(&s->h) != h)
     return;
   atomic_store(&s->h, 0);
@@ -76,12 +84,17 @@ void ol_qmirror_clear(uint64_t h) {
   atomic_store(&s->q, NULL);
 }
 
-// enter returns the slot of queue h with the caller counted as a user, or
-// NULL (not a live mirrored queue); leave ends the use.
-static inline qslot *enter(uint64_t h) {
-  if ((h >> 56) != OL_QMIRROR_QUEUE_TAG)
+int ol_qmirror_set(uint64_t h, uint64_t dev, void *fastq) { return set_in(&queues, h, dev, fastq); }
+void ol_qmirror_clear(uint64_t h) { clear_in(&queues, h); }
+int ol_kmirror_set(uint64_t h, uint64_t dev, void *kernel) { return set_in(&kernels, h, dev, kernel); }
+void ol_kmirror_clear(uint64_t h) { clear_in(&kernels, h); }
+
+// enter_in returns the slot of h (its handle's tag byte tag) with the
+// caller counted as a user, or NULL (not live in t); leave ends the use.
+static inline qslot *enter_in(mtable *t, unsigned tag, uint64_t h) {
+  if ((h >> 56) != tag)
     return NULL;
-  qslot *s = slot_of(h, 0);
+  qslot *s = slot_in(t, h, 0);
   if (s == NULL || atomic_load_explicit(&s->h, memory_order_relaxed) != h)
     return NULL;
   atomic_fetch_add(&s->users, 1);
@@ -91,6 +104,8 @@ static inline qslot *enter(uint64_t h) {
   }
   return s;
 }
+
+static inline qslot *enter(uint64_t h) { return enter_in(&queues, OL_QMIRROR_QUEUE_TAG, h); }
 
 static inline void leave(qslot *s) { atomic_fetch_sub_explicit(&s->users, 1, memory_order_release); }
 
@@ -219,4 +234,29 @@ int ol_qmirror_unreserve(uint64_t h, uint64_t *out, int cap) {
   while (n < cap && take_event(s, &e))
     out[n++] = e;
   return n;
+}
+
+int ol_fast_launch(const void *queue, const void *device, const void *kernel, const void *args, size_t size,
+                   const void *launchSize) {
+  ol_fast_state st;
+  if (queue == NULL || launchSize == NULL || (size > 0 && args == NULL) || size > OL_QMIRROR_MAX_ARGS ||
+      (uintptr_t)args + size < (uintptr_t)args || !ol_fast_load(&st))
+    return 0;
+  qslot *s = enter((uint64_t)(uintptr_t)queue);
+  if (s == NULL)
+    return 0;
+  int done = 0;
+  uint64_t qdev = atomic_load_explicit(&s->dev, memory_order_relaxed);
+  qslot *k = qdev == (uint64_t)(uintptr_t)device
+                 ? enter_in(&kernels, OL_QMIRROR_SYMBOL_TAG, (uint64_t)(uintptr_t)kernel)
+                 : NULL;
+  if (k != NULL) {
+    ol_fastq *q = atomic_load_explicit(&s->q, memory_order_relaxed);
+    if (atomic_load_explicit(&k->dev, memory_order_relaxed) == qdev && q->launch != NULL)
+      done = q->launch(q, atomic_load_explicit(&k->q, memory_order_relaxed), args, size,
+                       (const ol_fastq_launch_size *)launchSize);
+    leave(k);
+  }
+  leave(s);
+  return done;
 }

@@ -7,6 +7,7 @@ package impl
 #cgo nocallback ol_qmirror_unreserve
 #cgo nocallback ol_qmirror_reserve_room
 #cgo nocallback ol_qmirror_set
+#cgo nocallback ol_kmirror_set
 #include "queuemirror.h"
 */
 import "C"
@@ -70,5 +71,21 @@ func (c *Context) reserveEvents(q *Queue) {
 	}
 	for _, h := range hs[took:made] { // the ring filled meanwhile
 		c.events.remove(h)
+	}
+}
+
+// mirrorKernel files a kernel symbol in the kernel mirror when its plugin
+// gives a C view of it, so that olLaunchKernel may be answered in C.
+func (c *Context) mirrorKernel(s *Symbol) {
+	if fk, ok := s.kernel.(plugin.FastKernel); ok && c.fast {
+		s.mirrored = C.ol_kmirror_set(C.uint64_t(s.h), C.uint64_t(s.program.device.h), fk.Fast()) != 0
+	}
+}
+
+// unmirrorKernel takes s out of the kernel mirror and returns once no C
+// launch uses it: before its program may be unloaded.
+func (c *Context) unmirrorKernel(s *Symbol) {
+	if s.mirrored {
+		C.ol_kmirror_clear(C.uint64_t(s.h))
 	}
 }

@@ -21,8 +21,10 @@
 
 #define OL_QMIRROR_HIDDEN __attribute__((visibility("hidden")))
 
-// the tag byte of queue handles (impl/handles.go: tagBase | kindQueue)
+// the tag bytes of queue and symbol handles (impl/handles.go: tagBase |
+// kindQueue, kindSymbol)
 #define OL_QMIRROR_QUEUE_TAG 0xB3u
+#define OL_QMIRROR_SYMBOL_TAG 0xB6u
 
 // ol_qmirror_set files queue h of device dev with its ol_fastq (created, or
 // not used by any C path yet); 0 when out of memory (the queue then takes
@@ -65,5 +67,19 @@ int ol_qmirror_reserve(uint64_t h, const uint64_t *events, int n) OL_QMIRROR_HID
 // ol_qmirror_unreserve takes up to cap reserved events of h out of its
 // ring (none is given to a caller after that) into out; returns how many.
 int ol_qmirror_unreserve(uint64_t h, uint64_t *out, int cap) OL_QMIRROR_HIDDEN;
+
+// Kernels. A kernel symbol whose plugin gives a C view of it
+// (plugin.FastKernel) is filed by its handle in a second table, cleared
+// (waiting for its C users) before its program is unloaded.
+// ol_fast_launch submits olLaunchKernel (22.1's form) through the queue's
+// ol_fastq.launch when the queue and the kernel are mirrored, of the named
+// device, and the plugin's checks pass: 1 when submitted; else 0, having
+// done nothing.
+int ol_kmirror_set(uint64_t h, uint64_t dev, void *kernel) OL_QMIRROR_HIDDEN;
+void ol_kmirror_clear(uint64_t h) OL_QMIRROR_HIDDEN;
+int ol_fast_launch(const void *queue, const void *device, const void *kernel, const void *args, size_t size,
+                   const void *launchSize) OL_QMIRROR_HIDDEN;
+// argument buffers up to this size only (the Go path checks larger ones)
+#define OL_QMIRROR_MAX_ARGS (1u << 20)
 
 #endif

@@ -160,6 +160,7 @@ var cFast = map[string]struct {
 	"olSyncQueue":      {"ol_fast_sync", 1},
 	"olCreateEvent":    {"ol_fast_event", 2},
 	"olCreateEvent23":  {"ol_fast_event23", 3},
+	"olLaunchKernel":   {"ol_fast_launch", 6},
 }
 
 // fastPath is the C fast path the shim of f starts with, or "".

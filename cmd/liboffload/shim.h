@@ -29,10 +29,12 @@ int ol_fast_meminfo(const void *ptr, uint32_t prop, size_t propSize,
 int ol_fast_meminfo_size(const void *ptr, uint32_t prop, size_t *sizeRet)
     __attribute__((visibility("hidden")));
 // The fast paths over the queue mirror (impl/queuemirror.h): olSyncQueue
-// and olCreateEvent of an idle queue.
+// and olCreateEvent of an idle queue, olLaunchKernel on a queue.
 int ol_fast_sync(const void *queue) __attribute__((visibility("hidden")));
 int ol_fast_event(const void *queue, void *event) __attribute__((visibility("hidden")));
 int ol_fast_event23(const void *queue, uint32_t flags, void *event) __attribute__((visibility("hidden")));
+int ol_fast_launch(const void *queue, const void *device, const void *kernel, const void *args, size_t size,
+                   const void *launchSize) __attribute__((visibility("hidden")));
 
 // Set in the child of a fork(): the Go runtime's threads did not survive it,
 // so entering Go could hang. Calls return ol_fork_result instead.

@@ -296,11 +296,15 @@ ol_result_t olLaunchHostFunctionWithCodeLoc(ol_queue_handle_t Queue, ol_host_fun
 
 ol_result_t olLaunchKernel(ol_queue_handle_t Queue, ol_device_handle_t Device, ol_symbol_handle_t Kernel, const void *ArgumentsData, size_t ArgumentsSize, const ol_kernel_launch_size_args_t *LaunchSizeArgs) {
   OL_FORK_GUARD();
+  if (ol_fast_launch(Queue, Device, Kernel, ArgumentsData, ArgumentsSize, LaunchSizeArgs))
+    return OL_SUCCESS;
   return (ol_result_t)goOlLaunchKernel((GoUintptr)Queue, (GoUintptr)Device, (GoUintptr)Kernel, (void *)ArgumentsData, ArgumentsSize, (void *)LaunchSizeArgs, NULL);
 }
 
 ol_result_t olLaunchKernelWithCodeLoc(ol_queue_handle_t Queue, ol_device_handle_t Device, ol_symbol_handle_t Kernel, const void *ArgumentsData, size_t ArgumentsSize, const ol_kernel_launch_size_args_t *LaunchSizeArgs, ol_code_location_t *CodeLocation) {
   OL_FORK_GUARD();
+  if (ol_fast_launch(Queue, Device, Kernel, ArgumentsData, ArgumentsSize, LaunchSizeArgs))
+    return OL_SUCCESS;
   return (ol_result_t)goOlLaunchKernel((GoUintptr)Queue, (GoUintptr)Device, (GoUintptr)Kernel, (void *)ArgumentsData, ArgumentsSize, (void *)LaunchSizeArgs, CodeLocation);
 }
 

@@ -9,6 +9,7 @@ import "C"
 
 import (
 	"fmt"
+	"runtime"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -145,6 +146,7 @@ func (p *Program) Kernel(name string) (plugin.Kernel, error) {
 			k.paramBytes = max(k.paramBytes, pa.Offset+pa.Size)
 		}
 	}
+	k.newFast()
 	return k, nil
 }
 
@@ -226,6 +228,45 @@ type Kernel struct {
 	paramBytes  uint64
 	paramsKnown bool
 	dynShared   atomic.Uint64 // the dynamic shared memory the function is allowed
+	// fast is the kernel's C view (plugin.FastKernel), freed with the
+	// kernel
+	fast *C.lgo_cu_fastk
+}
+
+// Fast implements plugin.FastKernel.
+func (k *Kernel) Fast() unsafe.Pointer { return unsafe.Pointer(k.fast) }
+
+var _ plugin.FastKernel = (*Kernel)(nil)
+
+// newFast makes the kernel's C view.
+func (k *Kernel) newFast() {
+	d := k.p.d
+	f := (*C.lgo_cu_fastk)(C.calloc(1, C.sizeof_lgo_cu_fastk))
+	if f == nil {
+		panic("cuda: out of memory")
+	}
+	f.fn = k.fn
+	f.param_bytes = C.uint64_t(k.paramBytes)
+	if k.paramsKnown {
+		f.params_known = 1
+	}
+	f.max_threads = C.uint32_t(k.maxThreads)
+	for i := range 3 {
+		f.block_max[i] = C.uint32_t(d.blockMax[i])
+		f.grid_max[i] = C.uint32_t(d.gridMax[i])
+	}
+	f.shared_limit = C.uint64_t(min(d.info.WorkGroupLocalMemSize.V, uint64(^uint32(0))))
+	k.fast = f
+	runtime.AddCleanup(k, func(p unsafe.Pointer) { C.free(p) }, unsafe.Pointer(f))
+}
+
+// noteQueue tells the kernel's C view that its program knows q (C launches
+// on other queues go through Go, which registers them).
+func (k *Kernel) noteQueue(q *Queue) {
+	last, qp := (*uintptr)(unsafe.Pointer(&k.fast.last_q)), uintptr(q.f.Ptr())
+	if atomic.LoadUintptr(last) != qp {
+		atomic.StoreUintptr(last, qp)
+	}
 }
 
 // maxParamBytes is the most parameter bytes a CUDA kernel can take: an
@@ -333,6 +374,7 @@ func (q *Queue) launch(pk plugin.Kernel, args []byte, s plugin.LaunchSize, coop 
 		p.queues[q.s] = q
 	}
 	p.mu.Unlock()
+	k.noteQueue(q)
 	if k.paramsKnown {
 		// exactly the parameters: the driver refuses a longer buffer for
 		// a kernel without parameters (CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES

@@ -86,6 +86,7 @@ func (d *Device) NewQueue() (plugin.Queue, error) {
 	q.ops, q.subs = q.f.Begun, q.f.Handed
 	C.lgo_cu_fast_init((*C.lgo_cu_fastq)(q.f.Extra), d.drv.run, d.ctx, s)
 	q.f.SetCopy(C.lgo_cu_fast_copy_fn())
+	q.f.SetLaunch(C.lgo_cu_fast_launch_fn())
 	q.cond.L = &q.mu
 	return q, nil
 }

@@ -97,6 +97,45 @@ static int lgo_cu_fast_copy(ol_fastq *q, int dir, uint64_t dst, uint64_t src, ui
 
 void *lgo_cu_fast_copy_fn(void) { return (void *)lgo_cu_fast_copy; }
 
+#define LGO_CU_MAX_PARAM_BYTES 32764 /* maxParamBytes (program.go) */
+
+// The checks of Queue.launch (checkLaunch, the parameter bytes) for a
+// launch that needs no attribute call, on a queue the kernel's program
+// knows; anything else is left to Go, which launches or names the error.
+static int lgo_cu_fast_launch(ol_fastq *q, const void *kernel, const void *args, uint64_t size,
+                              const ol_fastq_launch_size *ls) {
+  const lgo_cu_fastq *x = (const lgo_cu_fastq *)(q + 1);
+  const lgo_cu_fastk *k = kernel;
+  if ((__atomic_load_n(&q->stop, __ATOMIC_ACQUIRE) & OL_FASTQ_HELD) ||
+      __atomic_load_n(&k->last_q, __ATOMIC_ACQUIRE) != (uintptr_t)q)
+    return 0;
+  uint64_t threads = 1;
+  for (int i = 0; i < 3; i++) {
+    uint32_t g = ls->NumGroups[i], b = ls->GroupSize[i];
+    if (g == 0 || b == 0 || b > k->block_max[i] || g > k->grid_max[i])
+      return 0;
+    threads *= b;
+  }
+  if (threads > k->max_threads || ls->DynSharedMemory > k->shared_limit)
+    return 0;
+  uint64_t n = size;
+  if (k->params_known) {
+    if (size < k->param_bytes)
+      return 0;
+    n = k->param_bytes;
+  } else if (n > LGO_CU_MAX_PARAM_BYTES) {
+    n = LGO_CU_MAX_PARAM_BYTES;
+  }
+  ol_fastq_begin(q);
+  int r = lgo_cu_launch(x->f, x->ctx, k->fn, ls->NumGroups[0], ls->NumGroups[1], ls->NumGroups[2], ls->GroupSize[0],
+                        ls->GroupSize[1], ls->GroupSize[2], (uint32_t)ls->DynSharedMemory, x->stream,
+                        n ? args : NULL, (size_t)n);
+  ol_fastq_end(q);
+  return r == 0;
+}
+
+void *lgo_cu_fast_launch_fn(void) { return (void *)lgo_cu_fast_launch; }
+
 int lgo_cu_copy_peer(const lgo_cu_fns *f, uintptr_t ctx, uintptr_t dst, uintptr_t dctx, uintptr_t src,
                      uintptr_t sctx, size_t n, uintptr_t stream) {
   BIND(f, ctx);

@@ -66,6 +66,21 @@ void lgo_cu_fast_init(lgo_cu_fastq *x, const lgo_cu_fns *f, uintptr_t ctx, uintp
 // submits from C, as Queue.copy does for one that does not overlap.
 void *lgo_cu_fast_copy_fn(void);
 
+// A kernel's C view (plugin.FastKernel): what lgo_cu_fast_launch checks
+// and launches, as Queue.launch does.
+typedef struct {
+  uintptr_t fn;
+  uint64_t param_bytes; // where the parameters end, when params_known
+  uint32_t params_known, max_threads;
+  uint32_t block_max[3], grid_max[3];
+  uint64_t shared_limit; // dynamic shared memory without an attribute call
+  // the last queue the program registered the kernel's launches on
+  // (Program.queues); written with atomic stores
+  uintptr_t last_q;
+} lgo_cu_fastk;
+// lgo_cu_fast_launch_fn is the queues' ol_fastq.launch.
+void *lgo_cu_fast_launch_fn(void);
+
 int lgo_cu_copy(const lgo_cu_fns *f, uintptr_t ctx, int dir, uintptr_t dst, uintptr_t src, size_t n, uintptr_t stream);
 int lgo_cu_copy_peer(const lgo_cu_fns *f, uintptr_t ctx, uintptr_t dst, uintptr_t dctx, uintptr_t src,
                      uintptr_t sctx, size_t n, uintptr_t stream);

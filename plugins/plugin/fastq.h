@@ -18,6 +18,7 @@
 #ifndef LIBOFFLOAD_GO_FASTQ_H
 #define LIBOFFLOAD_GO_FASTQ_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #define OL_FASTQ_HELD 1u
@@ -28,6 +29,14 @@
 #define OL_FASTQ_FROM_DEVICE 1 // the queue's device to host memory
 #define OL_FASTQ_ON_DEVICE 2   // within the queue's device
 
+// The layout of ol_kernel_launch_size_args_t (api/offload.json), which the
+// runtime passes to ol_fastq.launch as the caller gave it.
+typedef struct {
+  size_t Dimensions;
+  uint32_t NumGroups[3], GroupSize[3];
+  size_t DynSharedMemory;
+} ol_fastq_launch_size;
+
 typedef struct ol_fastq ol_fastq;
 struct ol_fastq {
   uint64_t begun, handed, idle;
@@ -37,6 +46,13 @@ struct ol_fastq {
   // above: 1 when it is on the queue, 0 when nothing was submitted (the
   // Go path then makes it, and gives any error). NULL: no copies from C.
   int (*copy)(ol_fastq *q, int dir, uint64_t dst, uint64_t src, uint64_t n);
+  // launch submits kernel (the plugin's C view of a kernel of the queue's
+  // device: plugin.FastKernel) with size argument bytes at args (not NULL
+  // when size > 0) and the caller's launch size, counting it as above,
+  // when every check of the Go path passes: 1 when it is on the queue, 0
+  // when nothing was submitted (the Go path then launches, or gives the
+  // error). NULL: no launches from C.
+  int (*launch)(ol_fastq *q, const void *kernel, const void *args, uint64_t size, const ol_fastq_launch_size *ls);
 };
 
 // ol_fastq_idle: 1 when every operation of q is done and the queue has no

@@ -394,3 +394,12 @@ type PrefetchQueue interface {
 type FastQueue interface {
 	Fast() unsafe.Pointer
 }
+
+// FastKernel is implemented by kernels that give a C view of themselves,
+// which their platform's queues' ol_fastq.launch takes (fastq.h), so that
+// olLaunchKernel on such a queue is answered without entering Go. The view
+// stays valid while the program is loaded; the runtime stops passing it
+// before the program may be unloaded.
+type FastKernel interface {
+	Fast() unsafe.Pointer
+}

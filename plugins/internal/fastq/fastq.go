@@ -58,6 +58,11 @@ func (s *State) SetCopy(fn unsafe.Pointer) {
 	s.c.copy = (*[0]byte)(fn)
 }
 
+// SetLaunch installs the plugin's C launch function (an ol_fastq.launch).
+func (s *State) SetLaunch(fn unsafe.Pointer) {
+	s.c.launch = (*[0]byte)(fn)
+}
+
 // Submitted returns the operations begun so far and whether every one of
 // them has been handed over (none is being submitted now).
 func (s *State) Submitted() (uint64, bool) {
