@@ -670,11 +670,7 @@ func (q *Queue) CopyToDevice(dst uintptr, dev plugin.Device, src uintptr, size u
 	if err != nil || size == 0 {
 		return err
 	}
-	a, tl, err := q.d.p.hostAddr(src, size)
-	if err != nil {
-		return err
-	}
-	return q.copy("host to device", dst, dd.agent, a, dd.agent, size, tl, 0)
+	return q.copyHost("host to device", false, dst, src, dd.agent, size)
 }
 
 // CopyFromDevice implements plugin.Queue.
@@ -683,11 +679,63 @@ func (q *Queue) CopyFromDevice(dst, src uintptr, dev plugin.Device, size uint64)
 	if err != nil || size == 0 {
 		return err
 	}
-	a, tl, err := q.d.p.hostAddr(dst, size)
+	return q.copyHost("device to host", true, dst, src, sd.agent, size)
+}
+
+// copyHost is copy between host memory and memory of agent: the host
+// address is looked up in the same call to C that submits the copy; host
+// memory the runtime does not know is locked for the copy's duration.
+func (q *Queue) copyHost(what string, toHost bool, dst, src uintptr, agent uint64, size uint64) error {
+	p := q.d.p
+	host := src
+	if toHost {
+		host = dst
+	}
+	if gpu.Overlap(dst, src, size) {
+		a, tl, err := p.hostAddr(host, size)
+		if err != nil {
+			return err
+		}
+		if toHost {
+			return q.copy(what, a, agent, src, agent, size, tl, 0)
+		}
+		return q.copy(what, dst, agent, a, agent, size, tl, 0)
+	}
+	q.ops.Add(1)
+	defer q.handed.Add(1)
+	h := q.hw
+	s, err := h.begin(false)
 	if err != nil {
 		return err
 	}
-	return q.copy("device to host", a, sd.agent, src, sd.agent, size, tl, 0)
+	var tl *tempLock
+	st := C.lgo_hsa_copy_host(p.run, C.bool(toHost), C.uintptr_t(dst), C.uintptr_t(src), C.uint64_t(agent),
+		C.size_t(size), h.dep(), C.uint64_t(s.h))
+	if st == C.LGO_HSA_UNKNOWN_HOST_MEMORY {
+		// (h.mu held: the temporary locks' mutex is taken under it as
+		// in reclaim)
+		a, l, err := p.hostAddr(host, size)
+		if err != nil {
+			h.abort(s)
+			return err
+		}
+		tl = l
+		d, sr := dst, a
+		if toHost {
+			d, sr = a, src
+		}
+		st = C.lgo_hsa_copy_armed(p.run, C.uintptr_t(d), C.uint64_t(agent), C.uintptr_t(sr), C.uint64_t(agent),
+			C.size_t(size), h.dep(), C.uint64_t(s.h))
+	}
+	if st != hsaStatusSuccess {
+		h.abort(s)
+		if tl != nil {
+			p.unlockTemp(tl)
+		}
+		return p.drv.failure(fmt.Sprintf("hsa_amd_memory_async_copy (%s) of %d bytes to %#x from %#x", what, size, dst, src), uint32(st))
+	}
+	h.commit(entry{sig: s, tlock: tl}, false)
+	return nil
 }
 
 // CopyDevice implements plugin.Queue: within one agent or between two.

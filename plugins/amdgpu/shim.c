@@ -134,6 +134,18 @@ uint32_t lgo_hsa_copy_armed(const lgo_hsa_fns *f, uintptr_t dst, uint64_t dst_ag
   return lgo_hsa_copy(f, dst, dst_agent, src, src_agent, size, dep, done);
 }
 
+uint32_t lgo_hsa_copy_host(const lgo_hsa_fns *f, bool to_host, uintptr_t dst, uintptr_t src, uint64_t agent,
+                           size_t size, uint64_t dep, uint64_t done) {
+  lgo_hsa_ptr r = lgo_hsa_pointer_info(f, to_host ? dst : src);
+  if (r.type == 0)
+    return LGO_HSA_UNKNOWN_HOST_MEMORY;
+  if (to_host)
+    dst = r.agent_addr;
+  else
+    src = r.agent_addr;
+  return lgo_hsa_copy_armed(f, dst, agent, src, agent, size, dep, done);
+}
+
 lgo_hsa_scan_r lgo_hsa_scan(const lgo_hsa_fns *f, const uint64_t *ring, uint32_t mask, uint32_t head, uint32_t n) {
   lgo_hsa_scan_r r = {0, 0, 0};
   int64_t (*load)(lgo_hsa_handle_t) = (int64_t(*)(lgo_hsa_handle_t))f->signal_load;

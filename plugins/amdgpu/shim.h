@@ -74,6 +74,14 @@ LGO_HIDDEN uint32_t lgo_hsa_copy(const lgo_hsa_fns *f, uintptr_t dst, uint64_t d
 // which the pool keeps as its last use left it).
 LGO_HIDDEN uint32_t lgo_hsa_copy_armed(const lgo_hsa_fns *f, uintptr_t dst, uint64_t dst_agent, uintptr_t src,
                                        uint64_t src_agent, size_t size, uint64_t dep, uint64_t done);
+// lgo_hsa_copy_armed between host memory and a GPU agent's memory, the
+// host side (dst when to_host, else src) at the address the GPUs use for
+// it (as lgo_hsa_pointer_info says); returns
+// LGO_HSA_UNKNOWN_HOST_MEMORY without copying when the runtime does not
+// know the host memory.
+#define LGO_HSA_UNKNOWN_HOST_MEMORY 0xffffffffu
+LGO_HIDDEN uint32_t lgo_hsa_copy_host(const lgo_hsa_fns *f, bool to_host, uintptr_t dst, uintptr_t src, uint64_t agent,
+                                      size_t size, uint64_t dep, uint64_t done);
 LGO_HIDDEN uint32_t lgo_hsa_fill(const lgo_hsa_fns *f, uintptr_t p, uint32_t value, size_t count);
 
 LGO_HIDDEN lgo_hsa_r lgo_hsa_signal_create(const lgo_hsa_fns *f, int64_t value);
