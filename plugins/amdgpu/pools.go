@@ -19,7 +19,7 @@ import (
 // signal is an HSA signal of the platform's pool. It counts its
 // references: the entry whose completion it marks, the queue whose latest
 // work it is, the entry that waits for it, events. The last reference gives
-// it back to the pool, where it is set to 1 again for its next use.
+// it back to the pool; it is set to 1 again when it is next handed out.
 type signal struct {
 	h    uint64
 	refs atomic.Int32
@@ -48,6 +48,17 @@ type signalPool struct {
 
 // get returns a signal with value 1 and one reference.
 func (sp *signalPool) get() (*signal, error) {
+	s, err := sp.getUnarmed()
+	if err == nil {
+		C.lgo_hsa_signal_store(sp.p.run, C.uint64_t(s.h), 1)
+	}
+	return s, err
+}
+
+// getUnarmed returns a signal with one reference whose value is left as
+// its last use left it: the caller sets it to 1 before using it, in the
+// same call to C as the submission (lgo_hsa_copy_armed, lgo_hsa_dispatch).
+func (sp *signalPool) getUnarmed() (*signal, error) {
 	sp.mu.Lock()
 	s := sp.free.Get()
 	sp.mu.Unlock()
@@ -65,8 +76,9 @@ func (sp *signalPool) get() (*signal, error) {
 	return s, nil
 }
 
+// put takes back a signal no one refers to (its value is set again when
+// it is handed out).
 func (sp *signalPool) put(s *signal) {
-	C.lgo_hsa_signal_store(sp.p.run, C.uint64_t(s.h), 1)
 	sp.mu.Lock()
 	sp.free.Push(s)
 	sp.mu.Unlock()

@@ -427,7 +427,7 @@ func (q *Queue) launch(k *Kernel, args []byte, s plugin.LaunchSize, track, coop 
 	}
 	dims := gridDims(s)
 	writeKernarg(bytesAt(karg, max(seg, 16)), seg, k.implicitOff, args, s, dims)
-	sig, err := h.begin()
+	sig, err := h.begin(false)
 	if err != nil {
 		d.p.kernargs.put(karg, class)
 		return err
@@ -440,7 +440,7 @@ func (q *Queue) launch(k *Kernel, args []byte, s plugin.LaunchSize, track, coop 
 		C.uint16_t(s.GroupSize.X), C.uint16_t(s.GroupSize.Y), C.uint16_t(s.GroupSize.Z),
 		C.uint32_t(s.NumGroups.X*s.GroupSize.X), C.uint32_t(s.NumGroups.Y*s.GroupSize.Y), C.uint32_t(s.NumGroups.Z*s.GroupSize.Z),
 		C.uint32_t(k.privateSize), C.uint32_t(uint64(k.groupSize)+s.DynSharedMemory),
-		C.uint64_t(k.object), C.uintptr_t(karg), C.uint64_t(tag), C.uint64_t(sig.h))
+		C.uint64_t(k.object), C.uintptr_t(karg), C.uint64_t(tag), C.uint64_t(sig.h), true)
 	h.commit(entry{sig: sig, karg: karg, kclass: class}, true)
 	return nil
 }

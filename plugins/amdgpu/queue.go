@@ -1,6 +1,7 @@
 package amdgpu
 
 /*
+#include <stdlib.h>
 #include "shim.h"
 */
 import "C"
@@ -68,21 +69,42 @@ type entry struct {
 	tlock            *tempLock
 }
 
+// entryRing holds the pending entries, oldest first; hs (C memory) holds
+// their completion signals at the same indices, for lgo_hsa_scan.
 type entryRing struct {
 	buf     []entry
+	hs      []uint64
 	head, n int
 }
 
 func (r *entryRing) push(e entry) {
 	if r.n == len(r.buf) {
-		nb := make([]entry, max(16, 2*len(r.buf)))
-		for i := 0; i < r.n; i++ {
-			nb[i] = r.buf[(r.head+i)&(len(r.buf)-1)]
+		m := max(16, 2*len(r.buf))
+		nb := make([]entry, m)
+		nh := unsafe.Slice((*uint64)(C.malloc(C.size_t(8*m))), m)
+		if &nh[0] == nil {
+			panic("amdgpu: out of memory")
 		}
-		r.buf, r.head = nb, 0
+		for i := 0; i < r.n; i++ {
+			j := (r.head + i) & (len(r.buf) - 1)
+			nb[i], nh[i] = r.buf[j], r.hs[j]
+		}
+		if r.hs != nil {
+			C.free(unsafe.Pointer(&r.hs[0]))
+		}
+		r.buf, r.hs, r.head = nb, nh, 0
 	}
-	r.buf[(r.head+r.n)&(len(r.buf)-1)] = e
+	i := (r.head + r.n) & (len(r.buf) - 1)
+	r.buf[i], r.hs[i] = e, e.sig.h
 	r.n++
+}
+
+// free empties the ring (its HSA queue is destroyed) and gives back hs.
+func (r *entryRing) free() {
+	if r.hs != nil {
+		C.free(unsafe.Pointer(&r.hs[0]))
+	}
+	*r = entryRing{}
 }
 
 func (r *entryRing) front() *entry { return &r.buf[r.head] }
@@ -92,6 +114,10 @@ func (r *entryRing) pop() {
 	r.head = (r.head + 1) & (len(r.buf) - 1)
 	r.n--
 }
+
+// reclaimBatch is how many operations begin lets pile up before it looks
+// for completed ones again: one call to C then loads all their signals.
+const reclaimBatch = 32
 
 // hwQueue is an HSA queue and the chain of work submitted to it.
 type hwQueue struct {
@@ -106,6 +132,9 @@ type hwQueue struct {
 	// HSA queue (it stays on for the queue's later users)
 	profiling atomic.Bool
 	ring      entryRing
+	// begin reclaims once ring.n reaches scanAt, or at once while heavy
+	// (entries holding a temporary lock or a staging buffer) is not 0
+	scanAt, heavy int
 	// err is the first failure of asynchronous work since the last Sync,
 	// under errMu (a host operation records its failure without waiting
 	// for a submitter that holds mu while the ring is full); owner is the
@@ -178,19 +207,19 @@ func (h *hwQueue) own(f *fastq.State) {
 
 // reclaim gives back what completed operations held (h.mu held).
 func (h *hwQueue) reclaim() {
-	for h.ring.n > 0 {
-		e := h.ring.front()
-		v := e.sig.value()
-		if v > 0 {
-			return
+	if n := h.ring.n; n > 0 {
+		r := &h.ring
+		res := C.lgo_hsa_scan(h.d.p.run, (*C.uint64_t)(unsafe.Pointer(&r.hs[0])), C.uint32_t(len(r.buf)-1), C.uint32_t(r.head), C.uint32_t(n))
+		if res.bad < res.done {
+			h.fail(ol.Errorf(ol.ErrcBackendFailure, "amdgpu: an asynchronous operation on %s failed (the runtime set its completion signal to %d)", h.d.name(), int64(res.value)))
 		}
-		if v < 0 {
-			h.fail(ol.Errorf(ol.ErrcBackendFailure, "amdgpu: an asynchronous operation on %s failed (the runtime set its completion signal to %d)", h.d.name(), v))
+		for i := 0; i < int(res.done); i++ {
+			h.finish(r.front())
+			r.pop()
 		}
-		h.finish(e)
-		h.ring.pop()
 	}
-	if h.last != nil {
+	h.scanAt = h.ring.n + reclaimBatch
+	if h.ring.n == 0 && h.last != nil {
 		h.last.release()
 		h.last, h.lastInRing = nil, false
 	}
@@ -203,6 +232,9 @@ func (h *hwQueue) finish(e *entry) {
 	if e.karg != 0 {
 		p.kernargs.put(e.karg, e.kclass)
 	}
+	if e.stage != 0 || e.tlock != nil {
+		h.heavy--
+	}
 	if e.stage != 0 {
 		_ = C.lgo_hsa_pool_free(p.run, C.uintptr_t(e.stage))
 	}
@@ -212,14 +244,26 @@ func (h *hwQueue) finish(e *entry) {
 	e.sig.release()
 }
 
-// begin locks the queue for a new operation and returns its signal.
-func (h *hwQueue) begin() (*signal, error) {
+// begin locks the queue for a new operation and returns its signal, set
+// to 1 unless arm is false (then the caller's submission sets it). What
+// completed operations held is given back every reclaimBatch operations
+// (at once while some hold host memory).
+func (h *hwQueue) begin(arm bool) (*signal, error) {
 	if f := h.fault.Load(); f != nil {
 		return nil, f
 	}
 	h.mu.Lock()
-	h.reclaim()
-	s, err := h.d.p.signals.get()
+	if h.ring.n >= h.scanAt || h.heavy > 0 {
+		h.reclaim()
+	}
+	sp := &h.d.p.signals
+	var s *signal
+	var err error
+	if arm {
+		s, err = sp.get()
+	} else {
+		s, err = sp.getUnarmed()
+	}
 	if err != nil {
 		h.mu.Unlock()
 		return nil, err
@@ -241,6 +285,9 @@ func (h *hwQueue) commit(e entry, inRing bool) {
 	e.prev = h.last // the queue's reference moves to the entry
 	e.sig.refs.Add(1)
 	h.last, h.lastInRing = e.sig, inRing
+	if e.stage != 0 || e.tlock != nil {
+		h.heavy++
+	}
 	h.ring.push(e)
 	h.mu.Unlock()
 }
@@ -387,6 +434,9 @@ func (d *Device) putHW(h *hwQueue) {
 
 func (d *Device) destroyHW(h *hwQueue) error {
 	hwByID.Delete(h.id)
+	h.mu.Lock()
+	h.ring.free()
+	h.mu.Unlock()
 	return d.call(fmt.Sprintf("hsa_queue_destroy on %s", d.name()), C.lgo_hsa_queue_destroy(d.p.run, C.uintptr_t(h.q)))
 }
 
@@ -497,14 +547,14 @@ func (q *Queue) copy(what string, dst uintptr, dstAgent uint64, src uintptr, src
 	defer q.handed.Add(1)
 	h := q.hw
 	p := q.d.p
-	s, err := h.begin()
+	s, err := h.begin(false)
 	if err != nil {
 		if tl != nil {
 			p.unlockTemp(tl)
 		}
 		return err
 	}
-	if st := C.lgo_hsa_copy(p.run, C.uintptr_t(dst), C.uint64_t(dstAgent), C.uintptr_t(src), C.uint64_t(srcAgent),
+	if st := C.lgo_hsa_copy_armed(p.run, C.uintptr_t(dst), C.uint64_t(dstAgent), C.uintptr_t(src), C.uint64_t(srcAgent),
 		C.size_t(size), h.dep(), C.uint64_t(s.h)); st != hsaStatusSuccess {
 		h.abort(s)
 		if tl != nil {
@@ -620,11 +670,7 @@ func (q *Queue) CopyToDevice(dst uintptr, dev plugin.Device, src uintptr, size u
 	if err != nil || size == 0 {
 		return err
 	}
-	a, tl, err := q.d.p.hostAddr(src, size)
-	if err != nil {
-		return err
-	}
-	return q.copy("host to device", dst, dd.agent, a, dd.agent, size, tl, 0)
+	return q.copyHost("host to device", false, dst, src, dd.agent, size)
 }
 
 // CopyFromDevice implements plugin.Queue.
@@ -633,11 +679,63 @@ func (q *Queue) CopyFromDevice(dst, src uintptr, dev plugin.Device, size uint64)
 	if err != nil || size == 0 {
 		return err
 	}
-	a, tl, err := q.d.p.hostAddr(dst, size)
+	return q.copyHost("device to host", true, dst, src, sd.agent, size)
+}
+
+// copyHost is copy between host memory and memory of agent: the host
+// address is looked up in the same call to C that submits the copy; host
+// memory the runtime does not know is locked for the copy's duration.
+func (q *Queue) copyHost(what string, toHost bool, dst, src uintptr, agent uint64, size uint64) error {
+	p := q.d.p
+	host := src
+	if toHost {
+		host = dst
+	}
+	if gpu.Overlap(dst, src, size) {
+		a, tl, err := p.hostAddr(host, size)
+		if err != nil {
+			return err
+		}
+		if toHost {
+			return q.copy(what, a, agent, src, agent, size, tl, 0)
+		}
+		return q.copy(what, dst, agent, a, agent, size, tl, 0)
+	}
+	q.ops.Add(1)
+	defer q.handed.Add(1)
+	h := q.hw
+	s, err := h.begin(false)
 	if err != nil {
 		return err
 	}
-	return q.copy("device to host", a, sd.agent, src, sd.agent, size, tl, 0)
+	var tl *tempLock
+	st := C.lgo_hsa_copy_host(p.run, C.bool(toHost), C.uintptr_t(dst), C.uintptr_t(src), C.uint64_t(agent),
+		C.size_t(size), h.dep(), C.uint64_t(s.h))
+	if st == C.LGO_HSA_UNKNOWN_HOST_MEMORY {
+		// (h.mu held: the temporary locks' mutex is taken under it as
+		// in reclaim)
+		a, l, err := p.hostAddr(host, size)
+		if err != nil {
+			h.abort(s)
+			return err
+		}
+		tl = l
+		d, sr := dst, a
+		if toHost {
+			d, sr = a, src
+		}
+		st = C.lgo_hsa_copy_armed(p.run, C.uintptr_t(d), C.uint64_t(agent), C.uintptr_t(sr), C.uint64_t(agent),
+			C.size_t(size), h.dep(), C.uint64_t(s.h))
+	}
+	if st != hsaStatusSuccess {
+		h.abort(s)
+		if tl != nil {
+			p.unlockTemp(tl)
+		}
+		return p.drv.failure(fmt.Sprintf("hsa_amd_memory_async_copy (%s) of %d bytes to %#x from %#x", what, size, dst, src), uint32(st))
+	}
+	h.commit(entry{sig: s, tlock: tl}, false)
+	return nil
 }
 
 // CopyDevice implements plugin.Queue: within one agent or between two.
@@ -851,7 +949,7 @@ func (q *Queue) submitHost(op *hostOp) error {
 	defer q.handed.Add(1)
 	h := q.hw
 	p := q.d.p
-	s, err := h.begin()
+	s, err := h.begin(true)
 	if err != nil {
 		putHostOp(op)
 		return err
@@ -913,7 +1011,7 @@ func (q *Queue) Wait(pe plugin.Event) error {
 		return nil // done, or in order anyway
 	}
 	h := q.hw
-	s, err := h.begin()
+	s, err := h.begin(true)
 	if err != nil {
 		return err
 	}

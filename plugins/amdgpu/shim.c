@@ -127,6 +127,45 @@ uint32_t lgo_hsa_copy(const lgo_hsa_fns *f, uintptr_t dst, uint64_t dst_agent, u
       (void *)dst, da, (const void *)src, sa, size, dep ? 1 : 0, dep ? &d : NULL, c);
 }
 
+uint32_t lgo_hsa_copy_armed(const lgo_hsa_fns *f, uintptr_t dst, uint64_t dst_agent, uintptr_t src,
+                            uint64_t src_agent, size_t size, uint64_t dep, uint64_t done) {
+  lgo_hsa_handle_t c = {done};
+  ((void (*)(lgo_hsa_handle_t, int64_t))f->signal_store_screlease)(c, 1);
+  return lgo_hsa_copy(f, dst, dst_agent, src, src_agent, size, dep, done);
+}
+
+uint32_t lgo_hsa_copy_host(const lgo_hsa_fns *f, bool to_host, uintptr_t dst, uintptr_t src, uint64_t agent,
+                           size_t size, uint64_t dep, uint64_t done) {
+  lgo_hsa_ptr r = lgo_hsa_pointer_info(f, to_host ? dst : src);
+  if (r.type == 0)
+    return LGO_HSA_UNKNOWN_HOST_MEMORY;
+  if (to_host)
+    dst = r.agent_addr;
+  else
+    src = r.agent_addr;
+  return lgo_hsa_copy_armed(f, dst, agent, src, agent, size, dep, done);
+}
+
+lgo_hsa_scan_r lgo_hsa_scan(const lgo_hsa_fns *f, const uint64_t *ring, uint32_t mask, uint32_t head, uint32_t n) {
+  lgo_hsa_scan_r r = {0, 0, 0};
+  int64_t (*load)(lgo_hsa_handle_t) = (int64_t(*)(lgo_hsa_handle_t))f->signal_load;
+  uint32_t i = 0;
+  for (; i < n; i++) {
+    lgo_hsa_handle_t h = {ring[(head + i) & mask]};
+    int64_t v = load(h);
+    if (v > 0)
+      break;
+    if (v < 0 && r.value == 0) {
+      r.bad = i;
+      r.value = v;
+    }
+  }
+  r.done = i;
+  if (r.value == 0)
+    r.bad = i;
+  return r;
+}
+
 uint32_t lgo_hsa_fill(const lgo_hsa_fns *f, uintptr_t p, uint32_t value, size_t count) {
   return ((uint32_t(*)(void *, uint32_t, size_t))f->fill)((void *)p, value, count);
 }
@@ -258,8 +297,12 @@ static void publish(const lgo_hsa_fns *f, lgo_hsa_queue_t *q, uint16_t *hdr, uin
 
 void lgo_hsa_dispatch(const lgo_hsa_fns *f, uintptr_t queue, uint16_t dims, uint16_t wx, uint16_t wy, uint16_t wz,
                       uint32_t gx, uint32_t gy, uint32_t gz, uint32_t private_size, uint32_t group_size,
-                      uint64_t kernel_object, uintptr_t kernarg, uint64_t tag, uint64_t done) {
+                      uint64_t kernel_object, uintptr_t kernarg, uint64_t tag, uint64_t done, bool arm) {
   lgo_hsa_queue_t *q = (lgo_hsa_queue_t *)queue;
+  if (arm && done) {
+    lgo_hsa_handle_t c = {done};
+    ((void (*)(lgo_hsa_handle_t, int64_t))f->signal_store_screlease)(c, 1);
+  }
   uint64_t idx;
   lgo_hsa_dispatch_packet_t *p = reserve(f, q, &idx);
   p->setup = dims;

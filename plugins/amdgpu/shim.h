@@ -70,12 +70,34 @@ LGO_HIDDEN lgo_hsa_ptr lgo_hsa_pointer_info(const lgo_hsa_fns *f, uintptr_t p);
 // Copies size bytes after dep (0: none) completes, then decrements done.
 LGO_HIDDEN uint32_t lgo_hsa_copy(const lgo_hsa_fns *f, uintptr_t dst, uint64_t dst_agent, uintptr_t src,
                                  uint64_t src_agent, size_t size, uint64_t dep, uint64_t done);
+// lgo_hsa_copy after setting done to 1 (one crossing for a pooled signal,
+// which the pool keeps as its last use left it).
+LGO_HIDDEN uint32_t lgo_hsa_copy_armed(const lgo_hsa_fns *f, uintptr_t dst, uint64_t dst_agent, uintptr_t src,
+                                       uint64_t src_agent, size_t size, uint64_t dep, uint64_t done);
+// lgo_hsa_copy_armed between host memory and a GPU agent's memory, the
+// host side (dst when to_host, else src) at the address the GPUs use for
+// it (as lgo_hsa_pointer_info says); returns
+// LGO_HSA_UNKNOWN_HOST_MEMORY without copying when the runtime does not
+// know the host memory.
+#define LGO_HSA_UNKNOWN_HOST_MEMORY 0xffffffffu
+LGO_HIDDEN uint32_t lgo_hsa_copy_host(const lgo_hsa_fns *f, bool to_host, uintptr_t dst, uintptr_t src, uint64_t agent,
+                                      size_t size, uint64_t dep, uint64_t done);
 LGO_HIDDEN uint32_t lgo_hsa_fill(const lgo_hsa_fns *f, uintptr_t p, uint32_t value, size_t count);
 
 LGO_HIDDEN lgo_hsa_r lgo_hsa_signal_create(const lgo_hsa_fns *f, int64_t value);
 LGO_HIDDEN uint32_t lgo_hsa_signal_destroy(const lgo_hsa_fns *f, uint64_t s);
 LGO_HIDDEN int64_t lgo_hsa_signal_load(const lgo_hsa_fns *f, uint64_t s);
 LGO_HIDDEN void lgo_hsa_signal_store(const lgo_hsa_fns *f, uint64_t s, int64_t value);
+// The completion signals of a queue's pending operations, oldest first:
+// ring holds mask+1 handles, the n pending from index head on. Their
+// operations complete in order, so the done ones are a prefix.
+typedef struct {
+  uint32_t done;  // how many are done (value below 1), from head on
+  uint32_t bad;   // the first of those that failed (value below 0); done when none
+  int64_t value;  // its value
+} lgo_hsa_scan_r;
+LGO_HIDDEN lgo_hsa_scan_r lgo_hsa_scan(const lgo_hsa_fns *f, const uint64_t *ring, uint32_t mask, uint32_t head,
+                                       uint32_t n);
 // Waits (blocked) until s is below 1 or about timeout_hint has passed;
 // returns the value last seen.
 LGO_HIDDEN int64_t lgo_hsa_signal_wait(const lgo_hsa_fns *f, uint64_t s, uint64_t timeout_hint);
@@ -95,7 +117,7 @@ LGO_HIDDEN uint32_t lgo_hsa_queue_destroy(const lgo_hsa_fns *f, uintptr_t q);
 LGO_HIDDEN void lgo_hsa_dispatch(const lgo_hsa_fns *f, uintptr_t q, uint16_t dims, uint16_t wx, uint16_t wy,
                                  uint16_t wz, uint32_t gx, uint32_t gy, uint32_t gz, uint32_t private_size,
                                  uint32_t group_size, uint64_t kernel_object, uintptr_t kernarg, uint64_t tag,
-                                 uint64_t done);
+                                 uint64_t done, bool arm);
 // Writes an AQL barrier-AND packet waiting for dep0 and dep1 (0: none),
 // then decrementing done (0: none), and rings the doorbell.
 LGO_HIDDEN void lgo_hsa_barrier(const lgo_hsa_fns *f, uintptr_t q, uint64_t dep0, uint64_t dep1, uint64_t done);

@@ -38,7 +38,7 @@ func (q *Queue) RecordTimed() (plugin.TimedEvent, error) {
 	}
 	mark := q.ops.Add(1)
 	defer q.handed.Add(1)
-	s, err := h.begin()
+	s, err := h.begin(true)
 	if err != nil {
 		return nil, err
 	}
@@ -120,7 +120,7 @@ func (q *Queue) Prefetch(ptr uintptr, dev plugin.Device, size uint64, toDevice b
 	h := q.hw
 	q.ops.Add(1)
 	defer q.handed.Add(1)
-	s, err := h.begin()
+	s, err := h.begin(true)
 	if err != nil {
 		return err
 	}
