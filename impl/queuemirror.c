@@ -68,8 +68,11 @@ static int set_in(mtable *t, uint64_t h, uint64_t dev, void *obj) {
     return 0;
   atomic_store(&s->dev, dev);
   atomic_store(&s->q, (ol_fastq *)obj);
-  atomic_store(&s->ev_head, 0);
-  atomic_store(&s->ev_tail, 0);
+  // the ring's positions only grow, and jump past the last life's here:
+  // a reader that loaded a position in that life fails its CAS (take_event)
+  uint64_t pos = atomic_load(&s->ev_tail) + 2 * OL_QMIRROR_EVENTS;
+  atomic_store(&s->ev_head, pos);
+  atomic_store(&s->ev_tail, pos);
   atomic_store(&s->h, h);
   return 1;
 }
@@ -109,16 +112,36 @@ static inline qslot *enter(uint64_t h) { return enter_in(&queues, OL_QMIRROR_QUE
 
 static inline void leave(qslot *s) { atomic_fetch_sub_explicit(&s->users, 1, memory_order_release); }
 
+// peek returns the slot of live queue h and its ol_fastq without counting
+// the caller as a user: for the paths that only read the counters and take
+// a reserved event. They are safe without it: ol_fastq memory is recycled,
+// never freed (plugins/internal/fastq), a reserved event taken while the
+// queue is being destroyed is one made just before, and the ring's
+// positions make a take from a slot given to another queue fail. The
+// caller checks that the slot still holds h after reading.
+static inline qslot *peek(uint64_t h, ol_fastq **q) {
+  if ((h >> 56) != OL_QMIRROR_QUEUE_TAG)
+    return NULL;
+  qslot *s = slot_of(h, 0);
+  if (s == NULL || atomic_load_explicit(&s->h, memory_order_acquire) != h)
+    return NULL;
+  *q = atomic_load_explicit(&s->q, memory_order_acquire);
+  return *q == NULL ? NULL : s;
+}
+
+static inline int still(qslot *s, uint64_t h) {
+  atomic_thread_fence(memory_order_acquire);
+  return atomic_load_explicit(&s->h, memory_order_relaxed) == h;
+}
+
 int ol_fast_sync(const void *queue) {
   ol_fast_state st;
+  ol_fastq *q;
+  uint64_t h = (uint64_t)(uintptr_t)queue;
   if (!ol_fast_load(&st))
     return 0;
-  qslot *s = enter((uint64_t)(uintptr_t)queue);
-  if (s == NULL)
-    return 0;
-  int idle = ol_fastq_idle(atomic_load_explicit(&s->q, memory_order_relaxed));
-  leave(s);
-  return idle;
+  qslot *s = peek(h, &q);
+  return s != NULL && ol_fastq_idle(q) && still(s, h);
 }
 
 // on_device: size bytes at p lie inside one allocation of device dev.
@@ -186,17 +209,15 @@ static inline int take_event(qslot *s, uint64_t *out) {
 
 int ol_fast_event23(const void *queue, uint32_t flags, void *event) {
   ol_fast_state st;
+  ol_fastq *q;
+  uint64_t h = (uint64_t)(uintptr_t)queue, e;
   if (flags != 0 || event == NULL || !ol_fast_load(&st))
     return 0;
-  qslot *s = enter((uint64_t)(uintptr_t)queue);
-  if (s == NULL)
+  qslot *s = peek(h, &q);
+  if (s == NULL || !ol_fastq_idle(q) || !still(s, h) || !take_event(s, &e))
     return 0;
-  uint64_t h;
-  int done = ol_fastq_idle(atomic_load_explicit(&s->q, memory_order_relaxed)) && take_event(s, &h);
-  leave(s);
-  if (done)
-    memcpy(event, &h, sizeof h);
-  return done;
+  memcpy(event, &e, sizeof e);
+  return 1;
 }
 
 int ol_fast_event(const void *queue, void *event) { return ol_fast_event23(queue, 0, event); }

@@ -4,8 +4,37 @@
 package fastq
 
 /*
+#include <pthread.h>
 #include <stdlib.h>
+#include <string.h>
 #include "../../plugin/fastq.h"
+
+// Blocks are recycled, never given back to the C allocator: the runtime's
+// C paths may read a queue's counters a moment after the queue is gone
+// (impl/queuemirror.c), and must find counters there, not freed memory.
+// The free list's link is the block's last word, past every field.
+#define FASTQ_BLOCK 128
+static pthread_mutex_t fastq_mu = PTHREAD_MUTEX_INITIALIZER;
+static void *fastq_free;
+
+static void *fastq_get(void) {
+  pthread_mutex_lock(&fastq_mu);
+  void *p = fastq_free;
+  if (p != NULL)
+    fastq_free = *(void **)((char *)p + FASTQ_BLOCK - sizeof(void *));
+  pthread_mutex_unlock(&fastq_mu);
+  if (p == NULL && (p = aligned_alloc(64, FASTQ_BLOCK)) == NULL)
+    return NULL;
+  memset(p, 0, FASTQ_BLOCK);
+  return p;
+}
+
+static void fastq_put(void *p) {
+  pthread_mutex_lock(&fastq_mu);
+  *(void **)((char *)p + FASTQ_BLOCK - sizeof(void *)) = fastq_free;
+  fastq_free = p;
+  pthread_mutex_unlock(&fastq_mu);
+}
 */
 import "C"
 
@@ -16,9 +45,10 @@ import (
 )
 
 // State is a queue's ol_fastq, followed by extra bytes of the plugin's
-// own (its C copy function reads them). The C memory lives as long as the
-// State is reachable: the plugin's queue object keeps it, and events or
-// released queues that still read the counters keep the queue.
+// own (its C copy function reads them). The C memory is the queue's as
+// long as the State is reachable (the plugin's queue object keeps it, and
+// events or released queues that still read the counters keep the
+// queue); then it is recycled for a later queue.
 type State struct {
 	c                   *C.ol_fastq
 	Begun, Handed, idle *atomic.Uint64
@@ -33,7 +63,10 @@ const Size = C.sizeof_ol_fastq
 // New returns the zeroed state of a new queue with extra bytes of the
 // plugin's after it.
 func New(extra uintptr) *State {
-	p := C.calloc(1, C.size_t(Size+extra))
+	if Size+extra > C.FASTQ_BLOCK-unsafe.Sizeof(uintptr(0)) {
+		panic("fastq: a plugin's part is too large")
+	}
+	p := C.fastq_get()
 	if p == nil {
 		panic("fastq: out of memory")
 	}
@@ -46,7 +79,7 @@ func New(extra uintptr) *State {
 		stop:   (*atomic.Uint32)(unsafe.Pointer(&c.stop)),
 		Extra:  unsafe.Add(p, Size),
 	}
-	runtime.AddCleanup(s, func(p unsafe.Pointer) { C.free(p) }, p)
+	runtime.AddCleanup(s, func(p unsafe.Pointer) { C.fastq_put(p) }, p)
 	return s
 }
 

@@ -175,8 +175,8 @@ out:
 struct user {
   ol_queue_handle_t q;
   uint8_t *a, *b;
-  atomic_int stop;
-  int bad, after;
+  atomic_int stop, after;
+  int bad;
 };
 
 /* Uses the queue until told to stop: each call succeeds or, once the
@@ -188,13 +188,18 @@ static void *use_queue(void *arg) {
     ol_event_handle_t e = NULL;
     r[0] = olSyncQueue(u->q);
     r[1] = olCreateEvent(u->q, &e);
-    if (!r[1])
+    if (!r[1]) {
+      /* never an event of another queue (one that took the slot over) */
+      ol_queue_handle_t of = NULL;
+      u->bad += olGetEventInfo(e, OL_EVENT_INFO_QUEUE, sizeof of, &of) != NULL || of != u->q;
       olDestroyEvent(e);
+    }
     r[2] = olMemcpy(u->q, u->a, olc_dev, u->b, olc_dev, 64);
     for (int i = 0; i < 3; i++) {
       if (r[i] && r[i]->Code != OL_ERRC_INVALID_QUEUE)
         u->bad++;
-      u->after += r[i] != NULL;
+      if (r[i])
+        atomic_fetch_add(&u->after, 1);
     }
   }
   return NULL;
@@ -213,13 +218,29 @@ static void test_destroy_while_used(void) {
       pthread_create(&t[i], NULL, use_queue, &u);
     olc_sleep_ms(2);
     OLC_OK(olDestroyQueue(u.q));
-    olc_sleep_ms(2);
+    /* new queues, with events of idle queues, while the old handle is in
+     * use: its slot is given to one of them */
+    for (int i = 0; i < 150; i++) {
+      ol_queue_handle_t n = olc_queue();
+      ol_event_handle_t e[4];
+      for (int j = 0; n && j < 4; j++)
+        if (OLC_OK(olCreateEvent(n, &e[j])))
+          OLC_OK(olDestroyEvent(e[j]));
+      if (n)
+        OLC_OK(olDestroyQueue(n));
+    }
+    /* until the users have seen the queue gone (a thread may have been off
+     * the CPU all along) */
+    for (double t0 = olc_now_ms(); !atomic_load(&u.after) && olc_now_ms() - t0 < 5000;)
+      olc_sleep_ms(1);
     atomic_store(&u.stop, 1);
     for (int i = 0; i < 2; i++)
       pthread_join(t[i], NULL);
-    OLC_CHECK(u.bad == 0, "round %d: %d calls on a queue being destroyed failed with another code than INVALID_QUEUE", r,
-              u.bad);
-    OLC_CHECK(u.after > 0, "round %d: no call failed after the queue was destroyed", r);
+    OLC_CHECK(u.bad == 0,
+              "round %d: %d calls on a queue being destroyed failed with another code than INVALID_QUEUE, or gave "
+              "an event of another queue",
+              r, u.bad);
+    OLC_CHECK(atomic_load(&u.after) > 0, "round %d: no call failed within 5 s after the queue was destroyed", r);
     OLC_OK(olMemFree(u.a));
     OLC_OK(olMemFree(u.b));
   }
