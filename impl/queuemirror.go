@@ -31,6 +31,10 @@ func (c *Context) unmirrorQueue(q *Queue) {
 	if !q.mirrored {
 		return
 	}
+	// one at a time with reserveEvents: a refill that began before the
+	// clear is taken back below, one after it finds the queue gone
+	q.reserve.Lock()
+	defer q.reserve.Unlock()
 	C.ol_qmirror_clear(C.uint64_t(q.h))
 	var left [C.OL_QMIRROR_EVENTS]C.uint64_t
 	n := int(C.ol_qmirror_unreserve(C.uint64_t(q.h), &left[0], C.int(len(left))))
