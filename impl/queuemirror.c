@@ -28,6 +28,9 @@ typedef struct {
   // head (a CAS), Go appends at tail (one writer at a time)
   _Atomic uint64_t ev_head, ev_tail;
   _Atomic uint64_t ev[OL_QMIRROR_EVENTS];
+  // a kernel's parameters, for 23.1's argument arrays: OL_KMIRROR_* bits
+  // and count; the size of the first when it starts at offset 0, else ~0
+  _Atomic uint64_t kparams, kparam0;
 } qslot;
 
 // a table of slots by handle index: the queues', and the kernels' (q is
@@ -89,7 +92,14 @@ static void clear_in(mtable *t, uint64_t h) {
 
 int ol_qmirror_set(uint64_t h, uint64_t dev, void *fastq) { return set_in(&queues, h, dev, fastq); }
 void ol_qmirror_clear(uint64_t h) { clear_in(&queues, h); }
-int ol_kmirror_set(uint64_t h, uint64_t dev, void *kernel) { return set_in(&kernels, h, dev, kernel); }
+int ol_kmirror_set(uint64_t h, uint64_t dev, void *kernel, int known, uint64_t nparams, uint64_t param0) {
+  qslot *s = slot_in(&kernels, h, 1);
+  if (s == NULL)
+    return 0;
+  atomic_store(&s->kparams, (known ? OL_KMIRROR_KNOWN : 0) | (nparams & OL_KMIRROR_COUNT));
+  atomic_store(&s->kparam0, param0);
+  return set_in(&kernels, h, dev, kernel);
+}
 void ol_kmirror_clear(uint64_t h) { clear_in(&kernels, h); }
 
 // enter_in returns the slot of h (its handle's tag byte tag) with the
@@ -257,8 +267,12 @@ int ol_qmirror_unreserve(uint64_t h, uint64_t *out, int cap) {
   return n;
 }
 
-int ol_fast_launch(const void *queue, const void *device, const void *kernel, const void *args, size_t size,
-                   const void *launchSize) {
+// launch submits through the queue's plugin: the queue and the kernel
+// mirrored, both of the named device; for23: the argument buffer is 23.1's
+// NumArgs (0 or 1) arguments, which must match the kernel's parameters
+// where they are known (impl/release23.go layOutArgs), else it is in place.
+static int launch(const void *queue, const void *device, const void *kernel, const void *args, size_t size,
+                  const void *launchSize, int for23, size_t nargs) {
   ol_fast_state st;
   if (queue == NULL || launchSize == NULL || (size > 0 && args == NULL) || size > OL_QMIRROR_MAX_ARGS ||
       (uintptr_t)args + size < (uintptr_t)args || !ol_fast_load(&st))
@@ -273,11 +287,36 @@ int ol_fast_launch(const void *queue, const void *device, const void *kernel, co
                  : NULL;
   if (k != NULL) {
     ol_fastq *q = atomic_load_explicit(&s->q, memory_order_relaxed);
-    if (atomic_load_explicit(&k->dev, memory_order_relaxed) == qdev && q->launch != NULL)
+    uint64_t kp = atomic_load_explicit(&k->kparams, memory_order_relaxed);
+    int args_ok = !for23 || !(kp & OL_KMIRROR_KNOWN) ||
+                  ((kp & OL_KMIRROR_COUNT) == nargs &&
+                   (nargs == 0 || atomic_load_explicit(&k->kparam0, memory_order_relaxed) == size));
+    if (args_ok && atomic_load_explicit(&k->dev, memory_order_relaxed) == qdev && q->launch != NULL)
       done = q->launch(q, atomic_load_explicit(&k->q, memory_order_relaxed), args, size,
                        (const ol_fastq_launch_size *)launchSize);
     leave(k);
   }
   leave(s);
   return done;
+}
+
+int ol_fast_launch(const void *queue, const void *device, const void *kernel, const void *args, size_t size,
+                   const void *launchSize) {
+  return launch(queue, device, kernel, args, size, launchSize, 0, 0);
+}
+
+// (the layout of ol_kernel_launch_prop_t: a 32-bit type, then a pointer)
+typedef struct {
+  uint32_t type;
+  const void *data;
+} launch_prop;
+
+int ol_fast_launch23(const void *queue, const void *device, const void *kernel, const void *launchSize,
+                     const void *properties, size_t numArgs, void *const *argPtrs, const size_t *argSizes) {
+  if ((properties != NULL && ((const launch_prop *)properties)->type != 0) || numArgs > 1 ||
+      (argPtrs == NULL) != (argSizes == NULL) || (numArgs == 1 && argPtrs == NULL))
+    return 0;
+  const void *args = numArgs ? argPtrs[0] : NULL;
+  size_t size = numArgs ? argSizes[0] : 0;
+  return launch(queue, device, kernel, args, size, launchSize, 1, numArgs);
 }

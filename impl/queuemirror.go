@@ -81,9 +81,22 @@ func (c *Context) reserveEvents(q *Queue) {
 // mirrorKernel files a kernel symbol in the kernel mirror when its plugin
 // gives a C view of it, so that olLaunchKernel may be answered in C.
 func (c *Context) mirrorKernel(s *Symbol) {
-	if fk, ok := s.kernel.(plugin.FastKernel); ok && c.fast {
-		s.mirrored = C.ol_kmirror_set(C.uint64_t(s.h), C.uint64_t(s.program.device.h), fk.Fast()) != 0
+	fk, ok := s.kernel.(plugin.FastKernel)
+	if !ok || !c.fast {
+		return
 	}
+	var known C.int
+	var n, first C.uint64_t
+	first = ^C.uint64_t(0)
+	if pk, ok := s.kernel.(plugin.ParamKernel); ok {
+		if params, ok := pk.Params(); ok {
+			known, n = 1, C.uint64_t(len(params))
+			if len(params) > 0 && params[0].Offset == 0 {
+				first = C.uint64_t(params[0].Size)
+			}
+		}
+	}
+	s.mirrored = C.ol_kmirror_set(C.uint64_t(s.h), C.uint64_t(s.program.device.h), fk.Fast(), known, n, first) != 0
 }
 
 // unmirrorKernel takes s out of the kernel mirror and returns once no C

@@ -75,10 +75,20 @@ int ol_qmirror_unreserve(uint64_t h, uint64_t *out, int cap) OL_QMIRROR_HIDDEN;
 // ol_fastq.launch when the queue and the kernel are mirrored, of the named
 // device, and the plugin's checks pass: 1 when submitted; else 0, having
 // done nothing.
-int ol_kmirror_set(uint64_t h, uint64_t dev, void *kernel) OL_QMIRROR_HIDDEN;
+// known: the kernel's parameters are known (nparams of them; param0, the
+// size of the first when it starts at offset 0, else ~0).
+int ol_kmirror_set(uint64_t h, uint64_t dev, void *kernel, int known, uint64_t nparams,
+                   uint64_t param0) OL_QMIRROR_HIDDEN;
+#define OL_KMIRROR_KNOWN (1ull << 63)
+#define OL_KMIRROR_COUNT 0xffffffffull
 void ol_kmirror_clear(uint64_t h) OL_QMIRROR_HIDDEN;
 int ol_fast_launch(const void *queue, const void *device, const void *kernel, const void *args, size_t size,
                    const void *launchSize) OL_QMIRROR_HIDDEN;
+// ol_fast_launch23: 23.1's olLaunchKernel, with no launch property and at
+// most one argument (several are laid out by Go).
+int ol_fast_launch23(const void *queue, const void *device, const void *kernel, const void *launchSize,
+                     const void *properties, size_t numArgs, void *const *argPtrs,
+                     const size_t *argSizes) OL_QMIRROR_HIDDEN;
 // argument buffers up to this size only (the Go path checks larger ones)
 #define OL_QMIRROR_MAX_ARGS (1u << 20)
 

@@ -161,6 +161,7 @@ var cFast = map[string]struct {
 	"olCreateEvent":    {"ol_fast_event", 2},
 	"olCreateEvent23":  {"ol_fast_event23", 3},
 	"olLaunchKernel":   {"ol_fast_launch", 6},
+	"olLaunchKernel23": {"ol_fast_launch23", 8},
 }
 
 // fastPath is the C fast path the shim of f starts with, or "".

@@ -35,6 +35,9 @@ int ol_fast_event(const void *queue, void *event) __attribute__((visibility("hid
 int ol_fast_event23(const void *queue, uint32_t flags, void *event) __attribute__((visibility("hidden")));
 int ol_fast_launch(const void *queue, const void *device, const void *kernel, const void *args, size_t size,
                    const void *launchSize) __attribute__((visibility("hidden")));
+int ol_fast_launch23(const void *queue, const void *device, const void *kernel, const void *launchSize,
+                     const void *properties, size_t numArgs, void *const *argPtrs, const size_t *argSizes)
+    __attribute__((visibility("hidden")));
 
 // Set in the child of a fork(): the Go runtime's threads did not survive it,
 // so entering Go could hang. Calls return ol_fork_result instead.

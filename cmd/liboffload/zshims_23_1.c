@@ -316,11 +316,15 @@ ol_result_t olLaunchHostFunctionWithCodeLoc(ol_queue_handle_t Queue, ol_host_fun
 
 ol_result_t olLaunchKernel(ol_queue_handle_t Queue, ol_device_handle_t Device, ol_symbol_handle_t Kernel, const ol_kernel_launch_size_args_t *LaunchSizeArgs, const ol_kernel_launch_prop_t *Properties, size_t NumArgs, void **ArgPtrs, const size_t *ArgSizes) {
   OL_FORK_GUARD();
+  if (ol_fast_launch23(Queue, Device, Kernel, LaunchSizeArgs, Properties, NumArgs, ArgPtrs, ArgSizes))
+    return OL_SUCCESS;
   return (ol_result_t)goOlLaunchKernel23((GoUintptr)Queue, (GoUintptr)Device, (GoUintptr)Kernel, (void *)LaunchSizeArgs, (void *)Properties, NumArgs, (void *)ArgPtrs, (void *)ArgSizes, NULL);
 }
 
 ol_result_t olLaunchKernelWithCodeLoc(ol_queue_handle_t Queue, ol_device_handle_t Device, ol_symbol_handle_t Kernel, const ol_kernel_launch_size_args_t *LaunchSizeArgs, const ol_kernel_launch_prop_t *Properties, size_t NumArgs, void **ArgPtrs, const size_t *ArgSizes, ol_code_location_t *CodeLocation) {
   OL_FORK_GUARD();
+  if (ol_fast_launch23(Queue, Device, Kernel, LaunchSizeArgs, Properties, NumArgs, ArgPtrs, ArgSizes))
+    return OL_SUCCESS;
   return (ol_result_t)goOlLaunchKernel23((GoUintptr)Queue, (GoUintptr)Device, (GoUintptr)Kernel, (void *)LaunchSizeArgs, (void *)Properties, NumArgs, (void *)ArgPtrs, (void *)ArgSizes, CodeLocation);
 }
 

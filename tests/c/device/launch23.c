@@ -191,47 +191,85 @@ static void test_wrong_count_and_size(void) {
               "ArgSizes[0] is 16");
   wrong[0] = 4;
   OLC_ERR_CODE((olLaunchKernel)(NULL, olc_dev, k, &l, NULL, 1, ptrs, wrong), OL_ERRC_INVALID_ARGUMENT);
+  /* the same on a queue that launched the kernel already */
+  ol_queue_handle_t q = olc_queue();
+  if (q && OLC_OK((olLaunchKernel)(q, olc_dev, k, &l, NULL, 1, ptrs, sizes))) {
+    OLC_ERR_HAS((olLaunchKernel)(q, olc_dev, k, &l, NULL, 2, ptrs, sizes), OL_ERRC_INVALID_ARGUMENT, "NumArgs is 2");
+    OLC_ERR_CODE((olLaunchKernel)(q, olc_dev, k, &l, NULL, 0, NULL, NULL), OL_ERRC_INVALID_ARGUMENT);
+    wrong[0] = sizeof a + 8;
+    OLC_ERR_HAS((olLaunchKernel)(q, olc_dev, k, &l, NULL, 1, ptrs, wrong), OL_ERRC_INVALID_ARGUMENT,
+                "ArgSizes[0] is 16");
+    wrong[0] = 4;
+    OLC_ERR_CODE((olLaunchKernel)(q, olc_dev, k, &l, NULL, 1, ptrs, wrong), OL_ERRC_INVALID_ARGUMENT);
+    OLC_OK(olSyncQueue(q));
+  }
+  if (q)
+    OLC_OK(olDestroyQueue(q));
 out:
   if (out)
     OLC_OK(olMemFree(out));
 }
 
-/* The checks of NumArgs, ArgPtrs and ArgSizes. */
+/* The checks of NumArgs, ArgPtrs and ArgSizes, without a queue and on a
+ * queue where both kernels were launched already (from then on launches
+ * on it may be answered without entering Go, impl/queuemirror.h). */
+static void argument_checks(ol_queue_handle_t q, ol_symbol_handle_t k, ol_symbol_handle_t n);
+
 static void test_argument_validation(void) {
   ol_symbol_handle_t k = kern("foo", "foo");
   ol_symbol_handle_t n = kern("noargs", "noargs");
-  if (!k || !n)
-    return;
+  uint32_t *out = olc_alloc(OL_ALLOC_TYPE_DEVICE, 64 * sizeof(uint32_t));
+  ol_queue_handle_t q = olc_queue();
+  if (!k || !n || !out || !q)
+    goto out;
+  argument_checks(NULL, k, n);
+  struct foo_args a = {out};
+  void *ptrs[] = {&a};
+  size_t sizes[] = {sizeof a};
+  ol_kernel_launch_size_args_t l = olc_size1(1, 64);
+  OLC_OK((olLaunchKernel)(q, olc_dev, k, &l, NULL, 1, ptrs, sizes));
+  OLC_OK((olLaunchKernel)(q, olc_dev, n, &l, NULL, 0, NULL, NULL));
+  OLC_OK(olSyncQueue(q));
+  argument_checks(q, k, n);
+  OLC_OK(olSyncQueue(q));
+out:
+  if (out)
+    OLC_OK(olMemFree(out));
+  if (q)
+    OLC_OK(olDestroyQueue(q));
+}
+
+static void argument_checks(ol_queue_handle_t q, ol_symbol_handle_t k, ol_symbol_handle_t n) {
   struct foo_args a = {NULL};
   void *ptrs[] = {&a};
   size_t sizes[] = {sizeof a};
   ol_kernel_launch_size_args_t l = olc_size1(1, 1);
   /* one array without the other */
-  OLC_ERR_CODE((olLaunchKernel)(NULL, olc_dev, k, &l, NULL, 1, ptrs, NULL), OL_ERRC_INVALID_ARGUMENT);
-  OLC_ERR_CODE((olLaunchKernel)(NULL, olc_dev, k, &l, NULL, 1, NULL, sizes), OL_ERRC_INVALID_ARGUMENT);
-  OLC_ERR_CODE((olLaunchKernel)(NULL, olc_dev, n, &l, NULL, 0, ptrs, NULL), OL_ERRC_INVALID_ARGUMENT);
-  OLC_ERR_CODE((olLaunchKernel)(NULL, olc_dev, n, &l, NULL, 0, NULL, sizes), OL_ERRC_INVALID_ARGUMENT);
+  OLC_ERR_CODE((olLaunchKernel)(q, olc_dev, k, &l, NULL, 1, ptrs, NULL), OL_ERRC_INVALID_ARGUMENT);
+  OLC_ERR_CODE((olLaunchKernel)(q, olc_dev, k, &l, NULL, 1, NULL, sizes), OL_ERRC_INVALID_ARGUMENT);
+  OLC_ERR_CODE((olLaunchKernel)(q, olc_dev, n, &l, NULL, 0, ptrs, NULL), OL_ERRC_INVALID_ARGUMENT);
+  OLC_ERR_CODE((olLaunchKernel)(q, olc_dev, n, &l, NULL, 0, NULL, sizes), OL_ERRC_INVALID_ARGUMENT);
   /* NumArgs > 0 without arrays */
-  OLC_ERR_CODE((olLaunchKernel)(NULL, olc_dev, k, &l, NULL, 1, NULL, NULL), OL_ERRC_INVALID_ARGUMENT);
+  OLC_ERR_CODE((olLaunchKernel)(q, olc_dev, k, &l, NULL, 1, NULL, NULL), OL_ERRC_INVALID_ARGUMENT);
   /* a NULL argument pointer with a size */
   void *nullp[] = {NULL};
-  OLC_ERR_HAS((olLaunchKernel)(NULL, olc_dev, k, &l, NULL, 1, nullp, sizes), OL_ERRC_INVALID_NULL_POINTER,
+  OLC_ERR_HAS((olLaunchKernel)(q, olc_dev, k, &l, NULL, 1, nullp, sizes), OL_ERRC_INVALID_NULL_POINTER,
               "ArgPtrs[0]");
   /* a size beyond any address range */
   size_t huge[] = {SIZE_MAX};
-  OLC_ERR_HAS((olLaunchKernel)(NULL, olc_dev, k, &l, NULL, 1, ptrs, huge), OL_ERRC_INVALID_SIZE, "ArgSizes[0]");
+  OLC_ERR_HAS((olLaunchKernel)(q, olc_dev, k, &l, NULL, 1, ptrs, huge), OL_ERRC_INVALID_SIZE, "ArgSizes[0]");
   /* the usual checks first */
-  OLC_ERR_CODE((olLaunchKernel)(NULL, NULL, k, &l, NULL, 1, ptrs, sizes), OL_ERRC_INVALID_NULL_HANDLE);
-  OLC_ERR_CODE((olLaunchKernel)(NULL, olc_dev, NULL, &l, NULL, 1, ptrs, sizes), OL_ERRC_INVALID_NULL_HANDLE);
-  OLC_ERR_CODE((olLaunchKernel)(NULL, olc_dev, k, NULL, NULL, 1, ptrs, sizes), OL_ERRC_INVALID_NULL_POINTER);
+  OLC_ERR_CODE((olLaunchKernel)(q, NULL, k, &l, NULL, 1, ptrs, sizes), OL_ERRC_INVALID_NULL_HANDLE);
+  OLC_ERR_CODE((olLaunchKernel)(q, olc_dev, NULL, &l, NULL, 1, ptrs, sizes), OL_ERRC_INVALID_NULL_HANDLE);
+  OLC_ERR_CODE((olLaunchKernel)(q, olc_dev, k, NULL, NULL, 1, ptrs, sizes), OL_ERRC_INVALID_NULL_POINTER);
   ol_symbol_handle_t g = sym("global", "global", OL_SYMBOL_KIND_GLOBAL_VARIABLE);
   if (g)
-    OLC_ERR_CODE((olLaunchKernel)(NULL, olc_dev, g, &l, NULL, 1, ptrs, sizes), OL_ERRC_SYMBOL_KIND);
+    OLC_ERR_CODE((olLaunchKernel)(q, olc_dev, g, &l, NULL, 1, ptrs, sizes), OL_ERRC_SYMBOL_KIND);
   /* a kernel without arguments: NumArgs 0, with or without (empty) arrays */
   void *no_ptrs[1] = {NULL};
   size_t no_sizes[1] = {0};
-  OLC_OK((olLaunchKernel)(NULL, olc_dev, n, &l, NULL, 0, NULL, NULL));
-  OLC_OK((olLaunchKernel)(NULL, olc_dev, n, &l, NULL, 0, no_ptrs, no_sizes));
+  OLC_OK((olLaunchKernel)(q, olc_dev, n, &l, NULL, 0, NULL, NULL));
+  OLC_OK((olLaunchKernel)(q, olc_dev, n, &l, NULL, 0, no_ptrs, no_sizes));
 }
 
 /* Property lists: NULL, only the end, IS_COOPERATIVE false; an unknown
