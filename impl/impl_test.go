@@ -21,6 +21,32 @@ func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 
 type thing struct{ n int }
 
+// insertAll files a batch under one lock: each object gets its own handle
+// before any reader can find it, mixed with single inserts and removals.
+func TestTableInsertAll(t *testing.T) {
+	tb := newTable[thing](kindEvent, 3)
+	one, _ := tb.insert(&thing{-1})
+	vs := make([]thing, 40)
+	hs := make([]uintptr, 40)
+	seen := map[uintptr]bool{one: true}
+	if n := tb.insertAll(vs, hs, func(v *thing, h uintptr) { v.n = int(h & indexMask) }); n != len(vs) {
+		t.Fatalf("insertAll stored %d of %d", n, len(vs))
+	}
+	for i, h := range hs {
+		if seen[h] {
+			t.Fatalf("handle %#x handed out twice", h)
+		}
+		seen[h] = true
+		got, err := tb.get(h, "Event")
+		if err != nil || got != &vs[i] || got.n != int(h&indexMask) {
+			t.Fatalf("get(%#x): %v %v", h, got, err)
+		}
+	}
+	if !tb.remove(hs[3]) || tb.count() != len(vs) {
+		t.Fatalf("remove: live %d", tb.count())
+	}
+}
+
 func TestTableLifecycle(t *testing.T) {
 	tb := newTable[thing](kindQueue, 7)
 	a := &thing{1}
