@@ -218,13 +218,13 @@ func (p *Program) Unload() error {
 	}
 	var busy []pending
 	for h := range p.queues {
-		h.mu.Lock()
+		h.lock()
 		h.reclaim()
 		if s := h.last; s != nil {
 			s.refs.Add(1)
 			busy = append(busy, pending{h, s})
 		}
-		h.mu.Unlock()
+		h.unlock()
 	}
 	p.queues = nil
 	p.mu.Unlock()

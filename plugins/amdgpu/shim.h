@@ -148,4 +148,35 @@ LGO_HIDDEN uint64_t lgo_hsa_running_mark(void);
 // Runs host function fn(user) with the state set to (queue, mark), then puts it back.
 LGO_HIDDEN void lgo_hsa_run_host(uintptr_t queue, uint64_t mark, uintptr_t fn, uintptr_t user);
 
+// The C submissions of a queue (cpath.c): copies the runtime's C entry
+// point of olMemcpy hands to ol_fastq.copy are submitted here without
+// entering Go. One lgo_hsa_cq per hwQueue; the queue's ol_fastq is
+// followed by a pointer to it (fastq.State.Extra).
+//
+// lock is held (1) by whoever submits to the HSA queue or reads or writes
+// the fields below it: Go (hwQueue.lock, which also holds hwQueue.mu) or
+// C (a try: C declines when Go holds it). C operations take the signals of
+// slots in order (sequence numbers next, mod cap); Go turns the ones not
+// yet absorbed into one ring entry per run (hwQueue.absorb), whose
+// completion signal is the run's last one, and gives the slots back
+// (freed) once that entry is done.
+#define LGO_HSA_CSLOTS 1024
+typedef struct {
+  uint32_t lock;
+  uint32_t fault;  // the HSA queue failed (hwQueue.fault): C declines
+  uint32_t want;   // C found no free slot: Go makes more (cap) when it can
+  uint32_t cap;    // slots with a signal (0, or a power of two)
+  uint32_t broken; // Go could not replace a slot's signal: no more C submissions
+  uint32_t last_in_ring;
+  uint64_t last; // the queue's latest operation (hwQueue.last; 0: none)
+  uint64_t next, absorbed, freed;
+  uintptr_t hq; // hsa_queue_t *
+  const lgo_hsa_fns *f;
+  uint64_t agent;
+  uint64_t sig[LGO_HSA_CSLOTS];
+} lgo_hsa_cq;
+// The queues' ol_fastq.copy (an int (*)(ol_fastq *, int, uint64_t,
+// uint64_t, uint64_t)).
+LGO_HIDDEN void *lgo_hsa_fast_copy_fn(void);
+
 #endif
