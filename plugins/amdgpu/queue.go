@@ -68,9 +68,9 @@ type entry struct {
 	kclass           int8
 	stage            uintptr // host staging buffer of a fill
 	tlock            *tempLock
-	// cops: a run of that many operations submitted from C (absorb); sig
-	// is the last one's, the others' signals stay in their slots
-	cops uint64
+	// cend: the entry is the operations C submitted before sequence number
+	// cend-cq.shift (absorb); 0: not
+	cend uint64
 }
 
 // entryRing holds the pending entries, oldest first; hs (C memory) holds
@@ -177,22 +177,29 @@ func (h *hwQueue) unlock() {
 // entry (they are chained: the last one's signal completes after all of
 // them), as commit would have done; the last one's signal moves to the
 // entry (events and later operations may refer to it as long as they
-// like), and a new one takes its slot.
+// like), and a new one takes its slot. A failure C found is recorded.
 func (h *hwQueue) absorb() {
 	c := h.cq
-	n := uint64(c.next - c.absorbed)
-	if n == 0 {
+	if c.failed != 0 {
+		h.fail(ol.Errorf(ol.ErrcBackendFailure, "amdgpu: an asynchronous operation on %s failed (the runtime set its completion signal to %d)", h.d.name(), int64(c.failed)))
+		c.failed = 0
+	}
+	if c.next == c.absorbed {
 		return
 	}
 	j := uint64(c.next-1) & uint64(c.cap-1)
+	if c.last_nosig != 0 {
+		C.lgo_hsa_cq_seal(c, C.uint32_t(j))
+	}
 	s := h.csig[j]
 	if fresh, err := h.d.p.signals.getUnarmed(); err == nil {
 		h.csig[j], c.sig[j] = fresh, C.uint64_t(fresh.h)
 	} else {
 		h.csig[j], c.broken = nil, 1 // (no more C submissions)
 	}
+	c.sigd[j] = 0
 	c.absorbed = c.next
-	e := entry{sig: s, cops: n, prev: h.last}
+	e := entry{sig: s, prev: h.last, cend: uint64(c.next + c.shift)}
 	s.refs.Add(1)
 	h.last, h.lastInRing = s, c.last_in_ring != 0
 	h.ring.push(e)
@@ -206,19 +213,59 @@ const (
 	maxCSlots = C.LGO_HSA_CSLOTS
 )
 
-// growC gives C more slots when it ran out of them (lock held). The
-// operations in flight keep their slots: their sequence numbers are moved
-// so that freed falls in the first cap slots, and those that then lie past
-// the old cap take their signal along to the same index in the larger
-// ring.
+// growC gives C what it found missing (lock held): more slots when it
+// ran out of them, kernel-argument buffers for every slot when it first
+// launched. The operations in flight keep their slots: their sequence
+// numbers are moved so that freed falls in the first cap slots, and those
+// that then lie past the old cap take their signal and buffer along to the
+// same index in the larger ring.
 func (h *hwQueue) growC() {
 	c := h.cq
 	if c.want == 0 {
 		return
 	}
+	if c.want&C.LGO_HSA_WANT_SLOTS != 0 {
+		h.growSlots()
+	}
+	if c.want&C.LGO_HSA_WANT_KARGS != 0 && c.cap > 0 {
+		if c.kargs == 0 && !h.fillKargs(0, uint64(c.cap)) {
+			return // (asked again when C next launches)
+		}
+		c.kargs = 1
+		c.want &^= C.LGO_HSA_WANT_KARGS
+	}
+}
+
+// cKargClass is the kernargPool class of the slots' buffers.
+const cKargClass = 1
+
+func init() {
+	if kernargMinClass<<cKargClass != C.LGO_HSA_CKARG {
+		panic("amdgpu: LGO_HSA_CKARG is not kernarg class cKargClass")
+	}
+}
+
+// fillKargs gives the slots [from, to) without a buffer one (false: the
+// pool had none left, and some may have none).
+func (h *hwQueue) fillKargs(from, to uint64) bool {
+	for i := from; i < to; i++ {
+		if h.cq.karg[i] != 0 {
+			continue
+		}
+		b, _, err := h.d.p.kernargs.get(C.LGO_HSA_CKARG)
+		if err != nil {
+			return false
+		}
+		h.cq.karg[i] = C.uintptr_t(b)
+	}
+	return true
+}
+
+func (h *hwQueue) growSlots() {
+	c := h.cq
 	m := uint64(c.cap)
 	if uint64(c.next-c.freed) < m || m >= maxCSlots || c.broken != 0 {
-		c.want = 0 // slots came free meanwhile, or no more to give
+		c.want &^= C.LGO_HSA_WANT_SLOTS // slots came free meanwhile, or no more to give
 		return
 	}
 	n := max(cslots0, 2*m)
@@ -235,11 +282,14 @@ func (h *hwQueue) growC() {
 	}
 	base := uint64(c.freed) & (max(m, 1) - 1)
 	delta := uint64(c.freed) - base
-	c.freed, c.absorbed, c.next = C.uint64_t(base), c.absorbed-C.uint64_t(delta), c.next-C.uint64_t(delta)
+	c.freed, c.seen, c.absorbed, c.next = C.uint64_t(base), c.seen-C.uint64_t(delta), c.absorbed-C.uint64_t(delta), c.next-C.uint64_t(delta)
+	c.shift += C.uint64_t(delta)
 	h.csig = append(h.csig, make([]*signal, n-m)...)
 	for i := m; i < uint64(c.next); i++ { // in flight past the old ring's end
 		h.csig[i], h.csig[i-m] = h.csig[i-m], nil
 		c.sig[i] = c.sig[i-m]
+		c.karg[i], c.karg[i-m] = c.karg[i-m], 0
+		c.sigd[i], c.sigd[i-m] = c.sigd[i-m], 0
 	}
 	for i := range n {
 		if h.csig[i] == nil {
@@ -248,16 +298,25 @@ func (h *hwQueue) growC() {
 			h.csig[i], c.sig[i] = s, C.uint64_t(s.h)
 		}
 	}
-	c.cap, c.want = C.uint32_t(n), 0
+	c.cap = C.uint32_t(n)
+	c.want &^= C.LGO_HSA_WANT_SLOTS
+	if c.kargs != 0 && !h.fillKargs(0, n) {
+		c.kargs = 0 // (C asks again)
+	}
 }
 
 // freeC gives back the signals of the slots (the HSA queue is destroyed).
 func (h *hwQueue) freeC() {
+	c := h.cq
 	for _, s := range h.csig {
 		s.release()
 	}
+	for i, b := range c.karg {
+		h.d.p.kernargs.put(uintptr(b), cKargClass)
+		c.karg[i], c.sigd[i] = 0, 0
+	}
 	h.csig = nil
-	h.cq.cap, h.cq.next, h.cq.absorbed, h.cq.freed = 0, 0, 0, 0
+	c.cap, c.kargs, c.want, c.next, c.absorbed, c.freed, c.seen = 0, 0, 0, 0, 0, 0, 0
 }
 
 // hwByID finds an HSA queue from the runtime's error callback.
@@ -333,6 +392,13 @@ func (h *hwQueue) reclaim() {
 		}
 	}
 	h.scanAt = h.ring.n + reclaimBatch
+	if c := h.cq; c.next != c.freed {
+		C.lgo_hsa_cq_reclaim(c)
+		if c.failed != 0 {
+			h.fail(ol.Errorf(ol.ErrcBackendFailure, "amdgpu: an asynchronous operation on %s failed (the runtime set its completion signal to %d)", h.d.name(), int64(c.failed)))
+			c.failed = 0
+		}
+	}
 	if h.ring.n == 0 && h.last != nil {
 		h.last.release()
 		h.last, h.lastInRing = nil, false
@@ -343,16 +409,17 @@ func (h *hwQueue) reclaim() {
 
 func (h *hwQueue) finish(e *entry) {
 	p := h.d.p
-	if e.cops > 1 {
-		// the run's other operations are done too (chained): a failure
-		// among them is reported, and their slots are free
+	if e.cend != 0 {
+		// its operations and those before them are done: their slots are
+		// free (the last one's signal is the entry's)
 		c := h.cq
-		res := C.lgo_hsa_scan(p.run, &c.sig[0], C.uint32_t(c.cap-1), C.uint32_t(uint64(c.freed)&uint64(c.cap-1)), C.uint32_t(e.cops-1))
-		if res.bad < res.done {
-			h.fail(ol.Errorf(ol.ErrcBackendFailure, "amdgpu: an asynchronous operation on %s failed (the runtime set its completion signal to %d)", h.d.name(), int64(res.value)))
+		if end := C.uint64_t(e.cend) - c.shift; int64(end-c.freed) > 0 {
+			c.freed = end
+			if int64(end-c.seen) > 0 {
+				c.seen = end
+			}
 		}
 	}
-	h.cq.freed += C.uint64_t(e.cops)
 	e.prev.release()
 	e.extra.release()
 	if e.karg != 0 {
@@ -534,7 +601,7 @@ func (d *Device) getHW() (*hwQueue, error) {
 	}
 	// (the error callback may still write it after the HSA queue is gone)
 	runtime.AddCleanup(h, func(p unsafe.Pointer) { C.free(p) }, unsafe.Pointer(h.cq))
-	h.cq.f, h.cq.agent = d.p.run, C.uint64_t(d.agent)
+	h.cq.f, h.cq.agent, h.cq.id = d.p.run, C.uint64_t(d.agent), C.uint64_t(h.id)
 	hwByID.Store(h.id, h)
 	r := C.lgo_hsa_queue_create(d.p.run, C.uint64_t(d.agent), C.uint32_t(d.queueSize), C.uintptr_t(h.id))
 	if r.st != hsaStatusSuccess {
@@ -647,6 +714,7 @@ func (d *Device) NewQueue() (plugin.Queue, error) {
 	q := &Queue{d: d, hw: h, id: queueID.Add(1), f: fastq.New(unsafe.Sizeof(uintptr(0)))}
 	*(**C.lgo_hsa_cq)(q.f.Extra) = h.cq
 	q.f.SetCopy(C.lgo_hsa_fast_copy_fn())
+	q.f.SetLaunch(C.lgo_hsa_fast_launch_fn())
 	q.ops, q.handed = q.f.Begun, q.f.Handed
 	h.own(q.f)
 	return q, nil
@@ -1235,8 +1303,7 @@ func runningHostFunction() (uintptr, uint64) {
 	return running, uint64(C.lgo_hsa_running_mark())
 }
 
-// Fast implements plugin.FastQueue (no copies from C: ol_fastq.copy is
-// NULL).
+// Fast implements plugin.FastQueue: copies and launches from C (cpath.c).
 func (q *Queue) Fast() unsafe.Pointer { return q.f.Ptr() }
 
 var (
