@@ -49,14 +49,16 @@ static inline int64_t slot(lgo_hsa_cq *c) {
 
 // What Queue.copy and Queue.copyHost do, after the operation before it;
 // anything else (Go holds the queue, a failed HSA queue, no free slot, host
-// memory the runtime does not know, a failed submission, a launch without
-// a signal before it) is left to Go, which submits it or names the error.
+// memory the runtime does not know, a failed submission) is left to Go,
+// which submits it or names the error.
 static int lgo_hsa_fast_copy(ol_fastq *q, int dir, uint64_t dst, uint64_t src, uint64_t n) {
   lgo_hsa_cq *c = *(lgo_hsa_cq **)(q + 1);
   if (!cq_trylock(c))
     return 0;
   int done = 0;
-  int64_t j = c->last_nosig ? -1 : slot(c);
+  int64_t j = slot(c);
+  if (j >= 0 && c->last_nosig) // the launch before it completes a signal to wait for
+    lgo_hsa_cq_seal(c, (uint32_t)((c->next - 1) & (c->cap - 1)));
   if (j >= 0) {
     uint64_t s = c->sig[j];
     ol_fastq_begin(q);
