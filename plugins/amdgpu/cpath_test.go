@@ -214,3 +214,88 @@ func TestFakeCCopyFailure(t *testing.T) {
 	_ = g.Free(b, ol.AllocTypeDevice)
 	d.Deinit()
 }
+
+// Launches, copies, events and syncs on one queue from several goroutines
+// at once, from C and from Go: every launch runs once.
+func TestFakeCPathsConcurrent(t *testing.T) {
+	d := newDouble(t, "libhsa-cconc.so")
+	g := d.Dev[0]
+	q := mustQueue(t, g)
+	prog, pk := d.LoadKernel(t, g, "single_counter", "single_counter")
+	k := pk.(*Kernel)
+	counter := contract.MustAlloc(t, g, ol.AllocTypeDevice, 4)
+	a := contract.MustAlloc(t, g, ol.AllocTypeDevice, 256)
+	b := contract.MustAlloc(t, g, ol.AllocTypeDevice, 256)
+	d.Poke(counter, make([]byte, 4))
+	args := make([]byte, 8)
+	binary.LittleEndian.PutUint64(args, uint64(counter))
+	size := contract.Size1D(1, 1, 0)
+	const launches = 1500
+	errs := make(chan error, 4)
+	launcher := func() {
+		for i := 0; i < launches; i++ {
+			if !q.cLaunch(k, args, size) {
+				if err := q.Launch(k, args, size); err != nil {
+					errs <- err
+					return
+				}
+			}
+		}
+		errs <- nil
+	}
+	go launcher()
+	go launcher()
+	go func() {
+		for i := 0; i < 500; i++ {
+			if !q.cCopy(cOnDevice, b, a, 256) {
+				if err := q.CopyDevice(b, g, a, g, 256); err != nil {
+					errs <- err
+					return
+				}
+			}
+		}
+		errs <- nil
+	}()
+	go func() {
+		for i := 0; i < 200; i++ {
+			e, err := q.Record()
+			if err != nil {
+				errs <- err
+				return
+			}
+			if i%3 == 0 {
+				err = e.Sync()
+			}
+			_ = e.Release()
+			if err == nil && i%7 == 0 {
+				err = q.Sync()
+			}
+			if err != nil {
+				errs <- err
+				return
+			}
+			q.Empty()
+		}
+		errs <- nil
+	}()
+	for range 4 {
+		if err := <-errs; err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := q.Sync(); err != nil {
+		t.Fatal(err)
+	}
+	if got := binary.LittleEndian.Uint32(d.Peek(counter, 4)); got != 2*launches {
+		t.Errorf("the counter is %d after %d launches", got, 2*launches)
+	}
+	for _, p := range []uintptr{counter, a, b} {
+		_ = g.Free(p, ol.AllocTypeDevice)
+	}
+	_ = q.Release()
+	if err := prog.Unload(); err != nil {
+		t.Fatal(err)
+	}
+	d.Deinit()
+	held(d.Double)
+}
