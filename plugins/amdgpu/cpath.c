@@ -109,7 +109,7 @@ static int lgo_hsa_fast_launch(ol_fastq *q, const void *kernel, const void *args
   if (!cq_trylock(c))
     return 0;
   int64_t j = slot(c);
-  if (j >= 0 && !c->kargs) {
+  if (!c->kargs) {
     c->want |= LGO_HSA_WANT_KARGS;
     j = -1;
   }

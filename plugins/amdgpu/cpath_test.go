@@ -8,6 +8,7 @@ import (
 
 	"github.com/liboffload-go/liboffload-go/api/ol"
 	"github.com/liboffload-go/liboffload-go/internal/contract"
+	"github.com/liboffload-go/liboffload-go/plugins/internal/fakedriver"
 	"github.com/liboffload-go/liboffload-go/plugins/plugin"
 )
 
@@ -143,7 +144,7 @@ func TestFakeCPathsKeepOrder(t *testing.T) {
 	check("the sequence", d.Peek(out, 4*n), n-1)
 	check("the snapshot copied from C", d.Peek(snapC, 4*n), 1000)
 	check("the snapshot copied from Go", d.Peek(snapGo, 4*n), 2000)
-	check("the copy to host memory", unsafe.Slice((*byte)(unsafe.Pointer(host)), 4*n), n-1)
+	check("the copy to host memory", unsafe.Slice((*byte)(fakedriver.PtrOf(host)), 4*n), n-1)
 	if cLaunches < n*9/10 || cCopies != 2 {
 		t.Errorf("%d launches and %d copies of %d and 2 from C", cLaunches, cCopies, n)
 	}
