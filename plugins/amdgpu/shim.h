@@ -195,6 +195,12 @@ typedef struct {
   uint64_t sig[LGO_HSA_CSLOTS];
   uintptr_t karg[LGO_HSA_CSLOTS];
   uint8_t sigd[LGO_HSA_CSLOTS];
+  // the kernel arguments a C launch last wrote (to kbuf): code object,
+  // segment size, implicit arguments' offset, argument bytes copied, grid
+  uintptr_t kbuf;
+  uint64_t kobj, kn;
+  int64_t koff;
+  uint32_t kseg, kgeo[6];
 } lgo_hsa_cq;
 // lgo_hsa_cq_seal: a barrier-AND packet completing slot i's signal (set to
 // 1 first), which becomes the queue's last.
