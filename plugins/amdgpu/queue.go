@@ -23,8 +23,11 @@ import (
 
 const (
 	// defaultQueueSize is the packets of an HSA queue (a power of two;
-	// smaller when the agent's maximum is).
-	defaultQueueSize = 1024
+	// smaller when the agent's maximum is): a submitter that finds the
+	// queue full spins until the GPU takes a packet, so a deep queue keeps
+	// a burst of launches from costing the caller the GPU's time (256 KiB
+	// of packets).
+	defaultQueueSize = 4096
 	// maxIdleQueues bounds the idle HSA queues a device keeps for reuse.
 	maxIdleQueues = 32
 	// maxHWQueues bounds the HSA queues of a device that released queues
