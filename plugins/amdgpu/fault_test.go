@@ -110,6 +110,18 @@ func TestFakeQueueErrorIsReported(t *testing.T) {
 	bogus := *pk.(*Kernel)
 	bogus.object ^= 0x5a5a0000 // a kernel object the runtime does not know
 	q := mustQueue(t, g)
+	// launches from C first (the first makes the slots)
+	k := pk.(*Kernel)
+	if err := q.Launch(k, nil, contract.Size1D(1, 1, 0)); err != nil {
+		t.Fatal(err)
+	}
+	q.cLaunch(k, nil, contract.Size1D(1, 1, 0))
+	if err := q.Sync(); err != nil {
+		t.Fatal(err)
+	}
+	if !q.cLaunch(k, nil, contract.Size1D(1, 1, 0)) {
+		t.Fatal("the launch was left to Go")
+	}
 	if err := q.Launch(&bogus, nil, contract.Size1D(1, 1, 0)); err != nil {
 		t.Fatal(err)
 	}
@@ -126,6 +138,9 @@ func TestFakeQueueErrorIsReported(t *testing.T) {
 	}
 	if err := q.Launch(pk, nil, contract.Size1D(1, 1, 0)); err == nil {
 		t.Error("a broken queue took more work")
+	}
+	if q.cLaunch(k, nil, contract.Size1D(1, 1, 0)) {
+		t.Error("a broken queue took a launch from C")
 	}
 	_ = q.Release()
 	q2 := mustQueue(t, g)

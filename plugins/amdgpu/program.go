@@ -10,7 +10,9 @@ import "C"
 import (
 	"fmt"
 	"math"
+	"runtime"
 	"sync"
+	"sync/atomic"
 	"unsafe"
 
 	"github.com/liboffload-go/liboffload-go/api/ol"
@@ -182,8 +184,29 @@ func (p *Program) Kernel(name string) (plugin.Kernel, error) {
 			k.cuItems, k.wave = lim, waveSize(p.d.info.Name.V, m.wave)
 		}
 	}
+	k.newFast()
 	return k, nil
 }
+
+// newFast makes the kernel's C view (lgo_hsa_fastk): what launch checks.
+func (k *Kernel) newFast() {
+	d := k.p.d
+	f := (*C.lgo_hsa_fastk)(C.calloc(1, C.sizeof_lgo_hsa_fastk))
+	if f == nil {
+		panic("amdgpu: out of memory")
+	}
+	f.object, f.seg, f.private_size, f.group_size = C.uint64_t(k.object), C.uint32_t(k.kernargSize), C.uint32_t(k.privateSize), C.uint32_t(k.groupSize)
+	f.max_group, f.implicit_off, f.args_size = C.uint32_t(k.maxGroup), C.int64_t(k.implicitOff), C.int64_t(k.argsSize)
+	gm, wm := d.info.MaxWorkGroupSizePerDimension.V, d.info.MaxWorkSizePerDimension.V
+	f.group_max = [3]C.uint32_t{C.uint32_t(gm.X), C.uint32_t(gm.Y), C.uint32_t(gm.Z)}
+	f.grid_max = [3]C.uint32_t{C.uint32_t(wm.X), C.uint32_t(wm.Y), C.uint32_t(wm.Z)}
+	f.total_max, f.lds_limit = C.uint64_t(d.info.MaxWorkSize.V), C.uint64_t(d.info.WorkGroupLocalMemSize.V)
+	k.fast = f
+	runtime.AddCleanup(k, func(p unsafe.Pointer) { C.free(p) }, unsafe.Pointer(f))
+}
+
+// Fast implements plugin.FastKernel.
+func (k *Kernel) Fast() unsafe.Pointer { return unsafe.Pointer(k.fast) }
 
 // Global implements plugin.Program: the variable's address and size.
 func (p *Program) Global(name string) (uintptr, uint64, error) {
@@ -218,13 +241,13 @@ func (p *Program) Unload() error {
 	}
 	var busy []pending
 	for h := range p.queues {
-		h.mu.Lock()
+		h.lock()
 		h.reclaim()
 		if s := h.last; s != nil {
 			s.refs.Add(1)
 			busy = append(busy, pending{h, s})
 		}
-		h.mu.Unlock()
+		h.unlock()
 	}
 	p.queues = nil
 	p.mu.Unlock()
@@ -273,6 +296,7 @@ type Kernel struct {
 	// for its vector registers (regGroupLimit; 0: not known), wave its
 	// wavefront size
 	cuItems, wave uint32
+	fast          *C.lgo_hsa_fastk
 }
 
 // MaxGroupSize implements plugin.Kernel: the largest work-group the
@@ -415,6 +439,10 @@ func (q *Queue) launch(k *Kernel, args []byte, s plugin.LaunchSize, track, coop 
 		}
 		if !prog.queues[h] {
 			prog.queues[h] = true
+		}
+		// (its C view: C launches of k on h need no registration)
+		if last := (*uint64)(unsafe.Pointer(&k.fast.last_hw)); atomic.LoadUint64(last) != uint64(h.id) {
+			atomic.StoreUint64(last, uint64(h.id))
 		}
 		prog.mu.Unlock()
 	}

@@ -9,6 +9,7 @@ import "C"
 import (
 	"encoding/binary"
 	"fmt"
+	"runtime"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -22,8 +23,11 @@ import (
 
 const (
 	// defaultQueueSize is the packets of an HSA queue (a power of two;
-	// smaller when the agent's maximum is).
-	defaultQueueSize = 1024
+	// smaller when the agent's maximum is): a submitter that finds the
+	// queue full spins until the GPU takes a packet, so a deep queue keeps
+	// a burst of launches from costing the caller the GPU's time (256 KiB
+	// of packets).
+	defaultQueueSize = 4096
 	// maxIdleQueues bounds the idle HSA queues a device keeps for reuse.
 	maxIdleQueues = 32
 	// maxHWQueues bounds the HSA queues of a device that released queues
@@ -67,6 +71,9 @@ type entry struct {
 	kclass           int8
 	stage            uintptr // host staging buffer of a fill
 	tlock            *tempLock
+	// cend: the entry is the operations C submitted before sequence number
+	// cend-cq.shift (absorb); 0: not
+	cend uint64
 }
 
 // entryRing holds the pending entries, oldest first; hs (C memory) holds
@@ -145,6 +152,174 @@ type hwQueue struct {
 	err   error
 	owner *fastq.State
 	fault atomic.Pointer[ol.Error]
+	// cq is the queue's state shared with the C submissions (shim.h,
+	// lgo_hsa_cq; C memory, freed with h); csig the signals of its slots
+	// (one reference each), under lock.
+	cq   *C.lgo_hsa_cq
+	csig []*signal
+}
+
+// lock takes the queue for Go: mu (among Go callers), then cq.lock (C
+// submissions hold it briefly and never wait for Go), and makes the
+// operations C submitted since the last time ring entries.
+func (h *hwQueue) lock() {
+	h.mu.Lock()
+	w := (*uint32)(unsafe.Pointer(&h.cq.lock))
+	for !atomic.CompareAndSwapUint32(w, 0, 1) {
+		runtime.Gosched()
+	}
+	h.absorb()
+}
+
+func (h *hwQueue) unlock() {
+	atomic.StoreUint32((*uint32)(unsafe.Pointer(&h.cq.lock)), 0)
+	h.mu.Unlock()
+}
+
+// absorb makes the operations C submitted since the last call one ring
+// entry (they are chained: the last one's signal completes after all of
+// them), as commit would have done; the last one's signal moves to the
+// entry (events and later operations may refer to it as long as they
+// like), and a new one takes its slot. A failure C found is recorded.
+func (h *hwQueue) absorb() {
+	c := h.cq
+	if c.failed != 0 {
+		h.fail(ol.Errorf(ol.ErrcBackendFailure, "amdgpu: an asynchronous operation on %s failed (the runtime set its completion signal to %d)", h.d.name(), int64(c.failed)))
+		c.failed = 0
+	}
+	if c.next == c.absorbed {
+		return
+	}
+	j := uint64(c.next-1) & uint64(c.cap-1)
+	if c.last_nosig != 0 {
+		C.lgo_hsa_cq_seal(c, C.uint32_t(j))
+	}
+	s := h.csig[j]
+	if fresh, err := h.d.p.signals.getUnarmed(); err == nil {
+		h.csig[j], c.sig[j] = fresh, C.uint64_t(fresh.h)
+	} else {
+		h.csig[j], c.broken = nil, 1 // (no more C submissions)
+	}
+	c.sigd[j] = 0
+	c.absorbed = c.next
+	e := entry{sig: s, prev: h.last, cend: uint64(c.next + c.shift)}
+	s.refs.Add(1)
+	h.last, h.lastInRing = s, c.last_in_ring != 0
+	h.ring.push(e)
+}
+
+// cslots0 and maxCSlots bound the slots of C submissions: a queue gets the
+// first ones when C first finds none, and twice as many each time C runs
+// out of them again.
+const (
+	cslots0   = 64
+	maxCSlots = C.LGO_HSA_CSLOTS
+)
+
+// growC gives C what it found missing (lock held): more slots when it
+// ran out of them, kernel-argument buffers for every slot when it first
+// launched. The operations in flight keep their slots: their sequence
+// numbers are moved so that freed falls in the first cap slots, and those
+// that then lie past the old cap take their signal and buffer along to the
+// same index in the larger ring.
+func (h *hwQueue) growC() {
+	c := h.cq
+	if c.want == 0 {
+		return
+	}
+	if c.want&C.LGO_HSA_WANT_SLOTS != 0 {
+		h.growSlots()
+	}
+	if c.want&C.LGO_HSA_WANT_KARGS != 0 && c.cap > 0 {
+		if c.kargs == 0 && !h.fillKargs(0, uint64(c.cap)) {
+			return // (asked again when C next launches)
+		}
+		c.kargs = 1
+		c.want &^= C.LGO_HSA_WANT_KARGS
+	}
+}
+
+// cKargClass is the kernargPool class of the slots' buffers.
+const cKargClass = 1
+
+func init() {
+	if kernargMinClass<<cKargClass != C.LGO_HSA_CKARG {
+		panic("amdgpu: LGO_HSA_CKARG is not kernarg class cKargClass")
+	}
+}
+
+// fillKargs gives the slots [from, to) without a buffer one (false: the
+// pool had none left, and some may have none).
+func (h *hwQueue) fillKargs(from, to uint64) bool {
+	for i := from; i < to; i++ {
+		if h.cq.karg[i] != 0 {
+			continue
+		}
+		b, _, err := h.d.p.kernargs.get(C.LGO_HSA_CKARG)
+		if err != nil {
+			return false
+		}
+		h.cq.karg[i] = C.uintptr_t(b)
+	}
+	return true
+}
+
+func (h *hwQueue) growSlots() {
+	c := h.cq
+	m := uint64(c.cap)
+	if uint64(c.next-c.freed) < m || m >= maxCSlots || c.broken != 0 {
+		c.want &^= C.LGO_HSA_WANT_SLOTS // slots came free meanwhile, or no more to give
+		return
+	}
+	n := max(cslots0, 2*m)
+	fresh := make([]*signal, 0, n-m)
+	for range n - m {
+		s, err := h.d.p.signals.getUnarmed()
+		if err != nil {
+			for _, s := range fresh {
+				s.release()
+			}
+			return // (asked again when C next runs out)
+		}
+		fresh = append(fresh, s)
+	}
+	base := uint64(c.freed) & (max(m, 1) - 1)
+	delta := uint64(c.freed) - base
+	c.freed, c.seen, c.absorbed, c.next = C.uint64_t(base), c.seen-C.uint64_t(delta), c.absorbed-C.uint64_t(delta), c.next-C.uint64_t(delta)
+	c.shift += C.uint64_t(delta)
+	h.csig = append(h.csig, make([]*signal, n-m)...)
+	for i := m; i < uint64(c.next); i++ { // in flight past the old ring's end
+		h.csig[i], h.csig[i-m] = h.csig[i-m], nil
+		c.sig[i] = c.sig[i-m]
+		c.karg[i], c.karg[i-m] = c.karg[i-m], 0
+		c.sigd[i], c.sigd[i-m] = c.sigd[i-m], 0
+	}
+	for i := range n {
+		if h.csig[i] == nil {
+			s := fresh[len(fresh)-1]
+			fresh = fresh[:len(fresh)-1]
+			h.csig[i], c.sig[i] = s, C.uint64_t(s.h)
+		}
+	}
+	c.cap = C.uint32_t(n)
+	c.want &^= C.LGO_HSA_WANT_SLOTS
+	if c.kargs != 0 && !h.fillKargs(0, n) {
+		c.kargs = 0 // (C asks again)
+	}
+}
+
+// freeC gives back the signals of the slots (the HSA queue is destroyed).
+func (h *hwQueue) freeC() {
+	c := h.cq
+	for _, s := range h.csig {
+		s.release()
+	}
+	for i, b := range c.karg {
+		h.d.p.kernargs.put(uintptr(b), cKargClass)
+		c.karg[i], c.sigd[i] = 0, 0
+	}
+	h.csig = nil
+	c.cap, c.kargs, c.want, c.next, c.absorbed, c.freed, c.seen = 0, 0, 0, 0, 0, 0, 0
 }
 
 // hwByID finds an HSA queue from the runtime's error callback.
@@ -168,6 +343,7 @@ func lgoHsaQueueError(st C.uint32_t, id C.uintptr_t) {
 	// the status says
 	e := ol.Errorf(ol.ErrcBackendFailure, "amdgpu: the HSA queue of %s failed: %s", h.d.name(), h.d.p.drv.describe(uint32(st)))
 	h.fault.CompareAndSwap(nil, e)
+	atomic.StoreUint32((*uint32)(unsafe.Pointer(&h.cq.fault)), 1)
 }
 
 func (h *hwQueue) fail(err error) {
@@ -219,14 +395,34 @@ func (h *hwQueue) reclaim() {
 		}
 	}
 	h.scanAt = h.ring.n + reclaimBatch
+	if c := h.cq; c.next != c.freed {
+		C.lgo_hsa_cq_reclaim(c)
+		if c.failed != 0 {
+			h.fail(ol.Errorf(ol.ErrcBackendFailure, "amdgpu: an asynchronous operation on %s failed (the runtime set its completion signal to %d)", h.d.name(), int64(c.failed)))
+			c.failed = 0
+		}
+	}
 	if h.ring.n == 0 && h.last != nil {
 		h.last.release()
 		h.last, h.lastInRing = nil, false
+		h.cq.last, h.cq.last_in_ring = 0, 0
 	}
+	h.growC()
 }
 
 func (h *hwQueue) finish(e *entry) {
 	p := h.d.p
+	if e.cend != 0 {
+		// its operations and those before them are done: their slots are
+		// free (the last one's signal is the entry's)
+		c := h.cq
+		if end := C.uint64_t(e.cend) - c.shift; int64(end-c.freed) > 0 {
+			c.freed = end
+			if int64(end-c.seen) > 0 {
+				c.seen = end
+			}
+		}
+	}
 	e.prev.release()
 	e.extra.release()
 	if e.karg != 0 {
@@ -252,8 +448,8 @@ func (h *hwQueue) begin(arm bool) (*signal, error) {
 	if f := h.fault.Load(); f != nil {
 		return nil, f
 	}
-	h.mu.Lock()
-	if h.ring.n >= h.scanAt || h.heavy > 0 {
+	h.lock()
+	if h.ring.n >= h.scanAt || h.heavy > 0 || h.cq.want != 0 {
 		h.reclaim()
 	}
 	sp := &h.d.p.signals
@@ -265,7 +461,7 @@ func (h *hwQueue) begin(arm bool) (*signal, error) {
 		s, err = sp.getUnarmed()
 	}
 	if err != nil {
-		h.mu.Unlock()
+		h.unlock()
 		return nil, err
 	}
 	return s, nil
@@ -285,17 +481,21 @@ func (h *hwQueue) commit(e entry, inRing bool) {
 	e.prev = h.last // the queue's reference moves to the entry
 	e.sig.refs.Add(1)
 	h.last, h.lastInRing = e.sig, inRing
+	h.cq.last, h.cq.last_in_ring = C.uint64_t(e.sig.h), 0
+	if inRing {
+		h.cq.last_in_ring = 1
+	}
 	if e.stage != 0 || e.tlock != nil {
 		h.heavy++
 	}
 	h.ring.push(e)
-	h.mu.Unlock()
+	h.unlock()
 }
 
 // abort gives back the signal of an operation that was not submitted.
 func (h *hwQueue) abort(s *signal) {
 	s.release()
-	h.mu.Unlock()
+	h.unlock()
 }
 
 // wait waits until s is done, reporting a queue error or a failed
@@ -326,8 +526,8 @@ func (h *hwQueue) wait(s *signal, limit time.Duration) error {
 
 // idle reports whether the queue has no pending work.
 func (h *hwQueue) idle() bool {
-	h.mu.Lock()
-	defer h.mu.Unlock()
+	h.lock()
+	defer h.unlock()
 	h.reclaim()
 	return h.ring.n == 0
 }
@@ -378,12 +578,12 @@ func (d *Device) getHW() (*hwQueue, error) {
 		// every queue the device may have is busy: reuse the one released
 		// first once its work is done, or make another if it is not done
 		// soon (a queue stuck, or waiting for much later work)
-		oldest.mu.Lock()
+		oldest.lock()
 		s := oldest.last
 		if s != nil {
 			s.refs.Add(1)
 		}
-		oldest.mu.Unlock()
+		oldest.unlock()
 		var err error
 		if s != nil {
 			err = oldest.wait(s, reuseWait)
@@ -398,6 +598,13 @@ func (d *Device) getHW() (*hwQueue, error) {
 		qs.mu.Unlock()
 	}
 	h = &hwQueue{d: d, id: hwIDs.Add(1)}
+	h.cq = (*C.lgo_hsa_cq)(C.calloc(1, C.sizeof_lgo_hsa_cq))
+	if h.cq == nil {
+		panic("amdgpu: out of memory")
+	}
+	// (the error callback may still write it after the HSA queue is gone)
+	runtime.AddCleanup(h, func(p unsafe.Pointer) { C.free(p) }, unsafe.Pointer(h.cq))
+	h.cq.f, h.cq.agent, h.cq.id = d.p.run, C.uint64_t(d.agent), C.uint64_t(h.id)
 	hwByID.Store(h.id, h)
 	r := C.lgo_hsa_queue_create(d.p.run, C.uint64_t(d.agent), C.uint32_t(d.queueSize), C.uintptr_t(h.id))
 	if r.st != hsaStatusSuccess {
@@ -408,6 +615,7 @@ func (d *Device) getHW() (*hwQueue, error) {
 		return nil, d.p.drv.failure(fmt.Sprintf("hsa_queue_create of %d packets on %s", d.queueSize, d.name()), uint32(r.st))
 	}
 	h.q = uintptr(r.v)
+	h.cq.hq = C.uintptr_t(h.q)
 	return h, nil
 }
 
@@ -434,9 +642,10 @@ func (d *Device) putHW(h *hwQueue) {
 
 func (d *Device) destroyHW(h *hwQueue) error {
 	hwByID.Delete(h.id)
-	h.mu.Lock()
+	h.lock()
 	h.ring.free()
-	h.mu.Unlock()
+	h.freeC()
+	h.unlock()
 	return d.call(fmt.Sprintf("hsa_queue_destroy on %s", d.name()), C.lgo_hsa_queue_destroy(d.p.run, C.uintptr_t(h.q)))
 }
 
@@ -459,12 +668,12 @@ func (d *Device) drain() error {
 // drain waits (up to drainTimeout) for the queue's last operation, and so
 // for all its work (the operations are chained).
 func (h *hwQueue) drain() error {
-	h.mu.Lock()
+	h.lock()
 	s := h.last
 	if s != nil {
 		s.refs.Add(1)
 	}
-	h.mu.Unlock()
+	h.unlock()
 	if s == nil {
 		return nil
 	}
@@ -505,7 +714,10 @@ func (d *Device) NewQueue() (plugin.Queue, error) {
 	if err != nil {
 		return nil, err
 	}
-	q := &Queue{d: d, hw: h, id: queueID.Add(1), f: fastq.New(0)}
+	q := &Queue{d: d, hw: h, id: queueID.Add(1), f: fastq.New(unsafe.Sizeof(uintptr(0)))}
+	*(**C.lgo_hsa_cq)(q.f.Extra) = h.cq
+	q.f.SetCopy(C.lgo_hsa_fast_copy_fn())
+	q.f.SetLaunch(C.lgo_hsa_fast_launch_fn())
 	q.ops, q.handed = q.f.Begun, q.f.Handed
 	h.own(q.f)
 	return q, nil
@@ -867,12 +1079,12 @@ func (q *Queue) fillWords(ptr uintptr, v uint32, count uint64) error {
 	if f := h.fault.Load(); f != nil {
 		return f
 	}
-	h.mu.Lock()
+	h.lock()
 	h.reclaim()
 	if h.last == nil {
 		// nothing before it: the runtime's (synchronous) fill, now
 		st := C.lgo_hsa_fill(p.run, C.uintptr_t(ptr), C.uint32_t(v), C.size_t(count))
-		h.mu.Unlock()
+		h.unlock()
 		if st == statusInvalidAllocation {
 			// GPU memory that is no allocation of the runtime's (a
 			// global of a code object): copied from a host buffer
@@ -884,7 +1096,7 @@ func (q *Queue) fillWords(ptr uintptr, v uint32, count uint64) error {
 		}
 		return nil
 	}
-	h.mu.Unlock()
+	h.unlock()
 	op := newHostOp()
 	op.kind, op.ptr, op.value, op.count = opFill, ptr, v, count
 	return q.submitHost(op)
@@ -977,13 +1189,13 @@ func (q *Queue) submitHost(op *hostOp) error {
 // Record implements plugin.Queue: the event is the queue's last signal.
 func (q *Queue) Record() (plugin.Event, error) {
 	h := q.hw
-	h.mu.Lock()
+	h.lock()
 	h.reclaim()
 	s := h.last
 	if s != nil {
 		s.refs.Add(1)
 	}
-	h.mu.Unlock()
+	h.unlock()
 	d := q.d
 	d.queues.mu.Lock()
 	e := d.queues.events.Get()
@@ -1036,20 +1248,20 @@ func (q *Queue) Sync() error {
 		return nil
 	}
 	h := q.hw
-	h.mu.Lock()
+	h.lock()
 	s := h.last
 	if s != nil {
 		s.refs.Add(1)
 	}
-	h.mu.Unlock()
+	h.unlock()
 	var err error
 	if s != nil {
 		err = h.wait(s, 0)
 		s.release()
 	}
-	h.mu.Lock()
+	h.lock()
 	h.reclaim()
-	h.mu.Unlock()
+	h.unlock()
 	if recorded := h.takeErr(); err == nil {
 		err = recorded
 	}
@@ -1094,8 +1306,7 @@ func runningHostFunction() (uintptr, uint64) {
 	return running, uint64(C.lgo_hsa_running_mark())
 }
 
-// Fast implements plugin.FastQueue (no copies from C: ol_fastq.copy is
-// NULL).
+// Fast implements plugin.FastQueue: copies and launches from C (cpath.c).
 func (q *Queue) Fast() unsafe.Pointer { return q.f.Ptr() }
 
 var (

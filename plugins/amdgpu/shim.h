@@ -148,4 +148,84 @@ LGO_HIDDEN uint64_t lgo_hsa_running_mark(void);
 // Runs host function fn(user) with the state set to (queue, mark), then puts it back.
 LGO_HIDDEN void lgo_hsa_run_host(uintptr_t queue, uint64_t mark, uintptr_t fn, uintptr_t user);
 
+// The C submissions of a queue (cpath.c): copies and launches the
+// runtime's C entry points hand to ol_fastq.copy and ol_fastq.launch are
+// submitted here without entering Go. One lgo_hsa_cq per hwQueue; the
+// queue's ol_fastq is followed by a pointer to it (fastq.State.Extra).
+//
+// lock is held (1) by whoever submits to the HSA queue or reads or writes
+// the fields below it: Go (hwQueue.lock, which also holds hwQueue.mu) or
+// C (a try: C declines when Go holds it). C operations take slots in order
+// (sequence numbers next, mod cap): a signal, and a kernel-argument buffer
+// once kargs is set. A copy completes its slot's signal; a launch only
+// every cap/4 slots (the barrier bit orders the others), sigd says which.
+// The operations are chained, so a done signal frees its slot and every
+// slot before it (lgo_hsa_cq_reclaim, from freed on). Go turns the C
+// operations not yet absorbed into one ring entry (hwQueue.absorb), which
+// frees their slots once done, and takes the last one's signal out of its
+// slot (a fresh one replaces it):
+// events and later operations may refer to that one as long as they like,
+// while the slots' signals are the slots' alone. When the last operation
+// is a launch without a signal (last_nosig), absorb first puts a barrier-
+// AND packet completing that signal after it (lgo_hsa_cq_seal).
+#define LGO_HSA_CSLOTS 4096
+#define LGO_HSA_CKARG 512 // bytes of a slot's kernel-argument buffer (kernargClass 1)
+#define LGO_HSA_WANT_SLOTS 1u
+#define LGO_HSA_WANT_KARGS 2u
+typedef struct {
+  uint32_t lock;
+  uint32_t fault;  // the HSA queue failed (hwQueue.fault): C declines
+  uint32_t want;   // what C found missing (LGO_HSA_WANT_*): Go makes it when it can
+  uint32_t cap;    // slots with a signal (0, or a power of two)
+  uint32_t broken; // Go could not replace a slot's signal: no more C submissions
+  uint32_t kargs;  // every slot has a kernel-argument buffer
+  uint32_t last_in_ring;
+  uint32_t last_nosig; // the latest operation is a C launch without a signal: last is not its signal
+  uint64_t last;       // the queue's latest operation (hwQueue.last; 0: none)
+  // sequence numbers: the next C operation's, the first one absorb has
+  // not seen, the first slot in use, the first whose signal (if any) was
+  // not seen done
+  uint64_t next, absorbed, freed, seen;
+  uint64_t shift; // what Go took off the sequence numbers so far (hwQueue.growSlots)
+  int64_t failed; // the value of a failed slot's signal that Go has not reported yet (0: none)
+  uint64_t id;    // hwQueue.id (never reused)
+  uintptr_t hq;   // hsa_queue_t *
+  const lgo_hsa_fns *f;
+  uint64_t agent;
+  uint64_t sig[LGO_HSA_CSLOTS];
+  uintptr_t karg[LGO_HSA_CSLOTS];
+  uint8_t sigd[LGO_HSA_CSLOTS];
+  // the kernel arguments a C launch last wrote (to kbuf): code object,
+  // segment size, implicit arguments' offset, argument bytes copied, grid
+  uintptr_t kbuf;
+  uint64_t kobj, kn;
+  int64_t koff;
+  uint32_t kseg, kgeo[6];
+} lgo_hsa_cq;
+// lgo_hsa_cq_seal: a barrier-AND packet completing slot i's signal (set to
+// 1 first), which becomes the queue's last.
+LGO_HIDDEN void lgo_hsa_cq_seal(lgo_hsa_cq *c, uint32_t i);
+// lgo_hsa_cq_reclaim looks at the signals from seen on, freeing the slots
+// before the last done one and recording a failure in failed.
+LGO_HIDDEN void lgo_hsa_cq_reclaim(lgo_hsa_cq *c);
+// The queues' ol_fastq.copy and ol_fastq.launch.
+LGO_HIDDEN void *lgo_hsa_fast_copy_fn(void);
+LGO_HIDDEN void *lgo_hsa_fast_launch_fn(void);
+
+// The C view of a kernel (plugin.FastKernel): what Queue.launch checks and
+// writes. last_hw is the id of the HSA queue its program last saw a Go
+// launch on (Program.queues); C launches only there.
+typedef struct {
+  uint64_t object;
+  uint32_t seg, private_size, group_size, max_group;
+  int64_t implicit_off, args_size; // -1: none, not known
+  uint32_t group_max[3], grid_max[3];
+  uint64_t total_max, lds_limit;
+  uint64_t last_hw;
+} lgo_hsa_fastk;
+// Calls q's ol_fastq.copy or .launch (tests).
+LGO_HIDDEN int lgo_hsa_fastq_copy(void *q, int dir, uint64_t dst, uint64_t src, uint64_t n);
+LGO_HIDDEN int lgo_hsa_fastq_launch(void *q, const void *k, const void *args, uint64_t size, uint32_t gx, uint32_t gy,
+                                    uint32_t gz, uint32_t bx, uint32_t by, uint32_t bz, uint64_t dyn);
+
 #endif
