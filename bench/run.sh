@@ -487,11 +487,14 @@ ${hsa_rows}
 Reading: an AQL queue has no event object, so the raw event is the queue's
 last completion signal, kept; ours hands out an event handle (made ahead
 for idle queues, in C: RATIONALE.md), and answers the sync of an idle
-queue in C. Our launch takes a kernarg segment and a
-completion signal from pools and chains the queue's signals (RATIONALE.md,
-\"Why does an AMDGPU queue chain signals instead of holding work back?\");
-the raw program reuses one kernarg segment and one signal, which a library
-cannot do while earlier launches may still read theirs.
+queue in C. Copies and launches on a queue are submitted from C too
+(plugins/amdgpu/cpath.c): each takes a pre-made slot (a pooled signal, a
+kernel-argument buffer) where the raw program reuses one segment and one
+signal, which a library cannot do while earlier launches may still read
+theirs; a launch completes a signal only every quarter of the slots, as
+the raw program gives one only to the last launch of a batch. On the
+double, both share one lock with its packet processor: the contention
+grows faster than either side's own cost.
 "
 
 # ---- against an earlier build (make bench BASELINE=<git revision>) ----------
