@@ -749,7 +749,31 @@ struct fake_stream {
   struct op *head, *tail;
   unsigned long submitted, completed;
   int quit;
+  int waiters; /* threads waiting for the stream's progress (hold mode) */
 };
+
+/* FAKE_CUDA_HOLD_STREAMS=1 (a benchmark's mode, bench/run.sh): a stream's
+ * thread runs its operations only while somebody waits for them (a sync,
+ * an event sync, a wait of another stream), as a GPU whose engine starts
+ * at the sync. What a submission costs is then the caller's own work,
+ * without the stream thread competing for the CPU and the stream's lock. */
+static int hold_streams(void) {
+  static int v = -1;
+  if (v < 0) v = env_int("FAKE_CUDA_HOLD_STREAMS", 0) != 0;
+  return v;
+}
+
+/* WAIT_FOR(s, cond) waits (s->mu held) until cond holds, counted as a
+ * waiter of s so that a held stream runs. */
+#define WAIT_FOR(s, cond)                                                      \
+  do {                                                                         \
+    (s)->waiters++;                                                            \
+    if (hold_streams())                                                        \
+      pthread_cond_broadcast(&(s)->cv);                                        \
+    while (!(cond))                                                            \
+      pthread_cond_wait(&(s)->cv, &(s)->mu);                                   \
+    (s)->waiters--;                                                            \
+  } while (0)
 
 struct fake_event {
   CUstream stream;
@@ -881,8 +905,7 @@ static void run_op(CUstream s, struct op *o) {
     break;
   case OP_WAIT:
     pthread_mutex_lock(&o->wait_stream->mu);
-    while (o->wait_stream->completed < o->wait_mark)
-      pthread_cond_wait(&o->wait_stream->cv, &o->wait_stream->mu);
+    WAIT_FOR(o->wait_stream, o->wait_stream->completed >= o->wait_mark);
     pthread_mutex_unlock(&o->wait_stream->mu);
     break;
   }
@@ -892,7 +915,7 @@ static void *stream_main(void *arg) {
   CUstream s = arg;
   pthread_mutex_lock(&s->mu);
   for (;;) {
-    while (s->head == NULL && !s->quit)
+    while ((s->head == NULL || (hold_streams() && s->waiters == 0)) && !s->quit)
       pthread_cond_wait(&s->cv, &s->mu);
     if (s->head == NULL)
       break;
@@ -939,8 +962,7 @@ static CUresult push(CUstream s, struct op o) {
 /* wait_mark blocks until the stream has run its ops up to mark. */
 static void wait_mark(CUstream s, unsigned long mark) {
   pthread_mutex_lock(&s->mu);
-  while (s->completed < mark)
-    pthread_cond_wait(&s->cv, &s->mu);
+  WAIT_FOR(s, s->completed >= mark);
   pthread_mutex_unlock(&s->mu);
 }
 
@@ -967,8 +989,7 @@ CUresult cuStreamSynchronize(CUstream s) {
   NEED_CTX();
   if (s == NULL) return CUDA_ERROR_INVALID_HANDLE;
   pthread_mutex_lock(&s->mu);
-  while (s->completed < s->submitted)
-    pthread_cond_wait(&s->cv, &s->mu);
+  WAIT_FOR(s, s->completed >= s->submitted);
   pthread_mutex_unlock(&s->mu);
   return CUDA_SUCCESS;
 }
@@ -1194,8 +1215,7 @@ CUresult cuEventSynchronize(CUevent e) {
   struct fake_event r = ev_capture(e);
   if (r.stream == NULL) return CUDA_SUCCESS;
   pthread_mutex_lock(&r.stream->mu);
-  while (r.stream->completed < r.mark)
-    pthread_cond_wait(&r.stream->cv, &r.stream->mu);
+  WAIT_FOR(r.stream, r.stream->completed >= r.mark);
   pthread_mutex_unlock(&r.stream->mu);
   return CUDA_SUCCESS;
 }
