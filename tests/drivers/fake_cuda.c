@@ -20,6 +20,9 @@
  *   FAKE_CUDA_RELEASE_RESULT=<code> what cuDevicePrimaryCtxRelease returns
  *   FAKE_CUDA_NO_PEER=1            no pair of GPUs can reach each other
  *   FAKE_CUDA_STREAM_BUSY=1        cuStreamQuery always answers NOT_READY
+ *   FAKE_CUDA_HOLD_STREAMS=1       streams run their work only while somebody
+ *                                  waits for it (bench/run.sh: what a
+ *                                  submission costs, read once)
  *   FAKE_CUDA_FUNC_MAX_THREADS=<n> every function's MAX_THREADS_PER_BLOCK
  *                                  (default 1024); a bigger block is
  *                                  CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES
