@@ -165,18 +165,23 @@ static inline int on_device(const ol_fast_state *st, uint64_t p, uint64_t size, 
 // driver staging it, so the copy returns at once. A copy from or to other
 // host memory may wait in the driver for the queue's earlier work, while
 // it holds the queue's slot (which olDestroyQueue from a host function of
-// that queue waits for): those take the Go path.
-static inline int on_gpu_host(const ol_fast_state *st, uint64_t p, uint64_t size) {
+// that queue waits for): those take the Go path. *own: the allocation is
+// the queue's device's.
+static inline int on_gpu_host(const ol_fast_state *st, uint64_t p, uint64_t size, uint64_t qdev, int *own) {
   ol_amap_hit a;
-  return ol_amap_find(st->mem, p, &a) && (a.flags & OL_AMAP_FOREIGN) && a.kind != ALLOC_TYPE_DEVICE &&
-         p + size <= a.base + a.size;
+  if (!ol_amap_find(st->mem, p, &a) || !(a.flags & OL_AMAP_FOREIGN) || a.kind == ALLOC_TYPE_DEVICE ||
+      p + size > a.base + a.size)
+    return 0;
+  *own = a.dev == qdev;
+  return 1;
 }
 
 // side_ok: one side of the copy, named with the queue's device qdev or
 // with the host device, passes the Go path's checks (as the stricter
 // tests above imply).
-static inline int side_ok(const ol_fast_state *st, uint64_t p, uint64_t size, uint64_t named, uint64_t qdev) {
-  return named == qdev ? on_device(st, p, size, qdev) : on_gpu_host(st, p, size);
+static inline int side_ok(const ol_fast_state *st, uint64_t p, uint64_t size, uint64_t named, uint64_t qdev,
+                          int *own) {
+  return named == qdev ? on_device(st, p, size, qdev) : on_gpu_host(st, p, size, qdev, own);
 }
 
 int ol_qmirror_copy(const ol_fast_state *st, uint64_t queue, uint64_t dst, uint64_t dstDev, uint64_t src,
@@ -195,9 +200,10 @@ int ol_qmirror_copy(const ol_fast_state *st, uint64_t queue, uint64_t dst, uint6
     dir = OL_FASTQ_TO_DEVICE;
   else if (srcDev == qdev && dstDev == st->host)
     dir = OL_FASTQ_FROM_DEVICE;
-  if (dir >= 0 && q->copy != NULL && qdev != st->host && side_ok(st, dst, size, dstDev, qdev) &&
-      side_ok(st, src, size, srcDev, qdev))
-    done = q->copy(q, dir, dst, src, size);
+  int own = 0;
+  if (dir >= 0 && q->copy != NULL && qdev != st->host && side_ok(st, dst, size, dstDev, qdev, &own) &&
+      side_ok(st, src, size, srcDev, qdev, &own))
+    done = q->copy(q, own && dir != OL_FASTQ_ON_DEVICE ? dir | OL_FASTQ_HOST_OWN : dir, dst, src, size);
   leave(s);
   return done;
 }

@@ -53,6 +53,10 @@ static inline int64_t slot(lgo_hsa_cq *c) {
 // which submits it or names the error.
 static int lgo_hsa_fast_copy(ol_fastq *q, int dir, uint64_t dst, uint64_t src, uint64_t n) {
   lgo_hsa_cq *c = *(lgo_hsa_cq **)(q + 1);
+  // host memory of a pool of this agent is at the same address for it: no
+  // lookup (other host memory is looked up, as copyHost does)
+  int own = (dir & OL_FASTQ_HOST_OWN) != 0;
+  dir &= 3;
   if (!cq_trylock(c))
     return 0;
   int done = 0;
@@ -62,7 +66,7 @@ static int lgo_hsa_fast_copy(ol_fastq *q, int dir, uint64_t dst, uint64_t src, u
   if (j >= 0) {
     uint64_t s = c->sig[j];
     ol_fastq_begin(q);
-    uint32_t st = dir == OL_FASTQ_ON_DEVICE
+    uint32_t st = dir == OL_FASTQ_ON_DEVICE || own
                       ? lgo_hsa_copy_armed(c->f, dst, c->agent, src, c->agent, n, c->last, s)
                       : lgo_hsa_copy_host(c->f, dir == OL_FASTQ_FROM_DEVICE, dst, src, c->agent, n, c->last, s);
     if (st == 0) {

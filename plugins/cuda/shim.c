@@ -90,7 +90,7 @@ static int lgo_cu_fast_copy(ol_fastq *q, int dir, uint64_t dst, uint64_t src, ui
   if (__atomic_load_n(&q->stop, __ATOMIC_ACQUIRE) & OL_FASTQ_HELD)
     return 0;
   ol_fastq_begin(q);
-  int r = lgo_cu_copy(x->f, x->ctx, dir, (uintptr_t)dst, (uintptr_t)src, (size_t)n, x->stream);
+  int r = lgo_cu_copy(x->f, x->ctx, dir & 3, (uintptr_t)dst, (uintptr_t)src, (size_t)n, x->stream);
   ol_fastq_end(q);
   return r == 0;
 }

@@ -28,6 +28,10 @@
 #define OL_FASTQ_TO_DEVICE 0   // host memory to the queue's device
 #define OL_FASTQ_FROM_DEVICE 1 // the queue's device to host memory
 #define OL_FASTQ_ON_DEVICE 2   // within the queue's device
+// or-ed into a direction: the host side lies in an allocation of the
+// queue's own device (memory its driver made, which the driver needs not
+// look up)
+#define OL_FASTQ_HOST_OWN 4
 
 // The layout of ol_kernel_launch_size_args_t (api/offload.json), which the
 // runtime passes to ol_fastq.launch as the caller gave it.
@@ -41,7 +45,8 @@ typedef struct ol_fastq ol_fastq;
 struct ol_fastq {
   uint64_t begun, handed, idle;
   uint32_t stop, pad_;
-  // copy submits a copy of n bytes that do not overlap (dir: OL_FASTQ_*;
+  // copy submits a copy of n bytes that do not overlap (dir: OL_FASTQ_*,
+  // maybe with OL_FASTQ_HOST_OWN;
   // the runtime checked both ranges and the devices), counting it as
   // above: 1 when it is on the queue, 0 when nothing was submitted (the
   // Go path then makes it, and gives any error). NULL: no copies from C.
