@@ -243,10 +243,26 @@ func MustQueue(t *testing.T, d plugin.Device) plugin.Queue {
 	return q
 }
 
-// foreignTimed is a profiling event of another platform.
-type foreignTimed struct{ plugin.Event }
+// ForeignTimed is a profiling event of another platform (around any
+// event), which a backend's ElapsedSince must refuse.
+type ForeignTimed struct{ plugin.Event }
 
-func (foreignTimed) ElapsedSince(plugin.TimedEvent) (float32, error) { return 0, nil }
+// ElapsedSince implements plugin.TimedEvent.
+func (ForeignTimed) ElapsedSince(plugin.TimedEvent) (float32, error) { return 0, nil }
+
+// RecordTimed records a profiling event on q (a plugin.TimedQueue).
+func RecordTimed(t *testing.T, q plugin.Queue) plugin.TimedEvent {
+	t.Helper()
+	tq, ok := q.(plugin.TimedQueue)
+	if !ok {
+		t.Fatalf("%T records no profiling events (plugin.TimedQueue)", q)
+	}
+	ev, err := tq.RecordTimed()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ev
+}
 
 // CheckTimedEvents checks a backend's profiling events: a pair on an idle
 // queue still carries times; a pair around a copy and a 20 ms host call
@@ -258,18 +274,7 @@ func CheckTimedEvents(t *testing.T, e *Env) {
 	t.Helper()
 	d := e.Devices[0]
 	q := MustQueue(t, d)
-	tq, ok := q.(plugin.TimedQueue)
-	if !ok {
-		t.Fatalf("%T records no profiling events (plugin.TimedQueue)", q)
-	}
-	record := func() plugin.TimedEvent {
-		t.Helper()
-		ev, err := tq.RecordTimed()
-		if err != nil {
-			t.Fatal(err)
-		}
-		return ev
-	}
+	record := func() plugin.TimedEvent { t.Helper(); return RecordTimed(t, q) }
 	a, b := record(), record()
 	if err := b.Sync(); err != nil {
 		t.Fatal(err)
@@ -308,7 +313,7 @@ func CheckTimedEvents(t *testing.T, e *Env) {
 		t.Fatal(err)
 	}
 	var oe *ol.Error
-	if _, err := end.ElapsedSince(foreignTimed{start}); !errors.As(err, &oe) || oe.Code != ol.ErrcInvalidArgument {
+	if _, err := end.ElapsedSince(ForeignTimed{Event: start}); !errors.As(err, &oe) || oe.Code != ol.ErrcInvalidArgument {
 		t.Errorf("another platform's event: %v, want INVALID_ARGUMENT", err)
 	}
 	for _, ev := range []plugin.Event{a, b, start, end} {

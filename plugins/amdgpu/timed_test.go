@@ -38,19 +38,6 @@ func wantErr(t *testing.T, err error, code ol.Errc, text, what string) {
 	}
 }
 
-type foreignTimed struct{ plugin.Event }
-
-func (foreignTimed) ElapsedSince(plugin.TimedEvent) (float32, error) { return 0, nil }
-
-func recordTimed(t *testing.T, q plugin.Queue) plugin.TimedEvent {
-	t.Helper()
-	e, err := q.(plugin.TimedQueue).RecordTimed()
-	if err != nil {
-		t.Fatal(err)
-	}
-	return e
-}
-
 // A timed pair around a kernel, a copy and 20 ms of queue work measures
 // at least that (the double stamps a barrier packet's signal when the
 // queue runs it, as a profiling queue does); plain events and another
@@ -70,7 +57,7 @@ func TestFakeTimedEvents(t *testing.T) {
 	}
 	src := make([]byte, 4096)
 	src[100] = 9
-	start := recordTimed(t, q)
+	start := contract.RecordTimed(t, q)
 	if err := q.Launch(k, nil, contract.Size1D(4, 64, 0)); err != nil {
 		t.Fatal(err)
 	}
@@ -81,7 +68,7 @@ func TestFakeTimedEvents(t *testing.T) {
 	if err := q.HostCall(func() error { time.Sleep(nap); return nil }); err != nil {
 		t.Fatal(err)
 	}
-	end := recordTimed(t, q)
+	end := contract.RecordTimed(t, q)
 	if err := end.Sync(); err != nil || !start.Done() {
 		t.Fatalf("Sync: %v, start done %v", err, start.Done())
 	}
@@ -104,21 +91,21 @@ func TestFakeTimedEvents(t *testing.T) {
 	wantErr(t, err, ol.ErrcInvalidArgument, "not created for profiling", "a plain event as the start")
 	_, err = plain.(plugin.TimedEvent).ElapsedSince(start)
 	wantErr(t, err, ol.ErrcInvalidArgument, "not created for profiling", "a plain event as the end")
-	_, err = end.ElapsedSince(foreignTimed{start})
+	_, err = end.ElapsedSince(contract.ForeignTimed{Event: start})
 	wantErr(t, err, ol.ErrcInvalidArgument, "not an event of the AMDGPU platform", "another platform's event")
 
 	gate := make(chan struct{})
 	if err := q.HostCall(func() error { <-gate; return nil }); err != nil {
 		t.Fatal(err)
 	}
-	late := recordTimed(t, q)
+	late := contract.RecordTimed(t, q)
 	_, err = late.ElapsedSince(end)
 	wantErr(t, err, ol.ErrcInvalidArgument, "has not completed", "a pending event")
 	q1 := contract.MustQueue(t, d.Dev[1])
 	if err := q1.Wait(late); err != nil {
 		t.Fatal(err)
 	}
-	after := recordTimed(t, q1)
+	after := contract.RecordTimed(t, q1)
 	close(gate)
 	if err := q1.Sync(); err != nil {
 		t.Fatal(err)

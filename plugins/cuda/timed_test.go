@@ -37,20 +37,6 @@ func wantInvalid(t *testing.T, err error, text, what string) {
 	}
 }
 
-// foreignTimed is a profiling event of another platform.
-type foreignTimed struct{ plugin.Event }
-
-func (foreignTimed) ElapsedSince(plugin.TimedEvent) (float32, error) { return 0, nil }
-
-func recordTimed(t *testing.T, q plugin.Queue) plugin.TimedEvent {
-	t.Helper()
-	e, err := q.(plugin.TimedQueue).RecordTimed()
-	if err != nil {
-		t.Fatal(err)
-	}
-	return e
-}
-
 // A timed pair around a copy and 20 ms of queue work measures at least
 // that (the double takes the time when the stream gets to the event, as
 // the GPU does); events that are not profiling events, of another device
@@ -69,7 +55,7 @@ func TestFakeTimedEvents(t *testing.T) {
 	}
 	src := fakedriver.Pageable(t, 1<<20)
 	src[12345] = 7
-	start := recordTimed(t, q)
+	start := contract.RecordTimed(t, q)
 	if err := q.CopyToDevice(buf, g, uintptr(unsafe.Pointer(&src[0])), 1<<20); err != nil {
 		t.Fatal(err)
 	}
@@ -77,7 +63,7 @@ func TestFakeTimedEvents(t *testing.T) {
 	if err := q.HostCall(func() error { time.Sleep(nap); return nil }); err != nil {
 		t.Fatal(err)
 	}
-	end := recordTimed(t, q)
+	end := contract.RecordTimed(t, q)
 	if err := end.Sync(); err != nil || !start.Done() {
 		t.Fatalf("Sync: %v, start done %v", err, start.Done())
 	}
@@ -100,10 +86,10 @@ func TestFakeTimedEvents(t *testing.T) {
 	wantInvalid(t, err, "not created for profiling", "a plain event as the start")
 	_, err = plain.(plugin.TimedEvent).ElapsedSince(start)
 	wantInvalid(t, err, "not created for profiling", "a plain event as the end")
-	_, err = end.ElapsedSince(foreignTimed{start})
+	_, err = end.ElapsedSince(contract.ForeignTimed{Event: start})
 	wantInvalid(t, err, "not an event of the CUDA platform", "another platform's event")
 	q1 := contract.MustQueue(t, d.Dev[1])
-	other := recordTimed(t, q1)
+	other := contract.RecordTimed(t, q1)
 	_, err = end.ElapsedSince(other)
 	wantInvalid(t, err, "two devices", "an event of the other GPU")
 
@@ -112,7 +98,7 @@ func TestFakeTimedEvents(t *testing.T) {
 	if err := q.HostCall(func() error { <-gate; return nil }); err != nil {
 		t.Fatal(err)
 	}
-	late := recordTimed(t, q)
+	late := contract.RecordTimed(t, q)
 	if late.Done() {
 		t.Error("an event behind a blocked host call is done")
 	}
@@ -122,7 +108,7 @@ func TestFakeTimedEvents(t *testing.T) {
 	if err := q1.Wait(late); err != nil {
 		t.Fatal(err)
 	}
-	after := recordTimed(t, q1)
+	after := contract.RecordTimed(t, q1)
 	close(gate)
 	if err := q1.Sync(); err != nil {
 		t.Fatal(err)
