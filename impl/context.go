@@ -212,8 +212,9 @@ func (c *Context) refuseFinalShutdown() error {
 // each even when some fail (handles stay valid until all work has ended).
 // Errors are joined.
 func (c *Context) teardown() error {
-	// the reserved events of idle queues are the library's, not the
-	// caller's: out before the leak report
+	// out of the queue mirror first, for good (no C path answers for
+	// them again); the reserved events of idle queues are the library's,
+	// not the caller's: out before the leak report
 	c.queues.each(func(h uintptr, q *Queue) { c.unmirrorQueue(q) })
 	if c.leakCheck {
 		c.reportLeaks(os.Stderr)
@@ -239,8 +240,7 @@ func (c *Context) teardown() error {
 	c.queues.each(func(h uintptr, q *Queue) {
 		// again: host functions of released queues may have added work
 		add("queue", q.q.Sync())
-		c.unmirrorQueue(q)
-		add("queue", q.q.Release())
+		add("queue", q.q.Release()) // (out of the mirror since the start)
 		c.queues.remove(h)
 	})
 	c.events.each(func(h uintptr, e *Event) {
