@@ -526,12 +526,48 @@ const void *ol_host_stage(const void *image, size_t size, int *fd_out, char *err
 
 void ol_host_unstage(const void *map, size_t size) { munmap((void *)map, size); }
 
-void *ol_host_open(int fd, uintptr_t *base_out, char *err, size_t err_size) {
-  // The file stays open while the program is loaded: the loader knows the
-  // library by this path, and a reused descriptor number would otherwise
-  // make a later load find the earlier library.
+// name_in_use reports whether a loaded object is known to the loader by path.
+struct name_probe {
+  const char *path;
+  int found;
+};
+
+static int probe_name(struct dl_phdr_info *info, size_t size, void *data) {
+  (void)size;
+  struct name_probe *p = data;
+  if (info->dlpi_name && strcmp(info->dlpi_name, p->path) == 0) {
+    p->found = 1;
+    return 1;
+  }
+  return 0;
+}
+
+static int name_in_use(const char *path) {
+  struct name_probe p = {path, 0};
+  dl_iterate_phdr(probe_name, &p);
+  return p.found;
+}
+
+void *ol_host_open(int *fd, uintptr_t *base_out, char *err, size_t err_size) {
+  // The loader knows a library by the path it was opened by, and dlopen of
+  // a path it knows returns that library without reading the file. The
+  // file stays open while the program is loaded, so no other program's
+  // file gets its number; but a library the loader cannot unload (built
+  // with -z nodelete, or with unique symbols) stays after its file is
+  // closed, and its path would hand it to the next program whose file got
+  // the same number. Such a number is skipped: the file moves to another.
   char path[64];
-  snprintf(path, sizeof path, "/proc/self/fd/%d", fd);
+  snprintf(path, sizeof path, "/proc/self/fd/%d", *fd);
+  while (name_in_use(path)) {
+    int next = fcntl(*fd, F_DUPFD_CLOEXEC, *fd + 1);
+    if (next < 0) {
+      snprintf(err, err_size, "cannot give the image's in-memory file a number the loader does not know: %s", strerror(errno));
+      return NULL;
+    }
+    close(*fd);
+    *fd = next;
+    snprintf(path, sizeof path, "/proc/self/fd/%d", *fd);
+  }
   dlerror();
   void *h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
   if (!h) {

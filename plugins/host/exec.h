@@ -82,8 +82,9 @@ void ol_host_fill(void *dst, const void *pattern, size_t pattern_size, size_t si
 const void *ol_host_stage(const void *image, size_t size, int *fd_out, char *err, size_t err_size);
 void ol_host_unstage(const void *map, size_t size);
 // Loads a staged image privately. Returns the handle and the load base, or
-// NULL with a message in err (the file stays open either way).
-void *ol_host_open(int fd, uintptr_t *base_out, char *err, size_t err_size);
+// NULL with a message in err (the file stays open either way; *fd is its
+// number, which may have moved if the loader still knew the first one).
+void *ol_host_open(int *fd, uintptr_t *base_out, char *err, size_t err_size);
 void ol_host_close_fd(int fd);
 int ol_host_unload(void *handle, int fd, char *err, size_t err_size);
 void *ol_host_sym(void *handle, const char *name);

@@ -90,7 +90,7 @@ func (d *Device) LoadProgram(image []byte) (plugin.Program, error) {
 		return nil, err
 	}
 	var base C.uintptr_t
-	h := C.ol_host_open(fd, &base, &errBuf[0], C.size_t(len(errBuf)))
+	h := C.ol_host_open(&fd, &base, &errBuf[0], C.size_t(len(errBuf)))
 	if h == nil {
 		C.ol_host_close_fd(fd)
 		msg := C.GoString(&errBuf[0])

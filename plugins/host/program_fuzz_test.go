@@ -27,11 +27,11 @@ type fuzzImage struct {
 }
 
 // buildKernel compiles tests/c/kernels/<name>.c as the test suites do.
-func buildKernel(tb testing.TB, dir, name string) []byte {
+func buildKernel(tb testing.TB, dir, name string, flags ...string) []byte {
 	tb.Helper()
 	out := filepath.Join(dir, name+".so")
-	cmd := exec.Command("gcc", "-std=gnu17", "-O2", "-fPIC", "-shared", "-I../../include",
-		"../../tests/c/kernels/"+name+".c", "-o", out)
+	args := append([]string{"-std=gnu17", "-O2", "-fPIC", "-shared", "-I../../include"}, flags...)
+	cmd := exec.Command("gcc", append(args, "../../tests/c/kernels/"+name+".c", "-o", out)...)
 	if msg, err := cmd.CombinedOutput(); err != nil {
 		tb.Fatalf("compiling %s: %v\n%s", name, err, msg)
 	}
@@ -171,6 +171,45 @@ func FuzzLoadProgram(f *testing.F) {
 			}
 		}
 	})
+}
+
+// A program the loader cannot unload (built with -z nodelete) stays in the
+// process after olDestroyProgram, under the path it was loaded by. A later
+// program must still be loaded from its own image, not be handed the one
+// that stayed because its in-memory file got the same descriptor number.
+func TestProgramAfterOneThatStays(t *testing.T) {
+	dir := t.TempDir()
+	stays := buildKernel(t, dir, "foo", "-Wl,-z,nodelete")
+	later := buildKernel(t, dir, "global_ctor")
+	d := &Device{}
+	for round := range 3 {
+		p, err := d.LoadProgram(stays)
+		if err != nil {
+			t.Fatalf("round %d: loading the -z nodelete program: %v", round, err)
+		}
+		if _, err := p.Kernel("foo"); err != nil {
+			t.Fatalf("round %d: Kernel(foo): %v", round, err)
+		}
+		if err := p.Unload(); err != nil {
+			t.Fatal(err)
+		}
+		q, err := d.LoadProgram(later)
+		if err != nil {
+			t.Fatalf("round %d: loading the next program: %v", round, err)
+		}
+		if _, err := q.Kernel("global_ctor"); err != nil {
+			t.Errorf("round %d: the next program's kernel: %v", round, err)
+		}
+		if _, err := q.Kernel("foo"); err == nil {
+			t.Errorf("round %d: the next program answers for the earlier program's kernel foo", round)
+		}
+		if _, _, err := q.Global("global"); err != nil {
+			t.Errorf("round %d: the next program's global: %v", round, err)
+		}
+		if err := q.Unload(); err != nil {
+			t.Fatal(err)
+		}
+	}
 }
 
 // The descriptor's entry points are checked against the image after load.

@@ -1461,7 +1461,7 @@ CUresult cuModuleLoadDataEx(CUmodule *out, const void *image, unsigned n, int *o
   }
   ol_host_unstage(staged, size);
   uintptr_t base;
-  void *h = ol_host_open(fd, &base, err, sizeof err);
+  void *h = ol_host_open(&fd, &base, err, sizeof err);
   if (h == NULL) {
     ol_host_close_fd(fd);
     jit_log(n, opts, vals, err);
