@@ -42,6 +42,9 @@
  *                                   copy does not happen and its completion
  *                                   signal is set to -1 (how ROCr reports a
  *                                   failed copy)
+ *   FAKE_HSA_HOLD_COPIES=1          the copy engine runs only while somebody
+ *                                   waits on a signal (a benchmark's mode,
+ *                                   bench/run.sh; see hold_copies)
  *
  * A missing symbol cannot be simulated at run time (the dynamic symbol table
  * is fixed when the library is linked); the tests hide symbols at link time
@@ -1573,6 +1576,19 @@ void hsa_signal_store_screlease(hsa_signal_t signal, hsa_signal_value_t v) {
 /* timeout_hint is in nanoseconds (the timestamp frequency is 1 GHz);
  * UINT64_MAX waits for ever. Like ROCr's, the wait may return before the
  * condition holds: the caller checks the value. */
+/* FAKE_HSA_HOLD_COPIES=1 (a benchmark's mode, bench/run.sh): the copy
+ * engine runs only while a thread waits on a signal, as a GPU whose copy
+ * engine starts at the sync. What a copy's submission costs is then the
+ * caller's own work, without the copy thread competing for the CPU and
+ * the double's one lock. */
+static int hold_copies(void) {
+  static int v = -1;
+  if (v < 0)
+    v = env_long("FAKE_HSA_HOLD_COPIES", 0) != 0;
+  return v;
+}
+static int signal_waiters; /* mu held: threads in a signal wait */
+
 static hsa_signal_value_t wait(hsa_signal_t signal, int cond, hsa_signal_value_t cmp, uint64_t timeout, const char *fn) {
   pthread_mutex_lock(&mu);
   struct fake_signal *s = initialised() ? lookup_signal(signal.handle) : NULL;
@@ -1589,6 +1605,9 @@ static hsa_signal_value_t wait(hsa_signal_t signal, int cond, hsa_signal_value_t
     pthread_mutex_unlock(&mu);
     return v;
   }
+  signal_waiters++;
+  if (hold_copies())
+    pthread_cond_signal(&copy_cv);
   struct timespec deadline;
   clock_gettime(CLOCK_REALTIME, &deadline);
   if (timeout != UINT64_MAX) {
@@ -1607,6 +1626,7 @@ static hsa_signal_value_t wait(hsa_signal_t signal, int cond, hsa_signal_value_t
     }
     v = s->value;
   }
+  signal_waiters--;
   pthread_mutex_unlock(&mu);
   return v;
 }
@@ -1653,6 +1673,14 @@ struct copy {
   struct copy *next;
 };
 static struct copy *copies; /* in submission order */
+static struct copy **copies_end = &copies; /* its last next field: appends are O(1) */
+
+/* mu held */
+static void append_copy(struct copy *c) {
+  c->next = NULL;
+  *copies_end = c;
+  copies_end = &c->next;
+}
 
 hsa_status_t hsa_amd_memory_async_copy(void *dst, hsa_agent_t dst_agent, const void *src, hsa_agent_t src_agent,
                                        size_t size, uint32_t num_dep_signals, const hsa_signal_t *dep_signals,
@@ -1725,9 +1753,10 @@ hsa_status_t hsa_amd_memory_async_copy(void *dst, hsa_agent_t dst_agent, const v
   done->pending++;
   for (uint32_t k = 0; k < c->ndeps; k++)
     c->deps[k]->pending++;
-  LIST_APPEND(&copies, struct copy, c);
+  append_copy(c);
   live_copies++;
-  pthread_cond_signal(&copy_cv);
+  if (!hold_copies() || signal_waiters > 0)
+    pthread_cond_signal(&copy_cv);
   pthread_mutex_unlock(&mu);
   return HSA_STATUS_SUCCESS;
 }
@@ -1780,10 +1809,22 @@ static void *copy_main(void *arg) {
   (void)arg;
   pthread_mutex_lock(&mu);
   while (!copy_quit) {
+    if (hold_copies() && signal_waiters == 0) {
+      pthread_cond_wait(&copy_cv, &mu);
+      continue;
+    }
     /* the first copy whose dependencies are met (engines run
      * independent copies in any order) */
     int state = 0;
-    struct copy *c = LIST_TAKE(&copies, struct copy, x, (state = deps_state(x->deps, x->ndeps)) != 0);
+    struct copy *c = NULL;
+    for (struct copy **p = &copies; *p; p = &(*p)->next)
+      if ((state = deps_state((*p)->deps, (*p)->ndeps)) != 0) {
+        c = *p;
+        *p = c->next;
+        if (c->next == NULL)
+          copies_end = p;
+        break;
+      }
     if (c == NULL) {
       pthread_cond_wait(&copy_cv, &mu);
       continue;
@@ -2008,9 +2049,10 @@ hsa_status_t hsa_amd_svm_prefetch_async(void *ptr, size_t size, hsa_agent_t agen
   done->pending++;
   for (uint32_t k = 0; k < c->ndeps; k++)
     c->deps[k]->pending++;
-  LIST_APPEND(&copies, struct copy, c);
+  append_copy(c);
   live_copies++;
-  pthread_cond_signal(&copy_cv);
+  if (!hold_copies() || signal_waiters > 0)
+    pthread_cond_signal(&copy_cv);
   pthread_mutex_unlock(&mu);
   return HSA_STATUS_SUCCESS;
 }
@@ -2057,7 +2099,7 @@ static void doorbell_rung(struct fake_queue *q, int64_t v, int stuck) {
 
 /* mu held: a signal changed */
 static void wake_threads(void) {
-  if (copies)
+  if (copies && (!hold_copies() || signal_waiters > 0))
     pthread_cond_signal(&copy_cv);
   if (handlers)
     pthread_cond_signal(&handler_cv);
@@ -2794,7 +2836,7 @@ hsa_status_t hsa_executable_load_agent_code_object(hsa_executable_t exec, hsa_ag
   uintptr_t base;
   if (staged) {
     ol_host_unstage(staged, size);
-    h = ol_host_open(fd, &base, err, sizeof err);
+    h = ol_host_open(&fd, &base, err, sizeof err);
     if (h == NULL)
       ol_host_close_fd(fd);
   }
@@ -3082,6 +3124,7 @@ hsa_status_t hsa_shut_down(void) {
     free_copy(c);
     leaked_copies++;
   }
+  copies_end = &copies;
   LIST_DRAIN(&handlers, struct handler, h) {
     free(h);
     live_handlers--;
