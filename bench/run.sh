@@ -461,15 +461,16 @@ for r in 1 2 3; do
   done
 done
 hsv() { val "$1" < "$bin/hsa.out" | med; }
-# The same once more with the double's copy engine held until a wait
-# (FAKE_HSA_HOLD_COPIES=1: its copy thread runs only while somebody waits
-# on a signal), 3 rounds: what submitting a copy costs the caller, without
-# the copy thread competing for the 2 cores and the double's one lock (the
-# copy row's CPU columns below)
+# The same once more with the double's engines held until a wait
+# (FAKE_HSA_HOLD=1: its copy thread and queue threads run only while
+# somebody waits on a signal, a queue also once its ring is 7/8 full), 3
+# rounds: what submitting a launch or a copy costs the caller, without the
+# double's threads competing for the 2 cores and its one lock (the CPU
+# columns of the queued launch and copy rows below)
 : > "$bin/hsa_held.out"
 for r in 1 2 3; do
   for mode in raw ours; do
-    FAKE_HSA_HOLD_COPIES=1 FAKE_HSA_GPUS=1 FAKE_HSA_GFX=gfx90a OFFLOAD_PLUGINS=amdgpu OFFLOAD_HSA_LIBRARY="$fhdir/libhsa-runtime64.so" \
+    FAKE_HSA_HOLD=1 FAKE_HSA_GPUS=1 FAKE_HSA_GFX=gfx90a OFFLOAD_PLUGINS=amdgpu OFFLOAD_HSA_LIBRARY="$fhdir/libhsa-runtime64.so" \
       "$bin/hsa" "$mode" "$fhdir/libhsa-runtime64.so" "$bin/bench_kernels.fakehsaco" 5000 64 | sed "s/^/${mode}_/" >> "$bin/hsa_held.out"
   done
 done
@@ -477,10 +478,10 @@ hsh() { val "$1" < "$bin/hsa_held.out" | med; }
 hsa_rows=""
 # target on the calling thread's CPU time (as for CUDA); the launch + sync
 # median is a wall time only (its CPU is mostly the wait). The last field
-# says which run the CPU columns come from (hsh: the copy engine held).
+# says which run the CPU columns come from (hsh: the engines held).
 for row in "empty kernel launch + sync, median|launch_sync_ns||one dispatch packet with a completion signal, a wait on it|hsv" \
-  "per launch, 5,000 queued before one sync|launch_batch_ns|launch_batch_cpu_ns|one dispatch packet each|hsv" \
-  "4 KiB fine-grained host → device copy on a queue, 1,000 per sync (CPU: copy engine held)|copy4k_ns|copy4k_ns_cpu|\`hsa_amd_memory_async_copy\` after the previous one|hsh" \
+  "per launch, 5,000 queued before one sync (CPU: engines held)|launch_batch_ns|launch_batch_cpu_ns|one dispatch packet each|hsh" \
+  "4 KiB fine-grained host → device copy on a queue, 1,000 per sync (CPU: engines held)|copy4k_ns|copy4k_ns_cpu|\`hsa_amd_memory_async_copy\` after the previous one|hsh" \
   "event record on a queue with no work|event_ns|event_ns_cpu|keeping the last completion signal|hsv" \
   "sync of a queue with no work|sync_ns|sync_ns_cpu|a wait on the completed last signal|hsv"; do
   IFS='|' read -r what key ckey rawdo cpu <<< "$row"
@@ -507,11 +508,11 @@ medians of 7 runs of 1,000 operations or more (launch + sync: median of
 5,000), then over the rounds. The double's packets, copies and signals are
 cheap host code, so ours − raw is what the library adds: in wall time and
 in the calling thread's CPU time (the target's measure, as for CUDA; for
-the copy row measured a second time, 3 rounds, with the double's copy
-engine held until a wait, \`FAKE_HSA_HOLD_COPIES=1\`, as the CUDA rows with
-the streams held: its copy thread and the caller otherwise share the 2
-cores and the double's one lock, which moves the wall and CPU times by
-more than either side's own work). The
+queued launches and copies measured a second time, 3 rounds, with the
+double's engines held until a wait, \`FAKE_HSA_HOLD=1\`, as the CUDA rows
+with the streams held: its queue and copy threads and the caller otherwise
+share the 2 cores and the double's one lock, which moves the wall and CPU
+times by more than either side's own work). The
 C→Go crossing, for calls that enter Go, is \`olGetDeviceInfoSize(device,
 TYPE, NULL)\`: $(hsv ours_probe_ns) ns here. LLVM 22.1's AMDGPU plugin does
 not run on this double.

@@ -42,9 +42,9 @@
  *                                   copy does not happen and its completion
  *                                   signal is set to -1 (how ROCr reports a
  *                                   failed copy)
- *   FAKE_HSA_HOLD_COPIES=1          the copy engine runs only while somebody
- *                                   waits on a signal (a benchmark's mode,
- *                                   bench/run.sh; see hold_copies)
+ *   FAKE_HSA_HOLD=1                 the copy engine and the queues run only
+ *                                   while somebody waits on a signal (a
+ *                                   benchmark's mode, bench/run.sh; see held)
  *
  * A missing symbol cannot be simulated at run time (the dynamic symbol table
  * is fixed when the library is linked); the tests hide symbols at link time
@@ -1576,18 +1576,20 @@ void hsa_signal_store_screlease(hsa_signal_t signal, hsa_signal_value_t v) {
 /* timeout_hint is in nanoseconds (the timestamp frequency is 1 GHz);
  * UINT64_MAX waits for ever. Like ROCr's, the wait may return before the
  * condition holds: the caller checks the value. */
-/* FAKE_HSA_HOLD_COPIES=1 (a benchmark's mode, bench/run.sh): the copy
- * engine runs only while a thread waits on a signal, as a GPU whose copy
- * engine starts at the sync. What a copy's submission costs is then the
- * caller's own work, without the copy thread competing for the CPU and
- * the double's one lock. */
-static int hold_copies(void) {
+/* FAKE_HSA_HOLD=1 (a benchmark's mode, bench/run.sh): the copy engine and
+ * the queues run only while a thread waits on a signal (a queue also when
+ * its ring is 7/8 full, so a producer never waits for room that only a
+ * wait would make), as a GPU whose engines start at the sync. What a
+ * submission costs is then the caller's own work, without the double's
+ * threads competing for the CPU and its one lock. */
+static int held(void) {
   static int v = -1;
   if (v < 0)
-    v = env_long("FAKE_HSA_HOLD_COPIES", 0) != 0;
+    v = env_long("FAKE_HSA_HOLD", 0) != 0;
   return v;
 }
 static int signal_waiters; /* mu held: threads in a signal wait */
+static void wake_held(void);
 
 static hsa_signal_value_t wait(hsa_signal_t signal, int cond, hsa_signal_value_t cmp, uint64_t timeout, const char *fn) {
   pthread_mutex_lock(&mu);
@@ -1606,8 +1608,8 @@ static hsa_signal_value_t wait(hsa_signal_t signal, int cond, hsa_signal_value_t
     return v;
   }
   signal_waiters++;
-  if (hold_copies())
-    pthread_cond_signal(&copy_cv);
+  if (held())
+    wake_held();
   struct timespec deadline;
   clock_gettime(CLOCK_REALTIME, &deadline);
   if (timeout != UINT64_MAX) {
@@ -1755,7 +1757,7 @@ hsa_status_t hsa_amd_memory_async_copy(void *dst, hsa_agent_t dst_agent, const v
     c->deps[k]->pending++;
   append_copy(c);
   live_copies++;
-  if (!hold_copies() || signal_waiters > 0)
+  if (!held() || signal_waiters > 0)
     pthread_cond_signal(&copy_cv);
   pthread_mutex_unlock(&mu);
   return HSA_STATUS_SUCCESS;
@@ -1809,7 +1811,7 @@ static void *copy_main(void *arg) {
   (void)arg;
   pthread_mutex_lock(&mu);
   while (!copy_quit) {
-    if (hold_copies() && signal_waiters == 0) {
+    if (held() && signal_waiters == 0) {
       pthread_cond_wait(&copy_cv, &mu);
       continue;
     }
@@ -2051,7 +2053,7 @@ hsa_status_t hsa_amd_svm_prefetch_async(void *ptr, size_t size, hsa_agent_t agen
     c->deps[k]->pending++;
   append_copy(c);
   live_copies++;
-  if (!hold_copies() || signal_waiters > 0)
+  if (!held() || signal_waiters > 0)
     pthread_cond_signal(&copy_cv);
   pthread_mutex_unlock(&mu);
   return HSA_STATUS_SUCCESS;
@@ -2094,12 +2096,21 @@ static void doorbell_rung(struct fake_queue *q, int64_t v, int stuck) {
     q->rung = v;
   if (stuck)
     q->stuck = 1;
-  pthread_cond_signal(&q->cv);
+  if (!held() || signal_waiters > 0 ||
+      __atomic_load_n(&q->write_dispatch_id, __ATOMIC_ACQUIRE) - q->read_dispatch_id >= q->hsa.size - q->hsa.size / 8)
+    pthread_cond_signal(&q->cv);
+}
+
+/* mu held: a thread waits on a signal; held engines run */
+static void wake_held(void) {
+  pthread_cond_signal(&copy_cv);
+  for (struct fake_queue *q = queues; q; q = q->next)
+    pthread_cond_signal(&q->cv);
 }
 
 /* mu held: a signal changed */
 static void wake_threads(void) {
-  if (copies && (!hold_copies() || signal_waiters > 0))
+  if (copies && (!held() || signal_waiters > 0))
     pthread_cond_signal(&copy_cv);
   if (handlers)
     pthread_cond_signal(&handler_cv);
@@ -2341,7 +2352,8 @@ static void *queue_main(void *arg) {
   while (!q->quit) {
     uint64_t r = q->read_dispatch_id;
     uint64_t w = __atomic_load_n(&q->write_dispatch_id, __ATOMIC_ACQUIRE);
-    if (q->failed || q->stuck || r >= w || (int64_t)r > q->rung) {
+    if (q->failed || q->stuck || r >= w || (int64_t)r > q->rung ||
+        (held() && signal_waiters == 0 && w - r < q->hsa.size - q->hsa.size / 8)) {
       pthread_cond_wait(&q->cv, &mu);
       continue;
     }
