@@ -316,18 +316,28 @@ ok_cuda_rss=$(awk -v g="$cgrowth" -v n="$cncyc" 'BEGIN { print (g != -1 && g <= 
 [ "$ok_cuda_rss" = 1 ] || missed+=("CUDA queue churn: RSS growth ${cgrowth} KiB over $cncyc cycles (target ≤ 1024 KiB over 1,000,000)")
 cdiff() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%+.0f ns", a - b }'; }
 nsv() { awk -v a="$1" 'BEGIN { if (a >= 10000) printf "%.1f µs", a / 1000; else printf "%.0f ns", a }'; }
-# ours against LLVM 22.1 on the same fake GPU: target ours ≤ 1.0× LLVM
+# ours against LLVM 22.1 on the same fake GPU: target ours ≤ 1.0× LLVM.
+# Queued launches and copies are compared with the streams held (cuh): the
+# submissions alone, without the double's stream thread competing for the
+# 2 cores and the stream's lock; the same with the streams running (cuv)
+# are shown beside them, for information.
 vs_rows=""
-for row in "empty kernel launch (1×1) + \`olSyncQueue\`, median|launch_sync_ns" \
-  "per launch, 5,000 empty kernels queued before one sync|launch_batch_ns" \
-  "4 KiB pinned host → device \`olMemcpy\` on a queue, 1,000 per sync|copy4k_ns" \
-  "event record: \`olCreateEvent\` on a queue with no work|event_ns" \
-  "\`olSyncQueue\` of a queue with no work|sync_ns"; do
-  what=${row%|*}; key=${row#*|}
-  o=$(cuv "ours_$key"); l=$(cuv "llvm_$key")
-  ok=$(awk -v a="$o" -v b="$l" 'BEGIN { print (a <= b) ? 1 : 0 }')
-  [ "$ok" = 1 ] || missed+=("CUDA double, $what: ours $o ns, above LLVM's $l ns")
-  vs_rows+="| $what | $(nsv "$o") | $(nsv "$l") | $(ratio "$o" "$l") | ≤ 1.00 | $(status "$ok") |"$'\n'
+for row in "empty kernel launch (1×1) + \`olSyncQueue\`, median|launch_sync_ns|cuv|target" \
+  "per launch, 5,000 empty kernels queued before one sync: the submissions (streams held)|launch_batch_submit_ns|cuh|target" \
+  "4 KiB pinned host → device \`olMemcpy\` on a queue, 1,000 per sync: the submissions (streams held)|copy4k_ns|cuh|target" \
+  "event record: \`olCreateEvent\` on a queue with no work|event_ns|cuv|target" \
+  "\`olSyncQueue\` of a queue with no work|sync_ns|cuv|target" \
+  "per launch, 5,000 empty kernels queued, until the sync returns (streams running)|launch_batch_ns|cuv|info" \
+  "4 KiB copy on a queue as above: the submissions (streams running)|copy4k_ns|cuv|info"; do
+  IFS='|' read -r what key src kind <<< "$row"
+  o=$($src "ours_$key"); l=$($src "llvm_$key")
+  if [ "$kind" = target ]; then
+    ok=$(awk -v a="$o" -v b="$l" 'BEGIN { print (a <= b) ? 1 : 0 }')
+    [ "$ok" = 1 ] || missed+=("CUDA double, $what: ours $o ns, above LLVM's $l ns")
+    vs_rows+="| $what | $(nsv "$o") | $(nsv "$l") | $(ratio "$o" "$l") | ≤ 1.00 | $(status "$ok") |"$'\n'
+  else
+    vs_rows+="| $what | $(nsv "$o") | $(nsv "$l") | $(ratio "$o" "$l") | – | info |"$'\n'
+  fi
 done
 # what each library adds to the raw driver, in the calling thread's CPU
 # time per operation (target: ours at most +100 ns): the wall times above
@@ -335,7 +345,7 @@ done
 add_rows=""
 # (held: measured with the streams held, cuh; the others need no stream
 # work, cuv)
-for row in "per launch, 5,000 queued before one sync (streams held)|launch_batch_cpu_ns|launch_batch_cpu_ns|\`cuLaunchKernel\`|cuh" \
+for row in "per launch, 5,000 queued before one sync (streams held)|launch_batch_submit_ns_cpu|launch_batch_submit_ns_cpu|\`cuLaunchKernel\`|cuh" \
   "4 KiB copy on a queue, 1,000 per sync (streams held)|copy4k_ns_cpu|copy4k_ns_cpu|\`cuMemcpy…Async\`|cuh" \
   "event record on an idle queue|event_ns_cpu|event_ns_cpu|\`cuEventCreate\` + \`cuEventRecord\`|cuv" \
   "empty-queue sync|sync_ns_cpu|sync_ns_cpu|\`cuStreamSynchronize\`|cuv"; do
@@ -377,6 +387,11 @@ LD_LIBRARY_PATH). 5 rounds, each running raw, ours and LLVM in turn in
 their own processes; medians of 7 runs of 1,000 operations or more (the
 launch + sync row: median of 5,000), then over the rounds. Ratio = ours /
 LLVM: below 1 is faster. Other work shared this 2-core VM while it ran.
+Queued launches and copies are compared with the double's streams held
+until the sync (see below): with the streams running, the time also holds
+how the double's stream thread and the caller share the 2 cores and the
+stream's lock, and the last two rows (information) move between rounds by
+more than either library adds.
 
 | operation | liboffload-go | LLVM 22.1 | ratio | target | status |
 |---|---|---|---|---|---|
@@ -480,7 +495,7 @@ hsa_rows=""
 # median is a wall time only (its CPU is mostly the wait). The last field
 # says which run the CPU columns come from (hsh: the engines held).
 for row in "empty kernel launch + sync, median|launch_sync_ns||one dispatch packet with a completion signal, a wait on it|hsv" \
-  "per launch, 5,000 queued before one sync (CPU: engines held)|launch_batch_ns|launch_batch_cpu_ns|one dispatch packet each|hsh" \
+  "per launch, 5,000 queued before one sync (CPU: engines held)|launch_batch_ns|launch_batch_submit_ns_cpu|one dispatch packet each|hsh" \
   "4 KiB fine-grained host → device copy on a queue, 1,000 per sync (CPU: engines held)|copy4k_ns|copy4k_ns_cpu|\`hsa_amd_memory_async_copy\` after the previous one|hsh" \
   "event record on a queue with no work|event_ns|event_ns_cpu|keeping the last completion signal|hsv" \
   "sync of a queue with no work|sync_ns|sync_ns_cpu|a wait on the completed last signal|hsv"; do

@@ -952,7 +952,8 @@ static CUresult push_mark(CUstream s, struct op o, unsigned long *mark) {
   else s->head = p;
   s->tail = p;
   *mark = ++s->submitted;
-  pthread_cond_broadcast(&s->cv);
+  if (!hold_streams() || s->waiters > 0) /* a held stream has nothing to run */
+    pthread_cond_broadcast(&s->cv);
   pthread_mutex_unlock(&s->mu);
   return CUDA_SUCCESS;
 }
