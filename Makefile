@@ -107,15 +107,18 @@ test-go:
 # seed corpus (and any crash found, under testdata/fuzz) also runs in plain
 # go test.
 FUZZTIME ?= 100000x
+# a failing target prints the inputs it wrote under testdata/fuzz, so that a
+# crash found on a CI machine can be replayed here
+FUZZ_FAILED = sh -c 'for f in $$(git ls-files --others --exclude-standard "$$1/testdata/fuzz"); do echo "== $$f"; cat "$$f"; done; exit 1' fuzz-failed
 fuzz:
-	$(GO) test -run='^$$' -fuzz='^FuzzLoadProgram$$' -fuzztime=$(FUZZTIME) ./plugins/host/
-	$(GO) test -run='^$$' -fuzz='^FuzzCheck$$' -fuzztime=$(FUZZTIME) ./plugins/host/internal/elfcheck/
-	$(GO) test -run='^$$' -fuzz='^FuzzMemRanges$$' -fuzztime=$(FUZZTIME) ./tests/go/
-	$(GO) test -run='^$$' -fuzz='^FuzzLaunchGrid$$' -fuzztime=$(FUZZTIME) ./tests/go/
-	$(GO) test -run='^$$' -fuzz='^FuzzHandleDecode$$' -fuzztime=$(FUZZTIME) ./impl/
-	$(GO) test -run='^$$' -fuzz='^FuzzClassify$$' -fuzztime=$(FUZZTIME) ./plugins/image/
-	$(GO) test -run='^$$' -fuzz='^FuzzCheckCUDA$$' -fuzztime=$(FUZZTIME) ./plugins/image/
-	$(GO) test -run='^$$' -fuzz='^FuzzParse$$' -fuzztime=$(FUZZTIME) ./api/
+	$(GO) test -run='^$$' -fuzz='^FuzzLoadProgram$$' -fuzztime=$(FUZZTIME) ./plugins/host/ || $(FUZZ_FAILED) ./plugins/host
+	$(GO) test -run='^$$' -fuzz='^FuzzCheck$$' -fuzztime=$(FUZZTIME) ./plugins/host/internal/elfcheck/ || $(FUZZ_FAILED) ./plugins/host/internal/elfcheck
+	$(GO) test -run='^$$' -fuzz='^FuzzMemRanges$$' -fuzztime=$(FUZZTIME) ./tests/go/ || $(FUZZ_FAILED) ./tests/go
+	$(GO) test -run='^$$' -fuzz='^FuzzLaunchGrid$$' -fuzztime=$(FUZZTIME) ./tests/go/ || $(FUZZ_FAILED) ./tests/go
+	$(GO) test -run='^$$' -fuzz='^FuzzHandleDecode$$' -fuzztime=$(FUZZTIME) ./impl/ || $(FUZZ_FAILED) ./impl
+	$(GO) test -run='^$$' -fuzz='^FuzzClassify$$' -fuzztime=$(FUZZTIME) ./plugins/image/ || $(FUZZ_FAILED) ./plugins/image
+	$(GO) test -run='^$$' -fuzz='^FuzzCheckCUDA$$' -fuzztime=$(FUZZTIME) ./plugins/image/ || $(FUZZ_FAILED) ./plugins/image
+	$(GO) test -run='^$$' -fuzz='^FuzzParse$$' -fuzztime=$(FUZZTIME) ./api/ || $(FUZZ_FAILED) ./api
 
 # run.sh: the 22.1 library and header against LLVM's installed 22.1 ones;
 # run23.sh: the 23.1 library and header against facts written by hand from
