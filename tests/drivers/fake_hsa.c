@@ -1573,9 +1573,6 @@ void hsa_signal_store_screlease(hsa_signal_t signal, hsa_signal_value_t v) {
   store(signal, v, "hsa_signal_store_screlease");
 }
 
-/* timeout_hint is in nanoseconds (the timestamp frequency is 1 GHz);
- * UINT64_MAX waits for ever. Like ROCr's, the wait may return before the
- * condition holds: the caller checks the value. */
 /* FAKE_HSA_HOLD=1 (a benchmark's mode, bench/run.sh): the copy engine and
  * the queues run only while a thread waits on a signal (a queue also when
  * its ring is 7/8 full, so a producer never waits for room that only a
@@ -1591,6 +1588,9 @@ static int held(void) {
 static int signal_waiters; /* mu held: threads in a signal wait */
 static void wake_held(void);
 
+/* timeout_hint is in nanoseconds (the timestamp frequency is 1 GHz);
+ * UINT64_MAX waits for ever. Like ROCr's, the wait may return before the
+ * condition holds: the caller checks the value. */
 static hsa_signal_value_t wait(hsa_signal_t signal, int cond, hsa_signal_value_t cmp, uint64_t timeout, const char *fn) {
   pthread_mutex_lock(&mu);
   struct fake_signal *s = initialised() ? lookup_signal(signal.handle) : NULL;
