@@ -95,8 +95,10 @@ type deferredFrees struct {
 	fifo    []*pendingFree // the worker's, in free order
 	busy    map[*Device]int
 	retired []*mark // markers of queues destroyed with work left
-	// retiring: queues destroyed while calls still used them (retireQueue)
-	retiring map[*Queue]struct{}
+	// retiring: queues destroyed while calls still used them (retireQueue);
+	// nretiring is its length, read without the lock by every free
+	retiring  map[*Queue]struct{}
+	nretiring atomic.Int32
 	// latest is each live queue's newest marker and the queue's position
 	// (plugin.WaitGraphQueue) when it was recorded: frees made while the
 	// queue got no new work share it (no reference of its own)
@@ -260,6 +262,7 @@ func (c *Context) retireQueue(q *Queue) bool {
 		f.retiring = map[*Queue]struct{}{}
 	}
 	f.retiring[q] = struct{}{}
+	f.nretiring.Store(int32(len(f.retiring)))
 	f.mu.Unlock()
 	return true
 }
@@ -277,6 +280,7 @@ func (c *Context) finishRetire(q *Queue) error {
 	c.markRetired(q)
 	f.lock()
 	delete(f.retiring, q)
+	f.nretiring.Store(int32(len(f.retiring)))
 	f.mu.Unlock()
 	f.scan.Unlock()
 	return q.q.Release()
@@ -308,6 +312,9 @@ func (c *Context) markRetired(q *Queue) {
 
 // retiringQueues returns the queues destroyed while calls still used them.
 func (f *deferredFrees) retiringQueues() []*Queue {
+	if f.nretiring.Load() == 0 { // nearly always: no lock for it
+		return nil
+	}
 	f.lock()
 	defer f.mu.Unlock()
 	if len(f.retiring) == 0 {
