@@ -348,6 +348,38 @@ func CheckHostCallError(t *testing.T, q plugin.Queue) {
 	}
 }
 
+// WaitEmpty waits until q reports no work (Empty), failing the test after
+// 5 s; what names the work in the failure.
+func WaitEmpty(t *testing.T, q plugin.Queue, what string) {
+	t.Helper()
+	for start := time.Now(); !q.Empty(); {
+		if time.Since(start) > 5*time.Second {
+			t.Fatalf("%s never completed", what)
+		}
+		time.Sleep(time.Millisecond)
+	}
+}
+
+// CheckQueriedHostCallError checks that a failing host call found ended by
+// a query (Empty) is still the next Sync's, once, and that the queue does
+// not count as idle (idle: the backend's C view of it) until then.
+func CheckQueriedHostCallError(t *testing.T, q plugin.Queue, idle func() bool) {
+	t.Helper()
+	if err := q.HostCall(func() error { return ol.NewError(ol.ErrcUnknown, "boom") }); err != nil {
+		t.Fatal(err)
+	}
+	WaitEmpty(t, q, "the failing host call")
+	if idle() {
+		t.Error("idle with a failed host call to report")
+	}
+	if err := q.Sync(); err == nil {
+		t.Error("Sync after a failed host call: no error")
+	}
+	if err := q.Sync(); err != nil || !idle() {
+		t.Errorf("the sync after: %v, idle %v", err, idle())
+	}
+}
+
 // within fails the test if fn has not returned after 10 s (it then leaks
 // fn's goroutine: the test has failed anyway).
 func within(t *testing.T, what string, fn func() error) {

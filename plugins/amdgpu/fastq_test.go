@@ -3,7 +3,6 @@ package amdgpu
 import (
 	"errors"
 	"testing"
-	"time"
 
 	"github.com/liboffload-go/liboffload-go/api/ol"
 	"github.com/liboffload-go/liboffload-go/internal/contract"
@@ -102,12 +101,7 @@ func TestFakeFastCounters(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Setenv("FAKE_HSA_COPY_ERROR", "")
-	for start := time.Now(); !q.Empty(); {
-		if time.Since(start) > 5*time.Second {
-			t.Fatal("the failed copy never completed")
-		}
-		time.Sleep(time.Millisecond)
-	}
+	contract.WaitEmpty(t, q, "the failed copy")
 	if fastIdle(q) {
 		t.Error("idle with a failure to report")
 	}
@@ -123,24 +117,7 @@ func TestFakeFastCounters(t *testing.T) {
 	}
 
 	// a failing host call: the same
-	if err := q.HostCall(func() error { return ol.NewError(ol.ErrcUnknown, "boom") }); err != nil {
-		t.Fatal(err)
-	}
-	for start := time.Now(); !q.Empty(); {
-		if time.Since(start) > 5*time.Second {
-			t.Fatal("the host call never completed")
-		}
-		time.Sleep(time.Millisecond)
-	}
-	if fastIdle(q) {
-		t.Error("idle with a failed host call to report")
-	}
-	if err := q.Sync(); err == nil {
-		t.Error("Sync after a failed host call: no error")
-	}
-	if err := q.Sync(); err != nil || !fastIdle(q) {
-		t.Errorf("the sync after: %v, idle %v", err, fastIdle(q))
-	}
+	contract.CheckQueriedHostCallError(t, q, func() bool { return fastIdle(q) })
 	_ = q.Release()
 	_ = q2.Release()
 	_ = g.Free(a, ol.AllocTypeDevice)

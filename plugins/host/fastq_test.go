@@ -2,9 +2,9 @@ package host
 
 import (
 	"testing"
-	"time"
 
 	"github.com/liboffload-go/liboffload-go/api/ol"
+	"github.com/liboffload-go/liboffload-go/internal/contract"
 	"github.com/liboffload-go/liboffload-go/plugins/internal/fastq"
 )
 
@@ -48,31 +48,12 @@ func TestFastCounters(t *testing.T) {
 		t.Error("not idle after a sync")
 	}
 	// a failure found by a query is still the next sync's
-	if err := q.HostCall(func() error { return ol.NewError(ol.ErrcUnknown, "boom") }); err != nil {
-		t.Fatal(err)
-	}
-	for start := time.Now(); !q.Empty(); {
-		if time.Since(start) > 5*time.Second {
-			t.Fatal("the host call never ran")
-		}
-		time.Sleep(time.Millisecond)
-	}
-	if fastIdle(q) {
-		t.Error("idle with a failure to report")
-	}
-	if err := q.Sync(); err == nil {
-		t.Error("Sync after a failed host call: no error")
-	}
-	if err := q.Sync(); err != nil || !fastIdle(q) {
-		t.Errorf("the sync after: %v, idle %v", err, fastIdle(q))
-	}
+	contract.CheckQueriedHostCallError(t, q, func() bool { return fastIdle(q) })
 	// released with a failure not reported: the next user starts clean
 	if err := q.HostCall(func() error { return ol.NewError(ol.ErrcUnknown, "boom") }); err != nil {
 		t.Fatal(err)
 	}
-	for !q.Empty() {
-		time.Sleep(time.Millisecond)
-	}
+	contract.WaitEmpty(t, q, "the failing host call")
 	if err := q.Release(); err != nil {
 		t.Fatal(err)
 	}
