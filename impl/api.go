@@ -33,13 +33,8 @@ type Queue struct {
 	// its destroy is complete (finishRetire)
 	calls    atomic.Int64
 	finished atomic.Bool
-	// mirrored: the C entry points may answer for the queue (queuemirror.go);
-	// reserve is the state of its reserved events then
+	// mirrored: the C entry points may answer for the queue (queuemirror.go)
 	mirrored bool
-	reserve  struct {
-		sync.Mutex
-		next int // how many the next refill makes
-	}
 }
 
 // Event marks a point of a queue. It keeps the queue's handle and id, not
@@ -209,6 +204,9 @@ func (c *Context) olWaitEvents(q *Queue, events []uintptr) error {
 		if h == 0 {
 			return ol.NewError(ol.ErrcInvalidNullHandle, "olWaitEvents asked to wait on a NULL event")
 		}
+		if isDoneEvent(h) && doneEventLive(h) {
+			continue // complete (and no Event object to make)
+		}
 		e, err := c.events.get(h, "Events")
 		if err != nil {
 			// the element's name only on failure: no formatting per wait
@@ -272,20 +270,24 @@ func (c *Context) olCreateEvent23(q *Queue, flags ol.EventFlags) (uintptr, error
 	if err != nil {
 		return 0, err
 	}
+	if e.e == nil {
+		return makeDoneEvent(q)
+	}
 	e.refs.Store(1)
 	if e.h, err = c.events.insert(e); err != nil {
-		if e.e != nil {
-			_ = e.e.Release()
-		}
+		_ = e.e.Release()
 		return 0, err
-	}
-	if e.e == nil && q.mirrored {
-		c.reserveEvents(q)
 	}
 	return e.h, nil
 }
 
 func (c *Context) olDestroyEvent(e *Event) error {
+	if isDoneEvent(e.h) {
+		if !destroyDoneEvent(e.h) {
+			return c.events.explain(e.h, "Event")
+		}
+		return nil
+	}
 	if !c.events.remove(e.h) {
 		return c.events.explain(e.h, "Event")
 	}

@@ -26,7 +26,7 @@ type Context struct {
 	platforms *table[Platform]
 	devices   *table[Device]
 	queues    *table[Queue]
-	events    *table[Event]
+	events    eventTable
 	programs  *table[Program]
 	symbols   *table[Symbol]
 
@@ -65,12 +65,14 @@ func newContext(gens generations, plugins []plugin.Plugin) (*Context, error) {
 		platforms: newTable[Platform](kindPlatform, gens[kindPlatform]),
 		devices:   newTable[Device](kindDevice, gens[kindDevice]),
 		queues:    newTable[Queue](kindQueue, gens[kindQueue]),
-		events:    newTable[Event](kindEvent, gens[kindEvent]),
+		events:    eventTable{table: newTable[Event](kindEvent, gens[kindEvent])},
 		programs:  newTable[Program](kindProgram, gens[kindProgram]),
 		symbols:   newTable[Symbol](kindSymbol, gens[kindSymbol]),
 		mem:       newAllocMap(),
 		globals:   newAllocMap(),
 	}
+	c.events.devices = c.devices
+	c.events.limit = doneIndexBit - 1 // the indices above are done events'
 	_, noValidation := env.Lookup(EnvDisableValidation)
 	c.validate = !noValidation
 	_, c.leakCheck = env.Lookup(EnvLeakCheck)
@@ -213,8 +215,7 @@ func (c *Context) refuseFinalShutdown() error {
 // Errors are joined.
 func (c *Context) teardown() error {
 	// out of the queue mirror first, for good (no C path answers for
-	// them again); the reserved events of idle queues are the library's,
-	// not the caller's: out before the leak report
+	// them again)
 	c.queues.each(func(h uintptr, q *Queue) { c.unmirrorQueue(q) })
 	if c.leakCheck {
 		c.reportLeaks(os.Stderr)
@@ -281,6 +282,10 @@ func (c *Context) reportLeaks(w *os.File) {
 		ne++
 		lines = append(lines, fmt.Sprintf("  event %#x of queue %#x", h, e.queueH))
 	})
+	for _, d := range doneEvents() {
+		ne++
+		lines = append(lines, fmt.Sprintf("  event %#x of queue %#x", d[0], d[1]))
+	}
 	c.programs.each(func(h uintptr, p *Program) {
 		np++
 		lines = append(lines, fmt.Sprintf("  program %#x on device %#x (%d bytes of image)", h, p.device.h, p.imageSize))

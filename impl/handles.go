@@ -75,15 +75,16 @@ type table[T any] struct {
 	chunks atomic.Pointer[[]*chunk[T]]
 	used   atomic.Uint32 // slots ever handed out
 
-	mu   sync.Mutex
-	free []uint32 // FIFO of released slots
-	live int
-	top  uint32 // highest generation handed out (base-1: none yet)
+	mu    sync.Mutex
+	free  []uint32 // FIFO of released slots
+	live  int
+	top   uint32 // highest generation handed out (base-1: none yet)
+	limit uint32 // the highest slot index it hands out
 }
 
 // newTable returns an empty table whose handles start at generation base.
 func newTable[T any](k kind, base uint32) *table[T] {
-	t := &table[T]{kind: k, base: base, top: base - 1}
+	t := &table[T]{kind: k, base: base, top: base - 1, limit: indexMask}
 	empty := []*chunk[T]{}
 	t.chunks.Store(&empty)
 	return t
@@ -132,8 +133,8 @@ func (t *table[T]) insertLocked(e *entry[T], set func(h uintptr)) (uintptr, erro
 		t.free = t.free[1:]
 	} else {
 		i = t.used.Load()
-		if i > indexMask {
-			return 0, ol.Errorf(ol.ErrcOutOfResources, "too many live %s objects (limit %d)", kindNames[t.kind], indexMask+1)
+		if i > t.limit {
+			return 0, ol.Errorf(ol.ErrcOutOfResources, "too many live %s objects (limit %d)", kindNames[t.kind], t.limit+1)
 		}
 		cs := *t.chunks.Load()
 		if int(i>>chunkBits) >= len(cs) {
@@ -204,6 +205,26 @@ func (t *table[T]) optional(h uintptr, param string) (*T, error) {
 
 // explain says why h is not a live handle of this table.
 func (t *table[T]) explain(h uintptr, param string) error {
+	if err := t.wrongKind(h, param); err != nil {
+		return err
+	}
+	gen := uint32(h >> genShift)
+	if int32(gen-t.base) < 0 {
+		return t.gone(h, param, handleEarlier)
+	}
+	t.mu.Lock()
+	s := t.slot(uint32(h & indexMask))
+	destroyed := s != nil && int32(s.gen-gen) >= 0
+	t.mu.Unlock()
+	if destroyed {
+		return t.gone(h, param, handleDestroyed)
+	}
+	return t.gone(h, param, handleNeverMade)
+}
+
+// wrongKind is the error for h when it is NULL or not a handle of this
+// table's kind, else nil.
+func (t *table[T]) wrongKind(h uintptr, param string) error {
 	want := kindNames[t.kind]
 	code := kindCodes[t.kind]
 	if h == 0 {
@@ -217,16 +238,26 @@ func (t *table[T]) explain(h uintptr, param string) error {
 	if k != t.kind {
 		return ol.Errorf(code, "%s (%#x) is %s %s handle, not %s %s handle", param, h, article(kindNames[k]), kindNames[k], article(want), want)
 	}
-	gen := uint32(h >> genShift)
-	if int32(gen-t.base) < 0 {
-		return ol.Errorf(code, "%s (%#x) is a %s handle from an earlier initialisation of the library", param, h, want)
-	}
-	t.mu.Lock()
-	s := t.slot(uint32(h & indexMask))
-	destroyed := s != nil && int32(s.gen-gen) >= 0
-	t.mu.Unlock()
-	if destroyed {
-		return ol.Errorf(code, "%s (%#x) refers to a %s that was already destroyed", param, h, want)
+	return nil
+}
+
+// What a handle of the right kind that is not live is.
+type handleState int
+
+const (
+	handleNeverMade handleState = iota
+	handleDestroyed
+	handleEarlier // of an earlier initialisation
+)
+
+// gone is the error for h, a handle of this table's kind in state st.
+func (t *table[T]) gone(h uintptr, param string, st handleState) error {
+	want, code := kindNames[t.kind], kindCodes[t.kind]
+	switch st {
+	case handleEarlier:
+		return ol.Errorf(code, "%s (%#x) is %s %s handle from an earlier initialisation of the library", param, h, article(want), want)
+	case handleDestroyed:
+		return ol.Errorf(code, "%s (%#x) refers to %s %s that was already destroyed", param, h, article(want), want)
 	}
 	return ol.Errorf(code, "%s (%#x) is not a valid %s handle", param, h, want)
 }

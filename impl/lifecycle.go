@@ -76,6 +76,7 @@ func initLibrary(pick func([]plugin.Plugin) ([]plugin.Plugin, error), params fun
 			return intern(code, details)
 		}
 	}
+	beginDoneEvents()
 	c, err := newContext(life.gens, ps)
 	if c == nil {
 		life.mu.Unlock()
@@ -119,6 +120,7 @@ func olShutDown(loc *ol.CodeLocation) uintptr {
 	unpublishFast()
 	life.ctx.Store(nil)
 	err := c.teardown()
+	endDoneEvents()
 	life.gens = c.nextGenerations()
 	life.mu.Unlock()
 	res := c.result(err)

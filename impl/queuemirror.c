@@ -9,6 +9,7 @@
 #include <sys/mman.h>
 
 #include "../plugins/plugin/fastq.h"
+#include "doneevents.h"
 
 #define INDEX_MASK 0xffffffu // a handle's slot index (impl/handles.go)
 #define CHUNK_BITS 10u
@@ -23,11 +24,6 @@ typedef struct {
   _Atomic uint64_t dev;
   _Atomic(ol_fastq *) q;
   _Atomic uint64_t users;
-  // reserved events: handles ev[head..tail) (mod OL_QMIRROR_EVENTS) are
-  // complete events of this queue that no caller has yet; C takes one at
-  // head (a CAS), Go appends at tail (one writer at a time)
-  _Atomic uint64_t ev_head, ev_tail;
-  _Atomic uint64_t ev[OL_QMIRROR_EVENTS];
   // a kernel's parameters, for 23.1's argument arrays: OL_KMIRROR_* bits
   // and count; the size of the first when it starts at offset 0, else ~0
   _Atomic uint64_t kparams, kparam0;
@@ -71,11 +67,6 @@ static int set_in(mtable *t, uint64_t h, uint64_t dev, void *obj) {
     return 0;
   atomic_store(&s->dev, dev);
   atomic_store(&s->q, (ol_fastq *)obj);
-  // the ring's positions only grow, and jump past the last life's here:
-  // a reader that loaded a position in that life fails its CAS (take_event)
-  uint64_t pos = atomic_load(&s->ev_tail) + 2 * OL_QMIRROR_EVENTS;
-  atomic_store(&s->ev_head, pos);
-  atomic_store(&s->ev_tail, pos);
   atomic_store(&s->h, h);
   return 1;
 }
@@ -123,12 +114,11 @@ static inline qslot *enter(uint64_t h) { return enter_in(&queues, OL_QMIRROR_QUE
 static inline void leave(qslot *s) { atomic_fetch_sub_explicit(&s->users, 1, memory_order_release); }
 
 // peek returns the slot of live queue h and its ol_fastq without counting
-// the caller as a user: for the paths that only read the counters and take
-// a reserved event. They are safe without it: ol_fastq memory is recycled,
-// never freed (plugins/internal/fastq), a reserved event taken while the
-// queue is being destroyed is one made just before, and the ring's
-// positions make a take from a slot given to another queue fail. The
-// caller checks that the slot still holds h after reading.
+// the caller as a user: for the paths that only read the counters and the
+// slot (and make a done event of the queue). They are safe without it:
+// ol_fastq memory is recycled, never freed (plugins/internal/fastq), and
+// an event made while the queue is being destroyed is one made just
+// before. The caller checks that the slot still holds h after reading.
 static inline qslot *peek(uint64_t h, ol_fastq **q) {
   if ((h >> 56) != OL_QMIRROR_QUEUE_TAG)
     return NULL;
@@ -208,21 +198,6 @@ int ol_qmirror_copy(const ol_fast_state *st, uint64_t queue, uint64_t dst, uint6
   return done;
 }
 
-// take_event moves the reserved event at the ring's head to *out: 1, or 0
-// when none is left.
-static inline int take_event(qslot *s, uint64_t *out) {
-  uint64_t head = atomic_load_explicit(&s->ev_head, memory_order_acquire);
-  for (;;) {
-    if (head == atomic_load_explicit(&s->ev_tail, memory_order_acquire))
-      return 0;
-    uint64_t h = atomic_load_explicit(&s->ev[head % OL_QMIRROR_EVENTS], memory_order_relaxed);
-    if (atomic_compare_exchange_weak(&s->ev_head, &head, head + 1)) {
-      *out = h;
-      return 1;
-    }
-  }
-}
-
 int ol_fast_event23(const void *queue, uint32_t flags, void *event) {
   ol_fast_state st;
   ol_fastq *q;
@@ -230,48 +205,16 @@ int ol_fast_event23(const void *queue, uint32_t flags, void *event) {
   if (flags != 0 || event == NULL || !ol_fast_load(&st))
     return 0;
   qslot *s = peek(h, &q);
-  if (s == NULL || !ol_fastq_idle(q) || !still(s, h) || !take_event(s, &e))
+  if (s == NULL || !ol_fastq_idle(q))
+    return 0;
+  uint64_t dev = atomic_load_explicit(&s->dev, memory_order_relaxed);
+  if (!still(s, h) || !ol_done_make(h, dev, &e))
     return 0;
   memcpy(event, &e, sizeof e);
   return 1;
 }
 
 int ol_fast_event(const void *queue, void *event) { return ol_fast_event23(queue, 0, event); }
-
-int ol_qmirror_reserve_room(uint64_t h) {
-  qslot *s = slot_of(h, 0);
-  if (s == NULL || atomic_load(&s->h) != h)
-    return 0;
-  uint64_t used = atomic_load(&s->ev_tail) - atomic_load(&s->ev_head);
-  return used >= OL_QMIRROR_EVENTS ? 0 : (int)(OL_QMIRROR_EVENTS - used);
-}
-
-int ol_qmirror_reserve(uint64_t h, const uint64_t *events, int n) {
-  qslot *s = slot_of(h, 0);
-  if (s == NULL || atomic_load(&s->h) != h)
-    return 0;
-  uint64_t tail = atomic_load(&s->ev_tail), head = atomic_load(&s->ev_head);
-  int k = 0;
-  for (; k < n && tail - head < OL_QMIRROR_EVENTS; k++, tail++)
-    atomic_store_explicit(&s->ev[tail % OL_QMIRROR_EVENTS], events[k], memory_order_relaxed);
-  atomic_store_explicit(&s->ev_tail, tail, memory_order_release);
-  return k;
-}
-
-int ol_qmirror_unreserve(uint64_t h, uint64_t *out, int cap) {
-  qslot *s = slot_of(h, 0);
-  if (s == NULL)
-    return 0;
-  int n = 0;
-  uint64_t e;
-  // only while the slot is h's (or was, and is not yet given to another
-  // queue: ol_qmirror_clear keeps the ring)
-  if (atomic_load(&s->h) != h && atomic_load(&s->h) != 0)
-    return 0;
-  while (n < cap && take_event(s, &e))
-    out[n++] = e;
-  return n;
-}
 
 // launch submits through the queue's plugin: the queue and the kernel
 // mirrored, both of the named device; for23: the argument buffer is 23.1's

@@ -49,24 +49,10 @@ int ol_fast_sync(const void *queue) OL_QMIRROR_HIDDEN;
 int ol_qmirror_copy(const ol_fast_state *st, uint64_t queue, uint64_t dst, uint64_t dstDev, uint64_t src,
                     uint64_t srcDev, size_t size) OL_QMIRROR_HIDDEN;
 
-// Events of idle queues. A queue keeps up to OL_QMIRROR_EVENTS reserved
-// events: complete events of the queue, made by Go in the event table
-// ahead of need, that no caller has been given. olCreateEvent of an idle
-// queue (no profiling) takes one in C (ol_fast_event, ol_fast_event23):
-// the same event Go would make there, an event that is complete at once.
-// Go refills the ring when olCreateEvent reaches it on an idle queue, and
-// takes back what is left when the queue is destroyed.
-#define OL_QMIRROR_EVENTS 64
+// olCreateEvent of an idle queue (no profiling): a done event of the queue
+// (doneevents.h), the event Go would make there, complete at once.
 int ol_fast_event(const void *queue, void *event) OL_QMIRROR_HIDDEN;
 int ol_fast_event23(const void *queue, uint32_t flags, void *event) OL_QMIRROR_HIDDEN;
-// ol_qmirror_reserve_room: how many more reserved events queue h takes.
-int ol_qmirror_reserve_room(uint64_t h) OL_QMIRROR_HIDDEN;
-// ol_qmirror_reserve appends up to n of events to h's ring; returns how
-// many it took. One caller at a time per queue.
-int ol_qmirror_reserve(uint64_t h, const uint64_t *events, int n) OL_QMIRROR_HIDDEN;
-// ol_qmirror_unreserve takes up to cap reserved events of h out of its
-// ring (none is given to a caller after that) into out; returns how many.
-int ol_qmirror_unreserve(uint64_t h, uint64_t *out, int cap) OL_QMIRROR_HIDDEN;
 
 // Kernels. A kernel symbol whose plugin gives a C view of it
 // (plugin.FastKernel) is filed by its handle in a second table, cleared

@@ -147,7 +147,7 @@ func genSnapshot(s *api.Spec) string {
 	return b.String()
 }
 
-// cFast names, by function name and variant, the C fast path (impl/allocmap.h, impl/queuemirror.h) each of these entry points
+// cFast names, by function name and variant, the C fast path (impl/allocmap.h, impl/queuemirror.h, impl/doneevents.h) each of these entry points
 // tries first, called with all its parameters in order: it answers only
 // successes (1), else the shim calls Go, which gives every error.
 var cFast = map[string]struct {
@@ -162,6 +162,8 @@ var cFast = map[string]struct {
 	"olCreateEvent23":  {"ol_fast_event23", 3},
 	"olLaunchKernel":   {"ol_fast_launch", 6},
 	"olLaunchKernel23": {"ol_fast_launch23", 8},
+	"olSyncEvent":      {"ol_fast_sync_event", 1},
+	"olDestroyEvent":   {"ol_fast_destroy_event", 1},
 }
 
 // fastPath is the C fast path the shim of f starts with, or "".

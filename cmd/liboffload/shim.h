@@ -38,6 +38,10 @@ int ol_fast_launch(const void *queue, const void *device, const void *kernel, co
 int ol_fast_launch23(const void *queue, const void *device, const void *kernel, const void *launchSize,
                      const void *properties, size_t numArgs, void *const *argPtrs, const size_t *argSizes)
     __attribute__((visibility("hidden")));
+// The fast paths over the done events (impl/doneevents.h): olSyncEvent and
+// olDestroyEvent of an event made on an idle queue.
+int ol_fast_sync_event(const void *event) __attribute__((visibility("hidden")));
+int ol_fast_destroy_event(const void *event) __attribute__((visibility("hidden")));
 
 // Set in the child of a fork(): the Go runtime's threads did not survive it,
 // so entering Go could hang. Calls return ol_fork_result instead.

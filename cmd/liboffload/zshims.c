@@ -52,11 +52,15 @@ ol_result_t olCreateQueueWithCodeLoc(ol_device_handle_t Device, ol_queue_handle_
 
 ol_result_t olDestroyEvent(ol_event_handle_t Event) {
   OL_FORK_GUARD();
+  if (ol_fast_destroy_event(Event))
+    return OL_SUCCESS;
   return (ol_result_t)goOlDestroyEvent((GoUintptr)Event, NULL);
 }
 
 ol_result_t olDestroyEventWithCodeLoc(ol_event_handle_t Event, ol_code_location_t *CodeLocation) {
   OL_FORK_GUARD();
+  if (ol_fast_destroy_event(Event))
+    return OL_SUCCESS;
   return (ol_result_t)goOlDestroyEvent((GoUintptr)Event, CodeLocation);
 }
 
@@ -384,11 +388,15 @@ ol_result_t olShutDownWithCodeLoc(ol_code_location_t *CodeLocation) {
 
 ol_result_t olSyncEvent(ol_event_handle_t Event) {
   OL_FORK_GUARD();
+  if (ol_fast_sync_event(Event))
+    return OL_SUCCESS;
   return (ol_result_t)goOlSyncEvent((GoUintptr)Event, NULL);
 }
 
 ol_result_t olSyncEventWithCodeLoc(ol_event_handle_t Event, ol_code_location_t *CodeLocation) {
   OL_FORK_GUARD();
+  if (ol_fast_sync_event(Event))
+    return OL_SUCCESS;
   return (ol_result_t)goOlSyncEvent((GoUintptr)Event, CodeLocation);
 }
 

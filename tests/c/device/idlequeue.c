@@ -119,6 +119,90 @@ static void test_idle_events_outlive_the_queue(void) {
   }
 }
 
+/* Events of idle queues made and destroyed by several threads at once
+ * (impl/doneevents.h: a shared store): every event is its own queue's,
+ * complete, destroyed exactly once; a destroyed handle keeps failing
+ * after its slot is used again, and is never handed out again. */
+enum { MAKERS = 4, LIVE = 1500, MAKER_ROUNDS = 6, STALE_EVERY = 150 };
+
+struct maker {
+  ol_queue_handle_t q;
+  ol_event_handle_t *ev;  /* LIVE live at a time */
+  ol_event_handle_t *old; /* the last round's, destroyed */
+  int bad, stale_ok, reused;
+};
+
+static void *make_events(void *arg) {
+  struct maker *m = arg;
+  for (int r = 0; r < MAKER_ROUNDS; r++) {
+    for (int i = 0; i < LIVE; i++) {
+      ol_result_t res = olCreateEvent(m->q, &m->ev[i]);
+      ol_queue_handle_t of = NULL;
+      bool done = false;
+      if (res || olGetEventInfo(m->ev[i], OL_EVENT_INFO_QUEUE, sizeof of, &of) ||
+          olGetEventInfo(m->ev[i], OL_EVENT_INFO_IS_COMPLETE, sizeof done, &done) || of != m->q || !done) {
+        m->bad++;
+        m->ev[i] = NULL;
+      }
+    }
+    for (int i = 0; i < LIVE; i++) {
+      if (m->ev[i] && (olSyncEvent(m->ev[i]) || olDestroyEvent(m->ev[i])))
+        m->bad++;
+      /* last round's handle, destroyed: still an error, whatever reuses
+       * its slot (a sample: each error's Details is kept for the process,
+       * up to a limit) */
+      if (r > 0 && m->old[i] && i % STALE_EVERY == 0) {
+        ol_result_t res = olDestroyEvent(m->old[i]);
+        m->stale_ok += res != NULL && res->Code == OL_ERRC_INVALID_EVENT && strstr(res->Details, "destroyed");
+      }
+      m->old[i] = m->ev[i];
+    }
+  }
+  return NULL;
+}
+
+static void test_events_from_threads_reused(void) {
+  struct maker m[MAKERS] = {0};
+  pthread_t t[MAKERS];
+  int started = 0;
+  for (int k = 0; k < MAKERS; k++) {
+    m[k].q = olc_queue();
+    m[k].ev = calloc(LIVE, sizeof *m[k].ev);
+    m[k].old = calloc(LIVE, sizeof *m[k].old);
+    if (!m[k].q || !m[k].ev || !m[k].old)
+      goto out;
+  }
+  for (; started < MAKERS; started++)
+    if (pthread_create(&t[started], NULL, make_events, &m[started]) != 0)
+      break;
+  for (int k = 0; k < started; k++)
+    pthread_join(t[k], NULL);
+  OLC_EQ(started, MAKERS);
+  for (int k = 0; k < started; k++) {
+    OLC_CHECK(m[k].bad == 0, "thread %d: %d events were not complete events of its idle queue, or failed", k,
+              m[k].bad);
+    int stale = (MAKER_ROUNDS - 1) * (LIVE / STALE_EVERY);
+    OLC_CHECK(m[k].stale_ok == stale, "thread %d: %d of %d destroyed handles were refused as destroyed", k,
+              m[k].stale_ok, stale);
+  }
+  /* a handle given out twice would show here: the last round's handles
+   * of all threads are distinct */
+  int dup = 0;
+  for (int k = 0; k < started; k++)
+    for (int i = 0; i < LIVE; i++)
+      for (int j = 0; j < k; j++)
+        for (int x = 0; x < LIVE; x++)
+          dup += m[k].old[i] && m[k].old[i] == m[j].old[x];
+  OLC_CHECK(dup == 0, "%d event handles were given to two threads", dup);
+out:
+  for (int k = 0; k < MAKERS; k++) {
+    free(m[k].ev);
+    free(m[k].old);
+    if (m[k].q)
+      OLC_OK(olDestroyQueue(m[k].q));
+  }
+}
+
 /* Copies on a queue between memory of the device and the host keep the
  * checks of the slow path, and their data. */
 static void test_queue_copies(void) {
@@ -252,6 +336,7 @@ int main(int argc, char **argv) {
     OLC_RUN(test_sync_after_idle_sync_waits);
     OLC_RUN(test_events_of_an_idle_queue);
     OLC_RUN(test_idle_events_outlive_the_queue);
+    OLC_RUN(test_events_from_threads_reused);
     OLC_RUN(test_queue_copies);
     OLC_RUN(test_destroy_while_used);
   }

@@ -68,7 +68,7 @@ static void test_reports_leaks(void) {
   contains(want);
   snprintf(want, sizeof want, "allocation %#" PRIxPTR ", 1234 bytes", (uintptr_t)mem);
   contains(want);
-  snprintf(want, sizeof want, "event %#" PRIxPTR, (uintptr_t)e);
+  snprintf(want, sizeof want, "event %#" PRIxPTR " of queue %#" PRIxPTR, (uintptr_t)e, (uintptr_t)q);
   contains(want);
   snprintf(want, sizeof want, "program %#" PRIxPTR, (uintptr_t)p);
   contains(want);
@@ -91,9 +91,9 @@ static void test_clean_run(void) {
   OLC_TRUE(strstr(captured, "queue 0x") == NULL);
 }
 
-/* Events of an idle queue, made and destroyed: the events the library
- * reserves ahead for such a queue are its own, never reported; the
- * queue left alive is. */
+/* Events of an idle queue, made and destroyed: the handles the library
+ * makes ahead for such events are its own, never reported; the queue
+ * left alive is. */
 static void test_idle_events_not_reported(void) {
   fresh_init(true);
   ol_queue_handle_t q = olc_queue();

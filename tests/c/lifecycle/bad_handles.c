@@ -313,6 +313,21 @@ static void expect_rejected(const struct kind *k, void *value,
   }
 }
 
+/* every call on event e fails with INVALID_EVENT, Details "Event (e) <what>" */
+static void expect_event_gone(void *e, const char *what) {
+  char want[200];
+  snprintf(want, sizeof want, "Event (0x%" PRIxPTR ") %s", (uintptr_t)e, what);
+  for (size_t i = 0; i < NCALLS(event_calls); i++) {
+    const struct call *c = &event_calls[i];
+    if (strcmp(c->param, "Event") != 0)
+      continue;
+    ol_result_t r = c->fn(e);
+    OLC_CHECK(olc_code(r) == OL_ERRC_INVALID_EVENT && strcmp(olc_details(r), want) == 0,
+              "%s(%p): expected %d \"%s\", got %u \"%s\"", c->func, e, (int)OL_ERRC_INVALID_EVENT, want,
+              olc_code(r), olc_details(r));
+  }
+}
+
 static int stack_anchor_dummy;
 
 static void garbage_round(bool quiet) {
@@ -399,6 +414,20 @@ int main(int argc, char **argv) {
            "skipped\n", olc_code(r), olc_details(r));
   }
 
+  /* 2b. events of an idle queue (made in C, impl/doneevents.h): one
+   * destroyed, one left alive across the shutdown below, and a value of
+   * their handle space that was never handed out */
+  ol_queue_handle_t eq = NULL;
+  ol_event_handle_t gone_ev = NULL, kept_ev = NULL;
+  r = olCreateQueue(host_dev, &eq);
+  OLC_CHECK(r == NULL, "olCreateQueue -> %u %s", olc_code(r), olc_details(r));
+  if (r == NULL && OLC_OK(olCreateEvent(eq, &gone_ev)) && OLC_OK(olCreateEvent(eq, &kept_ev))) {
+    OLC_OK(olDestroyEvent(gone_ev));
+    expect_event_gone(gone_ev, "refers to an event that was already destroyed");
+  }
+  expect_event_gone((void *)(uintptr_t)(0xB4ull << 56 | 0x7fffffffull << 24 | 0xffffffu),
+                    "is not a valid event handle");
+
   /* 3. four threads hammering garbage handles at once */
   pthread_t tids[4];
   for (int t = 0; t < 4; t++) {
@@ -431,6 +460,9 @@ int main(int argc, char **argv) {
   ol_device_handle_t new_dev = NULL;
   ol_platform_handle_t new_plat = NULL;
   lookup_host(&new_dev, &new_plat);
+
+  if (kept_ev)
+    expect_event_gone(kept_ev, "is an event handle from an earlier initialisation of the library");
 
   char want[200];
   snprintf(want, sizeof want,
