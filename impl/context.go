@@ -228,6 +228,7 @@ func (c *Context) teardown() error {
 		}
 	}
 	c.queues.each(func(h uintptr, q *Queue) {
+		c.quiesceQueue(q) // (a C path that raced the unpublishing)
 		add("queue", q.q.Sync())
 	})
 	// queues destroyed while a call still used them (a call racing the

@@ -275,6 +275,7 @@ func (c *Context) finishRetire(q *Queue) error {
 	if !q.finished.CompareAndSwap(false, true) {
 		return nil
 	}
+	c.quiesceQueue(q)
 	f := &c.frees
 	f.scan.Lock()
 	c.markRetired(q)

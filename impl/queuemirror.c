@@ -23,14 +23,14 @@ typedef struct {
   _Alignas(64) _Atomic uint64_t h;
   _Atomic uint64_t dev;
   _Atomic(ol_fastq *) q;
-  _Atomic uint64_t users;
+  _Atomic uint64_t users; // (kernels only)
   // a kernel's parameters, for 23.1's argument arrays: OL_KMIRROR_* bits
   // and count; the size of the first when it starts at offset 0, else ~0
   _Atomic uint64_t kparams, kparam0;
 } qslot;
 
 // a table of slots by handle index: the queues', and the kernels' (q is
-// then the plugin's kernel, and the event ring is unused)
+// then the plugin's kernel)
 typedef struct {
   _Atomic(qslot *) chunks[NCHUNKS];
 } mtable;
@@ -71,18 +71,25 @@ static int set_in(mtable *t, uint64_t h, uint64_t dev, void *obj) {
   return 1;
 }
 
-static void clear_in(mtable *t, uint64_t h) {
+// clear_in takes h out of t; users: then waits until no C path uses it
+static void clear_in(mtable *t, uint64_t h, int users) {
   qslot *s = slot_in(t, h, 0);
   if (s == NULL || atomic_load(&s->h) != h)
     return;
   atomic_store(&s->h, 0);
-  while (atomic_load(&s->users) != 0)
+  while (users && atomic_load(&s->users) != 0)
     sched_yield();
   atomic_store(&s->q, NULL);
 }
 
 int ol_qmirror_set(uint64_t h, uint64_t dev, void *fastq) { return set_in(&queues, h, dev, fastq); }
-void ol_qmirror_clear(uint64_t h) { clear_in(&queues, h); }
+void ol_qmirror_clear(uint64_t h) { clear_in(&queues, h, 0); }
+
+void ol_qmirror_quiesce(void *fastq) {
+  ol_fastq *q = fastq;
+  while (atomic_load((_Atomic uint64_t *)&q->handed) != atomic_load((_Atomic uint64_t *)&q->begun))
+    sched_yield();
+}
 int ol_kmirror_set(uint64_t h, uint64_t dev, void *kernel, int known, uint64_t nparams, uint64_t param0) {
   qslot *s = slot_in(&kernels, h, 1);
   if (s == NULL)
@@ -91,14 +98,14 @@ int ol_kmirror_set(uint64_t h, uint64_t dev, void *kernel, int known, uint64_t n
   atomic_store(&s->kparam0, param0);
   return set_in(&kernels, h, dev, kernel);
 }
-void ol_kmirror_clear(uint64_t h) { clear_in(&kernels, h); }
+void ol_kmirror_clear(uint64_t h) { clear_in(&kernels, h, 1); }
 
-// enter_in returns the slot of h (its handle's tag byte tag) with the
-// caller counted as a user, or NULL (not live in t); leave ends the use.
-static inline qslot *enter_in(mtable *t, unsigned tag, uint64_t h) {
-  if ((h >> 56) != tag)
+// enter_kernel returns the slot of kernel h with the caller counted as a
+// user, or NULL (not live); leave ends the use.
+static inline qslot *enter_kernel(uint64_t h) {
+  if ((h >> 56) != OL_QMIRROR_SYMBOL_TAG)
     return NULL;
-  qslot *s = slot_in(t, h, 0);
+  qslot *s = slot_in(&kernels, h, 0);
   if (s == NULL || atomic_load_explicit(&s->h, memory_order_relaxed) != h)
     return NULL;
   atomic_fetch_add(&s->users, 1);
@@ -109,16 +116,13 @@ static inline qslot *enter_in(mtable *t, unsigned tag, uint64_t h) {
   return s;
 }
 
-static inline qslot *enter(uint64_t h) { return enter_in(&queues, OL_QMIRROR_QUEUE_TAG, h); }
-
 static inline void leave(qslot *s) { atomic_fetch_sub_explicit(&s->users, 1, memory_order_release); }
 
-// peek returns the slot of live queue h and its ol_fastq without counting
-// the caller as a user: for the paths that only read the counters and the
-// slot (and make a done event of the queue). They are safe without it:
-// ol_fastq memory is recycled, never freed (plugins/internal/fastq), and
-// an event made while the queue is being destroyed is one made just
-// before. The caller checks that the slot still holds h after reading.
+// peek returns the slot of live queue h and its ol_fastq. ol_fastq memory
+// is recycled, never freed (plugins/internal/fastq): a path that only
+// reads the counters and the slot (and makes a done event of the queue)
+// checks that the slot still holds h after reading (still); one that
+// submits brackets the submission with submit_begin and ol_fastq_end.
 static inline qslot *peek(uint64_t h, ol_fastq **q) {
   if ((h >> 56) != OL_QMIRROR_QUEUE_TAG)
     return NULL;
@@ -132,6 +136,22 @@ static inline qslot *peek(uint64_t h, ol_fastq **q) {
 static inline int still(qslot *s, uint64_t h) {
   atomic_thread_fence(memory_order_acquire);
   return atomic_load_explicit(&s->h, memory_order_relaxed) == h;
+}
+
+// submit_begin counts a submission on q (the ol_fastq of queue h, from
+// peek) as begun, then checks that the slot still holds h: 1, and the
+// caller submits and calls ol_fastq_end; 0 (ended already) when h is
+// gone. A destroy takes h out of the slot and, before the plugin releases
+// the queue, waits until begun == handed (ol_qmirror_quiesce): both are
+// sequentially consistent, so either this sees the slot cleared or the
+// destroy sees the count. A caller that loaded q long ago may bump a
+// block recycled for a later queue: a pair that block takes (fastq).
+static inline int submit_begin(qslot *s, uint64_t h, ol_fastq *q) {
+  ol_fastq_begin(q);
+  if (atomic_load(&s->h) == h)
+    return 1;
+  ol_fastq_end(q);
+  return 0;
 }
 
 int ol_fast_sync(const void *queue) {
@@ -178,10 +198,10 @@ int ol_qmirror_copy(const ol_fast_state *st, uint64_t queue, uint64_t dst, uint6
                     uint64_t srcDev, size_t size) {
   if (size == 0 || dst + size < dst || src + size < src || (dst < src + size && src < dst + size))
     return 0;
-  qslot *s = enter(queue);
+  ol_fastq *q;
+  qslot *s = peek(queue, &q);
   if (s == NULL)
     return 0;
-  ol_fastq *q = atomic_load_explicit(&s->q, memory_order_relaxed);
   uint64_t qdev = atomic_load_explicit(&s->dev, memory_order_relaxed);
   int dir = -1, done = 0;
   if (dstDev == qdev && srcDev == qdev)
@@ -191,10 +211,13 @@ int ol_qmirror_copy(const ol_fast_state *st, uint64_t queue, uint64_t dst, uint6
   else if (srcDev == qdev && dstDev == st->host)
     dir = OL_FASTQ_FROM_DEVICE;
   int own = 0;
+  // (qdev and the checks are the queue's when submit_begin finds it still
+  // there: a slot's device changes only with its handle)
   if (dir >= 0 && q->copy != NULL && qdev != st->host && side_ok(st, dst, size, dstDev, qdev, &own) &&
-      side_ok(st, src, size, srcDev, qdev, &own))
+      side_ok(st, src, size, srcDev, qdev, &own) && submit_begin(s, queue, q)) {
     done = q->copy(q, own && dir != OL_FASTQ_ON_DEVICE ? dir | OL_FASTQ_HOST_OWN : dir, dst, src, size);
-  leave(s);
+    ol_fastq_end(q);
+  }
   return done;
 }
 
@@ -226,26 +249,27 @@ static int launch(const void *queue, const void *device, const void *kernel, con
   if (queue == NULL || launchSize == NULL || (size > 0 && args == NULL) || size > OL_QMIRROR_MAX_ARGS ||
       (uintptr_t)args + size < (uintptr_t)args || !ol_fast_load(&st))
     return 0;
-  qslot *s = enter((uint64_t)(uintptr_t)queue);
+  uint64_t h = (uint64_t)(uintptr_t)queue;
+  ol_fastq *q;
+  qslot *s = peek(h, &q);
   if (s == NULL)
     return 0;
   int done = 0;
   uint64_t qdev = atomic_load_explicit(&s->dev, memory_order_relaxed);
-  qslot *k = qdev == (uint64_t)(uintptr_t)device
-                 ? enter_in(&kernels, OL_QMIRROR_SYMBOL_TAG, (uint64_t)(uintptr_t)kernel)
-                 : NULL;
+  qslot *k = qdev == (uint64_t)(uintptr_t)device ? enter_kernel((uint64_t)(uintptr_t)kernel) : NULL;
   if (k != NULL) {
-    ol_fastq *q = atomic_load_explicit(&s->q, memory_order_relaxed);
     uint64_t kp = atomic_load_explicit(&k->kparams, memory_order_relaxed);
     int args_ok = !for23 || !(kp & OL_KMIRROR_KNOWN) ||
                   ((kp & OL_KMIRROR_COUNT) == nargs &&
                    (nargs == 0 || atomic_load_explicit(&k->kparam0, memory_order_relaxed) == size));
-    if (args_ok && atomic_load_explicit(&k->dev, memory_order_relaxed) == qdev && q->launch != NULL)
+    if (args_ok && atomic_load_explicit(&k->dev, memory_order_relaxed) == qdev && q->launch != NULL &&
+        submit_begin(s, h, q)) {
       done = q->launch(q, atomic_load_explicit(&k->q, memory_order_relaxed), args, size,
                        (const ol_fastq_launch_size *)launchSize);
+      ol_fastq_end(q);
+    }
     leave(k);
   }
-  leave(s);
   return done;
 }
 

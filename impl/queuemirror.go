@@ -2,6 +2,7 @@ package impl
 
 /*
 #cgo nocallback ol_qmirror_set
+#cgo nocallback ol_qmirror_quiesce
 #cgo nocallback ol_kmirror_set
 #include "queuemirror.h"
 */
@@ -19,11 +20,21 @@ func (c *Context) mirrorQueue(q *Queue) {
 	}
 }
 
-// unmirrorQueue takes q out of the mirror and returns once no C path uses
-// it, before its plugin queue is released.
+// unmirrorQueue takes q out of the mirror: no C path starts a submission
+// on it afterwards. One may be under way until quiesceQueue.
 func (c *Context) unmirrorQueue(q *Queue) {
 	if q.mirrored {
 		C.ol_qmirror_clear(C.uint64_t(q.h))
+	}
+}
+
+// quiesceQueue returns once no C path submits on q, taken out of the
+// mirror: called when no Go call uses q any more (a Go submission in
+// flight counts too, and may wait in the driver for work of q), before
+// the plugin may release q or its pending work is marked.
+func (c *Context) quiesceQueue(q *Queue) {
+	if q.mirrored {
+		C.ol_qmirror_quiesce(q.q.(plugin.FastQueue).Fast())
 	}
 }
 

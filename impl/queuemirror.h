@@ -5,12 +5,14 @@
 // on it without entering Go (RATIONALE.md, "Why do idle-queue syncs,
 // events and GPU copies not enter Go?").
 //
-// A reader counts itself in the slot's users, then checks that the slot
-// still holds its handle; ol_qmirror_clear takes the handle out first and
-// then waits until no reader is left, so the queue's ol_fastq (and the
-// driver stream behind it) stays valid while any C path uses it, also when
-// a caller destroys a queue while another thread still uses its handle.
-// Slots are in chunks that are never freed.
+// A C path that submits on a queue counts the submission as begun in the
+// queue's ol_fastq, then checks that the slot still holds its handle;
+// ol_qmirror_clear takes the handle out, and before the plugin releases
+// the queue the runtime waits until begun == handed (ol_qmirror_quiesce),
+// so the driver stream behind it stays valid while any C path uses it,
+// also when a caller destroys a queue while another thread still uses its
+// handle. A kernel's slot counts its C users, and ol_kmirror_clear waits
+// for them. Slots are in chunks that are never freed.
 #ifndef LIBOFFLOAD_GO_QUEUEMIRROR_H
 #define LIBOFFLOAD_GO_QUEUEMIRROR_H
 
@@ -28,10 +30,12 @@
 
 // ol_qmirror_set files queue h of device dev with its ol_fastq (created, or
 // not used by any C path yet); 0 when out of memory (the queue then takes
-// the Go path only). ol_qmirror_clear takes h out and returns once no C
-// path uses it; before the plugin releases the queue.
+// the Go path only). ol_qmirror_clear takes h out: no C path submits on
+// it after ol_qmirror_quiesce(fastq) has returned, which the runtime calls
+// when no Go call uses the queue any more, before the plugin releases it.
 int ol_qmirror_set(uint64_t h, uint64_t dev, void *fastq) OL_QMIRROR_HIDDEN;
 void ol_qmirror_clear(uint64_t h) OL_QMIRROR_HIDDEN;
+void ol_qmirror_quiesce(void *fastq) OL_QMIRROR_HIDDEN;
 
 // ol_fast_sync returns 1 when olSyncQueue(queue) would return success at
 // once (a live mirrored queue, idle, nothing to report); else 0 and the

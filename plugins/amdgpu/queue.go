@@ -714,10 +714,9 @@ func (d *Device) NewQueue() (plugin.Queue, error) {
 	if err != nil {
 		return nil, err
 	}
-	q := &Queue{d: d, hw: h, id: queueID.Add(1), f: fastq.New(unsafe.Sizeof(uintptr(0)))}
+	f := fastq.New(unsafe.Sizeof(uintptr(0)), C.lgo_hsa_fast_copy_fn(), C.lgo_hsa_fast_launch_fn())
+	q := &Queue{d: d, hw: h, id: queueID.Add(1), f: f}
 	*(**C.lgo_hsa_cq)(q.f.Extra) = h.cq
-	q.f.SetCopy(C.lgo_hsa_fast_copy_fn())
-	q.f.SetLaunch(C.lgo_hsa_fast_launch_fn())
 	q.ops, q.handed = q.f.Begun, q.f.Handed
 	h.own(q.f)
 	return q, nil

@@ -82,11 +82,10 @@ func (d *Device) NewQueue() (plugin.Queue, error) {
 			return nil, err
 		}
 	}
-	q := &Queue{d: d, s: s, id: queueIDs.Add(1), f: fastq.New(C.sizeof_lgo_cu_fastq)}
+	f := fastq.New(C.sizeof_lgo_cu_fastq, C.lgo_cu_fast_copy_fn(), C.lgo_cu_fast_launch_fn())
+	q := &Queue{d: d, s: s, id: queueIDs.Add(1), f: f}
 	q.ops, q.subs = q.f.Begun, q.f.Handed
 	C.lgo_cu_fast_init((*C.lgo_cu_fastq)(q.f.Extra), d.drv.run, d.ctx, s)
-	q.f.SetCopy(C.lgo_cu_fast_copy_fn())
-	q.f.SetLaunch(C.lgo_cu_fast_launch_fn())
 	q.cond.L = &q.mu
 	return q, nil
 }

@@ -89,10 +89,7 @@ static int lgo_cu_fast_copy(ol_fastq *q, int dir, uint64_t dst, uint64_t src, ui
   const lgo_cu_fastq *x = (const lgo_cu_fastq *)(q + 1);
   if (__atomic_load_n(&q->stop, __ATOMIC_ACQUIRE) & OL_FASTQ_HELD)
     return 0;
-  ol_fastq_begin(q);
-  int r = lgo_cu_copy(x->f, x->ctx, dir & 3, (uintptr_t)dst, (uintptr_t)src, (size_t)n, x->stream);
-  ol_fastq_end(q);
-  return r == 0;
+  return lgo_cu_copy(x->f, x->ctx, dir & 3, (uintptr_t)dst, (uintptr_t)src, (size_t)n, x->stream) == 0;
 }
 
 void *lgo_cu_fast_copy_fn(void) { return (void *)lgo_cu_fast_copy; }
@@ -126,12 +123,9 @@ static int lgo_cu_fast_launch(ol_fastq *q, const void *kernel, const void *args,
   } else if (n > LGO_CU_MAX_PARAM_BYTES) {
     n = LGO_CU_MAX_PARAM_BYTES;
   }
-  ol_fastq_begin(q);
-  int r = lgo_cu_launch(x->f, x->ctx, k->fn, ls->NumGroups[0], ls->NumGroups[1], ls->NumGroups[2], ls->GroupSize[0],
-                        ls->GroupSize[1], ls->GroupSize[2], (uint32_t)ls->DynSharedMemory, x->stream,
-                        n ? args : NULL, (size_t)n);
-  ol_fastq_end(q);
-  return r == 0;
+  return lgo_cu_launch(x->f, x->ctx, k->fn, ls->NumGroups[0], ls->NumGroups[1], ls->NumGroups[2], ls->GroupSize[0],
+                       ls->GroupSize[1], ls->GroupSize[2], (uint32_t)ls->DynSharedMemory, x->stream,
+                       n ? args : NULL, (size_t)n) == 0;
 }
 
 void *lgo_cu_fast_launch_fn(void) { return (void *)lgo_cu_fast_launch; }

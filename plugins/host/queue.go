@@ -89,7 +89,7 @@ type queue struct {
 }
 
 func newQueue(d *Device) *queue {
-	q := &queue{dev: d, f: fastq.New(0)}
+	q := &queue{dev: d, f: fastq.New(0, nil, nil)}
 	q.submitted = q.f.Begun
 	q.cond.L = &q.mu
 	q.job.left.L = &d.pool.mu

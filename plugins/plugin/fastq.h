@@ -4,10 +4,15 @@
 // operations without entering Go (RATIONALE.md, "Why do idle-queue syncs,
 // events and GPU copies not enter Go?").
 //
-// The plugin keeps, for every operation it submits from Go or from C:
+// For every operation submitted, from Go by the plugin, from C by the
+// runtime around the plugin's copy or launch function below:
 //   begun  += 1 before the operation is handed to the device (or held back),
 //   handed += 1 once it has been (or has failed to be),
-// so begun == handed means no submission is in flight, and sets
+// so begun == handed means no submission is in flight (a C submission
+// that then finds nothing to do also counts, as one operation that was
+// handed; the runtime bumps begun before it checks that the queue is
+// still there, so that a destroy, which waits for begun == handed before
+// the plugin releases the queue, never misses it). The plugin also sets
 //   idle = begun (never lowering it) when a sync or query, begun at a time
 //   when begun == handed, found every operation done and no error,
 //   stop: OL_FASTQ_HELD while the queue holds work back (a host function,
@@ -46,15 +51,15 @@ struct ol_fastq {
   uint64_t begun, handed, idle;
   uint32_t stop, pad_;
   // copy submits a copy of n bytes that do not overlap (dir: OL_FASTQ_*,
-  // maybe with OL_FASTQ_HOST_OWN;
-  // the runtime checked both ranges and the devices), counting it as
-  // above: 1 when it is on the queue, 0 when nothing was submitted (the
-  // Go path then makes it, and gives any error). NULL: no copies from C.
+  // maybe with OL_FASTQ_HOST_OWN; the runtime checked both ranges and the
+  // devices, and counts it as above): 1 when it is on the queue, 0 when
+  // nothing was submitted (the Go path then makes it, and gives any
+  // error). NULL: no copies from C.
   int (*copy)(ol_fastq *q, int dir, uint64_t dst, uint64_t src, uint64_t n);
   // launch submits kernel (the plugin's C view of a kernel of the queue's
   // device: plugin.FastKernel) with size argument bytes at args (not NULL
-  // when size > 0) and the caller's launch size, counting it as above,
-  // when every check of the Go path passes: 1 when it is on the queue, 0
+  // when size > 0) and the caller's launch size (the runtime counts it as
+  // above), when every check of the Go path passes: 1 when it is on the queue, 0
   // when nothing was submitted (the Go path then launches, or gives the
   // error). NULL: no launches from C.
   int (*launch)(ol_fastq *q, const void *kernel, const void *args, uint64_t size, const ol_fastq_launch_size *ls);
@@ -69,7 +74,8 @@ static inline int ol_fastq_idle(ol_fastq *q) {
          __atomic_load_n(&q->idle, __ATOMIC_ACQUIRE) == b;
 }
 
-// ol_fastq_begin and ol_fastq_end bracket a submission from C.
+// ol_fastq_begin and ol_fastq_end bracket a submission from C (the
+// runtime's, impl/queuemirror.c).
 static inline void ol_fastq_begin(ol_fastq *q) { __atomic_fetch_add(&q->begun, 1, __ATOMIC_SEQ_CST); }
 static inline void ol_fastq_end(ol_fastq *q) { __atomic_fetch_add(&q->handed, 1, __ATOMIC_SEQ_CST); }
 

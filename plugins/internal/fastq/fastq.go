@@ -1,38 +1,58 @@
 // Package fastq gives Go the counters of a queue that live in C memory
-// (plugins/plugin/fastq.h), which the runtime's C entry points read and
-// the plugin's C submissions bump.
+// (plugins/plugin/fastq.h), which the runtime's C entry points read, and
+// bump around the submissions they make through the plugin's C functions.
 package fastq
 
 /*
 #include <pthread.h>
 #include <stdlib.h>
+#include <stddef.h>
 #include <string.h>
 #include "../../plugin/fastq.h"
 
 // Blocks are recycled, never given back to the C allocator: the runtime's
 // C paths may read a queue's counters a moment after the queue is gone
 // (impl/queuemirror.c), and must find counters there, not freed memory.
-// The free list's link is the block's last word, past every field.
+// The free lists' link is the block's last word, past every field.
+//
+// A runtime C path that submits bumps begun before it checks that the
+// queue is still there, and handed after (fastq.h); one that loaded a
+// queue's block long before may so bump a recycled block, and then
+// handed, at once. Such a pair must not disturb the block's next queue:
+// blocks of queues that take C submissions (submits) are recycled only
+// for such queues and keep their counters (a plugin of those counts
+// positions only relatively), and the new queue starts seen idle after
+// them; the others, read by C but never bumped, start from zero.
 #define FASTQ_BLOCK 128
 static pthread_mutex_t fastq_mu = PTHREAD_MUTEX_INITIALIZER;
-static void *fastq_free;
+static void *fastq_free[2];
 
-static void *fastq_get(void) {
+static void *fastq_get(int submits) {
   pthread_mutex_lock(&fastq_mu);
-  void *p = fastq_free;
+  void *p = fastq_free[submits];
   if (p != NULL)
-    fastq_free = *(void **)((char *)p + FASTQ_BLOCK - sizeof(void *));
+    fastq_free[submits] = *(void **)((char *)p + FASTQ_BLOCK - sizeof(void *));
   pthread_mutex_unlock(&fastq_mu);
-  if (p == NULL && (p = aligned_alloc(64, FASTQ_BLOCK)) == NULL)
-    return NULL;
-  memset(p, 0, FASTQ_BLOCK);
+  if (p == NULL) {
+    if ((p = aligned_alloc(64, FASTQ_BLOCK)) == NULL)
+      return NULL;
+    memset(p, 0, FASTQ_BLOCK);
+    return p;
+  }
+  if (!submits) {
+    memset(p, 0, FASTQ_BLOCK);
+    return p;
+  }
+  ol_fastq *q = p;
+  memset((char *)p + offsetof(ol_fastq, idle), 0, FASTQ_BLOCK - offsetof(ol_fastq, idle));
+  __atomic_store_n(&q->idle, __atomic_load_n(&q->begun, __ATOMIC_SEQ_CST), __ATOMIC_SEQ_CST);
   return p;
 }
 
-static void fastq_put(void *p) {
+static void fastq_put(void *p, int submits) {
   pthread_mutex_lock(&fastq_mu);
-  *(void **)((char *)p + FASTQ_BLOCK - sizeof(void *)) = fastq_free;
-  fastq_free = p;
+  *(void **)((char *)p + FASTQ_BLOCK - sizeof(void *)) = fastq_free[submits];
+  fastq_free[submits] = p;
   pthread_mutex_unlock(&fastq_mu);
 }
 */
@@ -60,17 +80,23 @@ type State struct {
 // Size is the size of the shared part (sizeof(ol_fastq)).
 const Size = C.sizeof_ol_fastq
 
-// New returns the zeroed state of a new queue with extra bytes of the
-// plugin's after it.
-func New(extra uintptr) *State {
+// New returns the state of a new queue, seen idle, with extra bytes of
+// the plugin's after it (zeroed), and the plugin's C copy and launch
+// functions (an ol_fastq.copy and .launch; nil: none).
+func New(extra uintptr, copyFn, launchFn unsafe.Pointer) *State {
 	if Size+extra > C.FASTQ_BLOCK-unsafe.Sizeof(uintptr(0)) {
 		panic("fastq: a plugin's part is too large")
 	}
-	p := C.fastq_get()
+	submits := C.int(0)
+	if copyFn != nil || launchFn != nil {
+		submits = 1
+	}
+	p := C.fastq_get(submits)
 	if p == nil {
 		panic("fastq: out of memory")
 	}
 	c := (*C.ol_fastq)(p)
+	c.copy, c.launch = (*[0]byte)(copyFn), (*[0]byte)(launchFn)
 	s := &State{
 		c:      c,
 		Begun:  (*atomic.Uint64)(unsafe.Pointer(&c.begun)),
@@ -79,22 +105,12 @@ func New(extra uintptr) *State {
 		stop:   (*atomic.Uint32)(unsafe.Pointer(&c.stop)),
 		Extra:  unsafe.Add(p, Size),
 	}
-	runtime.AddCleanup(s, func(p unsafe.Pointer) { C.fastq_put(p) }, p)
+	runtime.AddCleanup(s, func(p unsafe.Pointer) { C.fastq_put(p, submits) }, p)
 	return s
 }
 
 // Ptr is the ol_fastq for the runtime (plugin.FastQueue).
 func (s *State) Ptr() unsafe.Pointer { return unsafe.Pointer(s.c) }
-
-// SetCopy installs the plugin's C copy function (an ol_fastq.copy).
-func (s *State) SetCopy(fn unsafe.Pointer) {
-	s.c.copy = (*[0]byte)(fn)
-}
-
-// SetLaunch installs the plugin's C launch function (an ol_fastq.launch).
-func (s *State) SetLaunch(fn unsafe.Pointer) {
-	s.c.launch = (*[0]byte)(fn)
-}
 
 // Submitted returns the operations begun so far and whether every one of
 // them has been handed over (none is being submitted now).
