@@ -441,7 +441,9 @@ difference to raw is what each library adds per call. On a GPU machine
 the same program runs against the real libcuda (\`cuda raw libcuda.so.1
 k.ptx\`, \`cuda ours - k.ptx\`, \`cuda_llvm llvm - k.ptx\`).
 
-Answered in C: \`olSyncQueue\` and \`olCreateEvent\` of an idle queue, and
+Answered in C: \`olSyncQueue\` and \`olCreateEvent\` of an idle queue
+(and \`olSyncEvent\` and \`olDestroyEvent\` of such an event: RATIONALE.md,
+\"Why are the events of idle queues made in C?\"), and
 \`olMemcpy\` and \`olLaunchKernel\` on a queue, with the runtime's checks
 (RATIONALE.md, \"Why do idle-queue syncs, events and GPU copies not enter
 Go?\"): the C→Go crossing alone costs more than LLVM's whole empty-queue
@@ -541,7 +543,7 @@ ${hsa_rows}
 | 64 MiB device → pinned host copy, GB/s | $(hsv ours_d2h_gbs) | $(hsv raw_d2h_gbs) |
 
 Reading: an AQL queue has no event object, so the raw event is the queue's
-last completion signal, kept; ours hands out an event handle (made ahead
+last completion signal, kept; ours hands out an event handle (made
 for idle queues, in C: RATIONALE.md), and answers the sync of an idle
 queue in C. Copies and launches on a queue are submitted from C too
 (plugins/amdgpu/cpath.c): each takes a pre-made slot (a pooled signal, a
