@@ -92,7 +92,8 @@ static int free_slot(uint32_t i) {
 // (lk held) mint a handle of a free slot, not yet live: 1, or 0 when full.
 static int mint(uint64_t *out) {
   uint32_t i;
-  if (fcount > OL_DONE_REUSE_DELAY) {
+  // (once every index has been used, freed slots are taken sooner)
+  if (fcount > OL_DONE_REUSE_DELAY || (used >= OL_DONE_INDEX_BIT && fcount > 0)) {
     i = fifo[fhead];
     fhead = (fhead + 1) % fcap;
     fcount--;

@@ -26,6 +26,14 @@ import (
 
 const doneIndexBit = C.OL_DONE_INDEX_BIT
 
+// doneevents.h spells the event tag out: these fail to compile when it
+// and handles.go differ
+const (
+	_ uint = uint(C.OL_DONE_EVENT_TAG) - (tagBase | uint(kindEvent))
+	_ uint = (tagBase | uint(kindEvent)) - uint(C.OL_DONE_EVENT_TAG)
+	_ uint = indexMask - doneIndexBit // the bit lies in the index
+)
+
 func isDoneEvent(h uintptr) bool {
 	return h>>tagShift == tagBase|uintptr(kindEvent) && h&doneIndexBit != 0
 }
