@@ -38,13 +38,15 @@ type Queue struct {
 }
 
 // Event marks a point of a queue. It keeps the queue's handle and id, not
-// the queue, so it stays usable after the queue is destroyed.
+// the queue, so it stays usable after the queue is destroyed. The events
+// of idle queues live in C (doneevents.go): the table makes one of these
+// for a call that decodes such a handle (e nil, no queue id, no refs).
 type Event struct {
 	h       uintptr
 	device  *Device
 	queueH  uintptr
 	queueID uint64
-	e       plugin.Event      // nil: complete when created
+	e       plugin.Event      // nil: a done event (complete when created)
 	timed   plugin.TimedEvent // a profiling event (e is the same event); nil otherwise
 	// refs counts the handle and the waits of other platforms' queues
 	// (waitOther) that still need e; the last one releases it.
