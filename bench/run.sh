@@ -442,7 +442,8 @@ the same program runs against the real libcuda (\`cuda raw libcuda.so.1
 k.ptx\`, \`cuda ours - k.ptx\`, \`cuda_llvm llvm - k.ptx\`).
 
 Answered in C: \`olSyncQueue\` and \`olCreateEvent\` of an idle queue
-(and \`olSyncEvent\` and \`olDestroyEvent\` of such an event: RATIONALE.md,
+(and \`olSyncEvent\`, \`olDestroyEvent\`, \`olGetEventInfo\` and
+\`olWaitEvents\` of such events: RATIONALE.md,
 \"Why are the events of idle queues made in C?\"), and
 \`olMemcpy\` and \`olLaunchKernel\` on a queue, with the runtime's checks
 (RATIONALE.md, \"Why do idle-queue syncs, events and GPU copies not enter

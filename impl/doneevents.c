@@ -4,6 +4,7 @@
 #include <sched.h>
 #include <stdatomic.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/mman.h>
 
 #include "allocmap.h"
@@ -245,6 +246,32 @@ int ol_done_list(uint64_t *events, uint64_t *queues, int cap) {
   }
   unlock();
   return n;
+}
+
+// the size of each olGetEventInfo property (OL_EVENT_INFO_*), 0: not one
+static inline size_t info_size(uint32_t prop) { return prop == 0 ? 8 : prop == 1 ? 1 : 0; }
+
+int ol_fast_event_info(const void *event, uint32_t prop, size_t propSize, void *value) {
+  ol_fast_state st;
+  uint64_t q;
+  size_t n = info_size(prop);
+  if (value == NULL || n == 0 || propSize < n || !ol_fast_load(&st) ||
+      !ol_done_get((uint64_t)(uintptr_t)event, &q, NULL))
+    return 0;
+  if (prop == 0)
+    memcpy(value, &q, sizeof q); // QUEUE
+  else
+    *(unsigned char *)value = 1; // IS_COMPLETE: a done event is
+  return 1;
+}
+
+int ol_fast_event_info_size(const void *event, uint32_t prop, size_t *sizeRet) {
+  ol_fast_state st;
+  size_t n = info_size(prop);
+  if (sizeRet == NULL || n == 0 || !ol_fast_load(&st) || !ol_done_get((uint64_t)(uintptr_t)event, NULL, NULL))
+    return 0;
+  *sizeRet = n;
+  return 1;
 }
 
 int ol_fast_sync_event(const void *event) {

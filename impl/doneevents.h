@@ -17,6 +17,7 @@
 #ifndef LIBOFFLOAD_GO_DONEEVENTS_H
 #define LIBOFFLOAD_GO_DONEEVENTS_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #define OL_DONE_HIDDEN __attribute__((visibility("hidden")))
@@ -53,9 +54,13 @@ int ol_done_state(uint64_t e) OL_DONE_HIDDEN;
 int ol_done_list(uint64_t *events, uint64_t *queues, int cap) OL_DONE_HIDDEN;
 
 // The C entry points' fast paths (cmd/liboffload/shim.h declares them):
-// 1 when olSyncEvent / olDestroyEvent of event succeeded here, else 0 and
-// the Go path answers (tracing on, not a live done event).
+// 1 when olSyncEvent, olDestroyEvent, olGetEventInfo[Size] of event
+// succeeded here, else 0 and the Go path answers (tracing on, not a live
+// done event, a property it does not answer, an error). olWaitEvents of
+// done events only: ol_fast_wait_events (queuemirror.h).
 int ol_fast_sync_event(const void *event) OL_DONE_HIDDEN;
 int ol_fast_destroy_event(const void *event) OL_DONE_HIDDEN;
+int ol_fast_event_info(const void *event, uint32_t prop, size_t propSize, void *value) OL_DONE_HIDDEN;
+int ol_fast_event_info_size(const void *event, uint32_t prop, size_t *sizeRet) OL_DONE_HIDDEN;
 
 #endif

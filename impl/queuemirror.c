@@ -239,6 +239,24 @@ int ol_fast_event23(const void *queue, uint32_t flags, void *event) {
 
 int ol_fast_event(const void *queue, void *event) { return ol_fast_event23(queue, 0, event); }
 
+int ol_fast_wait_events(const void *queue, const void *events, size_t n) {
+  ol_fast_state st;
+  ol_fastq *q;
+  uint64_t h = (uint64_t)(uintptr_t)queue;
+  if (events == NULL || n == 0 || !ol_fast_load(&st))
+    return 0;
+  qslot *s = peek(h, &q);
+  if (s == NULL || !still(s, h))
+    return 0;
+  for (size_t i = 0; i < n; i++) {
+    uint64_t e;
+    memcpy(&e, (const char *)events + i * sizeof e, sizeof e);
+    if (!ol_done_get(e, NULL, NULL))
+      return 0;
+  }
+  return 1;
+}
+
 // launch submits through the queue's plugin: the queue and the kernel
 // mirrored, both of the named device; for23: the argument buffer is 23.1's
 // NumArgs (0 or 1) arguments, which must match the kernel's parameters

@@ -57,6 +57,9 @@ int ol_qmirror_copy(const ol_fast_state *st, uint64_t queue, uint64_t dst, uint6
 // (doneevents.h), the event Go would make there, complete at once.
 int ol_fast_event(const void *queue, void *event) OL_QMIRROR_HIDDEN;
 int ol_fast_event23(const void *queue, uint32_t flags, void *event) OL_QMIRROR_HIDDEN;
+// olWaitEvents on a live mirrored queue of events that are all done events
+// (complete): nothing to wait for.
+int ol_fast_wait_events(const void *queue, const void *events, size_t n) OL_QMIRROR_HIDDEN;
 
 // Kernels. A kernel symbol whose plugin gives a C view of it
 // (plugin.FastKernel) is filed by its handle in a second table, cleared

@@ -154,16 +154,19 @@ var cFast = map[string]struct {
 	fn     string
 	params int
 }{
-	"olMemcpy":         {"ol_fast_memcpy", 6},
-	"olGetMemInfo":     {"ol_fast_meminfo", 4},
-	"olGetMemInfoSize": {"ol_fast_meminfo_size", 3},
-	"olSyncQueue":      {"ol_fast_sync", 1},
-	"olCreateEvent":    {"ol_fast_event", 2},
-	"olCreateEvent23":  {"ol_fast_event23", 3},
-	"olLaunchKernel":   {"ol_fast_launch", 6},
-	"olLaunchKernel23": {"ol_fast_launch23", 8},
-	"olSyncEvent":      {"ol_fast_sync_event", 1},
-	"olDestroyEvent":   {"ol_fast_destroy_event", 1},
+	"olMemcpy":           {"ol_fast_memcpy", 6},
+	"olGetMemInfo":       {"ol_fast_meminfo", 4},
+	"olGetMemInfoSize":   {"ol_fast_meminfo_size", 3},
+	"olSyncQueue":        {"ol_fast_sync", 1},
+	"olCreateEvent":      {"ol_fast_event", 2},
+	"olCreateEvent23":    {"ol_fast_event23", 3},
+	"olLaunchKernel":     {"ol_fast_launch", 6},
+	"olLaunchKernel23":   {"ol_fast_launch23", 8},
+	"olSyncEvent":        {"ol_fast_sync_event", 1},
+	"olDestroyEvent":     {"ol_fast_destroy_event", 1},
+	"olGetEventInfo":     {"ol_fast_event_info", 4},
+	"olGetEventInfoSize": {"ol_fast_event_info_size", 3},
+	"olWaitEvents":       {"ol_fast_wait_events", 3},
 }
 
 // fastPath is the C fast path the shim of f starts with, or "".

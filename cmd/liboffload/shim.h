@@ -38,10 +38,15 @@ int ol_fast_launch(const void *queue, const void *device, const void *kernel, co
 int ol_fast_launch23(const void *queue, const void *device, const void *kernel, const void *launchSize,
                      const void *properties, size_t numArgs, void *const *argPtrs, const size_t *argSizes)
     __attribute__((visibility("hidden")));
-// The fast paths over the done events (impl/doneevents.h): olSyncEvent and
-// olDestroyEvent of an event made on an idle queue.
+// The fast paths over the done events (impl/doneevents.h): olSyncEvent,
+// olDestroyEvent and olGetEventInfo[Size] of an event made on an idle
+// queue, and olWaitEvents of such events.
 int ol_fast_sync_event(const void *event) __attribute__((visibility("hidden")));
 int ol_fast_destroy_event(const void *event) __attribute__((visibility("hidden")));
+int ol_fast_event_info(const void *event, uint32_t prop, size_t propSize, void *value)
+    __attribute__((visibility("hidden")));
+int ol_fast_event_info_size(const void *event, uint32_t prop, size_t *sizeRet) __attribute__((visibility("hidden")));
+int ol_fast_wait_events(const void *queue, const void *events, size_t n) __attribute__((visibility("hidden")));
 
 // Set in the child of a fork(): the Go runtime's threads did not survive it,
 // so entering Go could hang. Calls return ol_fork_result instead.

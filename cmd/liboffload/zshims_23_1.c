@@ -124,21 +124,29 @@ ol_result_t olGetEventElapsedTimeWithCodeLoc(ol_event_handle_t StartEvent, ol_ev
 
 ol_result_t olGetEventInfo(ol_event_handle_t Event, ol_event_info_t PropName, size_t PropSize, void *PropValue) {
   OL_FORK_GUARD();
+  if (ol_fast_event_info(Event, PropName, PropSize, PropValue))
+    return OL_SUCCESS;
   return (ol_result_t)goOlGetEventInfo((GoUintptr)Event, PropName, PropSize, (void *)PropValue, NULL);
 }
 
 ol_result_t olGetEventInfoWithCodeLoc(ol_event_handle_t Event, ol_event_info_t PropName, size_t PropSize, void *PropValue, ol_code_location_t *CodeLocation) {
   OL_FORK_GUARD();
+  if (ol_fast_event_info(Event, PropName, PropSize, PropValue))
+    return OL_SUCCESS;
   return (ol_result_t)goOlGetEventInfo((GoUintptr)Event, PropName, PropSize, (void *)PropValue, CodeLocation);
 }
 
 ol_result_t olGetEventInfoSize(ol_event_handle_t Event, ol_event_info_t PropName, size_t *PropSizeRet) {
   OL_FORK_GUARD();
+  if (ol_fast_event_info_size(Event, PropName, PropSizeRet))
+    return OL_SUCCESS;
   return (ol_result_t)goOlGetEventInfoSize((GoUintptr)Event, PropName, (void *)PropSizeRet, NULL);
 }
 
 ol_result_t olGetEventInfoSizeWithCodeLoc(ol_event_handle_t Event, ol_event_info_t PropName, size_t *PropSizeRet, ol_code_location_t *CodeLocation) {
   OL_FORK_GUARD();
+  if (ol_fast_event_info_size(Event, PropName, PropSizeRet))
+    return OL_SUCCESS;
   return (ol_result_t)goOlGetEventInfoSize((GoUintptr)Event, PropName, (void *)PropSizeRet, CodeLocation);
 }
 
@@ -466,11 +474,15 @@ ol_result_t olSyncQueueWithCodeLoc(ol_queue_handle_t Queue, ol_code_location_t *
 
 ol_result_t olWaitEvents(ol_queue_handle_t Queue, ol_event_handle_t *Events, size_t NumEvents) {
   OL_FORK_GUARD();
+  if (ol_fast_wait_events(Queue, Events, NumEvents))
+    return OL_SUCCESS;
   return (ol_result_t)goOlWaitEvents((GoUintptr)Queue, (void *)Events, NumEvents, NULL);
 }
 
 ol_result_t olWaitEventsWithCodeLoc(ol_queue_handle_t Queue, ol_event_handle_t *Events, size_t NumEvents, ol_code_location_t *CodeLocation) {
   OL_FORK_GUARD();
+  if (ol_fast_wait_events(Queue, Events, NumEvents))
+    return OL_SUCCESS;
   return (ol_result_t)goOlWaitEvents((GoUintptr)Queue, (void *)Events, NumEvents, CodeLocation);
 }
 

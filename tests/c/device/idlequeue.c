@@ -110,12 +110,37 @@ static void test_idle_events_outlive_the_queue(void) {
   OLC_OK(olDestroyQueue(q));
   OLC_ERR_HAS(olSyncQueue(q), OL_ERRC_INVALID_QUEUE, "destroyed");
   OLC_ERR_HAS(olCreateEvent(q, &ev[0]), OL_ERRC_INVALID_QUEUE, "destroyed");
+  /* another queue waits for them: nothing to wait for; a destroyed queue
+   * cannot wait */
+  ol_queue_handle_t other = olc_queue();
+  if (other) {
+    OLC_OK(olWaitEvents(other, ev, E));
+    OLC_ERR_HAS(olWaitEvents(q, ev, E), OL_ERRC_INVALID_QUEUE, "destroyed");
+  }
+  /* the sizes of their properties, and a larger buffer than needed */
+  size_t sz = 0;
+  OLC_OK(olGetEventInfoSize(ev[0], OL_EVENT_INFO_QUEUE, &sz));
+  OLC_EQ(sz, sizeof(ol_queue_handle_t));
+  OLC_OK(olGetEventInfoSize(ev[0], OL_EVENT_INFO_IS_COMPLETE, &sz));
+  OLC_EQ(sz, sizeof(bool));
+  uint64_t wide[2] = {~0ull, ~0ull};
+  OLC_OK(olGetEventInfo(ev[0], OL_EVENT_INFO_QUEUE, sizeof wide, wide));
+  OLC_TRUE(wide[0] == (uint64_t)(uintptr_t)q && wide[1] == ~0ull);
+  OLC_ERR_CODE(olGetEventInfo(ev[0], OL_EVENT_INFO_QUEUE, 4, wide), OL_ERRC_INVALID_SIZE);
+  OLC_ERR_CODE(olGetEventInfo(ev[0], OL_EVENT_INFO_LAST, sizeof wide, wide), OL_ERRC_INVALID_ENUMERATION);
   for (int i = 0; i < E; i++) {
     ol_queue_handle_t of = NULL;
     OLC_OK(olGetEventInfo(ev[i], OL_EVENT_INFO_QUEUE, sizeof of, &of));
     OLC_TRUE(of == q && complete(ev[i]));
     OLC_OK(olSyncEvent(ev[i]));
     OLC_OK(olDestroyEvent(ev[i]));
+  }
+  if (other) {
+    /* a destroyed one among them is named */
+    OLC_ERR_HAS(olWaitEvents(other, ev, E), OL_ERRC_INVALID_EVENT, "Events[0]");
+    OLC_ERR_HAS(olGetEventInfo(ev[1], OL_EVENT_INFO_IS_COMPLETE, sizeof wide, wide), OL_ERRC_INVALID_EVENT,
+                "destroyed");
+    OLC_OK(olDestroyQueue(other));
   }
 }
 
