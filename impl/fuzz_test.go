@@ -59,3 +59,76 @@ func FuzzHandleDecode(f *testing.F) {
 		}
 	})
 }
+
+// FuzzEventHandleDecode does the same for the table of events, which also
+// decodes the events of idle queues kept in C (doneevents.h): live events
+// of either kind resolve to their queue; destroyed ones of either kind,
+// and anything else, are errors with the event code.
+func FuzzEventHandleDecode(f *testing.F) {
+	devices := newTable[Device](kindDevice, 1)
+	dev := &Device{}
+	var err error
+	if dev.h, err = devices.insert(dev); err != nil {
+		f.Fatal(err)
+	}
+	events := eventTable{table: newTable[Event](kindEvent, 0xFFFFFFF0), devices: devices}
+	events.limit = doneIndexBit - 1
+	queue := &Queue{h: 0xB3 << 56, device: dev}
+	live := map[uintptr]uintptr{} // handle: its queue
+	var dead []uintptr
+	for i := 0; i < 3*(reuseDelay+1); i++ {
+		e := &Event{device: dev, queueH: uintptr(i)}
+		if e.h, err = events.insert(e); err != nil {
+			f.Fatal(err)
+		}
+		goEvent := e.h
+		queue.h++
+		done, err := makeDoneEvent(queue)
+		if err != nil {
+			f.Fatal(err)
+		}
+		if i%5 == 0 {
+			live[goEvent], live[done] = uintptr(i), queue.h
+			continue
+		}
+		events.remove(goEvent)
+		destroyDoneEvent(done)
+		dead = append(dead, goEvent, done)
+	}
+	f.Cleanup(func() {
+		for h := range live {
+			destroyDoneEvent(h)
+		}
+	})
+	for h := range live {
+		f.Add(uint64(h))
+		f.Add(uint64(h) ^ 1<<30)
+	}
+	f.Add(uint64(dead[0]))
+	f.Add(uint64(dead[1]))
+	f.Add(uint64(0))
+	f.Add(^uint64(0))
+	f.Add(uint64(0xB4)<<56 | doneIndexBit)
+	f.Add(uint64(0xB4)<<56 | 0x7fffffff<<24 | indexMask)
+	f.Fuzz(func(t *testing.T, raw uint64) {
+		h := uintptr(raw)
+		e, err := events.get(h, "Event")
+		if q, ok := live[h]; ok {
+			if err != nil || e.queueH != q || e.h != h || e.device != dev {
+				t.Fatalf("live event %#x: %+v, %v", h, e, err)
+			}
+			return
+		}
+		if err == nil || e != nil {
+			t.Fatalf("%#x is not a live event, but it resolved to %+v", h, e)
+		}
+		oe, ok := err.(*ol.Error)
+		want := ol.ErrcInvalidEvent
+		if h == 0 {
+			want = ol.ErrcInvalidNullHandle
+		}
+		if !ok || oe.Code != want || oe.Details == "" {
+			t.Fatalf("%#x: %v", h, err)
+		}
+	})
+}
