@@ -96,7 +96,8 @@ test-go:
 # fills of any size do what a byte model says or fail with INVALID_SIZE
 # (FuzzMemRanges, which also runs each operation on a fake GPU and requires the
 # same result codes and bytes read back: differential); launches are refused exactly past the device's
-# limits (FuzzLaunchGrid); no value but a live handle decodes (FuzzHandleDecode);
+# limits (FuzzLaunchGrid); no value but a live handle decodes (FuzzHandleDecode;
+# FuzzEventHandleDecode: events, those of idle queues kept in C included);
 # the image classifier returns a one-line description for any bytes
 # (FuzzClassify); a CUDA image whose headers point outside it never reaches
 # the driver (FuzzCheckCUDA); the spec parser never panics and what it accepts reads
