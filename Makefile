@@ -98,6 +98,8 @@ test-go:
 # same result codes and bytes read back: differential); launches are refused exactly past the device's
 # limits (FuzzLaunchGrid); no value but a live handle decodes (FuzzHandleDecode;
 # FuzzEventHandleDecode: events, those of idle queues kept in C included);
+# the C launch path lays 23.1's arguments out as the Go path does, or leaves
+# them to it (FuzzLayOutArgsInC: differential);
 # the image classifier returns a one-line description for any bytes
 # (FuzzClassify); a CUDA image whose headers point outside it never reaches
 # the driver (FuzzCheckCUDA); the spec parser never panics and what it accepts reads
@@ -118,6 +120,7 @@ fuzz:
 	$(GO) test -run='^$$' -fuzz='^FuzzLaunchGrid$$' -fuzztime=$(FUZZTIME) ./tests/go/ || $(FUZZ_FAILED) ./tests/go
 	$(GO) test -run='^$$' -fuzz='^FuzzHandleDecode$$' -fuzztime=$(FUZZTIME) ./impl/ || $(FUZZ_FAILED) ./impl
 	$(GO) test -run='^$$' -fuzz='^FuzzEventHandleDecode$$' -fuzztime=$(FUZZTIME) ./impl/ || $(FUZZ_FAILED) ./impl
+	$(GO) test -run='^$$' -fuzz='^FuzzLayOutArgsInC$$' -fuzztime=$(FUZZTIME) ./impl/ || $(FUZZ_FAILED) ./impl
 	$(GO) test -run='^$$' -fuzz='^FuzzClassify$$' -fuzztime=$(FUZZTIME) ./plugins/image/ || $(FUZZ_FAILED) ./plugins/image
 	$(GO) test -run='^$$' -fuzz='^FuzzCheckCUDA$$' -fuzztime=$(FUZZTIME) ./plugins/image/ || $(FUZZ_FAILED) ./plugins/image
 	$(GO) test -run='^$$' -fuzz='^FuzzParse$$' -fuzztime=$(FUZZTIME) ./api/ || $(FUZZ_FAILED) ./api

@@ -24,9 +24,11 @@ typedef struct {
   _Atomic uint64_t dev;
   _Atomic(ol_fastq *) q;
   _Atomic uint64_t users; // (kernels only)
-  // a kernel's parameters, for 23.1's argument arrays: OL_KMIRROR_* bits
-  // and count; the size of the first when it starts at offset 0, else ~0
-  _Atomic uint64_t kparams, kparam0;
+  // a kernel's parameters, for 23.1's argument arrays: known or not
+  // (OL_KMIRROR_KNOWN) and their count; when known, each one's offset and
+  // size (kparam[2i], kparam[2i+1]; malloc'd, freed by the clear)
+  _Atomic uint64_t kparams;
+  uint64_t *kparam;
 } qslot;
 
 // a table of slots by handle index: the queues', and the kernels' (q is
@@ -71,7 +73,8 @@ static int set_in(mtable *t, uint64_t h, uint64_t dev, void *obj) {
   return 1;
 }
 
-// clear_in takes h out of t; users: then waits until no C path uses it
+// clear_in takes h out of t; users: then waits until no C path uses it,
+// and frees a kernel's parameter list
 static void clear_in(mtable *t, uint64_t h, int users) {
   qslot *s = slot_in(t, h, 0);
   if (s == NULL || atomic_load(&s->h) != h)
@@ -80,6 +83,10 @@ static void clear_in(mtable *t, uint64_t h, int users) {
   while (users && atomic_load(&s->users) != 0)
     sched_yield();
   atomic_store(&s->q, NULL);
+  if (users) {
+    free(s->kparam);
+    s->kparam = NULL;
+  }
 }
 
 int ol_qmirror_set(uint64_t h, uint64_t dev, void *fastq) { return set_in(&queues, h, dev, fastq); }
@@ -90,12 +97,18 @@ void ol_qmirror_quiesce(void *fastq) {
   while (atomic_load((_Atomic uint64_t *)&q->handed) != atomic_load((_Atomic uint64_t *)&q->begun))
     sched_yield();
 }
-int ol_kmirror_set(uint64_t h, uint64_t dev, void *kernel, int known, uint64_t nparams, uint64_t param0) {
+int ol_kmirror_set(uint64_t h, uint64_t dev, void *kernel, int known, uint64_t nparams, const uint64_t *params) {
   qslot *s = slot_in(&kernels, h, 1);
-  if (s == NULL)
+  if (s == NULL || nparams > OL_KMIRROR_COUNT)
     return 0;
-  atomic_store(&s->kparams, (known ? OL_KMIRROR_KNOWN : 0) | (nparams & OL_KMIRROR_COUNT));
-  atomic_store(&s->kparam0, param0);
+  uint64_t *list = NULL;
+  if (known && nparams > 0) {
+    if ((list = malloc(sizeof *list * 2 * nparams)) == NULL)
+      return 0;
+    memcpy(list, params, sizeof *list * 2 * nparams);
+  }
+  s->kparam = list; // (the slot is not live: no reader)
+  atomic_store(&s->kparams, (known ? OL_KMIRROR_KNOWN : 0) | nparams);
   return set_in(&kernels, h, dev, kernel);
 }
 void ol_kmirror_clear(uint64_t h) { clear_in(&kernels, h, 1); }
@@ -257,12 +270,76 @@ int ol_fast_wait_events(const void *queue, const void *events, size_t n) {
   return 1;
 }
 
+// c_align: the alignment a C compiler gives a member of size bytes when
+// nothing else is known (impl/release23.go cAlign)
+static inline uint64_t c_align(uint64_t size) {
+  if (size == 0)
+    return 1;
+  uint64_t a = size & -size;
+  return a < 8 ? a : 8;
+}
+
+// ol_qmirror_lay_out puts 23.1's nargs arguments where a kernel takes them, as
+// impl/release23.go layOutArgs does: at the known parameters' offsets
+// (their count and sizes must match), else like the members of a C
+// struct; one argument of unknown parameters, or at offset 0, stays in
+// place. *args, *size: what to launch with. 0: Go lays it out (or names
+// the error).
+int ol_qmirror_lay_out(uint64_t kparams, const uint64_t *p, size_t nargs, void *const *ptrs, const size_t *sizes,
+                       unsigned char *buf, const void **args, size_t *size) {
+  int known = (kparams & OL_KMIRROR_KNOWN) != 0;
+  if (known && (kparams & OL_KMIRROR_COUNT) != nargs)
+    return 0;
+  uint64_t off = 0, end = 0, align = 1;
+  for (size_t i = 0; i < nargs; i++) {
+    if ((ptrs[i] == NULL && sizes[i] > 0) || sizes[i] > OL_QMIRROR_MAX_ARGS ||
+        (uintptr_t)ptrs[i] + sizes[i] < (uintptr_t)ptrs[i] || (known && p[2 * i + 1] != sizes[i]))
+      return 0;
+    if (known) {
+      off = p[2 * i];
+    } else {
+      uint64_t a = c_align(sizes[i]);
+      off = (off + a - 1) & -a;
+      align = a > align ? a : align;
+    }
+    if (off + sizes[i] > end)
+      end = off + sizes[i];
+    off += sizes[i];
+  }
+  end = (end + align - 1) & -align;
+  if (nargs == 0) {
+    *args = NULL, *size = 0;
+    return 1;
+  }
+  if (nargs == 1 && (!known || p[0] == 0)) {
+    *args = sizes[0] ? ptrs[0] : NULL, *size = sizes[0];
+    return 1;
+  }
+  if (end > OL_QMIRROR_LAYOUT_MAX)
+    return 0;
+  memset(buf, 0, end); // padding is zero, as the Go path leaves it
+  off = 0;
+  for (size_t i = 0; i < nargs; i++) {
+    if (known) {
+      off = p[2 * i];
+    } else {
+      uint64_t a = c_align(sizes[i]);
+      off = (off + a - 1) & -a;
+    }
+    if (sizes[i])
+      memcpy(buf + off, ptrs[i], sizes[i]);
+    off += sizes[i];
+  }
+  *args = buf, *size = end;
+  return 1;
+}
+
 // launch submits through the queue's plugin: the queue and the kernel
-// mirrored, both of the named device; for23: the argument buffer is 23.1's
-// NumArgs (0 or 1) arguments, which must match the kernel's parameters
-// where they are known (impl/release23.go layOutArgs), else it is in place.
+// mirrored, both of the named device. 22.1: the argument buffer args of
+// size bytes; 23.1 (ptrs != NULL or nargs == 0 with for23): the arguments
+// one by one, laid out by ol_qmirror_lay_out.
 static int launch(const void *queue, const void *device, const void *kernel, const void *args, size_t size,
-                  const void *launchSize, int for23, size_t nargs) {
+                  const void *launchSize, int for23, size_t nargs, void *const *ptrs, const size_t *sizes) {
   ol_fast_state st;
   if (queue == NULL || launchSize == NULL || (size > 0 && args == NULL) || size > OL_QMIRROR_MAX_ARGS ||
       (uintptr_t)args + size < (uintptr_t)args || !ol_fast_load(&st))
@@ -276,10 +353,9 @@ static int launch(const void *queue, const void *device, const void *kernel, con
   uint64_t qdev = atomic_load_explicit(&s->dev, memory_order_relaxed);
   qslot *k = qdev == (uint64_t)(uintptr_t)device ? enter_kernel((uint64_t)(uintptr_t)kernel) : NULL;
   if (k != NULL) {
-    uint64_t kp = atomic_load_explicit(&k->kparams, memory_order_relaxed);
-    int args_ok = !for23 || !(kp & OL_KMIRROR_KNOWN) ||
-                  ((kp & OL_KMIRROR_COUNT) == nargs &&
-                   (nargs == 0 || atomic_load_explicit(&k->kparam0, memory_order_relaxed) == size));
+    _Alignas(16) unsigned char buf[OL_QMIRROR_LAYOUT_MAX];
+    int args_ok = !for23 || ol_qmirror_lay_out(atomic_load_explicit(&k->kparams, memory_order_relaxed), k->kparam,
+                                               nargs, ptrs, sizes, buf, &args, &size);
     if (args_ok && atomic_load_explicit(&k->dev, memory_order_relaxed) == qdev && q->launch != NULL &&
         submit_begin(s, h, q)) {
       done = q->launch(q, atomic_load_explicit(&k->q, memory_order_relaxed), args, size,
@@ -293,7 +369,7 @@ static int launch(const void *queue, const void *device, const void *kernel, con
 
 int ol_fast_launch(const void *queue, const void *device, const void *kernel, const void *args, size_t size,
                    const void *launchSize) {
-  return launch(queue, device, kernel, args, size, launchSize, 0, 0);
+  return launch(queue, device, kernel, args, size, launchSize, 0, 0, NULL, NULL);
 }
 
 // (the layout of ol_kernel_launch_prop_t: a 32-bit type, then a pointer)
@@ -304,10 +380,8 @@ typedef struct {
 
 int ol_fast_launch23(const void *queue, const void *device, const void *kernel, const void *launchSize,
                      const void *properties, size_t numArgs, void *const *argPtrs, const size_t *argSizes) {
-  if ((properties != NULL && ((const launch_prop *)properties)->type != 0) || numArgs > 1 ||
-      (argPtrs == NULL) != (argSizes == NULL) || (numArgs == 1 && argPtrs == NULL))
+  if ((properties != NULL && ((const launch_prop *)properties)->type != 0) || (argPtrs == NULL) != (argSizes == NULL) ||
+      (numArgs > 0 && argPtrs == NULL) || numArgs > OL_KMIRROR_COUNT)
     return 0;
-  const void *args = numArgs ? argPtrs[0] : NULL;
-  size_t size = numArgs ? argSizes[0] : 0;
-  return launch(queue, device, kernel, args, size, launchSize, 1, numArgs);
+  return launch(queue, device, kernel, NULL, 0, launchSize, 1, numArgs, argPtrs, argSizes);
 }

@@ -68,21 +68,30 @@ int ol_fast_wait_events(const void *queue, const void *events, size_t n) OL_QMIR
 // ol_fastq.launch when the queue and the kernel are mirrored, of the named
 // device, and the plugin's checks pass: 1 when submitted; else 0, having
 // done nothing.
-// known: the kernel's parameters are known (nparams of them; param0, the
-// size of the first when it starts at offset 0, else ~0).
+// known: the kernel's parameters are known: nparams of them, params
+// holding each one's offset and size in turn (copied).
 int ol_kmirror_set(uint64_t h, uint64_t dev, void *kernel, int known, uint64_t nparams,
-                   uint64_t param0) OL_QMIRROR_HIDDEN;
+                   const uint64_t *params) OL_QMIRROR_HIDDEN;
 #define OL_KMIRROR_KNOWN (1ull << 63)
 #define OL_KMIRROR_COUNT 0xffffffffull
 void ol_kmirror_clear(uint64_t h) OL_QMIRROR_HIDDEN;
 int ol_fast_launch(const void *queue, const void *device, const void *kernel, const void *args, size_t size,
                    const void *launchSize) OL_QMIRROR_HIDDEN;
-// ol_fast_launch23: 23.1's olLaunchKernel, with no launch property and at
-// most one argument (several are laid out by Go).
+// ol_fast_launch23: 23.1's olLaunchKernel, with no launch property; its
+// arguments laid out in C up to 4 KiB (more are laid out by Go).
 int ol_fast_launch23(const void *queue, const void *device, const void *kernel, const void *launchSize,
                      const void *properties, size_t numArgs, void *const *argPtrs,
                      const size_t *argSizes) OL_QMIRROR_HIDDEN;
 // argument buffers up to this size only (the Go path checks larger ones)
 #define OL_QMIRROR_MAX_ARGS (1u << 20)
+// ol_qmirror_lay_out lays 23.1's nargs arguments out as impl/release23.go
+// layOutArgs does, for a kernel whose kparams are OL_KMIRROR_KNOWN | count
+// (with params: each one's offset and size in turn) or 0 | count (unknown):
+// 1 with *args, *size what to launch with (buf, of OL_QMIRROR_LAYOUT_MAX
+// bytes, or the one argument in place); 0 when Go is to lay them out (more
+// bytes, or an error for Go to name).
+#define OL_QMIRROR_LAYOUT_MAX 4096u
+int ol_qmirror_lay_out(uint64_t kparams, const uint64_t *params, size_t nargs, void *const *ptrs, const size_t *sizes,
+                       unsigned char *buf, const void **args, size_t *size) OL_QMIRROR_HIDDEN;
 
 #endif

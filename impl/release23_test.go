@@ -260,3 +260,84 @@ func TestMemAllocAlignedPads(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// The C launch path lays 23.1's arguments out itself (ol_qmirror_lay_out);
+// for any kernel parameters and arguments it gives the bytes layOutArgs
+// gives, or leaves the layout to Go: always where layOutArgs fails, and
+// where the bytes are more than it lays out on its stack. data: per
+// argument a size byte (0-15, or 16+ for a larger size) and a flag byte
+// (NULL pointer, parameter size off by one, parameter offset shifted).
+func FuzzLayOutArgsInC(f *testing.F) {
+	f.Add(false, []byte{1, 0, 4, 0, 8, 0, 2, 0}, uint8(0))
+	f.Add(true, []byte{4, 0, 8, 0}, uint8(3))
+	f.Add(true, []byte{12, 0}, uint8(0))
+	f.Add(false, []byte{20, 0}, uint8(0))
+	f.Add(true, []byte{8, 1, 4, 2}, uint8(1))
+	f.Add(false, []byte{}, uint8(0))
+	f.Add(true, []byte{200, 0, 3, 4}, uint8(9))
+	f.Fuzz(func(t *testing.T, known bool, data []byte, gap uint8) {
+		n := min(len(data)/2, 64)
+		sizes := make([]uint64, n)
+		nulls := make([]bool, n)
+		var params []plugin.Param
+		var off uint64
+		for i := range n {
+			sz := uint64(data[2*i] & 0x7f)
+			if data[2*i]&0x80 != 0 {
+				sz = uint64(data[2*i]) * 40 // past the C stack buffer together
+			}
+			flags := data[2*i+1]
+			sizes[i] = sz
+			nulls[i] = flags&1 != 0 && sz > 0
+			p := plugin.Param{Offset: off, Size: sz}
+			if flags&2 != 0 {
+				p.Size++
+			}
+			if flags&4 != 0 {
+				p.Offset += uint64(gap)
+			}
+			params = append(params, p)
+			off = p.Offset + p.Size + uint64(gap&7)
+		}
+		if known && gap&0x40 != 0 && n > 0 {
+			params = params[:n-1] // a count that does not match
+		}
+		var blob []byte
+		for i, sz := range sizes {
+			for j := range sz {
+				blob = append(blob, byte(31*i+int(j)+1))
+			}
+		}
+		ptrs := make([]unsafe.Pointer, n)
+		for i, sz := range sizes {
+			if !nulls[i] && sz > 0 {
+				ptrs[i] = unsafe.Pointer(&blob[sum(sizes[:i])])
+			}
+		}
+		var kernel plugin.Kernel = plainKernel{}
+		if known {
+			kernel = paramKernel{params: params}
+		}
+		want, _, err := layOutArgs(&Symbol{name: "k", kernel: kernel}, ptrs, sizes, nil)
+		got, ok := layOutInC(params, known, sizes, blob, nulls)
+		if !ok {
+			if err == nil && len(want) <= 4096 && !(n == 1 && (!known || params[0].Offset == 0)) {
+				t.Fatalf("C left a layout of %d bytes to Go that Go makes (sizes %v, params %v)", len(want), sizes, params)
+			}
+			return
+		}
+		if err != nil {
+			t.Fatalf("C laid out what Go refuses (%v): sizes %v, params %v, nulls %v", err, sizes, params, nulls)
+		}
+		if string(got) != string(want) {
+			t.Fatalf("C laid out %v, Go %v (sizes %v, params %v)", got, want, sizes, params)
+		}
+	})
+}
+
+func sum(v []uint64) (s uint64) {
+	for _, x := range v {
+		s += x
+	}
+	return s
+}
