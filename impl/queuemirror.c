@@ -97,6 +97,7 @@ void ol_qmirror_quiesce(void *fastq) {
   while (atomic_load((_Atomic uint64_t *)&q->handed) != atomic_load((_Atomic uint64_t *)&q->begun))
     sched_yield();
 }
+
 int ol_kmirror_set(uint64_t h, uint64_t dev, void *kernel, int known, uint64_t nparams, const uint64_t *params) {
   qslot *s = slot_in(&kernels, h, 1);
   if (s == NULL || nparams > OL_KMIRROR_COUNT)
