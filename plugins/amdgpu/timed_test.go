@@ -17,17 +17,7 @@ import (
 // openWithout is newDouble with a runtime that lacks the symbols missing.
 func openWithout(t *testing.T, name string, missing ...string) *double {
 	t.Helper()
-	lib := fake.Build(t, name, missing...)
-	t.Setenv(fake.GPUsEnv, "2")
-	pl, err := fake.Init(t, lib)
-	if err != nil || pl == nil {
-		t.Fatalf("Init: %v %v", pl, err)
-	}
-	d := &double{Double: &fakedriver.Double{Hooks: fakedriver.OpenHooks(t, lib), T: t, Driver: &fake, Lib: lib, Platform: pl, Devices: pl.Devices()}}
-	for _, x := range pl.Devices() {
-		d.Dev = append(d.Dev, x.(*Device))
-	}
-	return d
+	return fakedriver.OpenTyped[*Device](t, &fake, name, missing...)
 }
 
 func wantErr(t *testing.T, err error, code ol.Errc, text, what string) {

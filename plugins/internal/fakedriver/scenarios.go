@@ -22,11 +22,12 @@ type Double struct {
 	Devices  []plugin.Device
 }
 
-// Open builds the double as name, initialises the plugin with it and two
-// GPUs and opens the double's test entry points.
-func (f *Driver) Open(t *testing.T, name string) *Double {
+// Open builds the double as name (without the entry points missing),
+// initialises the plugin with it and two GPUs and opens the double's test
+// entry points.
+func (f *Driver) Open(t *testing.T, name string, missing ...string) *Double {
 	t.Helper()
-	lib := f.Build(t, name)
+	lib := f.Build(t, name, missing...)
 	t.Setenv(f.GPUsEnv, "2")
 	pl, err := f.Init(t, lib)
 	if err != nil || pl == nil {
@@ -65,9 +66,9 @@ type Typed[D plugin.Device] struct {
 }
 
 // OpenTyped is Open with the devices as the plugin's type D.
-func OpenTyped[D plugin.Device](t *testing.T, f *Driver, name string) *Typed[D] {
+func OpenTyped[D plugin.Device](t *testing.T, f *Driver, name string, missing ...string) *Typed[D] {
 	t.Helper()
-	d := &Typed[D]{Double: f.Open(t, name)}
+	d := &Typed[D]{Double: f.Open(t, name, missing...)}
 	for _, x := range d.Devices {
 		d.Dev = append(d.Dev, x.(D))
 	}
