@@ -505,59 +505,9 @@ CUresult cuMemAlloc_v2(CUdeviceptr *out, size_t size) {
   return CUDA_SUCCESS;
 }
 
-/* Freed device memory is inaccessible for a while, so that a backend that
- * frees memory its queued work still uses fails loudly: the freed block's
- * bytes (which queued copies and fills reach) and its device addresses
- * (which kernels reach) are PROT_NONE, and it cannot be handed out again,
- * until it leaves this quarantine: oldest first, once more than
- * QUARANTINE_BLOCKS blocks or QUARANTINE_BYTES bytes are in it (the newest
- * block always stays). A use of quarantined memory ends the process with
- * SIGSEGV. mu guards it. */
-#define QUARANTINE_BLOCKS 256
-#define QUARANTINE_BYTES ((size_t)1 << 30)
-static struct {
-  int dev, idx;
-} quarantine[QUARANTINE_BLOCKS];
-static int quarantine_head, quarantine_n;
-static size_t quarantine_bytes;
-static int kernels_running; /* kernels of the double running (device_access) */
-
-/* mu held: block i of device d leaves the quarantine */
-static void unquarantine(int d, int i) {
-  struct block *b = &ctxs[d].blocks[i];
-  mprotect(ctxs[d].backing + b->off, b->size, PROT_READ | PROT_WRITE);
-  if (kernels_running)
-    mprotect(ctxs[d].addr + b->off, b->size, PROT_READ | PROT_WRITE);
-  b->quarantined = 0;
-  quarantine_bytes -= b->size;
-}
-
-/* mu held: block i of device d, just freed, enters the quarantine */
-static void enter_quarantine(int d, int i) {
-  struct block *b = &ctxs[d].blocks[i];
-  mprotect(ctxs[d].backing + b->off, b->size, PROT_NONE);
-  mprotect(ctxs[d].addr + b->off, b->size, PROT_NONE);
-  b->quarantined = 1;
-  quarantine_bytes += b->size;
-  quarantine[(quarantine_head + quarantine_n) % QUARANTINE_BLOCKS].dev = d;
-  quarantine[(quarantine_head + quarantine_n) % QUARANTINE_BLOCKS].idx = i;
-  quarantine_n++;
-  while (quarantine_n > 1 && (quarantine_n > QUARANTINE_BLOCKS - 1 || quarantine_bytes > QUARANTINE_BYTES)) {
-    unquarantine(quarantine[quarantine_head].dev, quarantine[quarantine_head].idx);
-    quarantine_head = (quarantine_head + 1) % QUARANTINE_BLOCKS;
-    quarantine_n--;
-  }
-}
-
-/* mu held, the device addresses just made accessible for kernels: the
- * quarantined blocks' stay inaccessible */
-static void protect_quarantine(void) {
-  for (int k = 0; k < quarantine_n; k++) {
-    int d = quarantine[(quarantine_head + k) % QUARANTINE_BLOCKS].dev;
-    struct block *b = &ctxs[d].blocks[quarantine[(quarantine_head + k) % QUARANTINE_BLOCKS].idx];
-    mprotect(ctxs[d].addr + b->off, b->size, PROT_NONE);
-  }
-}
+/* cuMemFree_v2 quarantines freed device memory (quarantine.h). mu guards it. */
+#define QUARANTINE_ARENA(d) (&ctxs[d])
+#include "quarantine.h"
 
 /* the kinds of host memory the driver knows (struct host_alloc, below) */
 enum host_kind { HOST_PINNED, HOST_MANAGED, HOST_REGISTERED };

@@ -972,58 +972,9 @@ static int arena_ready(int g) {
   return 0;
 }
 
-/* Freed device memory is inaccessible for a while, so that a backend that
- * frees memory its queued work still uses fails loudly: the freed block's
- * bytes (which copies and fills reach) and its device addresses (which
- * kernels reach) are PROT_NONE, and it cannot be handed out again, until
- * it leaves this quarantine: oldest first, once more than
- * QUARANTINE_BLOCKS blocks or QUARANTINE_BYTES bytes are in it (the newest
- * block always stays). A use of quarantined memory ends the process with
- * SIGSEGV. mu guards it. */
-#define QUARANTINE_BLOCKS 256
-#define QUARANTINE_BYTES ((size_t)1 << 30)
-static struct {
-  int gpu, idx;
-} quarantine[QUARANTINE_BLOCKS];
-static int quarantine_head, quarantine_n;
-static size_t quarantine_bytes;
-static int kernels_running; /* kernels of the double running (device_access) */
-
-/* mu held: block i of GPU g leaves the quarantine */
-static void unquarantine(int g, int i) {
-  struct block *b = &arenas[g].blocks[i];
-  mprotect(arenas[g].backing + b->off, b->size, PROT_READ | PROT_WRITE);
-  if (kernels_running)
-    mprotect(arenas[g].addr + b->off, b->size, PROT_READ | PROT_WRITE);
-  b->quarantined = 0;
-  quarantine_bytes -= b->size;
-}
-
-/* mu held: block i of GPU g, just freed, enters the quarantine */
-static void enter_quarantine(int g, int i) {
-  struct block *b = &arenas[g].blocks[i];
-  mprotect(arenas[g].backing + b->off, b->size, PROT_NONE);
-  mprotect(arenas[g].addr + b->off, b->size, PROT_NONE);
-  b->quarantined = 1;
-  quarantine_bytes += b->size;
-  quarantine[(quarantine_head + quarantine_n) % QUARANTINE_BLOCKS].gpu = g;
-  quarantine[(quarantine_head + quarantine_n) % QUARANTINE_BLOCKS].idx = i;
-  quarantine_n++;
-  while (quarantine_n > 1 && (quarantine_n > QUARANTINE_BLOCKS - 1 || quarantine_bytes > QUARANTINE_BYTES)) {
-    unquarantine(quarantine[quarantine_head].gpu, quarantine[quarantine_head].idx);
-    quarantine_head = (quarantine_head + 1) % QUARANTINE_BLOCKS;
-    quarantine_n--;
-  }
-}
-
-/* mu held: every block leaves the quarantine (the final hsa_shut_down
- * empties the arenas) */
-static void clear_quarantine(void) {
-  for (; quarantine_n > 0; quarantine_n--) {
-    unquarantine(quarantine[quarantine_head].gpu, quarantine[quarantine_head].idx);
-    quarantine_head = (quarantine_head + 1) % QUARANTINE_BLOCKS;
-  }
-}
+/* Freed device memory is quarantined (quarantine.h). mu guards it. */
+#define QUARANTINE_ARENA(g) (&arenas[g])
+#include "quarantine.h"
 
 /* while kernels of the double run, device memory is accessible at the
  * device addresses (but for the quarantined blocks) */
@@ -1033,11 +984,8 @@ static void device_access(int on) {
     for (int g = 0; g < MAX_GPUS; g++)
       if (arenas[g].addr)
         mprotect(arenas[g].addr, ARENA, on ? PROT_READ | PROT_WRITE : PROT_NONE);
-    for (int k = 0; on && k < quarantine_n; k++) {
-      int g = quarantine[(quarantine_head + k) % QUARANTINE_BLOCKS].gpu;
-      struct block *b = &arenas[g].blocks[quarantine[(quarantine_head + k) % QUARANTINE_BLOCKS].idx];
-      mprotect(arenas[g].addr + b->off, b->size, PROT_NONE);
-    }
+    if (on)
+      protect_quarantine();
   }
   pthread_mutex_unlock(&mu);
 }
