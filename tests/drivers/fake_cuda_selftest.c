@@ -4,7 +4,9 @@
  * CUDA plugin: contexts' device and limits, primary-context state and
  * flags, synchronous copies, 2D fills, stream-ordered allocation, stream
  * callbacks, the unversioned cuEventDestroy), and checks what they do
- * against values computed here.
+ * against values computed here; and that freed device memory is
+ * quarantined (tests/drivers/quarantine.h): work queued before the free
+ * that touches it faults, in a process of its own ("selftest quarantine").
  *
  * Build and run (plugins/cuda/fake_cuda_selftest_test.go does this):
  *   cc -shared -fPIC -Wall -Wextra -Werror -I include tests/drivers/fake_cuda.c \
@@ -24,6 +26,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
+#include <signal.h>
 #include <unistd.h>
 
 typedef int CUresult;
@@ -48,6 +52,8 @@ CUresult cuMemAlloc_v2(CUdeviceptr *, size_t);
 CUresult cuMemFree_v2(CUdeviceptr);
 CUresult cuMemcpyHtoD_v2(CUdeviceptr, const void *, size_t);
 CUresult cuMemcpyDtoH_v2(void *, CUdeviceptr, size_t);
+CUresult cuMemcpyDtoHAsync_v2(void *, CUdeviceptr, size_t, CUstream);
+CUresult cuMemAllocHost_v2(void **, size_t);
 CUresult cuMemsetD2D8Async(CUdeviceptr, size_t, unsigned char, size_t, size_t, CUstream);
 CUresult cuMemsetD2D16Async(CUdeviceptr, size_t, unsigned short, size_t, size_t, CUstream);
 CUresult cuMemsetD2D32Async(CUdeviceptr, size_t, unsigned, size_t, size_t, CUstream);
@@ -117,7 +123,26 @@ static void nap(CUstream s, CUresult status, void *user) {
   usleep(20000);
 }
 
-int main(void) {
+/* the quarantine check's process: a device-to-host copy held behind a
+ * closed gate, the device memory freed, the gate opened; exits 0 only if
+ * the copy did not fault */
+static int quarantine_child(void) {
+  CUcontext c;
+  CUstream cs;
+  CUdeviceptr freed;
+  void *host;
+  if (cuInit(0) || cuDevicePrimaryCtxRetain(&c, 0) || cuCtxSetCurrent(c) || cuStreamCreate(&cs, 0) ||
+      cuMemAlloc_v2(&freed, 1 << 16) || cuMemAllocHost_v2(&host, 1 << 16) || cuStreamAddCallback(cs, gated, NULL, 0) ||
+      cuMemcpyDtoHAsync_v2(host, freed, 1 << 16, cs) || cuMemFree_v2(freed))
+    return 2;
+  __atomic_store_n(&gate_open, 1, __ATOMIC_RELEASE);
+  cuStreamSynchronize(cs);
+  return 0;
+}
+
+int main(int argc, char **argv) {
+  if (argc > 1 && !strcmp(argv[1], "quarantine"))
+    return quarantine_child();
   EQ(cuInit(0), 0);
   CUcontext c0, c1;
   unsigned flags = 99;
@@ -300,6 +325,18 @@ int main(void) {
   EQ(cuStreamSynchronize(s), 0);
   EQ(fake_cuda_prefetch_last_device(), 1);
   EQ(cuMemFree_v2(m), 0);
+
+  /* freed device memory is quarantined: a copy queued before the free
+   * that runs after it faults (in a process of its own: it ends it) */
+  fflush(stdout);
+  pid_t child = fork();
+  if (child == 0) {
+    execl("/proc/self/exe", "selftest", "quarantine", (char *)NULL);
+    _exit(3);
+  }
+  int st = 0;
+  CHECK(child > 0 && waitpid(child, &st, 0) == child && WIFSIGNALED(st) && WTERMSIG(st) == SIGSEGV,
+        "a copy that runs after its memory was freed faults (child status %#x)", st);
 
   EQ(cuStreamDestroy_v2(s), 0);
   EQ(cuMemFree_v2(p), 0);
