@@ -275,11 +275,14 @@ func (c *Context) olMemFill(q *Queue, ptr uintptr, patternSize uint64, pattern u
 		owner, _ = c.ownerOf(uint64(p))
 	}
 	if q != nil {
-		if owner == nil || owner.platform == q.device.platform {
+		if owner == nil || owner == q.device {
 			return q.q.Fill(p, pattern, patternSize, fillSize)
 		}
-		// Memory of another platform: its device fills it, in the queue's
-		// order. The pattern is the caller's only during this call.
+		// Memory of another device: its own device fills it, in the
+		// queue's order (a queue's device may not reach it: another
+		// platform's memory, pageable host memory for a GPU, a global of
+		// another GPU of its platform). The pattern is the caller's only
+		// during this call.
 		pat := C.malloc(C.size_t(patternSize))
 		if pat == nil {
 			return ol.Errorf(ol.ErrcOutOfResources, "olMemFill: cannot copy the %d-byte pattern: out of memory", patternSize)

@@ -200,7 +200,45 @@ static void test_copy_named_with_another_device(void) {
   free(host);
 }
 
-/* A program's global is known memory of its device too (as DEVICE). */
+/* A program's global is known memory of its device too (as DEVICE): read
+ * and written named with B, and named with A on a queue of B, with no
+ * queue, on a queue of A and on a queue of B. */
+static void global_copies(int a, int b, int qd, ol_queue_handle_t q) {
+  const char *qn = qd < 0 ? "none" : dname(qd);
+  for (int named = 0; named < 2; named++) {
+    int nd = named ? b : a;
+    bool want = copied(a, nd, OL_ALLOC_TYPE_DEVICE);
+    uint32_t in[4] = {11, 22, 33, 44}, out[4] = {0}, back[4] = {0}, w[4] = {5, 6, 7, 8};
+    char ptr[32];
+    snprintf(ptr, sizeof ptr, "%p", global[a]);
+    if (!store(a, global[a], in, sizeof in))
+      return;
+    ol_result_t r = olMemcpy(q, out, olc_host, global[a], dev[nd], sizeof out);
+    ol_result_t s = q ? olSyncQueue(q) : NULL;
+    if (want)
+      OLC_CHECK(r == NULL && s == NULL && memcmp(out, in, sizeof in) == 0,
+                "global of %s read named %s, queue %s: %s \"%s\", sync %s", dname(a), dname(nd), qn,
+                olc_code_name(olc_code(r)), olc_details(r), olc_code_name(olc_code(s)));
+    else
+      OLC_CHECK(olc_code(r) == OL_ERRC_INVALID_ARGUMENT && olc_details_has(r, ptr) && s == NULL,
+                "global of %s read named %s, queue %s: expected INVALID_ARGUMENT naming %s, got %s \"%s\", sync %s",
+                dname(a), dname(nd), qn, ptr, olc_code_name(olc_code(r)), olc_details(r), olc_code_name(olc_code(s)));
+    r = olMemcpy(q, global[a], dev[nd], w, olc_host, sizeof w);
+    s = q ? olSyncQueue(q) : NULL;
+    if (!fetch(a, global[a], back, sizeof back))
+      return;
+    if (want)
+      OLC_CHECK(r == NULL && s == NULL && memcmp(back, w, sizeof w) == 0,
+                "global of %s written named %s, queue %s: %s \"%s\", sync %s", dname(a), dname(nd), qn,
+                olc_code_name(olc_code(r)), olc_details(r), olc_code_name(olc_code(s)));
+    else
+      OLC_CHECK(olc_code(r) == OL_ERRC_INVALID_ARGUMENT && s == NULL && memcmp(back, in, sizeof in) == 0,
+                "global of %s written named %s, queue %s: expected INVALID_ARGUMENT and no change, got %s \"%s\", "
+                "sync %s",
+                dname(a), dname(nd), qn, olc_code_name(olc_code(r)), olc_details(r), olc_code_name(olc_code(s)));
+  }
+}
+
 static void test_global_named_with_another_device(void) {
   if (ndev < 2) {
     olc_skip(__FILE__, __LINE__, "one device: no pair to name wrongly");
@@ -211,77 +249,79 @@ static void test_global_named_with_another_device(void) {
     if (!global[a])
       continue;
     for (int b = 0; b < ndev; b++) {
-      if (b == a)
-        continue;
-      uint32_t in[4] = {11, 22, 33, 44}, out[4] = {0}, back[4] = {0};
-      if (!store(a, global[a], in, sizeof in))
-        continue;
-      ol_result_t r = olMemcpy(NULL, out, olc_host, global[a], dev[b], sizeof out);
-      char ptr[32];
-      snprintf(ptr, sizeof ptr, "%p", global[a]);
-      if (copied(a, b, OL_ALLOC_TYPE_DEVICE)) {
-        OLC_CHECK(r == NULL && memcmp(out, in, sizeof in) == 0, "global of %s read named %s: %s \"%s\"", dname(a),
-                  dname(b), olc_code_name(olc_code(r)), olc_details(r));
-      } else {
-        OLC_CHECK(olc_code(r) == OL_ERRC_INVALID_ARGUMENT && olc_details_has(r, ptr),
-                  "global of %s read named %s: expected INVALID_ARGUMENT naming %s, got %s \"%s\"", dname(a),
-                  dname(b), ptr, olc_code_name(olc_code(r)), olc_details(r));
+      ol_queue_handle_t qa = NULL, qb = NULL;
+      if (b != a && OLC_OK(olCreateQueue(dev[a], &qa)) && OLC_OK(olCreateQueue(dev[b], &qb))) {
+        global_copies(a, b, -1, NULL);
+        global_copies(a, b, a, qa);
+        global_copies(a, b, b, qb);
       }
-      uint32_t w[4] = {5, 6, 7, 8};
-      r = olMemcpy(NULL, global[a], dev[b], w, olc_host, sizeof w);
-      if (!fetch(a, global[a], back, sizeof back))
-        continue;
-      if (copied(a, b, OL_ALLOC_TYPE_DEVICE))
-        OLC_CHECK(r == NULL && memcmp(back, w, sizeof w) == 0, "global of %s written named %s: %s \"%s\"", dname(a),
-                  dname(b), olc_code_name(olc_code(r)), olc_details(r));
-      else
-        OLC_CHECK(olc_code(r) == OL_ERRC_INVALID_ARGUMENT && memcmp(back, in, sizeof in) == 0,
-                  "global of %s written named %s: expected INVALID_ARGUMENT and no change, got %s \"%s\"",
-                  dname(a), dname(b), olc_code_name(olc_code(r)), olc_details(r));
+      if (qa)
+        OLC_OK(olDestroyQueue(qa));
+      if (qb)
+        OLC_OK(olDestroyQueue(qb));
     }
   }
 }
 
-/* olMemFill of memory of A on a queue of any device fills it right, in
- * that queue's order; the queue goes on. */
+/* One olMemFill of n bytes at m + OFF, memory of device a (read back
+ * named with a), on queue q of device b, with 1-, 3- and 4-byte patterns
+ * (the drivers' memsets and the staged fills): filled right, the queue
+ * goes on. */
+static void fill_on(int a, uint8_t *m, size_t n, const char *what, int b, ol_queue_handle_t q, void *bmem) {
+  static const uint8_t pattern[4] = {0x5a, 0x6b, 0x7c, 0x8d};
+  for (size_t ps = 1; ps <= 4; ps++) {
+    if (ps == 2)
+      continue;
+    uint8_t in[N], out[N], want[N];
+    size_t len = (n - 2 * OFF) / ps * ps;
+    pat(in, n, 3 + (unsigned)ps);
+    if (!store(a, m, in, n))
+      return;
+    ol_result_t r = olMemFill(q, m + OFF, ps, pattern, len);
+    ol_result_t s = olSyncQueue(q);
+    memcpy(want, in, n);
+    for (size_t i = 0; i < len; i++)
+      want[OFF + i] = pattern[i % ps];
+    OLC_CHECK(r == NULL && s == NULL && fetch(a, m, out, n) && memcmp(out, want, n) == 0,
+              "%s of %s filled (%zu-byte pattern) on a queue of %s: %s \"%s\", sync %s \"%s\"", what, dname(a), ps,
+              dname(b), olc_code_name(olc_code(r)), olc_details(r), olc_code_name(olc_code(s)), olc_details(s));
+    char w[128];
+    snprintf(w, sizeof w, "%s of %s filled on a queue of %s", what, dname(a), dname(b));
+    queue_still_works(q, b, bmem, w);
+  }
+}
+
+/* olMemFill of memory of A (allocations of each type, a program's global)
+ * on a queue of any device fills it right, in that queue's order; the
+ * queue goes on. */
 static void test_fill_on_another_device_queue(void) {
   for (int a = 0; a < ndev; a++) {
     as_device(a);
-    for (int ki = 0; ki < 3; ki++) {
-      uint8_t *p = NULL;
-      if (!OLC_OK(olMemAlloc(dev[a], kinds[ki], N, (void **)&p)))
-        continue;
-      for (int b = 0; b < ndev; b++) {
-        ol_queue_handle_t q = NULL;
-        uint8_t *bmem = NULL;
-        if (!OLC_OK(olCreateQueue(dev[b], &q)) || !OLC_OK(olMemAlloc(dev[b], OL_ALLOC_TYPE_DEVICE, N, (void **)&bmem)))
-          goto next;
-        for (int ps = 1; ps <= 4; ps *= 4) {
-          uint8_t in[N], out[N], want[N];
-          pat(in, N, 3);
-          uint32_t pattern = 0x5a6b7c8du;
-          if (!store(a, p, in, N))
-            break;
-          ol_result_t r = olMemFill(q, p + OFF, (size_t)ps, &pattern, LEN);
-          ol_result_t s = olSyncQueue(q);
-          memcpy(want, in, N);
-          for (size_t i = 0; i < LEN; i++)
-            want[OFF + i] = ((const uint8_t *)&pattern)[i % (size_t)ps];
-          OLC_CHECK(r == NULL && s == NULL && fetch(a, p, out, N) && memcmp(out, want, N) == 0,
-                    "%s memory of %s filled (%d-byte pattern) on a queue of %s: %s \"%s\", sync %s", kind_name[ki],
-                    dname(a), ps, dname(b), olc_code_name(olc_code(r)), olc_details(r), olc_code_name(olc_code(s)));
-          char what[128];
-          snprintf(what, sizeof what, "%s memory of %s filled on a queue of %s", kind_name[ki], dname(a), dname(b));
-          queue_still_works(q, b, bmem, what);
-        }
-      next:
-        if (bmem)
-          OLC_OK(olMemFree(bmem));
-        if (q)
-          OLC_OK(olDestroyQueue(q));
+    uint8_t *p[3] = {NULL, NULL, NULL};
+    for (int ki = 0; ki < 3; ki++)
+      OLC_OK(olMemAlloc(dev[a], kinds[ki], N, (void **)&p[ki]));
+    for (int b = 0; b < ndev; b++) {
+      ol_queue_handle_t q = NULL;
+      uint8_t *bmem = NULL;
+      if (!OLC_OK(olCreateQueue(dev[b], &q)) || !OLC_OK(olMemAlloc(dev[b], OL_ALLOC_TYPE_DEVICE, N, (void **)&bmem)))
+        goto next;
+      for (int ki = 0; ki < 3; ki++) {
+        char what[64];
+        snprintf(what, sizeof what, "%s memory", kind_name[ki]);
+        if (p[ki])
+          fill_on(a, p[ki], N, what, b, q, bmem);
       }
-      OLC_OK(olMemFree(p));
+      if (global[a]) /* 64 uint32_t */
+        fill_on(a, global[a], N, "the global", b, q, bmem);
+    next:
+      if (bmem)
+        OLC_OK(olMemFree(bmem));
+      if (q)
+        OLC_OK(olDestroyQueue(q));
     }
+    for (int ki = 0; ki < 3; ki++)
+      if (p[ki])
+        OLC_OK(olMemFree(p[ki]));
   }
 }
 
