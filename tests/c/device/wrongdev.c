@@ -16,9 +16,11 @@
  *     (pageable host memory) named with a GPU, HOST and MANAGED memory of a
  *     GPU named with a GPU of another platform.
  * olMemFill names no device: memory of A filled on a queue of B is filled
- * right, and so is (23.1) olMemPrefetch of A's MANAGED memory on a queue
- * of B a harmless hint. Copies are small (the C fast paths' size) and
- * start inside the allocation.
+ * right, and (23.1) olMemPrefetch of A's MANAGED memory on a queue of B
+ * is a harmless hint. Copies are small, so that the C entry points' fast
+ * paths (impl/allocmap.c, impl/queuemirror.c) see them first, and start
+ * inside the allocation; the other side of each copy is host memory,
+ * memory of B or memory of A, each named with its own device.
  * make check-fake-mixed runs this with the host device, two CUDA and two
  * AMD GPUs (the driver doubles); with one device it checks nothing but the
  * fill and counts the pairs as skipped.
@@ -93,7 +95,8 @@ static void queue_still_works(ol_queue_handle_t q, int qd, void *m, const char *
 
 /* One copy with memory p of device a (type k) named with device b, as the
  * source (src_side) or destination, the other side being `other`, memory of
- * device od (NULL od < 0: host memory named with the host device). */
+ * device od named with od (od < 0: host memory named with the host
+ * device). */
 static void one_copy(int a, int b, ol_alloc_type_t k, const char *kname, uint8_t *p, bool src_side, uint8_t *other,
                      int od, int qd, ol_queue_handle_t q, void *qmem) {
   char what[256];
@@ -182,6 +185,8 @@ static void test_copy_named_with_another_device(void) {
           for (int side = 0; side < 2; side++) {
             one_copy(a, b, kinds[ki], kind_name[ki], p, side == 0, host, -1, qd, q, qmem);
             one_copy(a, b, kinds[ki], kind_name[ki], p, side == 0, bmem, b, qd, q, qmem);
+            /* against A's own memory: on A's queue, the C path's case */
+            one_copy(a, b, kinds[ki], kind_name[ki], p, side == 0, amem, a, qd, q, qmem);
           }
         }
       next:
