@@ -79,11 +79,13 @@ typedef struct {
   int multi;
 } ol_fast_state;
 int ol_fast_load(ol_fast_state *st) OL_AMAP_HIDDEN;
-// ol_fast_host_range_ok: the Go path's checkRange and checkSide
+// ol_fast_host_range_ok: the Go path's checkRange and sideDevice
 // (impl/route.go) for a range of size bytes at p named with the host
 // device, which does not wrap: it does not start in an allocation and run
-// past its end, and it is not device memory of another platform (an
-// allocation, or a program's global).
+// past its end, and it is not a GPU's DEVICE memory nor a GPU program's
+// global (which Go refuses). What it lets through Go copies as named too:
+// memory of the host device, a GPU's HOST or MANAGED memory (the CPU
+// reaches it), memory the library does not know.
 int ol_fast_host_range_ok(const ol_fast_state *st, uint64_t p, uint64_t size) OL_AMAP_HIDDEN;
 
 // ol_fast_memcpy makes the copy and returns 1 when olMemcpy would succeed

@@ -48,7 +48,10 @@ int ol_fast_sync(const void *queue) OL_QMIRROR_HIDDEN;
 // ranges do not wrap or overlap; a side named with the queue's device lies
 // inside one allocation of that device, and a side named with the host
 // device inside one pinned or managed allocation of a GPU (other host
-// memory may make the driver wait). 1 when submitted; else 0, having done
+// memory may make the driver wait). These are sides the Go path's
+// sideDevice (impl/route.go) copies as named; a pointer named with a
+// device it does not belong to never passes them, and Go refuses it or
+// copies it through its own device. 1 when submitted; else 0, having done
 // nothing.
 int ol_qmirror_copy(const ol_fast_state *st, uint64_t queue, uint64_t dst, uint64_t dstDev, uint64_t src,
                     uint64_t srcDev, size_t size) OL_QMIRROR_HIDDEN;

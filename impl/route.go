@@ -44,21 +44,50 @@ func (c *Context) ownerWith(p uint64, a alloc) (*Device, bool) {
 	return nil, false
 }
 
-// checkSide refuses a pointer that the runtime knows to be device memory
-// of another platform than the device the caller named for it: that
-// device could not reach it (and the CPU must never touch it).
-// a is the allocation that contains p (c.mem.find(p); device nil: none),
-// which the caller looked up already.
-func (c *Context) checkSide(fn, what string, p uintptr, a alloc, dev *Device) error {
-	if len(c.platformList) == 1 {
-		return nil // every device is of the one platform (the host's)
+// sideDevice decides which device one side of a copy goes through, for a
+// pointer p that the caller named with device dev. a is the allocation that
+// contains p (c.mem.find(p); device nil: none), which the caller looked up
+// already. Memory the runtime knows (an allocation of olMemAlloc, a global
+// of a loaded program) named with a device it does not belong to is
+//   - copied as named where the named device reaches it as the caller
+//     means: HOST or MANAGED memory of a GPU named with the host device
+//     (the CPU reaches it);
+//   - copied through the device it belongs to where both are GPUs of one
+//     platform (the platform's devices reach one another's memory, and its
+//     plugin gets the memory's own device);
+//   - refused otherwise (INVALID_ARGUMENT), before anything is queued: the
+//     named device may not reach it at all (GPU DEVICE memory named with
+//     the host device or another platform's GPU; memory of the host device,
+//     which is pageable host memory, named with a GPU; a GPU's HOST or
+//     MANAGED memory named with another platform's GPU).
+//
+// Memory the runtime does not know is the caller's to name. The C fast
+// paths (ol_fast_memcpy, ol_qmirror_copy) take only sides named with the
+// memory's own device or host-accessible GPU memory named with the host
+// device, and leave every other case to this decision.
+func (c *Context) sideDevice(fn, what string, p uintptr, a alloc, dev *Device) (*Device, error) {
+	if len(c.deviceList) == 1 {
+		return dev, nil // the one device is the host device
 	}
 	owner, devMem := c.ownerWith(uint64(p), a)
-	if owner == nil || !devMem || owner.platform == dev.platform || owner.d.IsHost() {
-		return nil
+	switch {
+	case owner == nil || owner == dev:
+		return dev, nil
+	case dev.d.IsHost() && !devMem && !owner.d.IsHost():
+		return dev, nil
+	case !dev.d.IsHost() && !owner.d.IsHost() && owner.platform == dev.platform:
+		return owner, nil
 	}
-	return ol.Errorf(ol.ErrcInvalidArgument, "%s: %sPtr %#x is device memory of device %#x (%s), but %sDevice is %#x (%s)",
-		fn, what, p, owner.h, owner.platform.name, what, dev.h, dev.platform.name)
+	mem := fmt.Sprintf("a global of a program of device %#x (%s)", owner.h, owner.platform.name)
+	if a.device != nil {
+		mem = fmt.Sprintf("in the %d-byte %s allocation at %#x of device %#x (%s)", a.size, a.kind, a.base, owner.h, owner.platform.name)
+	}
+	why := "which cannot reach it"
+	if owner.d.IsHost() {
+		why = "which need not reach it (the host device's memory is pageable host memory)"
+	}
+	return nil, ol.Errorf(ol.ErrcInvalidArgument, "%s: %sPtr %#x is %s, but %sDevice is %#x (%s), %s: name the device it belongs to; nothing was copied",
+		fn, what, p, mem, what, dev.h, dev.platform.name, why)
 }
 
 // onTempQueue runs fn on a fresh queue of dev and waits for it: the
@@ -102,10 +131,10 @@ func (c *Context) olMemcpy(q *Queue, dst uintptr, dstDev *Device, src uintptr, s
 	if err != nil {
 		return err
 	}
-	if err := c.checkSide("olMemcpy", "Dst", dst, da, dstDev); err != nil {
+	if dstDev, err = c.sideDevice("olMemcpy", "Dst", dst, da, dstDev); err != nil {
 		return err
 	}
-	if err := c.checkSide("olMemcpy", "Src", src, sa, srcDev); err != nil {
+	if srcDev, err = c.sideDevice("olMemcpy", "Src", src, sa, srcDev); err != nil {
 		return err
 	}
 	d, s := dst, src
@@ -246,11 +275,14 @@ func (c *Context) olMemFill(q *Queue, ptr uintptr, patternSize uint64, pattern u
 		owner, _ = c.ownerOf(uint64(p))
 	}
 	if q != nil {
-		if owner == nil || owner.platform == q.device.platform {
+		if owner == nil || owner == q.device {
 			return q.q.Fill(p, pattern, patternSize, fillSize)
 		}
-		// Memory of another platform: its device fills it, in the queue's
-		// order. The pattern is the caller's only during this call.
+		// Memory of another device: its own device fills it, in the
+		// queue's order (a queue's device may not reach it: another
+		// platform's memory, pageable host memory for a GPU, a global of
+		// another GPU of its platform). The pattern is the caller's only
+		// during this call.
 		pat := C.malloc(C.size_t(patternSize))
 		if pat == nil {
 			return ol.Errorf(ol.ErrcOutOfResources, "olMemFill: cannot copy the %d-byte pattern: out of memory", patternSize)

@@ -222,7 +222,7 @@ func TestCopyWithWrongDeviceIsRefused(t *testing.T) {
 	for _, q := range []uintptr{0, e.queue(e.host)} {
 		err := e.c.callOlMemcpy(q, ptr(h), e.host.h, ptr(s), e.host.h, 64)
 		code, details := describe(err)
-		if code != ol.ErrcInvalidArgument || !strings.Contains(details, fmt.Sprintf("SrcPtr %#x is device memory of device %#x (fakea), but SrcDevice is %#x", s, e.a0.h, e.host.h)) {
+		if code != ol.ErrcInvalidArgument || !strings.Contains(details, fmt.Sprintf("SrcPtr %#x is in the 64-byte OL_ALLOC_TYPE_DEVICE allocation at %#x of device %#x (fakea), but SrcDevice is %#x (Host)", s, s, e.a0.h, e.host.h)) {
 			t.Errorf("%s %q", code, details)
 		}
 		err = e.c.callOlMemcpy(q, ptr(s), e.b0.h, ptr(h), e.host.h, 64)
@@ -234,6 +234,129 @@ func TestCopyWithWrongDeviceIsRefused(t *testing.T) {
 	d1 := e.alloc(e.a1, 64)
 	if err := e.c.callOlMemcpy(0, ptr(d1), e.a1.h, ptr(s), e.a1.h, 64); err != nil {
 		t.Errorf("same-platform device: %v", err)
+	}
+}
+
+// For every ordered pair of devices, memory of one (an allocation, or a
+// global of a loaded program) named with the other, as source and as
+// destination, with no queue and on a queue of either: refused before
+// anything is queued, naming the pointer, its device and the device named,
+// unless both are GPUs of one platform (then copied through the memory's
+// own device). The queue runs later work. The host device's memory is
+// plain host memory that a GPU driver need not reach: refused too.
+func TestCopyNamedWithAnotherDevice(t *testing.T) {
+	e := newRouteEnv(t)
+	devs := []*Device{e.host, e.a0, e.a1, e.b0}
+	const n = 256
+	seed := byte(1)
+	for _, own := range devs {
+		for _, named := range devs {
+			if own == named {
+				continue
+			}
+			copied := !own.d.IsHost() && !named.d.IsHost() && own.platform == named.platform
+			for _, qd := range []*Device{nil, own, named} {
+				for _, srcSide := range []bool{true, false} {
+					name := fmt.Sprintf("memory of %s named %s, source %v, queue %s", devName(own), devName(named), srcSide, devName(qd))
+					p, o := e.alloc(own, n), e.alloc(named, n)
+					pin, oin := pattern(n, seed), pattern(n, seed+1)
+					seed += 2
+					e.write(own, p, pin)
+					e.write(named, o, oin)
+					var q uintptr
+					if qd != nil {
+						q = e.queue(qd)
+					}
+					var err error
+					if srcSide {
+						err = e.c.callOlMemcpy(q, ptr(o+8), named.h, ptr(p+8), named.h, n-16)
+					} else {
+						err = e.c.callOlMemcpy(q, ptr(p+8), named.h, ptr(o+8), named.h, n-16)
+					}
+					pwant, owant := pin, oin
+					if copied && srcSide {
+						owant = append(append(append([]byte(nil), oin[:8]...), pin[8:n-8]...), oin[n-8:]...)
+					} else if copied {
+						pwant = append(append(append([]byte(nil), pin[:8]...), oin[8:n-8]...), pin[n-8:]...)
+					}
+					if copied && err != nil {
+						t.Errorf("%s: %v", name, err)
+					}
+					if !copied {
+						side := "Dst"
+						if srcSide {
+							side = "Src"
+						}
+						want := fmt.Sprintf("%sPtr %#x is in the %d-byte OL_ALLOC_TYPE_DEVICE allocation at %#x of device %#x (%s), but %sDevice is %#x (%s)",
+							side, p+8, n, p, own.h, own.platform.name, side, named.h, named.platform.name)
+						if err == nil {
+							t.Errorf("%s: success, want INVALID_ARGUMENT with %q", name, want)
+						} else if code, details := describe(err); code != ol.ErrcInvalidArgument || !strings.Contains(details, want) {
+							t.Errorf("%s: got %s %q, want INVALID_ARGUMENT with %q", name, code, details, want)
+						}
+					}
+					if q != 0 {
+						var empty bool
+						if !copied {
+							if err := e.c.callOlGetQueueInfo(q, uint32(ol.QueueInfoEmpty), 1, unsafe.Pointer(&empty)); err != nil || !empty {
+								t.Errorf("%s: the refused copy left work on the queue (%v)", name, err)
+							}
+						}
+						// later work on the queue runs
+						back := e.alloc(e.host, n)
+						if err := e.c.callOlMemcpy(q, ptr(back), e.host.h, ptr(p), own.h, n); err != nil {
+							t.Errorf("%s: later copy: %v", name, err)
+						}
+						if err := e.c.callOlSyncQueue(q); err != nil {
+							t.Errorf("%s: sync: %v", name, err)
+						}
+						if !bytes.Equal(e.read(e.host, back, n), pwant) {
+							t.Errorf("%s: the later copy read wrong bytes", name)
+						}
+						if err := e.c.callOlDestroyQueue(q); err != nil {
+							t.Fatal(err)
+						}
+						_ = e.c.callOlMemFree(ptr(back))
+					}
+					if !bytes.Equal(e.read(own, p, n), pwant) || !bytes.Equal(e.read(named, o, n), owant) {
+						t.Errorf("%s: wrong bytes after the call (copied %v)", name, copied)
+					}
+					_ = e.c.callOlMemFree(ptr(p))
+					_ = e.c.callOlMemFree(ptr(o))
+				}
+			}
+		}
+	}
+	// a global of a program of a0: named with a1 it is read through a0,
+	// named with b0 or the host device it is refused
+	img := []byte("FAKE\x10")
+	var prog, sym uintptr
+	if err := e.c.callOlCreateProgram(e.a0.h, unsafe.Pointer(&img[0]), uint64(len(img)), unsafe.Pointer(&prog)); err != nil {
+		t.Fatal(err)
+	}
+	gname := []byte("g0\x00")
+	if err := e.c.callOlGetSymbol(prog, unsafe.Pointer(&gname[0]), uint32(ol.SymbolKindGlobalVariable), unsafe.Pointer(&sym)); err != nil {
+		t.Fatal(err)
+	}
+	g := e.c.mustSymbol(t, sym).addr
+	e.write(e.a0, g, pattern(16, 77))
+	out := e.alloc(e.host, 16)
+	if err := e.c.callOlMemcpy(0, ptr(out), e.host.h, ptr(g), e.a1.h, 16); err != nil || !bytes.Equal(e.read(e.host, out, 16), pattern(16, 77)) {
+		t.Errorf("global named with another device of its platform: %v", err)
+	}
+	for _, d := range []*Device{e.b0, e.host} {
+		err := e.c.callOlMemcpy(0, ptr(out), e.host.h, ptr(g), d.h, 16)
+		if err == nil {
+			t.Errorf("global named with %s: success, want INVALID_ARGUMENT", devName(d))
+			continue
+		}
+		code, details := describe(err)
+		if want := fmt.Sprintf("SrcPtr %#x is a global of a program of device %#x (fakea), but SrcDevice is %#x", g, e.a0.h, d.h); code != ol.ErrcInvalidArgument || !strings.Contains(details, want) {
+			t.Errorf("global named with %s: %s %q", devName(d), code, details)
+		}
+	}
+	if err := e.c.callOlDestroyProgram(prog); err != nil {
+		t.Fatal(err)
 	}
 }
 
