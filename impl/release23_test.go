@@ -2,6 +2,7 @@ package impl
 
 import (
 	"errors"
+	"runtime"
 	"strings"
 	"syscall"
 	"testing"
@@ -391,4 +392,30 @@ func sum(v []uint64) (s uint64) {
 		s += x
 	}
 	return s
+}
+
+// The generated reading of 23.1's parallel argument arrays (the ranges
+// mark): every entry is checked before the method gets its views.
+func TestUserRanges(t *testing.T) {
+	// heap memory (it never moves), and the pointer array as C passes it:
+	// words holding addresses
+	a, b := &[4]byte{1, 2, 3, 4}, &[2]byte{5, 6}
+	ptrs := []uintptr{uintptr(unsafe.Pointer(a)), 0, uintptr(unsafe.Pointer(b))}
+	got, err := userRanges("olLaunchKernel", "ArgPtrs", "ArgSizes", unsafe.Pointer(&ptrs[0]), []uint64{4, 0, 2}, nil)
+	if err != nil || len(got) != 3 || string(got[0]) != "\x01\x02\x03\x04" || got[1] != nil || string(got[2]) != "\x05\x06" {
+		t.Fatalf("views %v, %v", got, err)
+	}
+	runtime.KeepAlive(a)
+	runtime.KeepAlive(b)
+	_, err = userRanges("olLaunchKernel", "ArgPtrs", "ArgSizes", unsafe.Pointer(&ptrs[0]), []uint64{4, 8, 2}, nil)
+	errCode(t, err, ol.ErrcInvalidNullPointer, "ArgPtrs[1] is NULL but ArgSizes[1] is 8")
+	_, err = userRanges("olLaunchKernel", "ArgPtrs", "ArgSizes", unsafe.Pointer(&ptrs[0]), []uint64{4, 0, 1 << 48}, nil)
+	errCode(t, err, ol.ErrcInvalidSize, "ArgSizes[2] is 281474976710656")
+	// an address near the top with a size that wraps, never viewed
+	top := []uint64{^uint64(0) - 15}
+	_, err = userRanges("olLaunchKernel", "ArgPtrs", "ArgSizes", unsafe.Pointer(&top[0]), []uint64{32}, nil)
+	errCode(t, err, ol.ErrcInvalidSize, "ArgSizes[0] is 32")
+	if got, err := userRanges("olLaunchKernel", "ArgPtrs", "ArgSizes", nil, nil, nil); got != nil || err != nil {
+		t.Fatal("no arguments:", got, err)
+	}
 }
