@@ -115,6 +115,9 @@ type EnumValue struct {
 	Type    string `json:"type,omitempty"`
 	Runtime bool   `json:"runtime,omitempty"`
 	In      In     `json:"in,omitempty"`
+	// Data is, for the type field of a list's entries (the list mark), the
+	// C type the entry's data pointer points to for this value ("bool").
+	Data string `json:"data,omitempty"`
 	// Unconfirmed says why a fact is not certain (see Function.Unconfirmed).
 	Unconfirmed string `json:"unconfirmed,omitempty"`
 }
@@ -143,13 +146,22 @@ type Struct struct {
 	Desc   string  `json:"desc"`
 	Fields []Field `json:"fields"`
 	In     In      `json:"in,omitempty"`
+	// Size makes the struct versioned: it names its first field, a size_t
+	// in which the caller says how many bytes of the struct it has (its
+	// sizeof when it was compiled). The versioned mark reads such a struct.
+	Size string `json:"size,omitempty"`
 }
 
-// Field is a struct member or a callback parameter.
+// Field is a struct member or a callback parameter. In a versioned struct,
+// Count makes a pointer field an array of that many elements (Count names
+// a scalar field of the struct), and Optional marks a field added after the
+// struct's first release: read when the caller's Size covers it, else zero.
 type Field struct {
-	Name string `json:"name"`
-	Type string `json:"type"`
-	Desc string `json:"desc"`
+	Name     string `json:"name"`
+	Type     string `json:"type"`
+	Desc     string `json:"desc"`
+	Count    string `json:"count,omitempty"`
+	Optional bool   `json:"optional,omitempty"`
 }
 
 // Function is one entry point. Checks are the validation conditions in the
@@ -202,10 +214,12 @@ type Param struct {
 	// the mark requires a value, converts the pointer to a typed Go value
 	// and writes outputs (see PtrMarks). Size names the size parameter of
 	// "bytes", Count the count parameter of "handles". NonNull makes the
-	// runtime refuse a NULL "address".
+	// runtime refuse a NULL "address". End names the enumerator that ends
+	// a "list"; Size of "ranges" names the array of the ranges' sizes.
 	Ptr     string `json:"ptr,omitempty"`
 	Size    string `json:"size,omitempty"`
 	Count   string `json:"count,omitempty"`
+	End     string `json:"end,omitempty"`
 	NonNull bool   `json:"nonnull,omitempty"`
 }
 
@@ -215,11 +229,24 @@ type Param struct {
 //   - string: a NUL-terminated string: string.
 //   - handles: an array of handles with its count parameter: []uintptr
 //     viewing the caller's memory, valid only during the call.
-//   - values: an array of pointers or sizes with its count parameter:
-//     []unsafe.Pointer or []uint64 viewing the caller's memory, valid only
-//     during the call (nil when optional and NULL).
+//   - values: an array of addresses or sizes with its count parameter:
+//     []uintptr (addresses the runtime judges, never reads) or []uint64
+//     viewing the caller's memory, valid only during the call (nil when
+//     optional and NULL).
+//   - ranges: an array of pointers, with its count parameter, each to as
+//     many bytes as the same entry of the size_t array Size names (a
+//     "values" of the same count): [][]byte, one view per entry (nil for a
+//     NULL entry of size 0), every entry checked before the method runs.
 //   - struct: a struct the call reads: a typed pointer (nil when optional
 //     and NULL).
+//   - versioned: a versioned struct (Struct.Size) the call reads: its Size
+//     is checked to cover the fields of its first release, only the fields
+//     it covers are read, and counted arrays become slices, all into a Go
+//     value (nil when optional and NULL). On a lifecycle entry, which may
+//     not read it, a reference whose read method does this.
+//   - list: an array of structs ending with the entry whose enum field is
+//     End, at most 1024 entries: a Go slice of the entries before the end,
+//     each entry's data read by the type its enum value names (Data).
 //   - out-handle: where a created handle goes: the method returns it.
 //   - out-value: where one value goes: the method returns it.
 //   - callback: a function the library calls: passed on, never NULL
@@ -232,7 +259,7 @@ type Param struct {
 //     method checks it.
 //   - info-value, info-size: the outputs of an info query, written by the
 //     generated Info rules.
-var PtrMarks = []string{"bytes", "string", "handles", "values", "struct", "out-handle", "out-value", "callback", "user", "address", "c-bytes", "info-value", "info-size"}
+var PtrMarks = []string{"bytes", "string", "handles", "values", "ranges", "struct", "versioned", "list", "out-handle", "out-value", "callback", "user", "address", "c-bytes", "info-value", "info-size"}
 
 // Check is a validation condition written as C. When it holds, the call
 // fails with Errc and the Details text "validation failure: <Cond>".
@@ -362,10 +389,28 @@ func checkMark(s *Spec, fn string, p Param, params map[string]Param) error {
 		if _, ok := params[p.Size]; !ok {
 			return fmt.Errorf("%s.%s: size %q is not a parameter", fn, p.Name, p.Size)
 		}
-	case "handles", "values":
+	case "handles", "values", "ranges":
 		if _, ok := params[p.Count]; !ok {
 			return fmt.Errorf("%s.%s: count %q is not a parameter", fn, p.Name, p.Count)
 		}
+	}
+	switch p.Ptr {
+	case "ranges":
+		sz, ok := params[p.Size]
+		if !ok || sz.Ptr != "values" || sz.Count != p.Count || strings.TrimPrefix(s.Classify(sz.Type).Elem, "const ") != "size_t" {
+			return fmt.Errorf("%s.%s: size %q is not a size_t values parameter of count %s", fn, p.Name, p.Size, p.Count)
+		}
+	case "versioned":
+		if st := s.StructByName(s.Classify(p.Type).Elem); st == nil || st.Size == "" {
+			return fmt.Errorf("%s.%s: %s is not a versioned struct", fn, p.Name, p.Type)
+		}
+	case "list":
+		if _, _, err := s.ListOf(p); err != nil {
+			return fmt.Errorf("%s.%s: %w", fn, p.Name, err)
+		}
+	}
+	if p.End != "" && p.Ptr != "list" {
+		return fmt.Errorf("%s.%s: end is for lists, not mark %q", fn, p.Name, p.Ptr)
 	}
 	if p.NonNull && p.Ptr != "address" {
 		return fmt.Errorf("%s.%s: nonnull is for addresses; mark %q is never NULL unless optional", fn, p.Name, p.Ptr)
@@ -447,6 +492,11 @@ func (s *Spec) check() error {
 	if len(s.Functions) == 0 {
 		return fmt.Errorf("no functions")
 	}
+	for _, st := range s.Structs {
+		if err := s.checkStruct(&st); err != nil {
+			return err
+		}
+	}
 	for _, e := range s.Enums {
 		for _, v := range e.Values {
 			if v.Type != "" && v.Type != "char[]" && s.Classify(v.Type).Kind == KindUnknown {
@@ -458,6 +508,75 @@ func (s *Spec) check() error {
 		}
 	}
 	return nil
+}
+
+// checkStruct requires a versioned struct to begin with its size_t Size
+// field, and a counted field to be a pointer counted by a scalar field.
+func (s *Spec) checkStruct(st *Struct) error {
+	fields := map[string]Field{}
+	for _, f := range st.Fields {
+		fields[f.Name] = f
+	}
+	if st.Size != "" && (len(st.Fields) == 0 || st.Fields[0].Name != st.Size || st.Fields[0].Type != "size_t") {
+		return fmt.Errorf("%s: size %q is not its first field, a size_t", st.Name, st.Size)
+	}
+	optional := false
+	for _, f := range st.Fields {
+		if !f.Optional && optional {
+			return fmt.Errorf("%s.%s: a field of the first release after an optional one", st.Name, f.Name)
+		}
+		optional = optional || f.Optional
+		if (f.Count != "" || f.Optional) && st.Size == "" {
+			return fmt.Errorf("%s.%s: count and optional are for versioned structs", st.Name, f.Name)
+		}
+		if f.Optional && f.Name == st.Size {
+			return fmt.Errorf("%s.%s: the size field is never optional", st.Name, f.Name)
+		}
+		if f.Count == "" {
+			continue
+		}
+		if c, ok := fields[f.Count]; !ok || s.Classify(f.Type).Kind != KindPointer || s.Classify(c.Type).Kind != KindScalar {
+			return fmt.Errorf("%s.%s: count %q is not a scalar field counting a pointer", st.Name, f.Name, f.Count)
+		}
+	}
+	return nil
+}
+
+// ListOf gives the entry struct of a list parameter (the list mark) and
+// the enum of its type field, whose End value ends the list and whose
+// other values each name the type their data points to.
+func (s *Spec) ListOf(p Param) (*Struct, *Enum, error) {
+	st := s.StructByName(s.Classify(p.Type).Elem)
+	if st == nil {
+		return nil, nil, fmt.Errorf("%s is not a pointer to an API struct", p.Type)
+	}
+	var e *Enum
+	tags, data := 0, 0
+	for _, f := range st.Fields {
+		switch k := s.Classify(f.Type); {
+		case k.Kind == KindEnum:
+			tags++
+			e = s.EnumByName(f.Type)
+		case k.Kind == KindPointer && k.Elem == "void":
+			data++
+		}
+	}
+	if tags != 1 || data != 1 || len(st.Fields) != 2 {
+		return nil, nil, fmt.Errorf("list entry %s is not one enum field and one void * field", st.Name)
+	}
+	end := false
+	for _, v := range e.Values {
+		switch {
+		case v.Name == p.End:
+			end = true
+		case v.Data != "bool" && v.Data != "uint32_t" && v.Data != "size_t":
+			return nil, nil, fmt.Errorf("%s: data type %q is not bool, uint32_t or size_t", v.Name, v.Data)
+		}
+	}
+	if !end {
+		return nil, nil, fmt.Errorf("end %q is not a value of %s", p.End, e.Name)
+	}
+	return st, e, nil
 }
 
 // TypeKind classifies C types the way the generators need them.

@@ -18,6 +18,7 @@ func FuzzParse(f *testing.F) {
 	f.Add([]byte(`{"functions":[{"name":"olX","desc":"d","params":[],"checks":[{"errc":"OL_ERRC_NOPE","cond":"NULL == A"}]}]}`))
 	f.Add([]byte(`{"functions":[{"name":"olX","desc":"d","params":[{"name":"A","type":"void *","dir":"in","desc":"d"}],"checks":[{"errc":"OL_ERRC_INVALID_NULL_POINTER","cond":"NULL == A"}]}],"enums":[{"name":"ol_errc_t","values":[{"name":"OL_ERRC_INVALID_NULL_POINTER","value":3}]}]}`))
 	f.Add([]byte(`{"functions":[`))
+	f.Add([]byte(markSpec)) // the versioned, list and ranges marks
 	f.Fuzz(func(t *testing.T, data []byte) {
 		s, err := Parse(data)
 		if err != nil {

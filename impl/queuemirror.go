@@ -33,11 +33,7 @@ static int lay_out_copy(uint64_t kparams, const uint64_t *params, size_t n, cons
 */
 import "C"
 
-import (
-	"unsafe"
-
-	"github.com/liboffload-go/liboffload-go/plugins/plugin"
-)
+import "github.com/liboffload-go/liboffload-go/plugins/plugin"
 
 // mirrorQueue files a new queue in the queue mirror (queuemirror.h) when
 // its plugin keeps its counters in C and the C entry points answer for
@@ -127,8 +123,8 @@ func layOutInC(params []plugin.Param, known bool, sizes []uint64, blob []byte, n
 	blob = append(blob, 0)
 	out := make([]byte, max(C.OL_QMIRROR_LAYOUT_MAX, len(blob))) // (one argument in place: its size)
 	var size C.size_t
-	if C.lay_out_copy(kp, &list[0], C.size_t(len(sizes)), &cs[0], (*C.uchar)(unsafe.Pointer(&blob[0])), C.size_t(len(blob)),
-		&cn[0], (*C.uchar)(unsafe.Pointer(&out[0])), &size) == 0 {
+	if C.lay_out_copy(kp, &list[0], C.size_t(len(sizes)), &cs[0], (*C.uchar)(&blob[0]), C.size_t(len(blob)),
+		&cn[0], (*C.uchar)(&out[0]), &size) == 0 {
 		return nil, false
 	}
 	return out[:size], true

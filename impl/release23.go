@@ -9,7 +9,6 @@ import (
 	"fmt"
 	"math/bits"
 	"sync"
-	"unsafe"
 
 	"github.com/liboffload-go/liboffload-go/api/ol"
 	"github.com/liboffload-go/liboffload-go/plugins/plugin"
@@ -17,13 +16,14 @@ import (
 
 // olInit23 is the hand-written entry of 23.1's olInit (see OlInit23):
 // InitArgs selects the platforms to start; the host platform always starts.
-func olInit23(initArgs unsafe.Pointer, loc *ol.CodeLocation) uintptr {
-	params := func(tb *traceBuf) { traceOlInit23(tb, initArgs) }
-	if initArgs == nil {
-		return initLibrary(nil, params, loc)
-	}
+// They are read (and checked) at the first reference only, as in LLVM 23.1.
+func olInit23(initArgs initArgsRef, params func(*traceBuf), loc *ol.CodeLocation) uintptr {
 	return initLibrary(func(ps []plugin.Plugin) ([]plugin.Plugin, error) {
-		return pickPlatforms((*ol.InitArgs)(initArgs), ps)
+		args, err := initArgs.read()
+		if err != nil || args == nil {
+			return ps, err
+		}
+		return pickPlatforms(args, ps)
 	}, params, loc)
 }
 
@@ -34,23 +34,14 @@ var backendPlugins = map[ol.PlatformBackend]string{
 	ol.PlatformBackendHost:   "host",
 }
 
-// pickPlatforms checks olInit's arguments and keeps the plugins they list
-// (and the host's). NumPlatforms 0 keeps them all.
-func pickPlatforms(args *ol.InitArgs, ps []plugin.Plugin) ([]plugin.Plugin, error) {
-	if args.Size < uint64(unsafe.Sizeof(ol.InitArgs{})) {
-		return nil, ol.Errorf(ol.ErrcInvalidSize, "InitArgs->Size is %d, less than sizeof(ol_init_args_t) = %d", args.Size, unsafe.Sizeof(ol.InitArgs{}))
-	}
-	if args.NumPlatforms == 0 {
+// pickPlatforms keeps the plugins olInit's arguments list (and the
+// host's); the generated reader checked them. No platforms keeps them all.
+func pickPlatforms(args *initArgsValue, ps []plugin.Plugin) ([]plugin.Plugin, error) {
+	if len(args.Platforms) == 0 {
 		return ps, nil
 	}
-	if args.Platforms == nil {
-		return nil, ol.Errorf(ol.ErrcInvalidNullPointer, "InitArgs->NumPlatforms is %d but InitArgs->Platforms is NULL", args.NumPlatforms)
-	}
 	want := map[string]bool{"host": true}
-	for i, b := range unsafe.Slice((*ol.PlatformBackend)(args.Platforms), args.NumPlatforms) {
-		if !b.Valid() {
-			return nil, ol.Errorf(ol.ErrcInvalidEnumeration, "InitArgs->Platforms[%d] is %d, not an ol_platform_backend_t", i, uint32(b))
-		}
+	for _, b := range args.Platforms {
 		want[backendPlugins[b]] = true // a backend without a plugin starts nothing
 	}
 	var out []plugin.Plugin
@@ -103,30 +94,16 @@ func (c *Context) olGetKernelMaxCooperativeGroupCount(dev *Device, k *Symbol, la
 	return ck.MaxCooperativeGroups(la.GroupSize, la.DynSharedMemory)
 }
 
-// maxLaunchProps bounds the walk of a property list without its end mark.
-const maxLaunchProps = 1024
-
-// launchProps reads a launch's property list: whether it is cooperative.
-func launchProps(props *ol.KernelLaunchProp) (cooperative bool, err error) {
-	if props == nil {
-		return false, nil
-	}
-	for i := 0; i < maxLaunchProps; i++ {
-		// one entry at a time: the list's length is known only at its end
-		p := (*ol.KernelLaunchProp)(unsafe.Add(unsafe.Pointer(props), uintptr(i)*unsafe.Sizeof(*props)))
-		switch p.Type {
-		case ol.KernelLaunchPropTypeNone:
-			return cooperative, nil
-		case ol.KernelLaunchPropTypeIsCooperative:
-			if p.Data == nil {
-				return false, ol.Errorf(ol.ErrcInvalidNullPointer, "Properties[%d] (IS_COOPERATIVE) has a NULL data pointer", i)
-			}
-			cooperative = *(*bool)(p.Data)
-		default:
-			return false, ol.Errorf(ol.ErrcInvalidEnumeration, "Properties[%d].type is %d, not an ol_kernel_launch_prop_type_t", i, uint32(p.Type))
+// launchProps tells whether a launch's properties (read and checked by
+// the generated listKernelLaunchProp) make it cooperative: the last
+// IS_COOPERATIVE entry decides.
+func launchProps(props []kernelLaunchPropValue) (cooperative bool) {
+	for _, p := range props {
+		if p.Type == ol.KernelLaunchPropTypeIsCooperative {
+			cooperative = p.Bool
 		}
 	}
-	return false, ol.Errorf(ol.ErrcInvalidArgument, "Properties has no OL_KERNEL_LAUNCH_PROP_TYPE_NONE entry in its first %d", maxLaunchProps)
+	return cooperative
 }
 
 // argBuffers recycles the argument buffers olLaunchKernel23 lays out.
@@ -174,7 +151,7 @@ func (l argLayout) each(sizes []uint64, at func(i int, off uint64)) (end uint64)
 // does not know is passed where it is, as 22.1's ArgumentsData is (the
 // plugin reads only what the kernel takes, so a size larger than that
 // costs nothing; copying it could take more memory than there is).
-func layOutArgs(k *Symbol, ptrs []unsafe.Pointer, sizes []uint64, buf []byte) (args []byte, inPlace bool, err error) {
+func layOutArgs(k *Symbol, ptrs [][]byte, sizes []uint64, buf []byte) (args []byte, inPlace bool, err error) {
 	for i, p := range ptrs {
 		if p == nil && sizes[i] > 0 {
 			return nil, false, ol.Errorf(ol.ErrcInvalidNullPointer, "ArgPtrs[%d] is NULL but ArgSizes[%d] is %d", i, i, sizes[i])
@@ -200,7 +177,7 @@ func layOutArgs(k *Symbol, ptrs []unsafe.Pointer, sizes []uint64, buf []byte) (a
 		if sizes[0] == 0 {
 			return nil, true, nil
 		}
-		return unsafe.Slice((*byte)(ptrs[0]), sizes[0]), true, nil
+		return ptrs[0], true, nil
 	}
 	end := l.each(sizes, func(int, uint64) {})
 	if end > maxUserRange || (!l.known && end > maxPackedArgs) {
@@ -213,7 +190,7 @@ func layOutArgs(k *Symbol, ptrs []unsafe.Pointer, sizes []uint64, buf []byte) (a
 	clear(buf) // padding between parameters is zero, as a compiler's struct copy leaves it defined
 	l.each(sizes, func(i int, off uint64) {
 		if sizes[i] > 0 {
-			copy(buf[off:], unsafe.Slice((*byte)(ptrs[i]), sizes[i]))
+			copy(buf[off:], ptrs[i])
 		}
 	})
 	return buf, false, nil
@@ -230,19 +207,13 @@ func cAlign(size uint64) uint64 {
 	return min(uint64(1)<<bits.TrailingZeros64(size), 8)
 }
 
-// olLaunchKernel23 launches with the arguments one by one and a property
-// list.
-func (c *Context) olLaunchKernel23(q *Queue, dev *Device, k *Symbol, la *ol.KernelLaunchSizeArgs, props *ol.KernelLaunchProp, ptrs []unsafe.Pointer, sizes []uint64) error {
+// olLaunchKernel23 launches with the arguments one by one (ptrs[i] views
+// the sizes[i] bytes of argument i) and a property list.
+func (c *Context) olLaunchKernel23(q *Queue, dev *Device, k *Symbol, la *ol.KernelLaunchSizeArgs, props []kernelLaunchPropValue, ptrs [][]byte, sizes []uint64) error {
 	if err := c.launchTarget(q, dev, k); err != nil {
 		return err
 	}
-	cooperative, err := launchProps(props)
-	if err != nil {
-		return err
-	}
-	if len(ptrs) != len(sizes) {
-		return ol.Errorf(ol.ErrcInvalidArgument, "%d ArgPtrs but %d ArgSizes", len(ptrs), len(sizes))
-	}
+	cooperative := launchProps(props)
 	bp := argBuffers.Get().(*[]byte)
 	defer argBuffers.Put(bp)
 	args, inPlace, err := layOutArgs(k, ptrs, sizes, *bp)
@@ -258,7 +229,7 @@ func (c *Context) olLaunchKernel23(q *Queue, dev *Device, k *Symbol, la *ol.Kern
 // olMemPrefetch moves managed allocations toward the queue's device or the
 // host, in the queue's order. Ranges that are not managed memory of the
 // queue's platform are left alone: a prefetch is a hint.
-func (c *Context) olMemPrefetch(q *Queue, mems []unsafe.Pointer, sizes []uint64, flags uint32) error {
+func (c *Context) olMemPrefetch(q *Queue, mems []uintptr, sizes []uint64, flags uint32) error {
 	const toDev, toHost = uint32(ol.MemMigrationFlagHostToDevice), uint32(ol.MemMigrationFlagDeviceToHost)
 	if flags&toDev != 0 && flags&toHost != 0 {
 		return ol.NewError(ol.ErrcInvalidArgument, "Flags asks for both HOST_TO_DEVICE and DEVICE_TO_HOST")
@@ -269,17 +240,17 @@ func (c *Context) olMemPrefetch(q *Queue, mems []unsafe.Pointer, sizes []uint64,
 		if sizes[i] == 0 {
 			continue
 		}
-		if m == nil {
+		if m == 0 {
 			return ol.Errorf(ol.ErrcInvalidNullPointer, "Mems[%d] is NULL but Sizes[%d] is %d", i, i, sizes[i])
 		}
-		a, err := c.mem.checkRange("olMemPrefetch", fmt.Sprintf("Mems[%d]", i), uint64(uintptr(m)), sizes[i])
+		a, err := c.mem.checkRange("olMemPrefetch", fmt.Sprintf("Mems[%d]", i), uint64(m), sizes[i])
 		if err != nil {
 			return err
 		}
 		if !canMove || a.device == nil || a.kind != ol.AllocTypeManaged || a.device.platform != q.device.platform {
 			continue
 		}
-		if err := pq.Prefetch(uintptr(m), q.device.d, sizes[i], toDevice); err != nil {
+		if err := pq.Prefetch(m, q.device.d, sizes[i], toDevice); err != nil {
 			return err
 		}
 	}

@@ -2,6 +2,7 @@ package impl
 
 import (
 	"errors"
+	"runtime"
 	"strings"
 	"syscall"
 	"testing"
@@ -36,7 +37,7 @@ func TestLayOutArgsLikeAStruct(t *testing.T) {
 	ptrs := []unsafe.Pointer{unsafe.Pointer(&v.a), unsafe.Pointer(&v.b), unsafe.Pointer(&v.c), unsafe.Pointer(&v.d), unsafe.Pointer(&v.e), unsafe.Pointer(&v.f)}
 	sizes := []uint64{1, 4, 8, 2, 8, 12}
 	k := &Symbol{name: "k", kernel: plainKernel{}}
-	buf, inPlace, err := layOutArgs(k, ptrs, sizes, nil)
+	buf, inPlace, err := layOutArgs(k, views(ptrs, sizes), sizes, nil)
 	if err != nil || inPlace {
 		t.Fatal(err, inPlace)
 	}
@@ -56,11 +57,11 @@ func TestLayOutArgsLikeAStruct(t *testing.T) {
 		t.Fatalf("no arguments: %v %v", buf, err)
 	}
 	// a NULL pointer with a size
-	_, _, err = layOutArgs(k, []unsafe.Pointer{nil}, []uint64{4}, nil)
+	_, _, err = layOutArgs(k, [][]byte{nil}, []uint64{4}, nil)
 	errCode(t, err, ol.ErrcInvalidNullPointer, "ArgPtrs[0] is NULL")
 	// several arguments adding up to more than maxPackedArgs: refused, not
 	// allocated (1 TiB made the Go runtime end the process)
-	_, _, err = layOutArgs(k, []unsafe.Pointer{unsafe.Pointer(&v.a), unsafe.Pointer(&v.b)}, []uint64{1, 1 << 40}, nil)
+	_, _, err = layOutArgs(k, [][]byte{{v.a}, make([]byte, 1)}, []uint64{1, 1 << 40}, nil)
 	errCode(t, err, ol.ErrcInvalidSize, "take")
 }
 
@@ -77,13 +78,25 @@ func TestLayOutArgsLoneArgumentInPlace(t *testing.T) {
 	}
 	defer syscall.Munmap(page)
 	x := unsafe.Pointer(&page[0])
-	buf, inPlace, err := layOutArgs(k, []unsafe.Pointer{x}, []uint64{1 << 40}, make([]byte, 0, 64))
+	buf, inPlace, err := layOutArgs(k, views([]unsafe.Pointer{x}, []uint64{1 << 40}), []uint64{1 << 40}, make([]byte, 0, 64))
 	if err != nil || !inPlace || len(buf) != 1<<40 || unsafe.Pointer(&buf[0]) != x {
 		t.Fatalf("got %d bytes in place %v, err %v", len(buf), inPlace, err)
 	}
-	if buf, inPlace, err := layOutArgs(k, []unsafe.Pointer{nil}, []uint64{0}, nil); err != nil || !inPlace || len(buf) != 0 {
+	if buf, inPlace, err := layOutArgs(k, [][]byte{nil}, []uint64{0}, nil); err != nil || !inPlace || len(buf) != 0 {
 		t.Fatalf("an empty argument: %d bytes, in place %v, err %v", len(buf), inPlace, err)
 	}
+}
+
+// views makes the argument views the generated layer hands layOutArgs
+// (userRanges): nil for a NULL pointer.
+func views(ptrs []unsafe.Pointer, sizes []uint64) [][]byte {
+	out := make([][]byte, len(ptrs))
+	for i, p := range ptrs {
+		if p != nil {
+			out[i] = unsafe.Slice((*byte)(p), sizes[i])
+		}
+	}
+	return out
 }
 
 type plainKernel struct{ plugin.Kernel }
@@ -100,7 +113,7 @@ func (k paramKernel) Params() ([]plugin.Param, bool) { return k.params, true }
 func TestLayOutArgsAtParameterOffsets(t *testing.T) {
 	k := &Symbol{name: "saxpy", kernel: paramKernel{params: []plugin.Param{{Offset: 0, Size: 4}, {Offset: 16, Size: 8}}}}
 	a, p := uint32(0xdeadbeef), uint64(0x1122334455667788)
-	buf, inPlace, err := layOutArgs(k, []unsafe.Pointer{unsafe.Pointer(&a), unsafe.Pointer(&p)}, []uint64{4, 8}, nil)
+	buf, inPlace, err := layOutArgs(k, views([]unsafe.Pointer{unsafe.Pointer(&a), unsafe.Pointer(&p)}, []uint64{4, 8}), []uint64{4, 8}, nil)
 	if err != nil || inPlace {
 		t.Fatal(err)
 	}
@@ -112,9 +125,9 @@ func TestLayOutArgsAtParameterOffsets(t *testing.T) {
 			t.Fatalf("padding byte %d is %d, want 0", i, buf[i])
 		}
 	}
-	_, _, err = layOutArgs(k, []unsafe.Pointer{unsafe.Pointer(&a)}, []uint64{4}, nil)
+	_, _, err = layOutArgs(k, views([]unsafe.Pointer{unsafe.Pointer(&a)}, []uint64{4}), []uint64{4}, nil)
 	errCode(t, err, ol.ErrcInvalidArgument, `kernel "saxpy" takes 2 arguments; NumArgs is 1`)
-	_, _, err = layOutArgs(k, []unsafe.Pointer{unsafe.Pointer(&a), unsafe.Pointer(&a)}, []uint64{4, 4}, nil)
+	_, _, err = layOutArgs(k, views([]unsafe.Pointer{unsafe.Pointer(&a), unsafe.Pointer(&a)}, []uint64{4, 4}), []uint64{4, 4}, nil)
 	errCode(t, err, ol.ErrcInvalidArgument, `ArgSizes[1] is 4; argument 1 of kernel "saxpy" is 8 bytes`)
 }
 
@@ -136,17 +149,30 @@ func TestLaunchProps(t *testing.T) {
 		{list: []ol.KernelLaunchProp{{Type: 7}, end}, code: ol.ErrcInvalidEnumeration, text: "Properties[0].type is 7"},
 		{list: []ol.KernelLaunchProp{coop(&yes), {Type: ol.KernelLaunchPropTypeIsCooperative}, end}, code: ol.ErrcInvalidNullPointer, text: "Properties[1]"},
 	} {
-		got, err := launchProps(&c.list[0])
+		props, err := listKernelLaunchProp("Properties", unsafe.Pointer(&c.list[0]), nil)
 		if c.code != 0 {
 			errCode(t, err, c.code, c.text)
 			continue
 		}
-		if err != nil || got != c.want {
-			t.Fatalf("%v: %v %v, want %v", c.list, got, err, c.want)
+		if err != nil || launchProps(props) != c.want || len(props) != len(c.list)-1 {
+			t.Fatalf("%v: %v %v, want %v", c.list, props, err, c.want)
 		}
 	}
-	if got, err := launchProps(nil); got || err != nil {
+	if props, err := listKernelLaunchProp("Properties", nil, nil); props != nil || err != nil || launchProps(props) {
 		t.Fatal("a NULL list is no property")
+	}
+	// a list without its end is walked no further than maxListEntries
+	long := make([]ol.KernelLaunchProp, maxListEntries)
+	for i := range long {
+		long[i] = coop(&yes)
+	}
+	_, err := listKernelLaunchProp("Properties", unsafe.Pointer(&long[0]), nil)
+	errCode(t, err, ol.ErrcInvalidArgument, "Properties has no OL_KERNEL_LAUNCH_PROP_TYPE_NONE entry in its first 1024")
+	// a C bool is any nonzero byte
+	b := uint8(2)
+	props, err := listKernelLaunchProp("Properties", unsafe.Pointer(&[]ol.KernelLaunchProp{{Type: ol.KernelLaunchPropTypeIsCooperative, Data: unsafe.Pointer(&b)}, end}[0]), nil)
+	if err != nil || !launchProps(props) {
+		t.Fatalf("a bool byte of 2: %v %v", props, err)
 	}
 }
 
@@ -166,12 +192,19 @@ func TestPickPlatforms(t *testing.T) {
 		}
 		return strings.Join(n, ",")
 	}
+	// the caller's struct as C lays it out (ol.InitArgs mirrors it; the
+	// ABI tests compare its layout with the C compiler's)
+	read := func(a ol.InitArgs) (*initArgsValue, error) { return readInitArgs("InitArgs", unsafe.Pointer(&a)) }
 	pick := func(list ...ol.PlatformBackend) ([]plugin.Plugin, error) {
 		a := ol.InitArgs{Size: uint64(unsafe.Sizeof(ol.InitArgs{})), NumPlatforms: uint32(len(list))}
 		if len(list) > 0 {
 			a.Platforms = unsafe.Pointer(&list[0])
 		}
-		return pickPlatforms(&a, all)
+		v, err := read(a)
+		if err != nil {
+			return nil, err
+		}
+		return pickPlatforms(v, all)
 	}
 	for _, c := range []struct {
 		list []ol.PlatformBackend
@@ -190,10 +223,29 @@ func TestPickPlatforms(t *testing.T) {
 	}
 	_, err := pick(ol.PlatformBackendCuda, ol.PlatformBackendLast)
 	errCode(t, err, ol.ErrcInvalidEnumeration, "InitArgs->Platforms[1] is 5")
-	_, err = pickPlatforms(&ol.InitArgs{Size: 16}, all)
-	errCode(t, err, ol.ErrcInvalidSize, "InitArgs->Size is 16, less than sizeof(ol_init_args_t) = 24")
-	_, err = pickPlatforms(&ol.InitArgs{Size: 24, NumPlatforms: 2}, all)
+	_, err = read(ol.InitArgs{Size: 16})
+	errCode(t, err, ol.ErrcInvalidSize, "InitArgs->Size is 16, less than sizeof(ol_init_args_t) = 24: InitArgs->Platforms does not fit")
+	_, err = read(ol.InitArgs{Size: 4})
+	errCode(t, err, ol.ErrcInvalidSize, "InitArgs->Size does not fit")
+	_, err = read(ol.InitArgs{Size: 24, NumPlatforms: 2})
 	errCode(t, err, ol.ErrcInvalidNullPointer, "InitArgs->NumPlatforms is 2 but InitArgs->Platforms is NULL")
+	// NumPlatforms 0 never looks at Platforms; a larger Size (a later
+	// struct) is read as far as this one goes. Written as C lays the struct
+	// out (Size at 0, NumPlatforms at 8, Platforms at 16), with addresses
+	// no Go pointer may hold.
+	raw := func(words ...uint64) (*initArgsValue, error) {
+		return readInitArgs("InitArgs", unsafe.Pointer(&words[0]))
+	}
+	if v, err := raw(64, 0, 8, 0xdead, 0xbeef, 0, 0, 0); err != nil || v.Platforms != nil || v.Size != 64 {
+		t.Fatalf("NumPlatforms 0: %+v %v", v, err)
+	}
+	// a huge count at a garbage address near the top is refused before any
+	// entry is read
+	_, err = raw(24, 1<<31, ^uint64(0)-4095)
+	errCode(t, err, ol.ErrcInvalidSize, "InitArgs->NumPlatforms is 2147483648")
+	if v, err := readInitArgs("InitArgs", nil); v != nil || err != nil {
+		t.Fatal("NULL InitArgs:", v, err)
+	}
 }
 
 // misalignedDevice hands out addresses 16 bytes past a 1 MiB boundary, from
@@ -318,7 +370,7 @@ func FuzzLayOutArgsInC(f *testing.F) {
 		if known {
 			kernel = paramKernel{params: params}
 		}
-		want, _, err := layOutArgs(&Symbol{name: "k", kernel: kernel}, ptrs, sizes, nil)
+		want, _, err := layOutArgs(&Symbol{name: "k", kernel: kernel}, views(ptrs, sizes), sizes, nil)
 		got, ok := layOutInC(params, known, sizes, blob, nulls)
 		if !ok {
 			if err == nil && len(want) <= 4096 && !(n == 1 && (!known || params[0].Offset == 0)) {
@@ -340,4 +392,30 @@ func sum(v []uint64) (s uint64) {
 		s += x
 	}
 	return s
+}
+
+// The generated reading of 23.1's parallel argument arrays (the ranges
+// mark): every entry is checked before the method gets its views.
+func TestUserRanges(t *testing.T) {
+	// heap memory (it never moves), and the pointer array as C passes it:
+	// words holding addresses
+	a, b := &[4]byte{1, 2, 3, 4}, &[2]byte{5, 6}
+	ptrs := []uintptr{uintptr(unsafe.Pointer(a)), 0, uintptr(unsafe.Pointer(b))}
+	got, err := userRanges("olLaunchKernel", "ArgPtrs", "ArgSizes", unsafe.Pointer(&ptrs[0]), []uint64{4, 0, 2}, nil)
+	if err != nil || len(got) != 3 || string(got[0]) != "\x01\x02\x03\x04" || got[1] != nil || string(got[2]) != "\x05\x06" {
+		t.Fatalf("views %v, %v", got, err)
+	}
+	runtime.KeepAlive(a)
+	runtime.KeepAlive(b)
+	_, err = userRanges("olLaunchKernel", "ArgPtrs", "ArgSizes", unsafe.Pointer(&ptrs[0]), []uint64{4, 8, 2}, nil)
+	errCode(t, err, ol.ErrcInvalidNullPointer, "ArgPtrs[1] is NULL but ArgSizes[1] is 8")
+	_, err = userRanges("olLaunchKernel", "ArgPtrs", "ArgSizes", unsafe.Pointer(&ptrs[0]), []uint64{4, 0, 1 << 48}, nil)
+	errCode(t, err, ol.ErrcInvalidSize, "ArgSizes[2] is 281474976710656")
+	// an address near the top with a size that wraps, never viewed
+	top := []uint64{^uint64(0) - 15}
+	_, err = userRanges("olLaunchKernel", "ArgPtrs", "ArgSizes", unsafe.Pointer(&top[0]), []uint64{32}, nil)
+	errCode(t, err, ol.ErrcInvalidSize, "ArgSizes[0] is 32")
+	if got, err := userRanges("olLaunchKernel", "ArgPtrs", "ArgSizes", nil, nil, nil); got != nil || err != nil {
+		t.Fatal("no arguments:", got, err)
+	}
 }

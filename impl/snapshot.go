@@ -3,10 +3,7 @@ package impl
 // #include "snapshot.h"
 import "C"
 
-import (
-	"sync"
-	"unsafe"
-)
+import "sync"
 
 // The info snapshot (snapshot.h): once per initialisation (at its first
 // info query or device iteration, see snapshotOnce) the runtime writes the
@@ -126,8 +123,9 @@ func (c *Context) snapshotOnce() {
 	}
 	b := newSnapBuilder()
 	c.snapshot(b)
-	// unsafe: C copies the laid-out words into its static array
-	C.ol_snap_publish((*C.uint64_t)(unsafe.Pointer(&b.words[0])), C.size_t(len(b.words)))
+	// C copies the laid-out words into its static array (a *uint64 is a
+	// *C.uint64_t: no unsafe conversion)
+	C.ol_snap_publish((*C.uint64_t)(&b.words[0]), C.size_t(len(b.words)))
 	snapWords = b.words
 	c.snap.Store(snapPublished)
 }

@@ -1436,7 +1436,7 @@ func traceOlInit23(tb *traceBuf, initArgs unsafe.Pointer) {
 
 // OlInit23 is the entry point of olInit: Start the library, or only the platforms InitArgs lists, or add a reference to it; each call needs a matching olShutDown.
 func OlInit23(initArgs unsafe.Pointer, loc unsafe.Pointer) uintptr {
-	return olInit23(initArgs, (*ol.CodeLocation)(loc))
+	return olInit23(initArgsRef{initArgs}, func(tb *traceBuf) { traceOlInit23(tb, initArgs) }, (*ol.CodeLocation)(loc))
 }
 
 func traceOlIsValidBinary(tb *traceBuf, device uintptr, progData unsafe.Pointer, progDataSize uint64, valid unsafe.Pointer) {
@@ -1802,18 +1802,26 @@ func (c *Context) callOlLaunchKernel23(queue uintptr, device uintptr, kernel uin
 		return nullPointer("LaunchSizeArgs")
 	}
 	launchSizeArgsV := (*ol.KernelLaunchSizeArgs)(launchSizeArgs)
-	propertiesV := (*ol.KernelLaunchProp)(properties)
+	var propertiesBuf [4]kernelLaunchPropValue
+	propertiesV, err := listKernelLaunchProp("Properties", properties, propertiesBuf[:0])
+	if err != nil {
+		return err
+	}
 	if numArgs > 0 && argPtrs == nil {
 		return ol.Errorf(ol.ErrcInvalidNullPointer, "NumArgs is %d but ArgPtrs is NULL", numArgs)
 	}
-	argPtrsV, err := userPointers("olLaunchKernel", "ArgPtrs", "NumArgs", "NumArgs*8 =", "pointers", argPtrs, numArgs)
-	if err != nil {
+	if _, err := userAddrs("olLaunchKernel", "ArgPtrs", "NumArgs", "NumArgs*8 =", "pointers", argPtrs, numArgs); err != nil {
 		return err
 	}
 	if numArgs > 0 && argSizes == nil {
 		return ol.Errorf(ol.ErrcInvalidNullPointer, "NumArgs is %d but ArgSizes is NULL", numArgs)
 	}
 	argSizesV, err := userSizes("olLaunchKernel", "ArgSizes", "NumArgs", "NumArgs*8 =", "sizes", argSizes, numArgs)
+	if err != nil {
+		return err
+	}
+	var argPtrsBuf [8][]byte // the views stay on the stack for up to 8 entries
+	argPtrsV, err := userRanges("olLaunchKernel", "ArgPtrs", "ArgSizes", argPtrs, argSizesV, argPtrsBuf[:0])
 	if err != nil {
 		return err
 	}
@@ -2145,7 +2153,7 @@ func (c *Context) callOlMemPrefetch(queue uintptr, count uint64, mems unsafe.Poi
 	if count > 0 && mems == nil {
 		return ol.Errorf(ol.ErrcInvalidNullPointer, "Count is %d but Mems is NULL", count)
 	}
-	memsV, err := userPointers("olMemPrefetch", "Mems", "Count", "Count*8 =", "pointers", mems, count)
+	memsV, err := userAddrs("olMemPrefetch", "Mems", "Count", "Count*8 =", "pointers", mems, count)
 	if err != nil {
 		return err
 	}
@@ -2700,13 +2708,39 @@ func userHandles(fn, ptrName, countName, sizeName, what string, p unsafe.Pointer
 	return unsafe.Slice((*uintptr)(p), n), nil
 }
 
-// userPointers views n pointers of the caller's memory at p, without a copy.
-func userPointers(fn, ptrName, countName, sizeName, what string, p unsafe.Pointer, n uint64) ([]unsafe.Pointer, error) {
-	if _, err := userHandles(fn, ptrName, countName, sizeName, what, p, n); err != nil || n == 0 {
-		return nil, err
-	}
-	return unsafe.Slice((*unsafe.Pointer)(p), n), nil
+// userAddrs views n addresses of the caller's memory at p, without a
+// copy: pointers the runtime judges (its allocation map) and never reads.
+func userAddrs(fn, ptrName, countName, sizeName, what string, p unsafe.Pointer, n uint64) ([]uintptr, error) {
+	return userHandles(fn, ptrName, countName, sizeName, what, p, n)
 }
+
+// userRanges views the byte ranges of the ranges mark: len(sizes)
+// pointers at ptrs (an array userAddrs checked), each to sizes[i] bytes.
+// Every entry is checked before the method sees any: NULL only with size
+// 0 (a nil view), and no range past the end of the address space. The
+// views go into buf (the caller's stack) while they fit.
+func userRanges(fn, ptrName, sizeName string, ptrs unsafe.Pointer, sizes []uint64, buf [][]byte) ([][]byte, error) {
+	if len(sizes) == 0 {
+		return nil, nil
+	}
+	for i, p := range unsafe.Slice((*unsafe.Pointer)(ptrs), len(sizes)) {
+		switch a, sz := uint64(uintptr(p)), sizes[i]; {
+		case p == nil && sz > 0:
+			return nil, ol.Errorf(ol.ErrcInvalidNullPointer, "%s[%d] is NULL but %s[%d] is %d", ptrName, i, sizeName, i, sz)
+		case a+sz < a || sz > maxUserRange:
+			return nil, ol.Errorf(ol.ErrcInvalidSize, "%s: %s[%d] is %d: %s[%d] %p plus that runs past the end of the address space", fn, sizeName, i, sz, ptrName, i, p)
+		case p == nil:
+			buf = append(buf, nil)
+		default:
+			buf = append(buf, unsafe.Slice((*byte)(p), sz))
+		}
+	}
+	return buf, nil
+}
+
+// maxListEntries bounds the walk of a list (the list mark) whose end entry
+// is missing.
+const maxListEntries = 1024
 
 // userSizes views n size_t values of the caller's memory at p, without a copy.
 func userSizes(fn, ptrName, countName, sizeName, what string, p unsafe.Pointer, n uint64) ([]uint64, error) {
@@ -2714,6 +2748,96 @@ func userSizes(fn, ptrName, countName, sizeName, what string, p unsafe.Pointer, 
 		return nil, err
 	}
 	return unsafe.Slice((*uint64)(p), n), nil
+}
+
+// initArgsValue is ol_init_args_t as the versioned mark reads it: the fields the caller's
+// Size covers (zero otherwise), counted arrays as views of the caller's
+// memory, valid only during the call.
+type initArgsValue struct {
+	Size      uint64               // sizeof(ol_init_args_t)
+	Platforms []ol.PlatformBackend // NumPlatforms entries: the backends to start (the host platform is always started)
+}
+
+// readInitArgs checks and reads the caller's ol_init_args_t at p (the versioned mark):
+// Size must cover the fields of its first release, 24 bytes; a larger
+// struct is a later one, read as far as this one goes. name is the
+// parameter's. NULL reads as nil.
+func readInitArgs(name string, p unsafe.Pointer) (*initArgsValue, error) {
+	if p == nil {
+		return nil, nil
+	}
+	size := *(*uint64)(p)
+	if size < 24 {
+		field := "Platforms" // the first field the size leaves out
+		for _, f := range [...]struct {
+			name string
+			end  uint64
+		}{{"Size", 8}, {"NumPlatforms", 12}, {"Platforms", 24}} {
+			if size < f.end {
+				field = f.name
+				break
+			}
+		}
+		return nil, ol.Errorf(ol.ErrcInvalidSize, "%s->Size is %d, less than sizeof(ol_init_args_t) = 24: %s->%s does not fit", name, size, name, field)
+	}
+	v := &initArgsValue{Size: size}
+	fNumPlatforms := *(*uint32)(unsafe.Add(p, 8))
+	fPlatforms := *(*unsafe.Pointer)(unsafe.Add(p, 16))
+	if fNumPlatforms > 0 {
+		if fPlatforms == nil {
+			return nil, ol.Errorf(ol.ErrcInvalidNullPointer, "%s->NumPlatforms is %d but %s->Platforms is NULL", name, fNumPlatforms, name)
+		}
+		if a := uint64(uintptr(fPlatforms)); uint64(fNumPlatforms) > maxUserRange/4 || a+uint64(fNumPlatforms)*4 < a {
+			return nil, ol.Errorf(ol.ErrcInvalidSize, "%s->NumPlatforms is %d: %s->Platforms %p plus %d bytes runs past the end of the address space", name, fNumPlatforms, name, fPlatforms, uint64(fNumPlatforms)*4)
+		}
+		v.Platforms = unsafe.Slice((*ol.PlatformBackend)(fPlatforms), fNumPlatforms)
+		for i, e := range v.Platforms {
+			if !e.Valid() {
+				return nil, ol.Errorf(ol.ErrcInvalidEnumeration, "%s->Platforms[%d] is %d, not an ol_platform_backend_t", name, i, uint32(e))
+			}
+		}
+	}
+	return v, nil
+}
+
+// initArgsRef is a caller's ol_init_args_t that a lifecycle entry reads only when it
+// needs it (olInit: at the first reference), with readInitArgs.
+type initArgsRef struct{ p unsafe.Pointer }
+
+// read checks and reads it (readInitArgs); NULL reads as nil.
+func (r initArgsRef) read() (*initArgsValue, error) { return readInitArgs("InitArgs", r.p) }
+
+// kernelLaunchPropValue is one entry before the end of a list of ol_kernel_launch_prop_t (the
+// list mark): its type, and the value its data points to in the field of that
+// value's C type.
+type kernelLaunchPropValue struct {
+	Type ol.KernelLaunchPropType
+	Bool bool // the value of a bool * entry
+}
+
+// listKernelLaunchProp reads a list of ol_kernel_launch_prop_t up to its OL_KERNEL_LAUNCH_PROP_TYPE_NONE entry (at most
+// maxListEntries), appending to buf: a NULL list is empty. An entry of an
+// unknown type or with NULL data is refused, naming it (name is the
+// parameter's).
+func listKernelLaunchProp(name string, p unsafe.Pointer, buf []kernelLaunchPropValue) ([]kernelLaunchPropValue, error) {
+	if p == nil {
+		return nil, nil
+	}
+	for i := 0; i < maxListEntries; i++ {
+		e := (*ol.KernelLaunchProp)(unsafe.Add(p, uintptr(i)*unsafe.Sizeof(ol.KernelLaunchProp{})))
+		switch e.Type {
+		case ol.KernelLaunchPropTypeNone:
+			return buf, nil
+		case ol.KernelLaunchPropTypeIsCooperative:
+			if e.Data == nil {
+				return nil, ol.Errorf(ol.ErrcInvalidNullPointer, "%s[%d] (IS_COOPERATIVE) has a NULL data pointer", name, i)
+			}
+			buf = append(buf, kernelLaunchPropValue{Type: e.Type, Bool: *(*uint8)(e.Data) != 0})
+		default:
+			return nil, ol.Errorf(ol.ErrcInvalidEnumeration, "%s[%d].type is %d, not an ol_kernel_launch_prop_type_t", name, i, uint32(e.Type))
+		}
+	}
+	return nil, ol.Errorf(ol.ErrcInvalidArgument, "%s has no OL_KERNEL_LAUNCH_PROP_TYPE_NONE entry in its first %d", name, maxListEntries)
 }
 
 // goString copies a C string of at most max bytes ("" for NULL).

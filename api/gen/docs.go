@@ -92,7 +92,7 @@ func genAPIDocs(s *api.Spec) string {
 				w("| `%s` | `%s` is not a live %s handle |\n", badHandleCode[k], p.Name, k)
 			}
 		}
-		for _, e := range f.Errors {
+		for _, e := range append(markErrors(s, f), f.Errors...) {
 			w("| `%s` | %s |\n", e.Errc, mdCell(e.When))
 		}
 		if !lifecycle(f.Name) {
@@ -115,6 +115,42 @@ func genAPIDocs(s *api.Spec) string {
 		}
 	}
 	return b.String()
+}
+
+// markErrors are the failures the generated layer gives for the marks of
+// f's parameters that check what they read (versioned, list, ranges), so
+// the spec does not list them by hand.
+func markErrors(s *api.Spec, f *api.Function) []api.ErrorDoc {
+	var out []api.ErrorDoc
+	add := func(errc, when string, a ...any) {
+		out = append(out, api.ErrorDoc{Errc: "OL_ERRC_" + errc, When: fmt.Sprintf(when, a...)})
+	}
+	for _, p := range f.Params {
+		switch p.Ptr {
+		case "versioned":
+			st := s.StructByName(s.Classify(p.Type).Elem)
+			add("INVALID_SIZE", "%s->%s is less than the size of %s in its first release (the Details name the first field it leaves out)", p.Name, st.Size, st.Name)
+			for _, fd := range st.Fields {
+				if fd.Count == "" {
+					continue
+				}
+				add("INVALID_NULL_POINTER", "%s->%s > 0 and %s->%s is NULL", p.Name, fd.Count, p.Name, fd.Name)
+				add("INVALID_SIZE", "%s->%s entries at %s->%s run past the end of the address space", p.Name, fd.Count, p.Name, fd.Name)
+				if elem := strings.TrimPrefix(s.Classify(fd.Type).Elem, "const "); s.Classify(elem).Kind == api.KindEnum {
+					add("INVALID_ENUMERATION", "%s->%s lists a value that is not an %s", p.Name, fd.Name, elem)
+				}
+			}
+		case "list":
+			_, e, _ := s.ListOf(p)
+			add("INVALID_ENUMERATION", "an entry of %s before its `%s` has a type that is not an %s value (the Details name the entry)", p.Name, p.End, e.Name)
+			add("INVALID_NULL_POINTER", "an entry of %s has NULL data", p.Name)
+			add("INVALID_ARGUMENT", "%s has no `%s` entry in its first 1024", p.Name, p.End)
+		case "ranges":
+			add("INVALID_NULL_POINTER", "%s[i] is NULL and %s[i] is not 0", p.Name, p.Size)
+			add("INVALID_SIZE", "%s[i] plus %s[i] runs past the end of the address space", p.Name, p.Size)
+		}
+	}
+	return out
 }
 
 // releasesOf names the releases of an element: "22.1, 23.1".
@@ -217,6 +253,12 @@ func ptrDoc(p *api.Param) string {
 		what = "array of `" + p.Count + "` handles, read during the call"
 	case "values":
 		what = "array of `" + p.Count + "` values, read during the call"
+	case "ranges":
+		what = "array of `" + p.Count + "` pointers, each to `" + p.Size + "[i]` bytes (NULL only where that is 0), all checked before the call runs and read during it"
+	case "versioned":
+		what = "one versioned struct: its first field says its size, which must cover the struct's fields; read during the call"
+	case "list":
+		what = "array of structs ending with the entry of type `" + p.End + "` (at most 1024 entries), read during the call"
 	case "struct":
 		what = "one struct, read during the call"
 	case "out-handle":

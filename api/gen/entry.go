@@ -79,6 +79,21 @@ func genEntry(s *api.Spec) string {
 			w("\t%s\n", traceExpr(s, f, j))
 		}
 		w("}\n\n")
+		if lifecycle(f.Name) && len(f.Params) > 0 {
+			// the method reads its parameters only when it needs them, and
+			// gets the printer of its trace line bound to them
+			var refs []string
+			for _, p := range f.Params {
+				if p.Ptr != "versioned" {
+					panic("gen: lifecycle entry " + f.Name + " takes " + p.Name + ", which is not versioned")
+				}
+				refs = append(refs, fmt.Sprintf("%sRef{%s}", lowerFirst(goTypeName(s.Classify(p.Type).Elem)), goParam(p.Name)))
+			}
+			w("// %s is the entry point of %s: %s\n", ex, f.Name, f.Desc)
+			w("func %s(%s) uintptr {\n\treturn %s(%s, func(tb *traceBuf) { trace%s(tb, %s) }, (*ol.CodeLocation)(loc))\n}\n\n", ex, strings.Join(append(append([]string{}, params...), "loc unsafe.Pointer"), ", "),
+				implName, strings.Join(refs, ", "), ex, strings.Join(args, ", "))
+			continue
+		}
 		if lifecycle(f.Name) {
 			w("// %s is the entry point of %s: %s\n", ex, f.Name, f.Desc)
 			w("func %s(%s) uintptr {\n\treturn %s(%s)\n}\n\n", ex, strings.Join(append(append([]string{}, params...), "loc unsafe.Pointer"), ", "),
@@ -182,6 +197,7 @@ func genEntry(s *api.Spec) string {
 		w("%s\treturn nil\n}\n\n", ptrs.out)
 	}
 	genPtrHelpers(w)
+	genMarkedTypes(s, w)
 	b.WriteString(traceHelpers)
 	b.WriteString(infoWriter)
 	genInfoTracers(s, w)
@@ -224,11 +240,11 @@ func traceExpr(s *api.Spec, f *api.Function, j int) string {
 				return fmt.Sprintf("tb.tagged(%s, propSize, trace%sValue(ol.%s(propName)))", gp, goTypeName(q.Type), goTypeName(q.Type))
 			}
 		}
-	case "handles", "values":
+	case "handles", "values", "ranges":
 		return fmt.Sprintf("tb.ptrToPtrIf(%s, %s > 0)", gp, goParam(p.Count))
 	case "out-handle":
 		return fmt.Sprintf("tb.ptrToPtr(%s)", gp)
-	case "struct":
+	case "struct", "versioned", "list":
 		return fmt.Sprintf("tb.ptrTo(%s, trace%s)", gp, goTypeName(strings.TrimPrefix(elem, "const ")))
 	case "out-value", "info-size":
 		switch elem {

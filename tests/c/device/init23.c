@@ -193,6 +193,7 @@ static void test_init_errors(void) {
   ol_platform_backend_t host = OL_PLATFORM_BACKEND_HOST;
   ol_init_args_t a = {sizeof a - 1, 1, &host};
   OLC_ERR_HAS((olInit)(&a), OL_ERRC_INVALID_SIZE, "Size");
+  OLC_ERR_HAS((olInit)(&a), OL_ERRC_INVALID_SIZE, "Platforms does not fit"); /* the field left out */
   a.Size = 0;
   OLC_ERR_CODE((olInit)(&a), OL_ERRC_INVALID_SIZE);
   OLC_ERR_CODE(olIterateDevices(olc_list_fn, &(olc_devlist){0}), OL_ERRC_UNINITIALIZED);
@@ -203,6 +204,10 @@ static void test_init_errors(void) {
   OLC_ERR_HAS((olInit)(&e), OL_ERRC_INVALID_ENUMERATION, "Platforms[1]");
   bad[1] = OL_PLATFORM_BACKEND_LAST;
   OLC_ERR_CODE((olInit)(&e), OL_ERRC_INVALID_ENUMERATION);
+  /* a huge count at an address whose entries would run past the end of
+   * the address space: refused before any entry is read */
+  ol_init_args_t huge = {sizeof huge, UINT32_MAX, (const ol_platform_backend_t *)(UINTPTR_MAX - 4095)};
+  OLC_ERR_HAS((olInit)(&huge), OL_ERRC_INVALID_SIZE, "NumPlatforms");
   OLC_ERR_CODE(olShutDown(), OL_ERRC_UNINITIALIZED);
   olc_restart();
 }
@@ -213,11 +218,15 @@ static void test_init_second_only_counts(void) {
   counts before = count_devices();
   ol_init_args_t bad = {0, 5, NULL};
   OLC_OK((olInit)(&bad));
+  /* not even read (without OFFLOAD_TRACE, which prints it): a struct at an
+   * unmapped address */
+  OLC_OK((olInit)((const ol_init_args_t *)(UINTPTR_MAX - 4095)));
   ol_platform_backend_t host = OL_PLATFORM_BACKEND_HOST;
   ol_init_args_t only_host = {sizeof only_host, 1, &host};
   OLC_OK((olInit)(&only_host));
   OLC_EQ(count_devices().total, before.total);
   OLC_TRUE(dut_listed());
+  OLC_OK(olShutDown());
   OLC_OK(olShutDown());
   OLC_OK(olShutDown());
   /* the fixture's reference is still there */
