@@ -82,6 +82,8 @@ test-static:
 	$(GO) vet ./...
 	$(GO) vet -tags ol23 ./cmd/... ./impl/...
 	$(GO) run ./api/gen -check
+	@! grep -rn --include='*.go' --exclude='*_test.go' -E '\bC\.(malloc|calloc|CBytes|CString)\(' api cmd impl internal plugins \
+	  || { echo "use internal/cmem: cgo's C.malloc, C.calloc, C.CBytes and C.CString end the process when malloc fails"; exit 1; }
 
 # Then the memory-growth checks once more without -race (the race
 # detector's own memory grows with the work, which would hide a leak).

@@ -2,10 +2,10 @@ package impl
 
 /*
 #include <stdlib.h>
-
-static void ol_env_free(char *p) { free(p); }
 */
 import "C"
+
+import "github.com/liboffload-go/liboffload-go/internal/cmem"
 
 // cEnv reads the environment through the C library. Go's os.Getenv sees
 // only the environment as it was when the runtime started, which misses
@@ -13,9 +13,7 @@ import "C"
 type cEnv struct{}
 
 func (cEnv) Lookup(name string) (string, bool) {
-	cs := C.CString(name)
-	defer C.ol_env_free(cs)
-	v := C.getenv(cs)
+	v := C.getenv((*C.char)(cmem.CName(name)))
 	if v == nil {
 		return "", false
 	}

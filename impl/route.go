@@ -17,6 +17,7 @@ import (
 	"unsafe"
 
 	"github.com/liboffload-go/liboffload-go/api/ol"
+	"github.com/liboffload-go/liboffload-go/internal/cmem"
 	"github.com/liboffload-go/liboffload-go/plugins/plugin"
 )
 
@@ -184,9 +185,9 @@ const stageChunk = 4 << 20
 // destination, the source's queue fills the other.
 func stagedCopy(dst uintptr, dstDev *Device, src uintptr, srcDev *Device, size uint64) (err error) {
 	n := min(size, stageChunk)
-	buf := C.malloc(C.size_t(2 * n))
-	if buf == nil {
-		return ol.Errorf(ol.ErrcOutOfResources, "olMemcpy: no host memory for the %d-byte staging buffers of a copy between platforms", 2*n)
+	buf, err := cmem.Malloc(2*n, "olMemcpy: the staging buffers of a copy between platforms")
+	if err != nil {
+		return err
 	}
 	var qs, qd plugin.Queue
 	var pending [2]plugin.Event
@@ -283,13 +284,12 @@ func (c *Context) olMemFill(q *Queue, ptr uintptr, patternSize uint64, pattern u
 		// platform's memory, pageable host memory for a GPU, a global of
 		// another GPU of its platform). The pattern is the caller's only
 		// during this call.
-		pat := C.malloc(C.size_t(patternSize))
-		if pat == nil {
-			return ol.Errorf(ol.ErrcOutOfResources, "olMemFill: cannot copy the %d-byte pattern: out of memory", patternSize)
+		pat, err := cmem.Copy(pattern, patternSize, "olMemFill: the copy of the pattern")
+		if err != nil {
+			return err
 		}
-		C.memcpy(pat, pattern, C.size_t(patternSize))
 		// the call runs exactly once if HostCall takes it, never if not
-		err := q.q.HostCall(func() error {
+		err = q.q.HostCall(func() error {
 			defer C.free(pat)
 			return onTempQueue(owner, func(tq plugin.Queue) error { return tq.Fill(p, pat, patternSize, fillSize) })
 		})

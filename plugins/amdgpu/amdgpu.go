@@ -27,6 +27,7 @@ import (
 	"unsafe"
 
 	"github.com/liboffload-go/liboffload-go/api/ol"
+	"github.com/liboffload-go/liboffload-go/internal/cmem"
 	"github.com/liboffload-go/liboffload-go/plugins/image"
 	"github.com/liboffload-go/liboffload-go/plugins/internal/gpu"
 	"github.com/liboffload-go/liboffload-go/plugins/internal/pinned"
@@ -144,10 +145,11 @@ func (pl *Plugin) newPlatform(d *driver) (*Platform, error) {
 	}
 	// every GPU agent, in C memory for hsa_amd_agents_allow_access and
 	// hsa_amd_memory_lock
-	p.agentsC = (*C.uint64_t)(C.malloc(C.size_t(8 * len(p.gpus))))
-	if p.agentsC == nil {
-		return nil, ol.NewError(ol.ErrcOutOfResources, "amdgpu: out of host memory")
+	agentsMem, err := cmem.Malloc(uint64(8*len(p.gpus)), "amdgpu: the list of GPU agents")
+	if err != nil {
+		return nil, err
 	}
+	p.agentsC = (*C.uint64_t)(agentsMem)
 	copy(unsafe.Slice((*uint64)(unsafe.Pointer(p.agentsC)), len(p.gpus)), p.gpus)
 	p.signals.p = p
 	p.kernargs.p = p
@@ -203,10 +205,11 @@ func (p *Platform) newDevice(pl *Plugin, agent uint64, ordinal int, pools []pool
 		}
 	}
 	if len(peers) > 0 {
-		dev.peers = (*C.uint64_t)(C.malloc(C.size_t(8 * len(peers))))
-		if dev.peers == nil {
-			return nil, ol.NewError(ol.ErrcOutOfResources, "amdgpu: out of host memory")
+		mem, err := cmem.Malloc(uint64(8*len(peers)), "amdgpu: the list of a GPU's peers")
+		if err != nil {
+			return nil, err
 		}
+		dev.peers = (*C.uint64_t)(mem)
 		copy(unsafe.Slice((*uint64)(unsafe.Pointer(dev.peers)), len(peers)), peers)
 		dev.nPeers = len(peers)
 	}

@@ -14,6 +14,7 @@ import (
 	"unsafe"
 
 	"github.com/liboffload-go/liboffload-go/api/ol"
+	"github.com/liboffload-go/liboffload-go/internal/cmem"
 	"github.com/liboffload-go/liboffload-go/plugins/internal/vendorlib"
 )
 
@@ -242,11 +243,12 @@ func openDriver(names []string) *driver {
 	if d.Absent != "" {
 		return d
 	}
-	d.run = (*C.lgo_hsa_fns)(C.malloc(C.size_t(unsafe.Sizeof(d.fn.run))))
-	if d.run == nil {
-		d.Err = ol.NewError(ol.ErrcOutOfResources, "out of memory loading the HSA runtime")
+	run, err := cmem.Malloc(uint64(unsafe.Sizeof(d.fn.run)), "the entry points of the HSA runtime")
+	if err != nil {
+		d.Err = err
 		return d
 	}
+	d.run = (*C.lgo_hsa_fns)(run)
 	*d.run = d.fn.run // never freed: the runtime stays loaded for the process
 	return d
 }

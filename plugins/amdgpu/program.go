@@ -16,6 +16,7 @@ import (
 	"unsafe"
 
 	"github.com/liboffload-go/liboffload-go/api/ol"
+	"github.com/liboffload-go/liboffload-go/internal/cmem"
 	"github.com/liboffload-go/liboffload-go/plugins/image"
 	"github.com/liboffload-go/liboffload-go/plugins/internal/gpu"
 	"github.com/liboffload-go/liboffload-go/plugins/plugin"
@@ -53,9 +54,9 @@ func (d *Device) LoadProgram(img []byte) (plugin.Program, error) {
 		return nil, ol.NewError(ol.ErrcInvalidBinary, "amdgpu: the image is empty")
 	}
 	p := d.p
-	buf := C.malloc(C.size_t(len(img)))
-	if buf == nil {
-		return nil, ol.Errorf(ol.ErrcOutOfResources, "amdgpu: no host memory to stage a %d-byte image", len(img))
+	buf, err := cmem.Malloc(uint64(len(img)), "amdgpu: the staging copy of an image")
+	if err != nil {
+		return nil, err
 	}
 	defer C.free(buf)
 	copy(unsafe.Slice((*byte)(buf), len(img)), img)
@@ -109,9 +110,7 @@ type Program struct {
 // symbol finds a symbol of the executable and checks its kind.
 func (p *Program) symbol(name string, kind uint32, what string) (uint64, error) {
 	d := p.d
-	cs := C.CString(name)
-	defer C.free(unsafe.Pointer(cs))
-	r := C.lgo_hsa_symbol(d.p.run, C.uint64_t(p.exe), cs, C.uint64_t(d.agent))
+	r := C.lgo_hsa_symbol(d.p.run, C.uint64_t(p.exe), (*C.char)(cmem.CName(name)), C.uint64_t(d.agent))
 	if r.st == statusInvalidSymbolName {
 		return 0, ol.Errorf(ol.ErrcNotFound, "the program has no %s named %q", what, trimKD(name))
 	}
@@ -184,17 +183,20 @@ func (p *Program) Kernel(name string) (plugin.Kernel, error) {
 			k.cuItems, k.wave = lim, waveSize(p.d.info.Name.V, m.wave)
 		}
 	}
-	k.newFast()
+	if err := k.newFast(); err != nil {
+		return nil, err
+	}
 	return k, nil
 }
 
 // newFast makes the kernel's C view (lgo_hsa_fastk): what launch checks.
-func (k *Kernel) newFast() {
+func (k *Kernel) newFast() error {
 	d := k.p.d
-	f := (*C.lgo_hsa_fastk)(C.calloc(1, C.sizeof_lgo_hsa_fastk))
-	if f == nil {
-		panic("amdgpu: out of memory")
+	mem, err := cmem.Calloc(C.sizeof_lgo_hsa_fastk, "amdgpu: a kernel's launch record")
+	if err != nil {
+		return err
 	}
+	f := (*C.lgo_hsa_fastk)(mem)
 	f.object, f.seg, f.private_size, f.group_size = C.uint64_t(k.object), C.uint32_t(k.kernargSize), C.uint32_t(k.privateSize), C.uint32_t(k.groupSize)
 	f.max_group, f.implicit_off, f.args_size = C.uint32_t(k.maxGroup), C.int64_t(k.implicitOff), C.int64_t(k.argsSize)
 	gm, wm := d.info.MaxWorkGroupSizePerDimension.V, d.info.MaxWorkSizePerDimension.V
@@ -203,6 +205,7 @@ func (k *Kernel) newFast() {
 	f.total_max, f.lds_limit = C.uint64_t(d.info.MaxWorkSize.V), C.uint64_t(d.info.WorkGroupLocalMemSize.V)
 	k.fast = f
 	runtime.AddCleanup(k, func(p unsafe.Pointer) { C.free(p) }, unsafe.Pointer(f))
+	return nil
 }
 
 // Fast implements plugin.FastKernel.

@@ -16,6 +16,7 @@ import (
 	"unsafe"
 
 	"github.com/liboffload-go/liboffload-go/api/ol"
+	"github.com/liboffload-go/liboffload-go/internal/cmem"
 	"github.com/liboffload-go/liboffload-go/plugins/internal/fastq"
 	"github.com/liboffload-go/liboffload-go/plugins/internal/gpu"
 	"github.com/liboffload-go/liboffload-go/plugins/plugin"
@@ -76,7 +77,7 @@ type entry struct {
 	cend uint64
 }
 
-// entryRing holds the pending entries, oldest first; hs (C memory) holds
+// entryRing holds the pending entries, oldest first; hs holds
 // their completion signals at the same indices, for lgo_hsa_scan.
 type entryRing struct {
 	buf     []entry
@@ -88,16 +89,13 @@ func (r *entryRing) push(e entry) {
 	if r.n == len(r.buf) {
 		m := max(16, 2*len(r.buf))
 		nb := make([]entry, m)
-		nh := unsafe.Slice((*uint64)(C.malloc(C.size_t(8*m))), m)
-		if &nh[0] == nil {
-			panic("amdgpu: out of memory")
-		}
+		// Go memory like nb: growing happens after the operation was
+		// submitted, where failing is no longer possible (lgo_hsa_scan
+		// reads it only during the call it is passed to)
+		nh := make([]uint64, m)
 		for i := 0; i < r.n; i++ {
 			j := (r.head + i) & (len(r.buf) - 1)
 			nb[i], nh[i] = r.buf[j], r.hs[j]
-		}
-		if r.hs != nil {
-			C.free(unsafe.Pointer(&r.hs[0]))
 		}
 		r.buf, r.hs, r.head = nb, nh, 0
 	}
@@ -106,11 +104,8 @@ func (r *entryRing) push(e entry) {
 	r.n++
 }
 
-// free empties the ring (its HSA queue is destroyed) and gives back hs.
+// free empties the ring (its HSA queue is destroyed).
 func (r *entryRing) free() {
-	if r.hs != nil {
-		C.free(unsafe.Pointer(&r.hs[0]))
-	}
 	*r = entryRing{}
 }
 
@@ -598,10 +593,14 @@ func (d *Device) getHW() (*hwQueue, error) {
 		qs.mu.Unlock()
 	}
 	h = &hwQueue{d: d, id: hwIDs.Add(1)}
-	h.cq = (*C.lgo_hsa_cq)(C.calloc(1, C.sizeof_lgo_hsa_cq))
-	if h.cq == nil {
-		panic("amdgpu: out of memory")
+	cq, err := cmem.Calloc(C.sizeof_lgo_hsa_cq, "amdgpu: the submission state of a queue")
+	if err != nil {
+		qs.mu.Lock()
+		qs.count--
+		qs.mu.Unlock()
+		return nil, err
 	}
+	h.cq = (*C.lgo_hsa_cq)(cq)
 	// (the error callback may still write it after the HSA queue is gone)
 	runtime.AddCleanup(h, func(p unsafe.Pointer) { C.free(p) }, unsafe.Pointer(h.cq))
 	h.cq.f, h.cq.agent, h.cq.id = d.p.run, C.uint64_t(d.agent), C.uint64_t(h.id)

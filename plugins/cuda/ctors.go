@@ -17,6 +17,7 @@ import (
 	"unsafe"
 
 	"github.com/liboffload-go/liboffload-go/api/ol"
+	"github.com/liboffload-go/liboffload-go/internal/cmem"
 	"github.com/liboffload-go/liboffload-go/plugins/image"
 )
 
@@ -134,9 +135,9 @@ func (p *Program) runCtors(init bool) error {
 	}
 	n := uint64(len(names))
 	// host: the function addresses, then the array's start and end
-	host := C.malloc(C.size_t(8 * (n + 2)))
-	if host == nil {
-		return ol.Errorf(ol.ErrcOutOfResources, "cuda: no host memory for the %d %s of a program", n, kernel)
+	host, err := cmem.Malloc(8*(n+2), fmt.Sprintf("cuda: the addresses of the %d %s of a program", n, kernel))
+	if err != nil {
+		return err
 	}
 	defer C.free(host)
 	words := unsafe.Slice((*uint64)(host), n+2)

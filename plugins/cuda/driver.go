@@ -53,6 +53,7 @@ import (
 	"unsafe"
 
 	"github.com/liboffload-go/liboffload-go/api/ol"
+	"github.com/liboffload-go/liboffload-go/internal/cmem"
 	"github.com/liboffload-go/liboffload-go/plugins/internal/vendorlib"
 )
 
@@ -263,11 +264,12 @@ func openDriver(names []string) *driver {
 		return d
 	}
 	d.version = int32(v)
-	d.run = (*C.lgo_cu_fns)(C.malloc(C.size_t(unsafe.Sizeof(d.fn.run))))
-	if d.run == nil {
-		d.Err = ol.NewError(ol.ErrcOutOfResources, "out of memory loading the CUDA driver")
+	run, err := cmem.Malloc(uint64(unsafe.Sizeof(d.fn.run)), "the entry points of the CUDA driver")
+	if err != nil {
+		d.Err = err
 		return d
 	}
+	d.run = (*C.lgo_cu_fns)(run)
 	*d.run = d.fn.run // never freed: the driver stays loaded for the process
 	return d
 }

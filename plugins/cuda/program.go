@@ -16,6 +16,7 @@ import (
 	"unsafe"
 
 	"github.com/liboffload-go/liboffload-go/api/ol"
+	"github.com/liboffload-go/liboffload-go/internal/cmem"
 	"github.com/liboffload-go/liboffload-go/plugins/image"
 	"github.com/liboffload-go/liboffload-go/plugins/internal/gpu"
 	"github.com/liboffload-go/liboffload-go/plugins/plugin"
@@ -51,9 +52,9 @@ func (d *Device) LoadProgram(img []byte) (plugin.Program, error) {
 	if err := image.CheckCUDA(img); err != nil {
 		return nil, ol.Errorf(ol.ErrcInvalidBinary, "cuda: the image is %s, damaged: %v", image.Classify(img).Phrase(), err)
 	}
-	buf := C.malloc(C.size_t(len(img) + 1 + 2*jitLogSize))
-	if buf == nil {
-		return nil, ol.Errorf(ol.ErrcOutOfResources, "cuda: no host memory to stage a %d-byte image", len(img))
+	buf, err := cmem.Malloc(uint64(len(img))+1+2*jitLogSize, "cuda: the staging copy of an image")
+	if err != nil {
+		return nil, err
 	}
 	defer C.free(buf)
 	b := unsafe.Slice((*byte)(buf), len(img)+1+2*jitLogSize)
@@ -116,9 +117,7 @@ type Program struct {
 }
 
 func withName(name string, f func(*C.char) C.int) C.int {
-	cs := C.CString(name)
-	defer C.free(unsafe.Pointer(cs))
-	return f(cs)
+	return f((*C.char)(cmem.CName(name)))
 }
 
 // Kernel implements plugin.Program.
@@ -146,7 +145,9 @@ func (p *Program) Kernel(name string) (plugin.Kernel, error) {
 			k.paramBytes = max(k.paramBytes, pa.Offset+pa.Size)
 		}
 	}
-	k.newFast()
+	if err := k.newFast(); err != nil {
+		return nil, err
+	}
 	return k, nil
 }
 
@@ -239,12 +240,13 @@ func (k *Kernel) Fast() unsafe.Pointer { return unsafe.Pointer(k.fast) }
 var _ plugin.FastKernel = (*Kernel)(nil)
 
 // newFast makes the kernel's C view.
-func (k *Kernel) newFast() {
+func (k *Kernel) newFast() error {
 	d := k.p.d
-	f := (*C.lgo_cu_fastk)(C.calloc(1, C.sizeof_lgo_cu_fastk))
-	if f == nil {
-		panic("cuda: out of memory")
+	mem, err := cmem.Calloc(C.sizeof_lgo_cu_fastk, "cuda: a kernel's launch record")
+	if err != nil {
+		return err
 	}
+	f := (*C.lgo_cu_fastk)(mem)
 	f.fn = k.fn
 	f.param_bytes = C.uint64_t(k.paramBytes)
 	if k.paramsKnown {
@@ -258,6 +260,7 @@ func (k *Kernel) newFast() {
 	f.shared_limit = C.uint64_t(min(d.info.WorkGroupLocalMemSize.V, uint64(^uint32(0))))
 	k.fast = f
 	runtime.AddCleanup(k, func(p unsafe.Pointer) { C.free(p) }, unsafe.Pointer(f))
+	return nil
 }
 
 // noteQueue tells the kernel's C view that its program knows q (C launches

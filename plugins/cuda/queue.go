@@ -27,6 +27,7 @@ import (
 	"unsafe"
 
 	"github.com/liboffload-go/liboffload-go/api/ol"
+	"github.com/liboffload-go/liboffload-go/internal/cmem"
 	"github.com/liboffload-go/liboffload-go/plugins/internal/fastq"
 	"github.com/liboffload-go/liboffload-go/plugins/internal/gpu"
 	"github.com/liboffload-go/liboffload-go/plugins/plugin"
@@ -358,11 +359,11 @@ func (q *Queue) Fill(p uintptr, pattern unsafe.Pointer, patternSize, size uint64
 		return nil
 	}
 	if C.lgo_cu_pointer_type(q.d.drv.run, q.d.ctx, C.uintptr_t(p)) == 0 {
-		pat := C.CBytes(unsafe.Slice((*byte)(pattern), patternSize))
-		if pat == nil {
-			return ol.Errorf(ol.ErrcOutOfResources, "cuda: no host memory to keep a %d-byte fill pattern", patternSize)
+		pat, err := cmem.Copy(pattern, patternSize, "cuda: the copy of a fill pattern")
+		if err != nil {
+			return err
 		}
-		err := q.HostCall(func() error {
+		err = q.HostCall(func() error {
 			C.lgo_cu_host_fill(C.uintptr_t(p), pat, C.size_t(patternSize), C.size_t(size))
 			C.free(pat)
 			return nil
@@ -393,9 +394,9 @@ func (q *Queue) Fill(p uintptr, pattern unsafe.Pointer, patternSize, size uint64
 	if chunk > fillStage {
 		chunk = max(patternSize, fillStage/patternSize*patternSize)
 	}
-	buf := C.malloc(C.size_t(chunk))
-	if buf == nil {
-		return ol.Errorf(ol.ErrcOutOfResources, "cuda: no host memory to stage a fill with a %d-byte pattern", patternSize)
+	buf, err := cmem.Malloc(chunk, "cuda: the staging buffer of a fill")
+	if err != nil {
+		return err
 	}
 	b := unsafe.Slice((*byte)(buf), chunk)
 	pat := unsafe.Slice((*byte)(pattern), patternSize)

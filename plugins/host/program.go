@@ -15,6 +15,7 @@ import (
 	"unsafe"
 
 	"github.com/liboffload-go/liboffload-go/api/ol"
+	"github.com/liboffload-go/liboffload-go/internal/cmem"
 	"github.com/liboffload-go/liboffload-go/plugins/host/internal/elfcheck"
 	"github.com/liboffload-go/liboffload-go/plugins/image"
 	"github.com/liboffload-go/liboffload-go/plugins/plugin"
@@ -107,9 +108,7 @@ func (d *Device) LoadProgram(image []byte) (plugin.Program, error) {
 }
 
 func (p *program) sym(name string) unsafe.Pointer {
-	cs := C.CString(name)
-	defer C.free(unsafe.Pointer(cs))
-	return C.ol_host_sym(p.handle, cs)
+	return C.ol_host_sym(p.handle, (*C.char)(cmem.CName(name)))
 }
 
 // descSize is the size of a kernel descriptor (ol_host_kernel_desc).

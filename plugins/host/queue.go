@@ -14,6 +14,7 @@ import (
 	"unsafe"
 
 	"github.com/liboffload-go/liboffload-go/api/ol"
+	"github.com/liboffload-go/liboffload-go/internal/cmem"
 	"github.com/liboffload-go/liboffload-go/plugins/internal/fastq"
 	"github.com/liboffload-go/liboffload-go/plugins/plugin"
 )
@@ -321,11 +322,10 @@ func (q *queue) Fill(ptr uintptr, pattern unsafe.Pointer, patternSize, size uint
 		q.push(o, unsafe.Slice((*byte)(pattern), patternSize))
 		return nil
 	}
-	p := C.malloc(C.size_t(patternSize))
-	if p == nil {
-		return ol.Errorf(ol.ErrcOutOfResources, "cannot copy the %d-byte fill pattern: out of memory", patternSize)
+	p, err := cmem.Copy(pattern, patternSize, "host: the copy of a fill pattern")
+	if err != nil {
+		return err
 	}
-	C.memcpy(p, pattern, C.size_t(patternSize))
 	o.src = uintptr(p)
 	q.push(o, nil)
 	return nil
