@@ -95,8 +95,10 @@ static uint64_t fixed_size[NFIXED];
 static pthread_mutex_t amap_mu = PTHREAD_MUTEX_INITIALIZER;
 static _Atomic int amap_writers_done;
 // churning allocations live at made-up addresses in a region of their own
-// per writer (never dereferenced; prefetching them never faults)
-#define CHURN_BASE 0x7f0000000000ull
+// per writer (never dereferenced; prefetching them never faults), far from
+// where the heap, thread stacks and libraries are mapped: a reader's stack
+// buffer inside one would be refused as a copy's destination
+#define CHURN_BASE 0x300000000000ull
 #define CHURN_SPAN (1ull << 36)
 
 static void *amap_writer(void *arg) {
@@ -345,7 +347,7 @@ static _Atomic uint64_t clearing_gen[NQUEUES];
 static fake_kernel fk;
 static _Atomic uint64_t kernel_handle;
 static _Atomic int mirror_stop;
-#define DEV_BUF_BASE 0x500000000000ull
+#define DEV_BUF_BASE 0x2f0000000000ull // (made up, as CHURN_BASE)
 #define DEV_BUF_SIZE (1ull << 20)
 
 static int fake_copy(ol_fastq *q, int dir, uint64_t dst, uint64_t src, uint64_t n) {
