@@ -15,7 +15,7 @@ SOURCES := $(shell find api cmd impl plugins -type f \( -name '*.go' -o -name '*
 LDFLAGS := -extldflags '-fuse-ld=lld -B/usr/lib/llvm-22/bin -Wl,--version-script=$(MAP) -Wl,-soname,libLLVMOffload.so.22.1'
 LDFLAGS23 := -extldflags '-fuse-ld=lld -B/usr/lib/llvm-22/bin -Wl,--version-script=$(MAP23) -Wl,-soname,libLLVMOffload.so.23.1'
 
-.PHONY: all lib generate check-generated demo test check deps-check test-static test-go test-abi test-c test-python test-cgocheck2 fuzz bench setup clean install uninstall test-install gpu-check
+.PHONY: all lib generate check-generated demo test check deps-check test-static test-go test-abi test-c test-python test-cgocheck2 sanitize fuzz bench setup clean install uninstall test-install gpu-check
 
 all: lib
 
@@ -60,7 +60,7 @@ demo: deps-check $(LIBS)
 
 # ---- tests ---------------------------------------------------------------
 test: deps-check $(LIBS)
-	$(MAKE) --no-print-directory test-static test-go test-abi test-c test-python test-cgocheck2 test-install
+	$(MAKE) --no-print-directory test-static test-go test-abi test-c test-python test-cgocheck2 sanitize test-install
 	@echo "make test: all suites passed"
 
 deps-check:
@@ -176,6 +176,48 @@ test-cgocheck2: $(CHECKLIB) $(CHECKLIB23)
 	$(MAKE) --no-print-directory -C tests/c/device check LIBDIR=$(CURDIR)/$(dir $(CHECKLIB)) BUILD=$(CURDIR)/$(BUILD)/tests/c-device-cgocheck2
 	$(MAKE) --no-print-directory -C tests/c/lifecycle check IMPL=ours LIBDIR=$(CURDIR)/$(dir $(CHECKLIB)) BUILD=$(CURDIR)/$(BUILD)/tests/lifecycle-cgocheck2
 	$(MAKE) --no-print-directory -C tests/c/device check-fake-cuda check-fake-amdgpu RELEASE=23.1 TESTS="launch23 event23 memory23 kernel" LIBDIR=$(CURDIR)/$(dir $(CHECKLIB23)) BUILD=$(CURDIR)/$(BUILD)/tests/c-device-23.1-cgocheck2
+
+# ---- sanitizers ----------------------------------------------------------
+# The runtime's and the plugins' C code, which Go's race detector does not
+# see: (1) ThreadSanitizer, then ASan + UBSan, over stress programs of the
+# lock-free C structures built standalone (tests/c/stress; RATIONALE.md,
+# "Why does ThreadSanitizer run over standalone C stress programs?"); (2)
+# a library built with go build -asan and UBSan (its cgo C code
+# instrumented) under part of the device suite, on the host device and on
+# both driver doubles, and the lifecycle tests, all built with the same
+# sanitizers (the doubles too). A report fails the run. Left out, to keep
+# it to a few CPU-minutes: the 23.1 library; freequeued (3 minutes under
+# ASan) and, on the doubles, the tests of device info, programs, symbols
+# and images (Go code, the same C paths as the tests kept); the lifecycle
+# tests that bound RSS growth across cycles (dlopen_cycles, rss_cycles:
+# ASan's quarantine of freed memory grows RSS by design).
+ASANLIB := $(BUILD)/asan/lib/libLLVMOffload.so.22.1
+# -ftls-model=initial-exec: the doubles are dlopen'd, and LeakSanitizer
+# (GCC 12's, glibc 2.36) misreads the dynamic TLS blocks of their threads
+# ("Tracer caught signal 11" at exit); static TLS avoids them
+SAN_CFLAGS := -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer -ftls-model=initial-exec
+SAN_ENV := ASAN_OPTIONS=detect_leaks=1:abort_on_error=0 \
+	LSAN_OPTIONS=suppressions=$(CURDIR)/tests/c/sanitize/lsan.supp:print_suppressions=0 \
+	UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
+SAN_DEVICE_TESTS := device memory queue event hostfunc program symbol kernel waitevents occupancy leakcheck robust corrupt_image prograce cuda_image inflight crosswait idlequeue
+SAN_DOUBLE_TESTS := memory queue event hostfunc kernel waitevents leakcheck robust prograce inflight idlequeue
+SAN_DEVICE := $(MAKE) --no-print-directory -C tests/c/device LIBDIR=$(CURDIR)/$(dir $(ASANLIB)) \
+	BUILD=$(CURDIR)/$(BUILD)/tests/c-device-asan SANITIZE='$(SAN_CFLAGS)' GPU_COMPILE= CHECK_EXTRAS=
+$(ASANLIB): $(SOURCES) | deps-check
+	@mkdir -p $(dir $@)
+	CGO_CFLAGS='-O1 -g -fno-omit-frame-pointer -fsanitize=undefined -fno-sanitize-recover=all' CGO_LDFLAGS='-fsanitize=undefined' \
+	  $(GO) build -asan -buildmode=c-shared -trimpath -ldflags "$(LDFLAGS)" -o $@ ./cmd/liboffload
+	@rm -f $(dir $@)libLLVMOffload.so.22.h
+
+sanitize: $(ASANLIB)
+	$(MAKE) --no-print-directory -C tests/c/stress check
+	$(SAN_ENV) $(SAN_DEVICE) check TESTS="$(SAN_DEVICE_TESTS)"
+	$(SAN_ENV) $(SAN_DEVICE) check-fake-cuda TESTS="$(SAN_DOUBLE_TESTS)"
+	$(SAN_ENV) $(SAN_DEVICE) check-fake-amdgpu TESTS="$(SAN_DOUBLE_TESTS)"
+	$(SAN_ENV) $(MAKE) --no-print-directory -C tests/c/lifecycle check IMPL=ours LIBDIR=$(CURDIR)/$(dir $(ASANLIB)) \
+	  BUILD=$(CURDIR)/$(BUILD)/tests/lifecycle-asan CFLAGS='-O1 -g $(SAN_CFLAGS)' SANITIZE='$(SAN_CFLAGS)' \
+	  SKIP='dlopen_cycles rss_cycles'
+	@echo "make sanitize: no sanitizer report"
 
 # The Python tests run against python/ of the checkout, then once more
 # against the copy pip installs into $(PYSITE) (offline: the package's build

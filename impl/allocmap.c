@@ -63,6 +63,14 @@ struct ol_amap {
 
 #define LD(x) atomic_load_explicit(&(x), memory_order_relaxed)
 #define ST(x, v) atomic_store_explicit(&(x), (v), memory_order_relaxed)
+// A node is linked into a chain with a release store and readers follow
+// links with acquire loads, so a reader that finds a node also sees the
+// node's fields and link as they were written before it was linked (and
+// its chunk's zeroing), not older memory: with relaxed links a weakly
+// ordered CPU (or the compiler) could let it follow a stale link into
+// memory that is no node. On x86-64 both are plain moves.
+#define LINK(x, v) atomic_store_explicit(&(x), (v), memory_order_release)
+#define FOLLOW(x) atomic_load_explicit(&(x), memory_order_acquire)
 
 // level l < TOP_LEVEL: granules of 2^(6+2l) bytes (64 B to 2^62 B)
 static inline unsigned level_of(uint64_t size) {
@@ -206,7 +214,7 @@ static int link_node(ol_amap *m, uint64_t key, const ol_amap_hit *a) {
   ST(n->dev, a->dev);
   ST(n->meta, (uint64_t)a->kind | (uint64_t)a->aux << 32 | (uint64_t)(a->flags & 0xf) << 60);
   ST(n->next, LD(t->b[h & t->mask]));
-  ST(t->b[h & t->mask], n);
+  LINK(t->b[h & t->mask], n);
   wunlock(m, h);
   m->nodes++;
   return 1;
@@ -335,10 +343,10 @@ static int find_level(const ol_amap *m, unsigned l, uint64_t p, ol_amap_hit *out
       continue;
     }
     table *t = atomic_load_explicit((_Atomic(table *) *)&m->tab, memory_order_acquire);
-    node *n = LD(t->b[h & t->mask]);
+    node *n = FOLLOW(t->b[h & t->mask]);
     int found = 0;
     uint64_t steps = 0;
-    for (; n && steps < bound; n = LD(n->next), steps++) {
+    for (; n && steps < bound; n = FOLLOW(n->next), steps++) {
       if (LD(n->key) != key)
         continue;
       uint64_t b = LD(n->base), sz = LD(n->size);

@@ -16,6 +16,8 @@
 #define ALLOC_TYPE_DEVICE 1u // OL_ALLOC_TYPE_DEVICE
 #define CHUNK_SLOTS (1u << CHUNK_BITS)
 #define NCHUNKS ((INDEX_MASK + 1u) >> CHUNK_BITS)
+// the longest buffer a caller may hand in (impl/zentry.go maxUserRange)
+#define OL_QMIRROR_MAX_USER_RANGE (1ull << 47)
 
 // one cache line per queue: threads using different queues do not share
 // lines
@@ -257,7 +259,10 @@ int ol_fast_wait_events(const void *queue, const void *events, size_t n) {
   ol_fast_state st;
   ol_fastq *q;
   uint64_t h = (uint64_t)(uintptr_t)queue;
-  if (events == NULL || n == 0 || !ol_fast_load(&st))
+  // more events than the address space holds (the Go path's INVALID_SIZE,
+  // impl/zentry.go userHandles): read none of them
+  if (events == NULL || n == 0 || n > OL_QMIRROR_MAX_USER_RANGE / 8 ||
+      (uintptr_t)events + n * 8 < (uintptr_t)events || !ol_fast_load(&st))
     return 0;
   qslot *s = peek(h, &q);
   if (s == NULL || !still(s, h))

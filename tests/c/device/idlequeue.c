@@ -28,8 +28,10 @@ static void test_sync_after_idle_sync_waits(void) {
       break;
     OLC_OK(olMemcpy(q, d, olc_dev, h, olc_host, N * sizeof(uint32_t)));
     olc_opener o;
-    olc_opener_start(&o, &g, "olSyncQueue", 20, 10000);
+    /* (the clock starts before the opener: a main thread delayed after
+     * starting it would otherwise see the gate open sooner than 20 ms) */
     double t0 = olc_now_ms();
+    olc_opener_start(&o, &g, "olSyncQueue", 20, 10000);
     OLC_OK(olSyncQueue(q));
     double waited = olc_now_ms() - t0;
     olc_opener_stop(&o);

@@ -182,8 +182,8 @@ static void dump_memory(void) {
   dump_copy("NULL src device", m1, host, m2, NULL, 64, 16);
   dump_copy("garbage device", m1, (void *)0x1234, m2, host, 64, 16);
   dump_copy("into allocation", a, host, m2, host, 64, 64);
-  dump_copy("into allocation interior", a + 16, host, m2 + 5, host, 48, 64);
-  dump_copy("past allocation end", a + 16, host, m2, host, 49, 64);
+  dump_copy("into allocation interior", a + 16, host, m2 + 5, host, 48, 48);
+  dump_copy("past allocation end", a + 16, host, m2, host, 49, 48);
   dump_copy("from past allocation end", m1, host, a + 1, host, 64, 64);
   dump_copy("allocation to allocation", b + 100, host, a, host, 64, 200);
   dump_copy("wrapping dst", (void *)(~(uintptr_t)0 - 8), host, m2, host, 64, 0);
