@@ -692,7 +692,7 @@ class TestRelease23(PackageTest):
                 q.launch(saxpy, 1, 1, ctypes.c_float(1.0), arguments=[args])
             with self.assertRaises(TypeError):
                 q.launch(saxpy, 1, 1, arguments=[3])  # no C type
-        # each member an argument of its own, laid out as the C struct
+        # a kernel of several parameters (OL_KERNEL_PARAMS): one argument each
         prog = self.program("tests/python/kernels/reduce.c")
         with self.host.alloc(40) as out, self.host.queue() as q:
             q.launch(prog.kernel("mixed"), 1, 1, arguments=[
