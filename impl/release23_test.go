@@ -309,6 +309,8 @@ func FuzzLayOutArgsInC(f *testing.F) {
 	f.Add(true, []byte{8, 1, 4, 2}, uint8(1))
 	f.Add(false, []byte{}, uint8(0))
 	f.Add(true, []byte{200, 0, 3, 4}, uint8(9))
+	f.Add(true, []byte{12, 4}, uint8(8))             // one parameter, not at offset 0
+	f.Add(false, []byte{4, 0, 8, 0, 8, 0}, uint8(0)) // several, parameters unknown: refused
 	f.Fuzz(func(t *testing.T, known bool, data []byte, gap uint8) {
 		n := min(len(data)/2, 64)
 		sizes := make([]uint64, n)

@@ -293,16 +293,17 @@ static inline const ol_host_param *ol_host_kernel_params(const ol_host_kernel_de
   return (const ol_host_param *)(const void *)(d + 1);
 }
 
-// The exported descriptor of kernel name: its parameter records (n of
-// them, the parenthesised list params) follow it.
+// The exported descriptor of kernel name: its np parameter records (the
+// parenthesised list plist) follow it in one object, so that one symbol
+// says everything and no pointer needs relocating.
 #define OL__DESC(name, kind, size, loop, item, np, plist)                      \
   struct name##__ol_desc {                                                     \
     ol_host_kernel_desc desc;                                                  \
-    ol_host_param params[(np) > 0 ? (np) : 1];                                   \
+    ol_host_param params[(np) > 0 ? (np) : 1];                                 \
   };                                                                           \
-  OL_EXPORT const struct name##__ol_desc __ol_kernel_##name = {               \
+  OL_EXPORT const struct name##__ol_desc __ol_kernel_##name = {                \
       {OL_HOST_KERNEL_MAGIC, OL_HOST_ABI, kind, (uint32_t)(size), loop, item,  \
-       (uint32_t)(np), 0},                                                      \
+       (uint32_t)(np), 0},                                                     \
       {OL__UNPAREN plist}};
 #define OL__UNPAREN(...) __VA_ARGS__
 
@@ -341,19 +342,20 @@ static inline uint32_t ol__opaque(uint32_t v) {
 
 // The work-items of one row of a plain kernel's group: global x ids
 // [begin, end), the global id the loop's induction variable.
-#define OL__ITEMS_X(name, ocall, begin, end)                                    \
+#define OL__ITEMS_X(name, ocall, begin, end)                                   \
   for (uint32_t __ol_gx = (begin); __ol_gx < (end); __ol_gx++) {               \
     __ol_w.local[0] = __ol_gx - (begin);                                       \
     __ol_w.global[0] = __ol_gx;                                                \
-    name##__ol_body(OL__UNPAREN ocall, &__ol_w);                                \
+    name##__ol_body(OL__UNPAREN ocall, &__ol_w);                               \
   }
 
 // Runs groups [group_begin, group_end) of a plain kernel: the body is
-// inlined into the work-item loop. The body's parameters are decl, given
-// the values call (both in parentheses) from __ol_a, a type that copy
-// fills from the argument block; n parameters, recorded as params.
-#define OL__LOOP(name, type, odecl, ocall, copy, size, np, plist)                \
-  static inline void name##__ol_body(OL__UNPAREN odecl,                         \
+// inlined into the work-item loop. The body's parameters are odecl, given
+// the values ocall (both in parentheses) from __ol_a, of type `type`, that
+// copy fills from the argument block of size bytes; np parameters,
+// recorded as plist (see OL__ONE, OL__NONE and OL__PARAMS below).
+#define OL__LOOP(name, type, odecl, ocall, copy, size, np, plist)              \
+  static inline void name##__ol_body(OL__UNPAREN odecl,                        \
                                      const ol_host_item *__ol_wi)              \
       __attribute__((unused));                                                 \
   static void name##__ol_loop(const void *__ol_args,                           \
@@ -375,20 +377,20 @@ static inline uint32_t ol__opaque(uint32_t v) {
         for (uint32_t __ol_y = 0; __ol_y < __ol_sy; __ol_y++) {                \
           __ol_w.local[1] = __ol_y;                                            \
           __ol_w.global[1] = __ol_w.group[1] * __ol_sy + __ol_y;               \
-          /* The global id is the induction variable, so that accesses       \
-             indexed by ol_global_id(0) vectorise. Below 2^30 the masks are   \
-             no-ops that bound the id for the compiler: it then knows the id  \
-             cannot wrap and splits the loop at a bounds check such as        \
-             if (i < np), leaving a check-free loop to vectorise. (OL__OPAQUE  \
-             keeps the compiler from dropping the masks as no-ops.) */        \
+          /* The global id is the induction variable, so that accesses         \
+             indexed by ol_global_id(0) vectorise. Below 2^30 the masks are    \
+             no-ops that bound the id for the compiler: it then knows the id   \
+             cannot wrap and splits the loop at a bounds check such as         \
+             if (i < n), leaving a check-free loop to vectorise. (OL__OPAQUE   \
+             keeps the compiler from dropping the masks as no-ops.) */         \
           if (__ol_bx < OL__SPLIT_LIMIT && __ol_sx <= OL__SPLIT_GROUP) {       \
             const uint32_t __ol_b =                                            \
                 OL__OPAQUE(__ol_bx) & (OL__SPLIT_LIMIT - 1);                   \
             const uint32_t __ol_e =                                            \
                 __ol_b + (OL__OPAQUE(__ol_sx) & (2 * OL__SPLIT_GROUP - 1));    \
-            OL__ITEMS_X(name, ocall, __ol_b, __ol_e);                           \
+            OL__ITEMS_X(name, ocall, __ol_b, __ol_e);                          \
           } else {                                                             \
-            OL__ITEMS_X(name, ocall, __ol_bx, __ol_bx + __ol_sx);               \
+            OL__ITEMS_X(name, ocall, __ol_bx, __ol_bx + __ol_sx);              \
           }                                                                    \
         }                                                                      \
       }                                                                        \
@@ -399,18 +401,18 @@ static inline uint32_t ol__opaque(uint32_t v) {
       OL__UNPAREN odecl, __attribute__((unused)) const ol_host_item *__ol_wi)
 
 // Runs one work-item of a group kernel on its own stack.
-#define OL__GROUP(name, type, odecl, ocall, copy, size, np, plist)               \
-  static void name##__ol_body(OL__UNPAREN odecl, ol_host_sync_item *__ol_wi);   \
+#define OL__GROUP(name, type, odecl, ocall, copy, size, np, plist)             \
+  static void name##__ol_body(OL__UNPAREN odecl, ol_host_sync_item *__ol_wi);  \
   static void name##__ol_item(const void *__ol_args,                           \
                               ol_host_sync_item *__ol_i) {                     \
     type __ol_a;                                                               \
     copy;                                                                      \
-    name##__ol_body(OL__UNPAREN ocall, __ol_i);                                 \
+    name##__ol_body(OL__UNPAREN ocall, __ol_i);                                \
   }                                                                            \
   OL_EXPORT void name(const void *__ol_args, ol_host_sync_item *__ol_i) {      \
     name##__ol_item(__ol_args, __ol_i);                                        \
   }                                                                            \
-  OL__DESC(name, OL_HOST_KERNEL_GROUP, size, 0, name##__ol_item, np, plist)   \
+  OL__DESC(name, OL_HOST_KERNEL_GROUP, size, 0, name##__ol_item, np, plist)    \
   static void name##__ol_body(                                                 \
       OL__UNPAREN odecl, __attribute__((unused)) ol_host_sync_item *__ol_wi)
 
@@ -428,9 +430,9 @@ static inline ol_host_phase_item ol__phase_first(const ol_host_phase_group *g) {
   it.launch = g->launch;
   return it;
 }
-#define OL__PHASED(name, type, odecl, ocall, copy, argsize, np, plist)           \
+#define OL__PHASED(name, type, odecl, ocall, copy, argsize, np, plist)         \
   static inline __attribute__((always_inline)) void name##__ol_body(           \
-      OL__UNPAREN odecl, const ol_host_phase_group *__ol_wi,                    \
+      OL__UNPAREN odecl, const ol_host_phase_group *__ol_wi,                   \
       const ol_host_phase_group *__ol_grp);                                    \
   static void name##__ol_loop(const void *__ol_args,                           \
                               const ol_host_launch *__ol_l) {                  \
@@ -443,7 +445,7 @@ static inline ol_host_phase_item ol__phase_first(const ol_host_phase_group *g) {
     for (uint64_t __ol_n = __ol_l->group_begin; __ol_n < __ol_l->group_end;    \
          __ol_n++) {                                                           \
       ol__group_of(__ol_n, __ol_l->num_groups, __ol_g.group);                  \
-      name##__ol_body(OL__UNPAREN ocall, &__ol_g, &__ol_g);                     \
+      name##__ol_body(OL__UNPAREN ocall, &__ol_g, &__ol_g);                    \
     }                                                                          \
   }                                                                            \
   OL__EXPORT_LOOP_KERNEL(name, name##__ol_loop, argsize, np, plist)            \
@@ -497,7 +499,7 @@ static inline ol_host_phase_item ol__phase_first(const ol_host_phase_group *g) {
   struct name##__ol_params, (OL__MAP(OL__PDECL, OL__COMMA, name, __VA_ARGS__)), \
       (OL__MAP(OL__PCALL, OL__COMMA, name, __VA_ARGS__)),                      \
       memcpy(&__ol_a, __ol_args, offsetof(struct name##__ol_end, __ol_end)),   \
-      offsetof(struct name##__ol_end, __ol_end), OL__NARG(__VA_ARGS__),         \
+      offsetof(struct name##__ol_end, __ol_end), OL__NARG(__VA_ARGS__),        \
       (OL__MAP(OL__PRECORD, OL__COMMA, name, __VA_ARGS__))
 #define OL__PARAM_STRUCTS(name, ...)                                           \
   struct name##__ol_params {                                                   \
