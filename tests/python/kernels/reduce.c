@@ -49,10 +49,28 @@ OL_KERNEL(scale_table, struct scale_args, a) {
   a.out[i] = table[i] * a.k;
 }
 
-// Mixed argument types, each a parameter of its own (their block is laid
-// out like a struct of them): writes each back so the test sees the exact
-// layout.
-OL_KERNEL_PARAMS(mixed, (uint8_t, b), (double, d), (uint16_t, h), (int64_t, q), (float, f), (uint64_t *, out)) {
+// Mixed argument types: writes each back so the test sees the exact layout.
+struct mixed_args {
+  uint8_t b;
+  double d;
+  uint16_t h;
+  int64_t q;
+  float f;
+  uint64_t *out;
+};
+OL_KERNEL(mixed, struct mixed_args, a) {
+  if (ol_global_id(0) == 0) {
+    a.out[0] = a.b;
+    a.out[1] = (uint64_t)(a.d * 1000.0);
+    a.out[2] = a.h;
+    a.out[3] = (uint64_t)a.q;
+    a.out[4] = (uint64_t)(a.f * 1000.0f);
+  }
+}
+
+// The same, each a parameter of its own (23.1: one argument each).
+OL_KERNEL_PARAMS(mixed_params, (uint8_t, b), (double, d), (uint16_t, h), (int64_t, q), (float, f),
+                 (uint64_t *, out)) {
   if (ol_global_id(0) == 0) {
     out[0] = b;
     out[1] = (uint64_t)(d * 1000.0);
