@@ -182,7 +182,8 @@ static void test_noargs(void) {
   uint32_t want = 42;
 #if OLC_RELEASE >= 23
   /* 23.1: one 8-byte argument for a kernel of none; refused where the
-   * device knows the kernel's parameters (the GPU backends), else the same */
+   * device knows the kernel's parameters (the host device; GPUs whose
+   * driver or code object says), else the same */
   ol_result_t r = olLaunchKernel(NULL, olc_dev, k, &junk, sizeof junk, &l);
   OLC_CHECK(r == NULL || (olc_code(r) == OL_ERRC_INVALID_ARGUMENT && olc_details_has(r, "takes 0 arguments")),
             "olLaunchKernel of noargs with an 8-byte argument: expected success or INVALID_ARGUMENT "
@@ -866,7 +867,8 @@ static void test_bad_arguments(void) {
       ol_kernel_launch_size_args_t l32 = olc_size1(2, 16);
 #if OLC_RELEASE >= 23
       /* 23.1: one argument of 40 bytes for a parameter of 8; refused
-       * where the device knows the kernel's parameters, else the same */
+       * where the device knows the kernel's parameters (the host device;
+       * GPUs whose driver or code object says), else the same */
       memset(o, 0, 64 * sizeof(uint32_t));
       ol_result_t r = olLaunchKernel(q, olc_dev, k, &longer, sizeof longer, &l32);
       OLC_CHECK(r == NULL || (olc_code(r) == OL_ERRC_INVALID_ARGUMENT && olc_details_has(r, "ArgSizes[0]")),
