@@ -389,6 +389,17 @@ static void test_params_composite_group_phased(void) {
   OLC_OK((olLaunchKernel)(NULL, olc_dev, kg, &l, NULL, 3, gptrs, gsizes));
   if (olc_read(h, out, sizeof h))
     OLC_EQ_ARRAY(h, 64, 3 + 40 + 500);
+  /* cooperatively (CUDA takes a pointer to each parameter there) */
+  uint32_t max = 0;
+  if (OLC_OK(olGetKernelMaxCooperativeGroupCount(olc_dev, kg, &l, &max)) && max >= 2) {
+    bool yes = true;
+    const ol_kernel_launch_prop_t coop[] = {{OL_KERNEL_LAUNCH_PROP_TYPE_IS_COOPERATIVE, &yes},
+                                            OL_KERNEL_LAUNCH_PROP_END};
+    olc_memset(out, 0, sizeof h);
+    OLC_OK((olLaunchKernel)(NULL, olc_dev, kg, &l, coop, 3, gptrs, gsizes));
+    if (olc_read(h, out, sizeof h))
+      OLC_EQ_ARRAY(h, 64, 3 + 40 + 500);
+  }
   int16_t hh = -7;
   struct params_a8 s8 = {9.75, 12};
   void *pptrs[] = {&hh, &s8, &out};
