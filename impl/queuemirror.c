@@ -276,43 +276,26 @@ int ol_fast_wait_events(const void *queue, const void *events, size_t n) {
   return 1;
 }
 
-// c_align: the alignment a C compiler gives a member of size bytes when
-// nothing else is known (impl/release23.go cAlign)
-static inline uint64_t c_align(uint64_t size) {
-  if (size == 0)
-    return 1;
-  uint64_t a = size & -size;
-  return a < 8 ? a : 8;
-}
-
 // ol_qmirror_lay_out puts 23.1's nargs arguments where a kernel takes them, as
 // impl/release23.go layOutArgs does: at the known parameters' offsets
-// (their count and sizes must match), else like the members of a C
-// struct; one argument of unknown parameters, or at offset 0, stays in
-// place. *args, *size: what to launch with. 0: Go lays it out (or names
-// the error).
+// (their count and sizes must match); of a kernel whose parameters are
+// unknown, one argument is the whole block, in place, and several have no
+// layout (Go refuses them). One argument at offset 0 stays in place too.
+// *args, *size: what to launch with. 0: Go lays it out (or names the
+// error).
 int ol_qmirror_lay_out(uint64_t kparams, const uint64_t *p, size_t nargs, void *const *ptrs, const size_t *sizes,
                        unsigned char *buf, const void **args, size_t *size) {
   int known = (kparams & OL_KMIRROR_KNOWN) != 0;
-  if (known && (kparams & OL_KMIRROR_COUNT) != nargs)
+  if ((known && (kparams & OL_KMIRROR_COUNT) != nargs) || (!known && nargs > 1))
     return 0;
-  uint64_t off = 0, end = 0, align = 1;
+  uint64_t end = 0;
   for (size_t i = 0; i < nargs; i++) {
     if ((ptrs[i] == NULL && sizes[i] > 0) || sizes[i] > OL_QMIRROR_MAX_ARGS ||
         (uintptr_t)ptrs[i] + sizes[i] < (uintptr_t)ptrs[i] || (known && p[2 * i + 1] != sizes[i]))
       return 0;
-    if (known) {
-      off = p[2 * i];
-    } else {
-      uint64_t a = c_align(sizes[i]);
-      off = (off + a - 1) & -a;
-      align = a > align ? a : align;
-    }
-    if (off + sizes[i] > end)
-      end = off + sizes[i];
-    off += sizes[i];
+    if (known && p[2 * i] + sizes[i] > end)
+      end = p[2 * i] + sizes[i];
   }
-  end = (end + align - 1) & -align;
   if (nargs == 0) {
     *args = NULL, *size = 0;
     return 1;
@@ -324,18 +307,9 @@ int ol_qmirror_lay_out(uint64_t kparams, const uint64_t *p, size_t nargs, void *
   if (end > OL_QMIRROR_LAYOUT_MAX)
     return 0;
   memset(buf, 0, end); // padding is zero, as the Go path leaves it
-  off = 0;
-  for (size_t i = 0; i < nargs; i++) {
-    if (known) {
-      off = p[2 * i];
-    } else {
-      uint64_t a = c_align(sizes[i]);
-      off = (off + a - 1) & -a;
-    }
+  for (size_t i = 0; i < nargs; i++)
     if (sizes[i])
-      memcpy(buf + off, ptrs[i], sizes[i]);
-    off += sizes[i];
-  }
+      memcpy(buf + p[2 * i], ptrs[i], sizes[i]);
   *args = buf, *size = end;
   return 1;
 }

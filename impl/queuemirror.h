@@ -92,7 +92,8 @@ int ol_fast_launch23(const void *queue, const void *device, const void *kernel, 
 // (with params: each one's offset and size in turn) or 0 | count (unknown):
 // 1 with *args, *size what to launch with (buf, of OL_QMIRROR_LAYOUT_MAX
 // bytes, or the one argument in place); 0 when Go is to lay them out (more
-// bytes, or an error for Go to name).
+// bytes, or an error for Go to name: a count or size that does not match,
+// several arguments of a kernel whose parameters are unknown).
 #define OL_QMIRROR_LAYOUT_MAX 4096u
 int ol_qmirror_lay_out(uint64_t kparams, const uint64_t *params, size_t nargs, void *const *ptrs, const size_t *sizes,
                        unsigned char *buf, const void **args, size_t *size) OL_QMIRROR_HIDDEN;

@@ -7,7 +7,6 @@ package impl
 
 import (
 	"fmt"
-	"math/bits"
 	"sync"
 
 	"github.com/liboffload-go/liboffload-go/api/ol"
@@ -109,48 +108,25 @@ func launchProps(props []kernelLaunchPropValue) (cooperative bool) {
 // argBuffers recycles the argument buffers olLaunchKernel23 lays out.
 var argBuffers = sync.Pool{New: func() any { b := make([]byte, 0, 512); return &b }}
 
-// maxPackedArgs bounds the buffer layOutArgs builds for several arguments
-// of a kernel whose parameters the device does not know. Without it an
-// ArgSizes entry of, say, 1 TiB (below maxUserRange) made the runtime
-// allocate that much, and the Go runtime ended the process ("fatal error:
-// runtime: out of memory") instead of the call failing. Real parameter
-// space is far smaller (CUDA: 32764 bytes).
-const maxPackedArgs = 1 << 20
+// maxArgBlock bounds the buffer layOutArgs builds for several arguments
+// (real parameter space is far smaller: CUDA's is 32764 bytes), so that
+// parameters a device reports as huge cannot make the runtime allocate
+// that much: without it the Go runtime ended the process ("fatal error:
+// runtime: out of memory") instead of the call failing.
+const maxArgBlock = 1 << 20
 
-// argLayout says where each argument goes: at the offsets of the kernel's
-// parameters where the device knows them (params), else like the members
-// of a C struct.
-type argLayout struct {
-	params []plugin.Param
-	known  bool
-}
-
-// each calls at(i, offset) for every argument in order and returns the
-// size of the buffer: past the last argument, and for a packed layout
-// rounded up to the struct's alignment.
-func (l argLayout) each(sizes []uint64, at func(i int, off uint64)) (end uint64) {
-	var off, align uint64 = 0, 1
-	for i, sz := range sizes {
-		if l.known {
-			off = l.params[i].Offset
-		} else {
-			a := cAlign(sz)
-			off, align = alignUp(off, a), max(align, a)
-		}
-		at(i, off)
-		end = max(end, off+sz)
-		off += sz
-	}
-	return alignUp(end, align)
-}
-
-// layOutArgs writes the arguments into buf as the kernel reads them (see
-// argLayout), checking their count and sizes where the device knows the
-// parameters. inPlace reports that the result is not buf but the caller's
-// own memory: the one argument of a kernel whose parameters the device
-// does not know is passed where it is, as 22.1's ArgumentsData is (the
-// plugin reads only what the kernel takes, so a size larger than that
-// costs nothing; copying it could take more memory than there is).
+// layOutArgs writes the arguments into buf as the kernel reads them: at the
+// offsets of its parameters, after checking their count and sizes. Where
+// the device cannot say what the parameters are (a host image of ABI 2 or
+// 3, a CUDA driver without cuFuncGetParamInfo, a code object without
+// metadata), no layout of several arguments is known, and guessing one
+// (C-struct packing, alignment from size) computed wrong results silently:
+// such launches are refused. One argument is then the whole argument
+// block, passed where it is, as 22.1's ArgumentsData is (inPlace: the
+// result is the caller's memory, not buf; the plugin reads only what the
+// kernel takes, so a size larger than that costs nothing; copying it
+// could take more memory than there is), as is the one argument of a
+// kernel with one parameter at offset 0; none is an empty block.
 func layOutArgs(k *Symbol, ptrs [][]byte, sizes []uint64, buf []byte) (args []byte, inPlace bool, err error) {
 	for i, p := range ptrs {
 		if p == nil && sizes[i] > 0 {
@@ -160,51 +136,50 @@ func layOutArgs(k *Symbol, ptrs [][]byte, sizes []uint64, buf []byte) (args []by
 			return nil, false, ol.Errorf(ol.ErrcInvalidSize, "ArgSizes[%d] is %d", i, sizes[i])
 		}
 	}
-	var l argLayout
+	var params []plugin.Param
+	known := false
 	if pk, ok := k.kernel.(plugin.ParamKernel); ok {
-		l.params, l.known = pk.Params()
+		params, known = pk.Params()
 	}
-	if l.known {
-		if len(l.params) != len(ptrs) {
-			return nil, false, ol.Errorf(ol.ErrcInvalidArgument, "kernel %q takes %d arguments; NumArgs is %d", k.name, len(l.params), len(ptrs))
-		}
-		for i, p := range l.params {
-			if p.Size != sizes[i] {
-				return nil, false, ol.Errorf(ol.ErrcInvalidArgument, "ArgSizes[%d] is %d; argument %d of kernel %q is %d bytes", i, sizes[i], i, k.name, p.Size)
-			}
-		}
-	} else if len(ptrs) == 1 {
-		if sizes[0] == 0 {
+	whole := func() ([]byte, bool, error) {
+		if len(ptrs) == 0 || sizes[0] == 0 {
 			return nil, true, nil
 		}
 		return ptrs[0], true, nil
 	}
-	end := l.each(sizes, func(int, uint64) {})
-	if end > maxUserRange || (!l.known && end > maxPackedArgs) {
-		return nil, false, ol.Errorf(ol.ErrcInvalidSize, "the arguments of kernel %q take %d bytes", k.name, end)
+	if !known {
+		if len(ptrs) > 1 {
+			return nil, false, ol.Errorf(ol.ErrcInvalidArgument, "kernel %q: the device does not say where its parameters are (an image or driver that does not record them), so NumArgs %d cannot be laid out; pass the whole argument block as one argument", k.name, len(ptrs))
+		}
+		return whole()
+	}
+	if len(params) != len(ptrs) {
+		return nil, false, ol.Errorf(ol.ErrcInvalidArgument, "kernel %q takes %d arguments; NumArgs is %d", k.name, len(params), len(ptrs))
+	}
+	var end uint64
+	for i, p := range params {
+		if p.Size != sizes[i] {
+			return nil, false, ol.Errorf(ol.ErrcInvalidArgument, "ArgSizes[%d] is %d; argument %d of kernel %q is %d bytes", i, sizes[i], i, k.name, p.Size)
+		}
+		end = max(end, p.Offset+p.Size)
+	}
+	if len(params) == 1 && params[0].Offset == 0 {
+		return whole() // the block already
+	}
+	if end > maxArgBlock {
+		return nil, false, ol.Errorf(ol.ErrcInvalidSize, "the arguments of kernel %q take %d bytes, more than the %d a launch lays out", k.name, end, maxArgBlock)
 	}
 	if uint64(cap(buf)) < end {
 		buf = make([]byte, end)
 	}
 	buf = buf[:end]
 	clear(buf) // padding between parameters is zero, as a compiler's struct copy leaves it defined
-	l.each(sizes, func(i int, off uint64) {
+	for i, p := range params {
 		if sizes[i] > 0 {
-			copy(buf[off:], ptrs[i])
+			copy(buf[p.Offset:], ptrs[i])
 		}
-	})
-	return buf, false, nil
-}
-
-// cAlign is the alignment a C compiler gives a member of size bytes when
-// nothing else is known: the largest power of two dividing it, at most 8
-// (a scalar's own size; for a struct, that of its widest member in most
-// layouts).
-func cAlign(size uint64) uint64 {
-	if size == 0 {
-		return 1
 	}
-	return min(uint64(1)<<bits.TrailingZeros64(size), 8)
+	return buf, false, nil
 }
 
 // olLaunchKernel23 launches with the arguments one by one (ptrs[i] views

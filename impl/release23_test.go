@@ -20,48 +20,37 @@ func errCode(t *testing.T, err error, want ol.Errc, text string) {
 	}
 }
 
-// Without parameter information the arguments are packed like the members
-// of a C struct; Go lays out these members (scalars and pointers) by the
-// same rules on amd64, so the Go compiler is the reference.
-func TestLayOutArgsLikeAStruct(t *testing.T) {
-	type args struct {
-		a uint8
-		b float32
-		c *int
-		d uint16
-		e uint64
-		f [3]float32 // a 12-byte struct of floats: 4-aligned
+// Without parameter information no layout of several arguments is known:
+// the launch is refused naming the kernel (packing them like the members
+// of a C struct, alignment guessed from each size, put a struct {int a;
+// int b;} after an int at offset 8 where C puts it at 4, and the kernel
+// computed a wrong result). One argument is the whole block; none is none.
+func TestLayOutArgsUnknownParams(t *testing.T) {
+	k := &Symbol{name: "composite", kernel: plainKernel{}}
+	n, f, out := int32(1), [2]int32{2, 3}, uintptr(0x1000)
+	ptrs := []unsafe.Pointer{unsafe.Pointer(&n), unsafe.Pointer(&f), unsafe.Pointer(&out)}
+	for _, cnt := range []int{2, 3} {
+		_, _, err := layOutArgs(k, views(ptrs[:cnt], []uint64{4, 8, 8}[:cnt]), []uint64{4, 8, 8}[:cnt], nil)
+		errCode(t, err, ol.ErrcInvalidArgument, `kernel "composite"`)
 	}
-	target := 5
-	v := args{a: 7, b: 1.5, c: &target, d: 9, e: 1 << 40, f: [3]float32{1, 2, 3}}
-	ptrs := []unsafe.Pointer{unsafe.Pointer(&v.a), unsafe.Pointer(&v.b), unsafe.Pointer(&v.c), unsafe.Pointer(&v.d), unsafe.Pointer(&v.e), unsafe.Pointer(&v.f)}
-	sizes := []uint64{1, 4, 8, 2, 8, 12}
-	k := &Symbol{name: "k", kernel: plainKernel{}}
-	buf, inPlace, err := layOutArgs(k, views(ptrs, sizes), sizes, nil)
-	if err != nil || inPlace {
-		t.Fatal(err, inPlace)
-	}
-	// the whole struct, with its tail padding (a kernel's descriptor checks
-	// sizeof the struct: 48 here, not the 44 bytes up to f's end)
-	want := unsafe.Slice((*byte)(unsafe.Pointer(&v)), unsafe.Sizeof(v))
-	for i, off := range []uintptr{unsafe.Offsetof(v.a), unsafe.Offsetof(v.b), unsafe.Offsetof(v.c), unsafe.Offsetof(v.d), unsafe.Offsetof(v.e), unsafe.Offsetof(v.f)} {
-		if got, w := buf[off:off+uintptr(sizes[i])], want[off:off+uintptr(sizes[i])]; string(got) != string(w) {
-			t.Fatalf("argument %d at %d: %x, want %x", i, off, got, w)
-		}
-	}
-	if len(buf) != len(want) {
-		t.Fatalf("%d bytes, want %d", len(buf), len(want))
-	}
-	// no arguments: no bytes
 	if buf, _, err := layOutArgs(k, nil, nil, nil); err != nil || len(buf) != 0 {
 		t.Fatalf("no arguments: %v %v", buf, err)
+	}
+	buf, inPlace, err := layOutArgs(k, views(ptrs[1:2], []uint64{8}), []uint64{8}, nil)
+	if err != nil || !inPlace || unsafe.Pointer(&buf[0]) != unsafe.Pointer(&f) || len(buf) != 8 {
+		t.Fatalf("one argument: %d bytes, in place %v, err %v", len(buf), inPlace, err)
 	}
 	// a NULL pointer with a size
 	_, _, err = layOutArgs(k, [][]byte{nil}, []uint64{4}, nil)
 	errCode(t, err, ol.ErrcInvalidNullPointer, "ArgPtrs[0] is NULL")
-	// several arguments adding up to more than maxPackedArgs: refused, not
-	// allocated (1 TiB made the Go runtime end the process)
-	_, _, err = layOutArgs(k, [][]byte{{v.a}, make([]byte, 1)}, []uint64{1, 1 << 40}, nil)
+}
+
+// Parameters the device reports as huge are refused, not allocated (1 TiB
+// made the Go runtime end the process).
+func TestLayOutArgsHugeParams(t *testing.T) {
+	k := &Symbol{name: "k", kernel: paramKernel{params: []plugin.Param{{Offset: 0, Size: 1}, {Offset: 1 << 39, Size: 1}}}}
+	a := byte(1)
+	_, _, err := layOutArgs(k, [][]byte{{a}, {a}}, []uint64{1, 1}, nil)
 	errCode(t, err, ol.ErrcInvalidSize, "take")
 }
 
@@ -107,6 +96,51 @@ type paramKernel struct {
 }
 
 func (k paramKernel) Params() ([]plugin.Param, bool) { return k.params, true }
+
+// Where the device knows the parameters (a C struct's members here, the
+// Go compiler's layout of the same members the reference on amd64), each
+// argument goes to its offset, padding zero, and the block ends where the
+// last parameter does.
+func TestLayOutArgsLikeTheirStruct(t *testing.T) {
+	type args struct {
+		a uint8
+		b float32
+		c *int
+		d uint16
+		e uint64
+		f [3]float32 // a 12-byte struct of floats: 4-aligned
+		g uint8
+	}
+	target := 5
+	v := args{a: 7, b: 1.5, c: &target, d: 9, e: 1 << 40, f: [3]float32{1, 2, 3}, g: 4}
+	offs := []uintptr{unsafe.Offsetof(v.a), unsafe.Offsetof(v.b), unsafe.Offsetof(v.c), unsafe.Offsetof(v.d), unsafe.Offsetof(v.e), unsafe.Offsetof(v.f), unsafe.Offsetof(v.g)}
+	sizes := []uint64{1, 4, 8, 2, 8, 12, 1}
+	var params []plugin.Param
+	for i, o := range offs {
+		params = append(params, plugin.Param{Offset: uint64(o), Size: sizes[i]})
+	}
+	k := &Symbol{name: "k", kernel: paramKernel{params: params}}
+	ptrs := []unsafe.Pointer{unsafe.Pointer(&v.a), unsafe.Pointer(&v.b), unsafe.Pointer(&v.c), unsafe.Pointer(&v.d), unsafe.Pointer(&v.e), unsafe.Pointer(&v.f), unsafe.Pointer(&v.g)}
+	buf, inPlace, err := layOutArgs(k, views(ptrs, sizes), sizes, nil)
+	if err != nil || inPlace {
+		t.Fatal(err, inPlace)
+	}
+	wb := unsafe.Slice((*byte)(unsafe.Pointer(&v)), unsafe.Sizeof(v))
+	if len(buf) != int(unsafe.Offsetof(v.g))+1 {
+		t.Fatalf("%d bytes, want %d", len(buf), unsafe.Offsetof(v.g)+1)
+	}
+	inArg := make([]bool, len(buf))
+	for i, o := range offs {
+		for j := uint64(0); j < sizes[i]; j++ {
+			inArg[o+uintptr(j)] = true
+		}
+	}
+	for i := range buf {
+		if inArg[i] && buf[i] != wb[i] || !inArg[i] && buf[i] != 0 {
+			t.Fatalf("byte %d is %#x, want %#x (argument byte %v)", i, buf[i], wb[i], inArg[i])
+		}
+	}
+}
 
 // Where the device knows the parameters, each argument goes to its offset
 // and a wrong count or size is refused naming the argument.
@@ -327,6 +361,8 @@ func FuzzLayOutArgsInC(f *testing.F) {
 	f.Add(true, []byte{8, 1, 4, 2}, uint8(1))
 	f.Add(false, []byte{}, uint8(0))
 	f.Add(true, []byte{200, 0, 3, 4}, uint8(9))
+	f.Add(true, []byte{12, 4}, uint8(8))             // one parameter, not at offset 0
+	f.Add(false, []byte{4, 0, 8, 0, 8, 0}, uint8(0)) // several, parameters unknown: refused
 	f.Fuzz(func(t *testing.T, known bool, data []byte, gap uint8) {
 		n := min(len(data)/2, 64)
 		sizes := make([]uint64, n)

@@ -14,6 +14,21 @@
 //     if (i < args.n) args.y[i] = args.a * args.x[i] + args.y[i];
 //   }
 //
+// Or it takes several parameters, given as (type, name) pairs (at most 32;
+// a type with a comma in it needs a typedef):
+//
+//   OL_KERNEL_PARAMS(saxpy2, (float, a), (const float *, x), (float *, y)) {
+//     y[ol_global_id(0)] += a * x[ol_global_id(0)];
+//   }
+//
+// On GPUs that is a kernel with those parameters; on the host its
+// parameters are the members of a struct in that order, whose bytes a
+// 22.1 launch passes (ArgumentsData), and the image records each
+// parameter's offset and size, as a GPU code object does, so that 23.1's
+// olLaunchKernel (ArgPtrs/ArgSizes, one per parameter) places them and
+// checks their sizes. OL_GROUP_KERNEL_PARAMS and OL_PHASED_KERNEL_PARAMS
+// are the same for the other two kinds below.
+//
 // Kernels that use ol_barrier() are declared with OL_GROUP_KERNEL instead.
 // On GPUs the two are the same; on the host CPU a plain kernel runs each
 // work-group as a loop the compiler can optimise, while a group kernel runs
@@ -65,6 +80,51 @@
 
 #include <stdint.h>
 
+// OL__MAP(m, sep, k, x1, ..., xn) is m(k, x1) sep() ... sep() m(k, xn), for
+// the (type, name) pairs of a kernel's parameters (at most 32).
+#define OL__CAT(a, b) OL__CAT_(a, b)
+#define OL__CAT_(a, b) a##b
+#define OL__COMMA() ,
+#define OL__NOTHING()
+#define OL__NARG(...) OL__NARG_(__VA_ARGS__, 32, 31, 30, 29, 28, 27, 26, 25, 24, 23, 22, 21, 20, 19, 18, 17, 16, 15, 14, 13, 12, 11, 10, 9, 8, 7, 6, 5, 4, 3, 2, 1, 0)
+#define OL__NARG_(_1, _2, _3, _4, _5, _6, _7, _8, _9, _10, _11, _12, _13, _14, _15, _16, _17, _18, _19, _20, _21, _22, _23, _24, _25, _26, _27, _28, _29, _30, _31, _32, n, ...) n
+#define OL__MAP(m, sep, k, ...) OL__CAT(OL__MAP_, OL__NARG(__VA_ARGS__))(m, sep, k, __VA_ARGS__)
+// A parameter's declaration.
+#define OL__PDECL(k, p) OL__PDECL_ p
+#define OL__PDECL_(t, n) t n
+#define OL__MAP_1(m, sep, k, x) m(k, x)
+#define OL__MAP_2(m, sep, k, x, ...) m(k, x) sep() OL__MAP_1(m, sep, k, __VA_ARGS__)
+#define OL__MAP_3(m, sep, k, x, ...) m(k, x) sep() OL__MAP_2(m, sep, k, __VA_ARGS__)
+#define OL__MAP_4(m, sep, k, x, ...) m(k, x) sep() OL__MAP_3(m, sep, k, __VA_ARGS__)
+#define OL__MAP_5(m, sep, k, x, ...) m(k, x) sep() OL__MAP_4(m, sep, k, __VA_ARGS__)
+#define OL__MAP_6(m, sep, k, x, ...) m(k, x) sep() OL__MAP_5(m, sep, k, __VA_ARGS__)
+#define OL__MAP_7(m, sep, k, x, ...) m(k, x) sep() OL__MAP_6(m, sep, k, __VA_ARGS__)
+#define OL__MAP_8(m, sep, k, x, ...) m(k, x) sep() OL__MAP_7(m, sep, k, __VA_ARGS__)
+#define OL__MAP_9(m, sep, k, x, ...) m(k, x) sep() OL__MAP_8(m, sep, k, __VA_ARGS__)
+#define OL__MAP_10(m, sep, k, x, ...) m(k, x) sep() OL__MAP_9(m, sep, k, __VA_ARGS__)
+#define OL__MAP_11(m, sep, k, x, ...) m(k, x) sep() OL__MAP_10(m, sep, k, __VA_ARGS__)
+#define OL__MAP_12(m, sep, k, x, ...) m(k, x) sep() OL__MAP_11(m, sep, k, __VA_ARGS__)
+#define OL__MAP_13(m, sep, k, x, ...) m(k, x) sep() OL__MAP_12(m, sep, k, __VA_ARGS__)
+#define OL__MAP_14(m, sep, k, x, ...) m(k, x) sep() OL__MAP_13(m, sep, k, __VA_ARGS__)
+#define OL__MAP_15(m, sep, k, x, ...) m(k, x) sep() OL__MAP_14(m, sep, k, __VA_ARGS__)
+#define OL__MAP_16(m, sep, k, x, ...) m(k, x) sep() OL__MAP_15(m, sep, k, __VA_ARGS__)
+#define OL__MAP_17(m, sep, k, x, ...) m(k, x) sep() OL__MAP_16(m, sep, k, __VA_ARGS__)
+#define OL__MAP_18(m, sep, k, x, ...) m(k, x) sep() OL__MAP_17(m, sep, k, __VA_ARGS__)
+#define OL__MAP_19(m, sep, k, x, ...) m(k, x) sep() OL__MAP_18(m, sep, k, __VA_ARGS__)
+#define OL__MAP_20(m, sep, k, x, ...) m(k, x) sep() OL__MAP_19(m, sep, k, __VA_ARGS__)
+#define OL__MAP_21(m, sep, k, x, ...) m(k, x) sep() OL__MAP_20(m, sep, k, __VA_ARGS__)
+#define OL__MAP_22(m, sep, k, x, ...) m(k, x) sep() OL__MAP_21(m, sep, k, __VA_ARGS__)
+#define OL__MAP_23(m, sep, k, x, ...) m(k, x) sep() OL__MAP_22(m, sep, k, __VA_ARGS__)
+#define OL__MAP_24(m, sep, k, x, ...) m(k, x) sep() OL__MAP_23(m, sep, k, __VA_ARGS__)
+#define OL__MAP_25(m, sep, k, x, ...) m(k, x) sep() OL__MAP_24(m, sep, k, __VA_ARGS__)
+#define OL__MAP_26(m, sep, k, x, ...) m(k, x) sep() OL__MAP_25(m, sep, k, __VA_ARGS__)
+#define OL__MAP_27(m, sep, k, x, ...) m(k, x) sep() OL__MAP_26(m, sep, k, __VA_ARGS__)
+#define OL__MAP_28(m, sep, k, x, ...) m(k, x) sep() OL__MAP_27(m, sep, k, __VA_ARGS__)
+#define OL__MAP_29(m, sep, k, x, ...) m(k, x) sep() OL__MAP_28(m, sep, k, __VA_ARGS__)
+#define OL__MAP_30(m, sep, k, x, ...) m(k, x) sep() OL__MAP_29(m, sep, k, __VA_ARGS__)
+#define OL__MAP_31(m, sep, k, x, ...) m(k, x) sep() OL__MAP_30(m, sep, k, __VA_ARGS__)
+#define OL__MAP_32(m, sep, k, x, ...) m(k, x) sep() OL__MAP_31(m, sep, k, __VA_ARGS__)
+
 #if defined(__NVPTX__) || defined(__AMDGPU__)
 /* ---------------------------------------------------------------- GPUs */
 #include <gpuintrin.h>
@@ -75,6 +135,10 @@
 #define OL_GROUP_KERNEL_NOARGS(name) __gpu_kernel void name(void)
 #define OL_PHASED_KERNEL(name, type, arg) __gpu_kernel void name(type arg)
 #define OL_PHASED_KERNEL_NOARGS(name) __gpu_kernel void name(void)
+#define OL_KERNEL_PARAMS(name, ...)                                            \
+  __gpu_kernel void name(OL__MAP(OL__PDECL, OL__COMMA, name, __VA_ARGS__))
+#define OL_GROUP_KERNEL_PARAMS(name, ...) OL_KERNEL_PARAMS(name, __VA_ARGS__)
+#define OL_PHASED_KERNEL_PARAMS(name, ...) OL_KERNEL_PARAMS(name, __VA_ARGS__)
 // A one-pass loop: break and continue end the work-item's block, as on the host.
 #define OL_FOR_ITEMS for (int __ol_once = 1; __ol_once; __ol_once = 0)
 #define OL_PRIVATE(type, name) type name[1]
@@ -125,6 +189,7 @@ static inline __attribute__((always_inline)) void ol__grid_barrier(void) {
 
 #else
 /* ------------------------------------------------------------ host CPU */
+#include <stddef.h>
 #include <string.h>
 
 #ifdef __cplusplus
@@ -133,8 +198,9 @@ extern "C" {
 
 // What the runtime passes to a kernel. The layout is the ABI between this
 // header and liboffload-go's host device (version OL_HOST_ABI; version 3
-// added the grid barrier at the end, so ABI 2 kernels still run).
-#define OL_HOST_ABI 3
+// added the grid barrier at the end, so ABI 2 kernels still run; version 4
+// added the parameter list to the kernel descriptor).
+#define OL_HOST_ABI 4
 #define OL_HOST_KERNEL_MAGIC 0x4f4c4b31u /* "OLK1" */
 
 typedef struct ol_host_launch {
@@ -198,17 +264,48 @@ typedef struct ol__items_scope {
 
 enum { OL_HOST_KERNEL_LOOP = 0, OL_HOST_KERNEL_GROUP = 1 };
 
+// One parameter of a kernel: where its bytes are in the argument block
+// and how many there are.
+typedef struct ol_host_param {
+  uint32_t offset;
+  uint32_t size;
+} ol_host_param;
+
 // Each kernel exports a descriptor named __ol_kernel_<name>. It points at
 // module-local functions, so a kernel named like a function of another
 // library (read, write, step, ...) can never be bound to that function.
+// From ABI 4 on, num_params ol_host_param follow it in the same object
+// (ol_host_kernel_params); images of ABI 2 and 3 end the descriptor before
+// num_params and do not say what their parameters are.
 typedef struct ol_host_kernel_desc {
   uint32_t magic;
   uint32_t abi;
   uint32_t kind;      // OL_HOST_KERNEL_LOOP or OL_HOST_KERNEL_GROUP
-  uint32_t args_size; // bytes of the argument struct
+  uint32_t args_size; // bytes of the argument block (where the last parameter ends)
   void (*loop)(const void *args, const ol_host_launch *launch);
   void (*item)(const void *args, ol_host_sync_item *item);
+  uint32_t num_params; // ABI 4 and later
+  uint32_t reserved;   // zero
 } ol_host_kernel_desc;
+
+// The parameters of an ABI 4 (or later) kernel.
+static inline const ol_host_param *ol_host_kernel_params(const ol_host_kernel_desc *d) {
+  return (const ol_host_param *)(const void *)(d + 1);
+}
+
+// The exported descriptor of kernel name: its np parameter records (the
+// parenthesised list plist) follow it in one object, so that one symbol
+// says everything and no pointer needs relocating.
+#define OL__DESC(name, kind, size, loop, item, np, plist)                      \
+  struct name##__ol_desc {                                                     \
+    ol_host_kernel_desc desc;                                                  \
+    ol_host_param params[(np) > 0 ? (np) : 1];                                 \
+  };                                                                           \
+  OL_EXPORT const struct name##__ol_desc __ol_kernel_##name = {                \
+      {OL_HOST_KERNEL_MAGIC, OL_HOST_ABI, kind, (uint32_t)(size), loop, item,  \
+       (uint32_t)(np), 0},                                                     \
+      {OL__UNPAREN plist}};
+#define OL__UNPAREN(...) __VA_ARGS__
 
 #ifdef __cplusplus
 #define OL_EXPORT extern "C" __attribute__((visibility("default"), used))
@@ -226,12 +323,11 @@ static inline void ol__group_of(uint64_t n, const uint32_t num_groups[3], uint32
 
 // The exported entry point and descriptor of a kernel whose groups run
 // through loop (plain and phased kernels).
-#define OL__EXPORT_LOOP_KERNEL(name, loop, argsize)                            \
+#define OL__EXPORT_LOOP_KERNEL(name, loop, argsize, np, plist)                 \
   OL_EXPORT void name(const void *__ol_args, const ol_host_launch *__ol_l) {   \
     loop(__ol_args, __ol_l);                                                   \
   }                                                                            \
-  OL_EXPORT const ol_host_kernel_desc __ol_kernel_##name = {                   \
-      OL_HOST_KERNEL_MAGIC, OL_HOST_ABI, OL_HOST_KERNEL_LOOP, argsize, loop, 0};
+  OL__DESC(name, OL_HOST_KERNEL_LOOP, argsize, loop, 0, np, plist)
 
 // The work-item loop whose ids the compiler can bound (below): global x
 // ids under OL__SPLIT_LIMIT, groups of at most OL__SPLIT_GROUP items.
@@ -246,17 +342,21 @@ static inline uint32_t ol__opaque(uint32_t v) {
 
 // The work-items of one row of a plain kernel's group: global x ids
 // [begin, end), the global id the loop's induction variable.
-#define OL__ITEMS_X(name, begin, end)                                          \
+#define OL__ITEMS_X(name, ocall, begin, end)                                   \
   for (uint32_t __ol_gx = (begin); __ol_gx < (end); __ol_gx++) {               \
     __ol_w.local[0] = __ol_gx - (begin);                                       \
     __ol_w.global[0] = __ol_gx;                                                \
-    name##__ol_body(__ol_a, &__ol_w);                                          \
+    name##__ol_body(OL__UNPAREN ocall, &__ol_w);                               \
   }
 
 // Runs groups [group_begin, group_end) of a plain kernel: the body is
-// inlined into the work-item loop.
-#define OL__LOOP(name, type, arg, copy, size)                                        \
-  static inline void name##__ol_body(type arg, const ol_host_item *__ol_wi)     \
+// inlined into the work-item loop. The body's parameters are odecl, given
+// the values ocall (both in parentheses) from __ol_a, of type `type`, that
+// copy fills from the argument block of size bytes; np parameters,
+// recorded as plist (see OL__ONE, OL__NONE and OL__PARAMS below).
+#define OL__LOOP(name, type, odecl, ocall, copy, size, np, plist)              \
+  static inline void name##__ol_body(OL__UNPAREN odecl,                        \
+                                     const ol_host_item *__ol_wi)              \
       __attribute__((unused));                                                 \
   static void name##__ol_loop(const void *__ol_args,                           \
                               const ol_host_launch *__ol_l) {                  \
@@ -277,46 +377,44 @@ static inline uint32_t ol__opaque(uint32_t v) {
         for (uint32_t __ol_y = 0; __ol_y < __ol_sy; __ol_y++) {                \
           __ol_w.local[1] = __ol_y;                                            \
           __ol_w.global[1] = __ol_w.group[1] * __ol_sy + __ol_y;               \
-          /* The global id is the induction variable, so that accesses       \
-             indexed by ol_global_id(0) vectorise. Below 2^30 the masks are   \
-             no-ops that bound the id for the compiler: it then knows the id  \
-             cannot wrap and splits the loop at a bounds check such as        \
-             if (i < n), leaving a check-free loop to vectorise. (OL__OPAQUE  \
-             keeps the compiler from dropping the masks as no-ops.) */        \
+          /* The global id is the induction variable, so that accesses         \
+             indexed by ol_global_id(0) vectorise. Below 2^30 the masks are    \
+             no-ops that bound the id for the compiler: it then knows the id   \
+             cannot wrap and splits the loop at a bounds check such as         \
+             if (i < n), leaving a check-free loop to vectorise. (OL__OPAQUE   \
+             keeps the compiler from dropping the masks as no-ops.) */         \
           if (__ol_bx < OL__SPLIT_LIMIT && __ol_sx <= OL__SPLIT_GROUP) {       \
             const uint32_t __ol_b =                                            \
                 OL__OPAQUE(__ol_bx) & (OL__SPLIT_LIMIT - 1);                   \
             const uint32_t __ol_e =                                            \
                 __ol_b + (OL__OPAQUE(__ol_sx) & (2 * OL__SPLIT_GROUP - 1));    \
-            OL__ITEMS_X(name, __ol_b, __ol_e);                                 \
+            OL__ITEMS_X(name, ocall, __ol_b, __ol_e);                          \
           } else {                                                             \
-            OL__ITEMS_X(name, __ol_bx, __ol_bx + __ol_sx);                     \
+            OL__ITEMS_X(name, ocall, __ol_bx, __ol_bx + __ol_sx);              \
           }                                                                    \
         }                                                                      \
       }                                                                        \
     }                                                                          \
   }                                                                            \
-  OL__EXPORT_LOOP_KERNEL(name, name##__ol_loop, size)                          \
+  OL__EXPORT_LOOP_KERNEL(name, name##__ol_loop, size, np, plist)               \
   static inline void name##__ol_body(                                          \
-      type arg, __attribute__((unused)) const ol_host_item *__ol_wi)
+      OL__UNPAREN odecl, __attribute__((unused)) const ol_host_item *__ol_wi)
 
 // Runs one work-item of a group kernel on its own stack.
-#define OL__GROUP(name, type, arg, copy, size)                                       \
-  static void name##__ol_body(type arg, ol_host_sync_item *__ol_wi);           \
+#define OL__GROUP(name, type, odecl, ocall, copy, size, np, plist)             \
+  static void name##__ol_body(OL__UNPAREN odecl, ol_host_sync_item *__ol_wi);  \
   static void name##__ol_item(const void *__ol_args,                           \
                               ol_host_sync_item *__ol_i) {                     \
     type __ol_a;                                                               \
     copy;                                                                      \
-    name##__ol_body(__ol_a, __ol_i);                                           \
+    name##__ol_body(OL__UNPAREN ocall, __ol_i);                                \
   }                                                                            \
   OL_EXPORT void name(const void *__ol_args, ol_host_sync_item *__ol_i) {      \
     name##__ol_item(__ol_args, __ol_i);                                        \
   }                                                                            \
-  OL_EXPORT const ol_host_kernel_desc __ol_kernel_##name = {                   \
-      OL_HOST_KERNEL_MAGIC, OL_HOST_ABI, OL_HOST_KERNEL_GROUP, size, 0,        \
-      name##__ol_item};                                                        \
+  OL__DESC(name, OL_HOST_KERNEL_GROUP, size, 0, name##__ol_item, np, plist)    \
   static void name##__ol_body(                                                 \
-      type arg, __attribute__((unused)) ol_host_sync_item *__ol_wi)
+      OL__UNPAREN odecl, __attribute__((unused)) ol_host_sync_item *__ol_wi)
 
 // Runs groups [group_begin, group_end) of a phased kernel: the body runs
 // once per group, its OL_FOR_ITEMS blocks loop over the work-items.
@@ -332,9 +430,9 @@ static inline ol_host_phase_item ol__phase_first(const ol_host_phase_group *g) {
   it.launch = g->launch;
   return it;
 }
-#define OL__PHASED(name, type, arg, copy, argsize)                             \
+#define OL__PHASED(name, type, odecl, ocall, copy, argsize, np, plist)         \
   static inline __attribute__((always_inline)) void name##__ol_body(           \
-      type arg, const ol_host_phase_group *__ol_wi,                            \
+      OL__UNPAREN odecl, const ol_host_phase_group *__ol_wi,                   \
       const ol_host_phase_group *__ol_grp);                                    \
   static void name##__ol_loop(const void *__ol_args,                           \
                               const ol_host_launch *__ol_l) {                  \
@@ -347,12 +445,12 @@ static inline ol_host_phase_item ol__phase_first(const ol_host_phase_group *g) {
     for (uint64_t __ol_n = __ol_l->group_begin; __ol_n < __ol_l->group_end;    \
          __ol_n++) {                                                           \
       ol__group_of(__ol_n, __ol_l->num_groups, __ol_g.group);                  \
-      name##__ol_body(__ol_a, &__ol_g, &__ol_g);                               \
+      name##__ol_body(OL__UNPAREN ocall, &__ol_g, &__ol_g);                    \
     }                                                                          \
   }                                                                            \
-  OL__EXPORT_LOOP_KERNEL(name, name##__ol_loop, argsize)                       \
+  OL__EXPORT_LOOP_KERNEL(name, name##__ol_loop, argsize, np, plist)            \
   static inline __attribute__((always_inline)) void name##__ol_body(           \
-      type arg, __attribute__((unused)) const ol_host_phase_group *__ol_wi,    \
+      OL__UNPAREN odecl, __attribute__((unused)) const ol_host_phase_group *__ol_wi, \
       __attribute__((unused)) const ol_host_phase_group *__ol_grp)
 
 // The work-items of the group in order (x fastest), the global x id as the
@@ -386,24 +484,59 @@ static inline ol_host_phase_item ol__phase_first(const ol_host_phase_group *g) {
   type name[OL_HOST_MAX_GROUP] __attribute__((aligned(64)))
 #define ol_private(name) ((name)[__ol_wi->lin])
 
-#define OL_KERNEL(name, type, arg)                                             \
-  OL__LOOP(name, type, arg, memcpy(&__ol_a, __ol_args, sizeof __ol_a),         \
-           sizeof(type))
-#define OL_GROUP_KERNEL(name, type, arg)                                       \
-  OL__GROUP(name, type, arg, memcpy(&__ol_a, __ol_args, sizeof __ol_a),        \
-            sizeof(type))
-#define OL_KERNEL_NOARGS(name)                                                 \
-  OL__LOOP(name, int, __ol_unused __attribute__((unused)),                     \
-           (void)__ol_args; __ol_a = 0, 0)
-#define OL_GROUP_KERNEL_NOARGS(name)                                           \
-  OL__GROUP(name, int, __ol_unused __attribute__((unused)),                    \
-            (void)__ol_args; __ol_a = 0, 0)
-#define OL_PHASED_KERNEL(name, type, arg)                                      \
-  OL__PHASED(name, type, arg, memcpy(&__ol_a, __ol_args, sizeof __ol_a),       \
-             sizeof(type))
-#define OL_PHASED_KERNEL_NOARGS(name)                                          \
-  OL__PHASED(name, int, __ol_unused __attribute__((unused)),                   \
-             (void)__ol_args; __ol_a = 0, 0)
+// The forms of a kernel's parameter list for the macros above: one struct
+// (recorded as one parameter at offset 0), none, or (type, name) pairs
+// (the members of struct name##__ol_params, each recorded).
+#define OL__ONE(type, arg)                                                     \
+  type, (type arg), (__ol_a), memcpy(&__ol_a, __ol_args, sizeof __ol_a),       \
+      sizeof(type), 1, ({0, (uint32_t)sizeof(type)})
+#define OL__NONE                                                               \
+  int, (int __ol_unused __attribute__((unused))), (__ol_a),                    \
+      (void)__ol_args; __ol_a = 0, 0, 0, ({0, 0})
+// The block ends where the last parameter does (a second struct with one
+// char more finds it): no trailing padding, as on GPUs.
+#define OL__PARAMS(name, ...)                                                  \
+  struct name##__ol_params, (OL__MAP(OL__PDECL, OL__COMMA, name, __VA_ARGS__)), \
+      (OL__MAP(OL__PCALL, OL__COMMA, name, __VA_ARGS__)),                      \
+      memcpy(&__ol_a, __ol_args, offsetof(struct name##__ol_end, __ol_end)),   \
+      offsetof(struct name##__ol_end, __ol_end), OL__NARG(__VA_ARGS__),        \
+      (OL__MAP(OL__PRECORD, OL__COMMA, name, __VA_ARGS__))
+#define OL__PARAM_STRUCTS(name, ...)                                           \
+  struct name##__ol_params {                                                   \
+    OL__MAP(OL__PMEMBER, OL__NOTHING, name, __VA_ARGS__)                       \
+  };                                                                           \
+  struct name##__ol_end {                                                      \
+    OL__MAP(OL__PMEMBER, OL__NOTHING, name, __VA_ARGS__)                       \
+    char __ol_end;                                                             \
+  };
+#define OL__PCALL(k, p) OL__PCALL_ p
+#define OL__PCALL_(t, n) __ol_a.n
+#define OL__PMEMBER(k, p) OL__PMEMBER_ p
+#define OL__PMEMBER_(t, n) t n;
+#define OL__PRECORD(k, p) OL__PRECORD_I(k, OL__UNPAREN p)
+#define OL__PRECORD_I(...) OL__PRECORD_(__VA_ARGS__)
+#define OL__PRECORD_(k, t, n)                                                  \
+  {(uint32_t)offsetof(struct k##__ol_params, n),                               \
+   (uint32_t)sizeof(((struct k##__ol_params *)0)->n)}
+
+#define OL__LOOP_I(...) OL__LOOP(__VA_ARGS__)
+#define OL__GROUP_I(...) OL__GROUP(__VA_ARGS__)
+#define OL__PHASED_I(...) OL__PHASED(__VA_ARGS__)
+#define OL_KERNEL(name, type, arg) OL__LOOP_I(name, OL__ONE(type, arg))
+#define OL_GROUP_KERNEL(name, type, arg) OL__GROUP_I(name, OL__ONE(type, arg))
+#define OL_PHASED_KERNEL(name, type, arg) OL__PHASED_I(name, OL__ONE(type, arg))
+#define OL_KERNEL_NOARGS(name) OL__LOOP_I(name, OL__NONE)
+#define OL_GROUP_KERNEL_NOARGS(name) OL__GROUP_I(name, OL__NONE)
+#define OL_PHASED_KERNEL_NOARGS(name) OL__PHASED_I(name, OL__NONE)
+#define OL_KERNEL_PARAMS(name, ...)                                            \
+  OL__PARAM_STRUCTS(name, __VA_ARGS__)                                         \
+  OL__LOOP_I(name, OL__PARAMS(name, __VA_ARGS__))
+#define OL_GROUP_KERNEL_PARAMS(name, ...)                                      \
+  OL__PARAM_STRUCTS(name, __VA_ARGS__)                                         \
+  OL__GROUP_I(name, OL__PARAMS(name, __VA_ARGS__))
+#define OL_PHASED_KERNEL_PARAMS(name, ...)                                     \
+  OL__PARAM_STRUCTS(name, __VA_ARGS__)                                         \
+  OL__PHASED_I(name, OL__PARAMS(name, __VA_ARGS__))
 
 // Protected: the module's own code always uses its own copy, even if the
 // host program defines a variable of the same name. (C++ does not mangle

@@ -115,6 +115,10 @@ OL_EXPORT const ol_host_kernel_desc __ol_kernel_abi2 = {OL_HOST_KERNEL_MAGIC, 2,
 	if err != nil {
 		t.Fatal(err)
 	}
+	// its descriptor does not record the parameters (ABI 4 does)
+	if params, ok := k.(plugin.ParamKernel).Params(); ok {
+		t.Errorf("an ABI 2 kernel's Params() = %v, true", params)
+	}
 	buf := hostBuf(t, d, 4)
 	q, err := d.NewQueue()
 	if err != nil {

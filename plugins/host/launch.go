@@ -21,7 +21,15 @@ type kernel struct {
 	name string
 	desc *C.ol_host_kernel_desc
 	prog *program
+	// params are the kernel's parameters as its descriptor records them
+	// (ABI 4 and later; paramsKnown false for older images).
+	params      []plugin.Param
+	paramsKnown bool
 }
+
+// Params implements plugin.ParamKernel: what the descriptor records; an
+// image of ABI 2 or 3 cannot say.
+func (k *kernel) Params() ([]plugin.Param, bool) { return k.params, k.paramsKnown }
 
 func (k *kernel) group() bool { return k.desc.kind == C.OL_HOST_KERNEL_GROUP }
 

@@ -111,8 +111,18 @@ func (p *program) sym(name string) unsafe.Pointer {
 	return C.ol_host_sym(p.handle, (*C.char)(cmem.CName(name)))
 }
 
-// descSize is the size of a kernel descriptor (ol_host_kernel_desc).
-const descSize = uint64(unsafe.Sizeof(C.ol_host_kernel_desc{}))
+// descSize is the size of a kernel descriptor (ol_host_kernel_desc) of
+// ABI 4 and later, descSizeV3 that of ABI 2 and 3 (no parameter list);
+// paramSize that of each parameter record after it.
+const (
+	descSize   = uint64(unsafe.Sizeof(C.ol_host_kernel_desc{}))
+	descSizeV3 = uint64(unsafe.Offsetof(C.ol_host_kernel_desc{}.num_params))
+	paramSize  = uint64(unsafe.Sizeof(C.ol_host_param{}))
+)
+
+// maxParams bounds a descriptor's parameter list (kernel.h writes at most
+// 32; a GPU kernel's parameters take at most a few KiB).
+const maxParams = 4096
 
 // Kernel implements plugin.Program.
 func (p *program) Kernel(name string) (plugin.Kernel, error) {
@@ -139,12 +149,20 @@ func (p *program) Kernel(name string) (plugin.Kernel, error) {
 	if err := p.checkSymbolAddr(descName, sym, defined, uintptr(addr)); err != nil {
 		return nil, ol.Errorf(ol.ErrcInvalidBinary, "kernel %q: %v", name, err)
 	}
-	if sym.Section == elf.SHN_ABS || !p.image.Mapped(sym.Value, descSize) {
-		return nil, ol.Errorf(ol.ErrcInvalidBinary, "kernel %q: its %d-byte descriptor at %#x is not inside the program's loaded segments", name, descSize, sym.Value)
+	if sym.Section == elf.SHN_ABS || !p.image.Mapped(sym.Value, descSizeV3) {
+		return nil, ol.Errorf(ol.ErrcInvalidBinary, "kernel %q: its %d-byte descriptor at %#x is not inside the program's loaded segments", name, descSizeV3, sym.Value)
 	}
 	d := (*C.ol_host_kernel_desc)(addr)
 	if d.magic != C.OL_HOST_KERNEL_MAGIC || d.abi < C.OL_HOST_ABI_OLDEST || d.abi > C.OL_HOST_ABI {
 		return nil, ol.Errorf(ol.ErrcInvalidBinary, "kernel %q was built with an unknown <offload/kernel.h> (ABI %d, this library speaks %d to %d)", name, d.abi, C.OL_HOST_ABI_OLDEST, C.OL_HOST_ABI)
+	}
+	k := &kernel{name: name, desc: d, prog: p}
+	if d.abi >= 4 {
+		params, err := p.params(sym.Value, d)
+		if err != nil {
+			return nil, ol.Errorf(ol.ErrcInvalidBinary, "kernel %q has a malformed descriptor: %v", name, err)
+		}
+		k.params, k.paramsKnown = params, true
 	}
 	if (d.kind == C.OL_HOST_KERNEL_LOOP && d.loop == nil) || (d.kind == C.OL_HOST_KERNEL_GROUP && d.item == nil) || d.kind > C.OL_HOST_KERNEL_GROUP {
 		return nil, ol.Errorf(ol.ErrcInvalidBinary, "kernel %q has a malformed descriptor", name)
@@ -161,7 +179,32 @@ func (p *program) Kernel(name string) (plugin.Kernel, error) {
 			return nil, ol.Errorf(ol.ErrcInvalidBinary, "kernel %q has a malformed descriptor: its %s entry point: %v", name, fn.what, err)
 		}
 	}
-	return &kernel{name: name, desc: d, prog: p}, nil
+	return k, nil
+}
+
+// params reads the parameter list of the ABI 4 descriptor d at value (its
+// symbol's): inside the program's loaded segments, each parameter inside
+// the argument block and after the one before it, as a C struct's members.
+func (p *program) params(value uint64, d *C.ol_host_kernel_desc) ([]plugin.Param, error) {
+	if !p.image.Mapped(value, descSize) {
+		return nil, fmt.Errorf("its %d-byte descriptor is not inside the program's loaded segments", descSize)
+	}
+	n := uint64(d.num_params)
+	if n > maxParams || !p.image.Mapped(value+descSize, n*paramSize) {
+		return nil, fmt.Errorf("its list of %d parameters is not inside the program's loaded segments", n)
+	}
+	recs := unsafe.Slice((*C.ol_host_param)(unsafe.Add(unsafe.Pointer(d), descSize)), n)
+	params := make([]plugin.Param, n)
+	var end uint64
+	for i, r := range recs {
+		off, size := uint64(r.offset), uint64(r.size)
+		if off < end || off+size > uint64(d.args_size) {
+			return nil, fmt.Errorf("parameter %d (%d bytes at offset %d) overlaps the one before it or ends past the %d-byte argument block", i, size, off, d.args_size)
+		}
+		params[i] = plugin.Param{Offset: off, Size: size}
+		end = off + size
+	}
+	return params, nil
 }
 
 // checkSymbolAddr checks that the address the loader gave for name is the

@@ -335,10 +335,11 @@ func Unsupported(backend, what string) error {
 type Param struct{ Offset, Size uint64 }
 
 // ParamKernel is implemented by kernels whose parameters the device knows
-// (the code object's metadata on AMDGPU, cuFuncGetParamInfo on CUDA). The
-// runtime lays out olLaunchKernel's ArgPtrs/ArgSizes at these offsets and
-// refuses a wrong count or size; for other kernels it packs the arguments
-// like the members of a C struct.
+// (the code object's metadata on AMDGPU, cuFuncGetParamInfo on CUDA, the
+// kernel descriptor of a host image of ABI 4 and later). The runtime lays
+// out olLaunchKernel's ArgPtrs/ArgSizes at these offsets and refuses a
+// wrong count or size; where they are not known it takes one argument as
+// the whole argument block and refuses several (no layout is guessed).
 type ParamKernel interface {
 	// Params returns the parameters in order (the kernel's own slice: the
 	// caller only reads it); ok is false when the device cannot say.

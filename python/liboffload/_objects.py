@@ -509,8 +509,9 @@ class Queue(_Owned):
 
         With the 23.1 library also: arguments, a list of the kernel's
         arguments one by one (ctypes values, Buffers, None, bytes), passed
-        as NumArgs/ArgPtrs/ArgSizes (a kernel of docs/kernels.md takes one
-        argument, its struct: arguments=[the_struct]); cooperative=True,
+        as NumArgs/ArgPtrs/ArgSizes, one per parameter (an OL_KERNEL takes
+        one, its struct: arguments=[the_struct]; an OL_KERNEL_PARAMS one per
+        parameter, see docs/kernels.md); cooperative=True,
         a cooperative launch (every group resident at once; devices without
         it refuse with UNSUPPORTED). Both raise ReleaseError with 22.1."""
         ng, nd1 = _dims(num_groups, "num_groups")

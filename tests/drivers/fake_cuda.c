@@ -1666,8 +1666,11 @@ CUresult cuOccupancyMaxActiveBlocksPerMultiprocessor(int *blocks, CUfunction f, 
   return CUDA_SUCCESS;
 }
 
+static uint32_t num_params(CUfunction f);
+static ol_host_param param(CUfunction f, size_t i);
+
 /* As the driver: the arguments come only as kernelParams, one pointer per
- * parameter (the double's kernels have one, the argument struct); a grid
+ * parameter (each copied to its offset in the argument block); a grid
  * larger than the device holds resident is
  * CUDA_ERROR_COOPERATIVE_LAUNCH_TOO_LARGE. The blocks then all run at once
  * (run_launch). */
@@ -1678,7 +1681,9 @@ CUresult cuLaunchCooperativeKernel(CUfunction f, unsigned gx, unsigned gy, unsig
   if (dead_function(f)) return CUDA_ERROR_INVALID_HANDLE;
   if (!gx || !gy || !gz || !bx || !by || !bz || (uint64_t)bx * by * bz > 1024 || bz > 64) return CUDA_ERROR_INVALID_VALUE;
   size_t size = f->desc->args_size;
-  if (size && (params == NULL || params[0] == NULL)) return CUDA_ERROR_INVALID_VALUE;
+  uint32_t n = num_params(f);
+  for (uint32_t i = 0; i < n; i++)
+    if (params == NULL || params[i] == NULL) return CUDA_ERROR_INVALID_VALUE;
   if ((uint64_t)bx * by * bz > (uint64_t)(f->special ? 1 : func_max_threads())) return CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES;
   CUdevice dev = 0;
   cuCtxGetDevice(&dev);
@@ -1688,7 +1693,11 @@ CUresult cuLaunchCooperativeKernel(CUfunction f, unsigned gx, unsigned gy, unsig
   if ((uint64_t)gx * gy * gz > resident) return 720; /* CUDA_ERROR_COOPERATIVE_LAUNCH_TOO_LARGE */
   char *copy = malloc(size ? size : 1);
   if (copy == NULL) return CUDA_ERROR_OUT_OF_MEMORY;
-  if (size) memcpy(copy, params[0], size);
+  memset(copy, 0, size ? size : 1);
+  for (uint32_t i = 0; i < n; i++) {
+    ol_host_param p = param(f, i);
+    memcpy(copy + p.offset, params[i], p.size);
+  }
   pthread_mutex_lock(&mu);
   launches++;
   pthread_mutex_unlock(&mu);
@@ -1726,14 +1735,26 @@ CUresult cuPointerGetAttribute(void *out, int attr, CUdeviceptr p) {
   return CUDA_ERROR_INVALID_VALUE;
 }
 
-/* one parameter: the kernel's argument struct */
+/* The parameters the kernel's descriptor records (<offload/kernel.h> ABI
+ * 4: those the kernel has on a GPU); a descriptor of an older ABI: one, the
+ * argument struct. */
+static uint32_t num_params(CUfunction f) {
+  if (f->desc->abi >= 4) return f->desc->num_params;
+  return f->desc->args_size > 0;
+}
+static ol_host_param param(CUfunction f, size_t i) {
+  if (f->desc->abi >= 4) return ol_host_kernel_params(f->desc)[i];
+  return (ol_host_param){0, f->desc->args_size};
+}
+
 CUresult cuFuncGetParamInfo(CUfunction f, size_t index, size_t *offset, size_t *size) {
   NEED_CTX();
   if (f == NULL) return CUDA_ERROR_INVALID_VALUE;
   if (dead_function(f)) return CUDA_ERROR_INVALID_HANDLE;
-  if (index > 0 || f->desc->args_size == 0) return CUDA_ERROR_INVALID_VALUE; /* past the last (or no) parameter */
-  if (offset) *offset = 0;
-  if (size) *size = f->desc->args_size;
+  if (index >= num_params(f)) return CUDA_ERROR_INVALID_VALUE; /* past the last (or no) parameter */
+  ol_host_param p = param(f, index);
+  if (offset) *offset = p.offset;
+  if (size) *size = p.size;
   return CUDA_SUCCESS;
 }
 

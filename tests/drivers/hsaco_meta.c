@@ -4,8 +4,10 @@
  * "AMDGPU", MessagePack), so that the HSA runtime double's code objects
  * tell the plugin what real ones do: per kernel (each __ol_kernel_<name>
  * descriptor), its name and symbol, the kernarg segment the double reports
- * (align8(argument struct) + 256), the argument struct as one by-value
- * argument at offset 0 and the code object v5 implicit arguments after it.
+ * (align8(argument block) + 256), each parameter the descriptor records
+ * (<offload/kernel.h> ABI 4: those the kernel has on a GPU; an older
+ * descriptor: the argument struct, one) as a by-value argument at its
+ * offset, and the code object v5 implicit arguments after them.
  * A host object with constructors (destructors), a non-empty
  * DT_INIT_ARRAY (DT_FINI_ARRAY), gets the entry clang-22 gives the kernel
  * amdgcn.device.init (amdgcn.device.fini) that runs them: .kind init
@@ -133,7 +135,8 @@ int main(int argc, char **argv) {
   Elf64_Shdr *sh = (Elf64_Shdr *)(b + eh.e_shoff);
   /* the kernels: exported __ol_kernel_<name> descriptors in .dynsym */
   char names[15][128];
-  uint32_t args[15];
+  uint32_t args[15], nparams[15];
+  ol_host_param params[15][64];
   unsigned n = 0;
   for (unsigned i = 0; i < eh.e_shnum; i++) {
     if (sh[i].sh_type != SHT_DYNSYM)
@@ -155,6 +158,15 @@ int main(int argc, char **argv) {
       if (n == 15)
         fail("more than 15 kernels");
       snprintf(names[n], sizeof names[n], "%s", name + 12);
+      if (d.abi >= 4) {
+        if (d.num_params > 64 || off + sizeof d + d.num_params * sizeof(ol_host_param) > (uint64_t)size)
+          fail("a kernel's parameter list is not in the file (or longer than 64)");
+        nparams[n] = d.num_params;
+        memcpy(params[n], b + off + sizeof d, d.num_params * sizeof(ol_host_param));
+      } else {
+        nparams[n] = d.args_size > 0;
+        params[n][0] = (ol_host_param){0, d.args_size};
+      }
       args[n++] = d.args_size;
     }
   }
@@ -226,14 +238,14 @@ int main(int argc, char **argv) {
     mp_str(".wavefront_size"), mp_uint(64);
     mp_str(".args");
     unsigned nh = sizeof hidden / sizeof hidden[0];
-    unsigned na = nh + (args[k] > 0);
+    unsigned na = nh + nparams[k];
     if (na < 16) {
       mp_array(na);
     } else {
       put8(0xdc), put8(na >> 8), put8(na & 0xff);
     }
-    if (args[k] > 0)
-      mp_arg("by_value", 0, args[k]);
+    for (unsigned i = 0; i < nparams[k]; i++)
+      mp_arg("by_value", params[k][i].offset, params[k][i].size);
     for (unsigned h = 0; h < nh; h++)
       mp_arg(hidden[h].kind, implicit + hidden[h].off, hidden[h].size);
   }

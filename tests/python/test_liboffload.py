@@ -692,15 +692,20 @@ class TestRelease23(PackageTest):
                 q.launch(saxpy, 1, 1, ctypes.c_float(1.0), arguments=[args])
             with self.assertRaises(TypeError):
                 q.launch(saxpy, 1, 1, arguments=[3])  # no C type
-        # each member an argument of its own, laid out as the C struct
+        # a kernel of several parameters (OL_KERNEL_PARAMS): one argument each
         prog = self.program("tests/python/kernels/reduce.c")
         with self.host.alloc(40) as out, self.host.queue() as q:
-            q.launch(prog.kernel("mixed"), 1, 1, arguments=[
-                ctypes.c_uint8(200), ctypes.c_double(2.5),
-                ctypes.c_uint16(60000), ctypes.c_int64(-5),
-                ctypes.c_float(0.25), out])
+            members = [ctypes.c_uint8(200), ctypes.c_double(2.5),
+                       ctypes.c_uint16(60000), ctypes.c_int64(-5),
+                       ctypes.c_float(0.25), out]
+            q.launch(prog.kernel("mixed_params"), 1, 1, arguments=members)
             q.sync()
             got = struct.unpack("=5Q", out.copy_to())
+            # a kernel of one struct (OL_KERNEL) takes no members one by one
+            err = self.assertError(Errc.INVALID_ARGUMENT, q.launch,
+                                   prog.kernel("mixed"), 1, 1,
+                                   arguments=members)
+            self.assertIn('"mixed"', err.details)
         self.assertEqual(got, (200, 2500, 60000, (1 << 64) - 5, 250))
 
     def test_cooperative_launch(self):

@@ -20,9 +20,11 @@
  *                                   -> the argument struct as ONE argument:
  *                                      NumArgs = size ? 1 : 0, ArgPtrs = {args},
  *                                      ArgSizes = {size}, no properties
- * and the same for their ...WithCodeLoc twins. Every kernel of
- * tests/c/kernels takes one struct (OL_KERNEL), so one argument of the
- * struct's size is what a device that knows the kernel's parameters expects.
+ * and the same for their ...WithCodeLoc twins. The kernels of
+ * tests/c/kernels take one struct (OL_KERNEL), so one argument of the
+ * struct's size is what a device that knows the kernel's parameters
+ * expects; those of several parameters (params.c) are launched by
+ * launch23.c with one argument each.
  * A test that calls the 23.1 form itself puts the name in parentheses,
  * `(olLaunchKernel)(q, d, k, &l, props, n, ptrs, sizes)`, which a
  * function-like macro does not expand.

@@ -45,7 +45,7 @@ mkdir -p "$kout"
 for src in "$ksrc"/*.c; do
   name=$(basename "$src" .c)
   # The kernel entry points the source declares.
-  entries=$(sed -n -E 's/^[[:space:]]*OL_(GROUP_|PHASED_)?KERNEL(_NOARGS)?\(([A-Za-z_][A-Za-z0-9_]*).*/\3/p' "$src")
+  entries=$(sed -n -E 's/^[[:space:]]*OL_(GROUP_|PHASED_)?KERNEL(_NOARGS|_PARAMS)?\(([A-Za-z_][A-Za-z0-9_]*).*/\3/p' "$src")
   if [ -z "$entries" ]; then
     bad "$name.c declares no kernel"
     continue

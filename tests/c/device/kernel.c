@@ -182,7 +182,8 @@ static void test_noargs(void) {
   uint32_t want = 42;
 #if OLC_RELEASE >= 23
   /* 23.1: one 8-byte argument for a kernel of none; refused where the
-   * device knows the kernel's parameters (the GPU backends), else the same */
+   * device knows the kernel's parameters (the host device; GPUs whose
+   * driver or code object says), else the same */
   ol_result_t r = olLaunchKernel(NULL, olc_dev, k, &junk, sizeof junk, &l);
   OLC_CHECK(r == NULL || (olc_code(r) == OL_ERRC_INVALID_ARGUMENT && olc_details_has(r, "takes 0 arguments")),
             "olLaunchKernel of noargs with an 8-byte argument: expected success or INVALID_ARGUMENT "
@@ -264,6 +265,38 @@ static void test_composite(void) {
   olc_unbuf(out, a.out, sizeof out);
   OLC_EQ_ARRAY(out, 64, 10000u + 300u + 42u + 6u + 100000u * (i % 4) + i);
 }
+
+#if OLC_RELEASE < 23
+/* A kernel of several parameters (OL_KERNEL_PARAMS, tests/c/kernels/
+ * params.c) takes, in 22.1's form, one block: its parameters laid out
+ * like the members of a C struct of them (23.1 passes them one by one:
+ * launch23.c). */
+struct params_pair {
+  int32_t a, b;
+};
+struct params_composite_block {
+  int32_t n;
+  struct params_pair f;
+  int32_t *out;
+};
+
+static void test_params_block(void) {
+  ol_symbol_handle_t k = kern("params", "params_composite");
+  int32_t out[64];
+  if (!k)
+    return;
+  struct params_composite_block a = {1, {2, 3}, NULL};
+  memset(out, 0, sizeof out);
+  a.out = olc_buf(out, sizeof out);
+  ol_kernel_launch_size_args_t l = olc_size1(2, 32);
+  OLC_OK(olLaunchKernel(NULL, olc_dev, k, &a, sizeof a, &l));
+  olc_unbuf(out, a.out, sizeof out);
+  OLC_EQ_ARRAY(out, 64, 6 + (int32_t)i);
+  /* shorter than where the last parameter ends: refused */
+  OLC_ERR_CODE(olLaunchKernel(NULL, olc_dev, k, &a, offsetof(struct params_composite_block, out), &l),
+               OL_ERRC_INVALID_ARGUMENT);
+}
+#endif
 
 struct byte_args {
   char c;
@@ -834,7 +867,8 @@ static void test_bad_arguments(void) {
       ol_kernel_launch_size_args_t l32 = olc_size1(2, 16);
 #if OLC_RELEASE >= 23
       /* 23.1: one argument of 40 bytes for a parameter of 8; refused
-       * where the device knows the kernel's parameters, else the same */
+       * where the device knows the kernel's parameters (the host device;
+       * GPUs whose driver or code object says), else the same */
       memset(o, 0, 64 * sizeof(uint32_t));
       ol_result_t r = olLaunchKernel(q, olc_dev, k, &longer, sizeof longer, &l32);
       OLC_CHECK(r == NULL || (olc_code(r) == OL_ERRC_INVALID_ARGUMENT && olc_details_has(r, "ArgSizes[0]")),
@@ -880,6 +914,9 @@ int main(int argc, char **argv) {
     OLC_RUN(test_noargs);
     OLC_RUN(test_multiargs);
     OLC_RUN(test_composite);
+#if OLC_RELEASE < 23
+    OLC_RUN(test_params_block);
+#endif
     OLC_RUN(test_byte);
     OLC_RUN(test_localmem);
     OLC_RUN(test_localmem_reduction);

@@ -64,7 +64,7 @@ static void run_record(const char *what, const uint32_t ng[3], const uint32_t gs
   struct rec *out = calloc(count, sizeof *out);
   struct rec_args args = {out, x0, n, span, sy, ng[1]};
   ol_host_launch l = {{ng[0], ng[1], ng[2]}, {gs[0], gs[1], gs[2]}, g0, g1, NULL, NULL, NULL};
-  __ol_kernel_record.loop(&args, &l);
+  __ol_kernel_record.desc.loop(&args, &l);
   // what every group in [g0, g1) must have done, from the launch alone
   size_t ran = 0;
   for (uint64_t g = g0; g < g1; g++) {
@@ -99,7 +99,7 @@ static void saxpy_case(uint32_t n, uint32_t groups, uint32_t gsize, uint64_t g0,
   for (size_t i = 0; i < len; i++) x[i] = (float)(i % 1000), y[i] = 1.0f;
   struct saxpy_args a = {2.0f, x, y, n};
   ol_host_launch l = {{groups, 1, 1}, {gsize, 1, 1}, g0, g1, NULL, NULL, NULL};
-  __ol_kernel_saxpy_guarded.loop(&a, &l);
+  __ol_kernel_saxpy_guarded.desc.loop(&a, &l);
   int bad = 0;
   for (size_t i = 0; i < len && bad < 5; i++) {
     const int in = i >= g0 * gsize && i < g1 * gsize && i < n;

@@ -33,6 +33,17 @@ OL_KERNEL(plain, struct args, a) {
   $2
   a.out[ol_global_id(0)] = 1;
 }
+OL_KERNEL_PARAMS(plain_params, (uint32_t *, out), (struct args, a), (uint8_t, b)) {
+  out[ol_global_id(0)] = a.n + b;
+}
+OL_GROUP_KERNEL_PARAMS(group_params, (uint32_t *, out), (double, d)) {
+  ol_barrier();
+  out[ol_global_id(0)] = (uint32_t)d;
+}
+OL_PHASED_KERNEL_PARAMS(phased_params, (uint32_t *, out), (uint16_t, h)) {
+  ol_barrier();
+  OL_FOR_ITEMS { out[ol_global_id(0)] = h; }
+}
 OL_GLOBAL uint32_t counts[64];
 OL_PHASED_KERNEL_NOARGS(phased_noargs) {
   OL_FOR_ITEMS { __atomic_fetch_add(&counts[ol_thread_id(0) % 64], 1u, __ATOMIC_RELAXED); }

@@ -271,7 +271,8 @@ static void test_image_without_kernels(void) {
   OLC_OK(olDestroyProgram(p));
 }
 
-/* Descriptors from a different <offload/kernel.h> are refused by name. */
+/* Descriptors from a different <offload/kernel.h>, or malformed, are refused
+ * by name. */
 static void test_bad_descriptors(void) {
   OLC_ONLY(OLC_HOST, "kernel descriptors of the host image format (fixture)");
   ol_program_handle_t p = olc_program("fx_badabi");
@@ -282,6 +283,10 @@ static void test_bad_descriptors(void) {
   OLC_ERR_HAS(olGetSymbol(p, "bad_magic", OL_SYMBOL_KIND_KERNEL, &s), OL_ERRC_INVALID_BINARY, "bad_magic");
   OLC_ERR_HAS(olGetSymbol(p, "no_entry", OL_SYMBOL_KIND_KERNEL, &s), OL_ERRC_INVALID_BINARY, "no_entry");
   OLC_ERR_HAS(olGetSymbol(p, "bad_kind", OL_SYMBOL_KIND_KERNEL, &s), OL_ERRC_INVALID_BINARY, "bad_kind");
+  /* ABI 4 parameter lists that cannot be the kernel's */
+  OLC_ERR_HAS(olGetSymbol(p, "bad_params", OL_SYMBOL_KIND_KERNEL, &s), OL_ERRC_INVALID_BINARY, "parameter 1");
+  OLC_ERR_HAS(olGetSymbol(p, "overlapping_params", OL_SYMBOL_KIND_KERNEL, &s), OL_ERRC_INVALID_BINARY,
+              "parameter 1");
   OLC_EQ((uintptr_t)s, 1);
   OLC_OK(olDestroyProgram(p));
 }

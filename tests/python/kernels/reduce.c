@@ -67,3 +67,15 @@ OL_KERNEL(mixed, struct mixed_args, a) {
     a.out[4] = (uint64_t)(a.f * 1000.0f);
   }
 }
+
+// The same, each a parameter of its own (23.1: one argument each).
+OL_KERNEL_PARAMS(mixed_params, (uint8_t, b), (double, d), (uint16_t, h), (int64_t, q), (float, f),
+                 (uint64_t *, out)) {
+  if (ol_global_id(0) == 0) {
+    out[0] = b;
+    out[1] = (uint64_t)(d * 1000.0);
+    out[2] = h;
+    out[3] = (uint64_t)q;
+    out[4] = (uint64_t)(f * 1000.0f);
+  }
+}
