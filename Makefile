@@ -15,7 +15,7 @@ SOURCES := $(shell find api cmd impl plugins -type f \( -name '*.go' -o -name '*
 LDFLAGS := -extldflags '-fuse-ld=lld -B/usr/lib/llvm-22/bin -Wl,--version-script=$(MAP) -Wl,-soname,libLLVMOffload.so.22.1'
 LDFLAGS23 := -extldflags '-fuse-ld=lld -B/usr/lib/llvm-22/bin -Wl,--version-script=$(MAP23) -Wl,-soname,libLLVMOffload.so.23.1'
 
-.PHONY: all lib generate check-generated demo test check deps-check test-static test-go test-abi test-c test-python test-cgocheck2 sanitize fuzz bench setup clean install uninstall test-install gpu-check
+.PHONY: all lib generate check-generated demo test check deps-check test-static test-go test-go-race test-go-ol23 test-fuzz test-abi test-c test-conformance test-lifecycle test-images test-device-22 test-device-23 test-python test-cgocheck2 sanitize fuzz bench setup clean install uninstall test-install gpu-check
 
 all: lib
 
@@ -59,9 +59,21 @@ demo: deps-check $(LIBS)
 	$(BUILD)/bin/demo23 $(BUILD)/bin/saxpy_kernel.so $(BUILD)/bin/saxpy_kernel.ptx $(BUILD)/bin/saxpy_kernel.gfx90a.hsaco $(BUILD)/bin/saxpy_kernel.gfx942.hsaco
 
 # ---- tests ---------------------------------------------------------------
+# make test runs every suite, TEST_JOBS at a time (the machine's cores by
+# default; TEST_JOBS=1 runs them one after another). The suites write no
+# file another one reads or writes; each prints its output whole when it
+# ends (--output-sync), and a failure lets the running ones end and starts
+# no more. What does not depend on a suite is built or run once for all of
+# them: the kernel images (test-images), the GPU images' compile check, and
+# the kernel rules and loop (with the 22.1 host run). Longest first, so
+# that the last to start are short.
+TEST_JOBS ?= $(shell nproc)
+TEST_SUITES := test-go-race test-device-22 test-fuzz sanitize test-device-23 test-cgocheck2 \
+	test-static test-lifecycle test-python test-conformance test-go-ol23 test-abi test-install
 test: deps-check $(LIBS)
-	$(MAKE) --no-print-directory test-static test-go test-abi test-c test-python test-cgocheck2 sanitize test-install
-	@echo "make test: all suites passed"
+	@start=$$(date +%s); \
+	$(MAKE) --no-print-directory -j$(TEST_JOBS) --output-sync=target $(TEST_SUITES) && \
+	echo "make test: all suites passed in $$(( $$(date +%s) - start )) s"
 
 deps-check:
 	@bash scripts/deps.sh
@@ -85,12 +97,17 @@ test-static:
 	@! grep -rn --include='*.go' --exclude='*_test.go' -E '\bC\.(malloc|calloc|CBytes|CString)\(' api cmd impl internal plugins \
 	  || { echo "use internal/cmem: cgo's C.malloc, C.calloc, C.CBytes and C.CString end the process when malloc fails"; exit 1; }
 
-# Then the memory-growth checks once more without -race (the race
-# detector's own memory grows with the work, which would hide a leak).
-test-go:
+# The Go tests: with -race, the packages the ol23 tag changes once more
+# with it, then the memory-growth checks once more without -race (the race
+# detector's own memory grows with the work, which would hide a leak), and
+# every fuzz target for 10,000 inputs.
+test-go: test-go-race test-go-ol23 test-fuzz
+test-go-race:
 	$(GO) test -race -count=1 ./...
+test-go-ol23:
 	$(GO) test -race -count=1 -tags ol23 ./impl/ ./cmd/...
 	$(GO) test -count=1 -run 'IsFlat$$' ./plugins/cuda/
+test-fuzz:
 	$(MAKE) --no-print-directory fuzz FUZZTIME=10000x
 
 # Fuzz targets: damaged kernel images must be refused or load, never end the
@@ -135,24 +152,45 @@ test-abi: $(LIBS)
 	bash tests/c/abi/run23.sh $(CURDIR)/$(LIB23) $(CURDIR)/$(LIB)
 	bash tests/devinfo/run.sh $(CURDIR)/$(LIBDIR)
 
-# The device suite and the lifecycle tests run against both libraries
-# (RELEASE=23.1: the same sources through tests/c/common/olrelease.h, and
-# the device tests of the 23.1 calls, TESTS23 of tests/c/device/Makefile).
-test-c: $(LIBS)
+# The C suites: conformance (ours and LLVM's library), lifecycle and the
+# device suite, against both libraries (RELEASE=23.1: the same sources
+# through tests/c/common/olrelease.h, and the device tests of the 23.1
+# calls, TESTS23 of tests/c/device/Makefile).
+test-c: test-conformance test-lifecycle test-device-22 test-device-23
+
+test-conformance: $(LIBS)
 	$(MAKE) --no-print-directory -C tests/c/conformance check IMPL=ours
 	$(MAKE) --no-print-directory -C tests/c/conformance check IMPL=llvm
 	$(MAKE) --no-print-directory -C tests/c/conformance check-fake-cuda IMPL=ours
 	$(MAKE) --no-print-directory -C tests/c/conformance check-fake-cuda IMPL=llvm
+
+test-lifecycle: $(LIBS)
 	$(MAKE) --no-print-directory -C tests/c/lifecycle check IMPL=ours
 	$(MAKE) --no-print-directory -C tests/c/lifecycle check IMPL=ours RELEASE=23.1
+
+# The kernel images every run of the device suite loads (host objects, the
+# doubles' dressed copies, PTX and AMDGPU code objects), built once before
+# the suites that share them run side by side.
+test-images:
+	$(MAKE) --no-print-directory -C tests/c/device images
+
+# 22.1: every test on every device, with the checks that run no library
+# code (kernel rules and loop) once.
+test-device-22: test-images $(LIBS)
 	$(MAKE) --no-print-directory -C tests/c/device check
 	$(MAKE) --no-print-directory -C tests/c/device check-fake-cuda
 	$(MAKE) --no-print-directory -C tests/c/device check-fake-amdgpu
 	$(MAKE) --no-print-directory -C tests/c/device check-fake-mixed
-	$(MAKE) --no-print-directory -C tests/c/device check RELEASE=23.1
-	$(MAKE) --no-print-directory -C tests/c/device check-fake-cuda RELEASE=23.1
-	$(MAKE) --no-print-directory -C tests/c/device check-fake-amdgpu RELEASE=23.1
-	$(MAKE) --no-print-directory -C tests/c/device check-fake-mixed RELEASE=23.1
+
+# 23.1: every test on the host device; on the doubles the tests whose subject
+# is a call 23.1 changed or added (RELEASE_TESTS of tests/c/device/Makefile):
+# the others make the same runtime calls through the same generated entry
+# layer as with 22.1, which test-device-22 runs on every device.
+test-device-23: test-images $(LIBS)
+	$(MAKE) --no-print-directory -C tests/c/device check RELEASE=23.1 CHECK_EXTRAS=
+	$(MAKE) --no-print-directory -C tests/c/device check-fake-cuda RELEASE=23.1 TESTS='$$(RELEASE_TESTS)'
+	$(MAKE) --no-print-directory -C tests/c/device check-fake-amdgpu RELEASE=23.1 TESTS='$$(RELEASE_TESTS)'
+	$(MAKE) --no-print-directory -C tests/c/device check-fake-mixed RELEASE=23.1 MIXED_TESTS='$$(RELEASE_MIXED_TESTS)'
 
 # The C suites once more against a build that checks every pointer passed
 # between Go and C (GOEXPERIMENT=cgocheck2): no Go pointer may end up in C memory.
@@ -171,9 +209,9 @@ $(CHECKLIB23): $(SOURCES) | deps-check
 # (the 23.1 library also on both driver doubles: its new calls reach the
 # GPU backends' cgo paths: parameter layouts, cooperative launches, timing
 # events, prefetch)
-test-cgocheck2: $(CHECKLIB) $(CHECKLIB23)
+test-cgocheck2: test-images $(CHECKLIB) $(CHECKLIB23)
 	$(MAKE) --no-print-directory -C tests/c/conformance check IMPL=ours LIBDIR=$(CURDIR)/$(dir $(CHECKLIB)) BUILD=$(CURDIR)/$(BUILD)/tests/conformance-cgocheck2
-	$(MAKE) --no-print-directory -C tests/c/device check LIBDIR=$(CURDIR)/$(dir $(CHECKLIB)) BUILD=$(CURDIR)/$(BUILD)/tests/c-device-cgocheck2
+	$(MAKE) --no-print-directory -C tests/c/device check CHECK_EXTRAS= LIBDIR=$(CURDIR)/$(dir $(CHECKLIB)) BUILD=$(CURDIR)/$(BUILD)/tests/c-device-cgocheck2
 	$(MAKE) --no-print-directory -C tests/c/lifecycle check IMPL=ours LIBDIR=$(CURDIR)/$(dir $(CHECKLIB)) BUILD=$(CURDIR)/$(BUILD)/tests/lifecycle-cgocheck2
 	$(MAKE) --no-print-directory -C tests/c/device check-fake-cuda check-fake-amdgpu RELEASE=23.1 TESTS="launch23 event23 memory23 kernel" LIBDIR=$(CURDIR)/$(dir $(CHECKLIB23)) BUILD=$(CURDIR)/$(BUILD)/tests/c-device-23.1-cgocheck2
 
@@ -209,7 +247,7 @@ $(ASANLIB): $(SOURCES) | deps-check
 	  $(GO) build -asan -buildmode=c-shared -trimpath -ldflags "$(LDFLAGS)" -o $@ ./cmd/liboffload
 	@rm -f $(dir $@)libLLVMOffload.so.22.h
 
-sanitize: $(ASANLIB)
+sanitize: test-images $(ASANLIB)
 	$(MAKE) --no-print-directory -C tests/c/stress check
 	$(SAN_ENV) $(SAN_DEVICE) check TESTS="$(SAN_DEVICE_TESTS)"
 	$(SAN_ENV) $(SAN_DEVICE) check-fake-cuda TESTS="$(SAN_DOUBLE_TESTS)"

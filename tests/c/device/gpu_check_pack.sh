@@ -33,16 +33,16 @@ ln -s libLLVMOffload.so.23.1 "$out/lib/liboffload.so"
 
 # device suite: programs linked to find the library relative to themselves
 make -s --no-print-directory -C "$root/tests/c/device" all ROOT="$root" LIBDIR="$libdir" \
-  BUILD="$work/device" RPATH='$$ORIGIN/../../lib'
+  BUILD="$work/device" KOUT="$work/device/kernels" RPATH='$$ORIGIN/../../lib'
 mkdir -p "$out/bin/device-23.1" "$out/bin/lifecycle-23.1"
 make -s --no-print-directory -C "$root/tests/c/device" tests RELEASE=23.1 ROOT="$root" LIBDIR="$libdir" \
-  BUILD="$work/device-23.1" RPATH='$$ORIGIN/../../lib'
+  BUILD="$work/device-23.1" KOUT="$work/device/kernels" RPATH='$$ORIGIN/../../lib'
 cp "$work/device-23.1"/test_* "$work/device-23.1/list_devices" "$out/bin/device-23.1/"
 cp "$here/run.sh" "$out/bin/device-23.1/run.sh"
 make -s --no-print-directory -C "$root/tests/c/device" tests-list RELEASE=23.1 ROOT="$root" \
   LIBDIR="$libdir" >"$out/bin/device-23.1/tests.list"
 if ! make -s --no-print-directory -C "$root/tests/c/device" gpu-compile ROOT="$root" \
-  LIBDIR="$libdir" BUILD="$work/device"; then
+  LIBDIR="$libdir" BUILD="$work/device" KOUT="$work/device/kernels"; then
   echo "gpu-check: building the GPU kernel images failed (see above)"
   exit 1
 fi

@@ -21,8 +21,10 @@ fi
 for t in "$@"; do
   echo "== $t"
   out=$(mktemp)
+  began=$SECONDS
   timeout --signal=ABRT --kill-after=10 "$limit" "$build/test_$t" "$kdir" 2>&1 | tee "$out"
   rc=${PIPESTATUS[0]}
+  echo "-- $t took $((SECONDS - began)) s"
   line=$(grep -E "^$t: [0-9]+ passed, [0-9]+ failed(, [0-9]+ skipped)?$" "$out" | tail -1)
   grep '^SKIP ' "$out" >>"$skips"
   grep '^-- device ' "$out" | sed 's/^-- device //' >>"$devs"
