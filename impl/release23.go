@@ -46,6 +46,9 @@ func pickPlatforms(args *ol.InitArgs, ps []plugin.Plugin) ([]plugin.Plugin, erro
 	if args.Platforms == nil {
 		return nil, ol.Errorf(ol.ErrcInvalidNullPointer, "InitArgs->NumPlatforms is %d but InitArgs->Platforms is NULL", args.NumPlatforms)
 	}
+	if err := checkUserRange("olInit", "InitArgs->Platforms", "InitArgs->NumPlatforms*4 =", args.Platforms, uint64(args.NumPlatforms)*4); err != nil {
+		return nil, err
+	}
 	want := map[string]bool{"host": true}
 	for i, b := range unsafe.Slice((*ol.PlatformBackend)(args.Platforms), args.NumPlatforms) {
 		if !b.Valid() {

@@ -6,6 +6,8 @@ import "C"
 import (
 	"sync"
 	"unsafe"
+
+	"github.com/liboffload-go/liboffload-go/internal/fault"
 )
 
 // The info snapshot (snapshot.h): once per initialisation (at its first
@@ -121,6 +123,7 @@ func (c *Context) snapshotOnce() {
 	}
 	snapMu.Lock()
 	defer snapMu.Unlock()
+	fault.Point()
 	if c.snap.Load() != snapPending {
 		return
 	}
@@ -137,6 +140,7 @@ func (c *Context) snapshotOnce() {
 func (c *Context) unpublishSnapshot() {
 	snapMu.Lock()
 	defer snapMu.Unlock()
+	fault.Point()
 	c.snap.Store(snapGone)
 	C.ol_snap_unpublish()
 }

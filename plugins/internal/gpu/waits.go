@@ -4,6 +4,7 @@ import (
 	"sync"
 
 	"github.com/liboffload-go/liboffload-go/api/ol"
+	"github.com/liboffload-go/liboffload-go/internal/fault"
 	"github.com/liboffload-go/liboffload-go/plugins/plugin"
 )
 
@@ -78,6 +79,7 @@ func dependsOn[Q WaitNode[Q]](q Q, mark uint64, running uintptr, runMark uint64,
 	var buf [MaxWaitEdges]WaitEdge[Q]
 	mu, w := q.WaitList()
 	mu.Lock()
+	fault.Point()
 	edges := w.Before(mark, &buf)
 	mu.Unlock()
 	for _, e := range edges {
@@ -119,6 +121,7 @@ func VisitWaits[Q WaitNode[Q]](q Q, mark uint64, visit func(Q, uint64)) {
 	var buf [MaxWaitEdges]WaitEdge[Q]
 	mu, w := q.WaitList()
 	mu.Lock()
+	fault.Point()
 	edges := w.Before(mark, &buf)
 	mu.Unlock()
 	for _, e := range edges {
@@ -138,6 +141,7 @@ type Running[Q any] struct {
 func (r *Running[Q]) Enter(id uintptr, q Q) {
 	plugin.EnterHostFunction()
 	r.mu.Lock()
+	fault.Point()
 	if r.m == nil {
 		r.m = map[uintptr]Q{}
 	}
@@ -148,6 +152,7 @@ func (r *Running[Q]) Enter(id uintptr, q Q) {
 // Leave records that it returned.
 func (r *Running[Q]) Leave(id uintptr) {
 	r.mu.Lock()
+	fault.Point()
 	delete(r.m, id)
 	r.mu.Unlock()
 	plugin.LeaveHostFunction()
@@ -161,6 +166,7 @@ func (r *Running[Q]) Queue(id uintptr) (Q, bool) {
 	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	fault.Point()
 	q, ok := r.m[id]
 	return q, ok
 }
