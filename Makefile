@@ -10,7 +10,7 @@ LIB23   := $(LIBDIR)/libLLVMOffload.so.23.1
 LIBS    := $(LIB) $(LIB23)
 MAP     := $(CURDIR)/cmd/liboffload/exports.map
 MAP23   := $(CURDIR)/cmd/liboffload/exports_23_1.map
-SOURCES := $(shell find api cmd impl plugins -type f \( -name '*.go' -o -name '*.c' -o -name '*.h' -o -name '*.json' -o -name '*.map' \)) go.mod go.sum $(shell find include -name '*.h')
+SOURCES := $(shell find api cmd impl internal plugins -type f \( -name '*.go' -o -name '*.c' -o -name '*.h' -o -name '*.json' -o -name '*.map' \)) go.mod go.sum $(shell find include -name '*.h')
 # lld, like LLVM's own build: GNU ld would also export an absolute VERS1.0 symbol
 LDFLAGS := -extldflags '-fuse-ld=lld -B/usr/lib/llvm-22/bin -Wl,--version-script=$(MAP) -Wl,-soname,libLLVMOffload.so.22.1'
 LDFLAGS23 := -extldflags '-fuse-ld=lld -B/usr/lib/llvm-22/bin -Wl,--version-script=$(MAP23) -Wl,-soname,libLLVMOffload.so.23.1'
