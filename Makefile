@@ -10,7 +10,7 @@ LIB23   := $(LIBDIR)/libLLVMOffload.so.23.1
 LIBS    := $(LIB) $(LIB23)
 MAP     := $(CURDIR)/cmd/liboffload/exports.map
 MAP23   := $(CURDIR)/cmd/liboffload/exports_23_1.map
-SOURCES := $(shell find api cmd impl plugins -type f \( -name '*.go' -o -name '*.c' -o -name '*.h' -o -name '*.json' -o -name '*.map' \)) go.mod go.sum $(shell find include -name '*.h')
+SOURCES := $(shell find api cmd impl internal plugins -type f \( -name '*.go' -o -name '*.c' -o -name '*.h' -o -name '*.json' -o -name '*.map' \)) go.mod go.sum $(shell find include -name '*.h')
 # lld, like LLVM's own build: GNU ld would also export an absolute VERS1.0 symbol
 LDFLAGS := -extldflags '-fuse-ld=lld -B/usr/lib/llvm-22/bin -Wl,--version-script=$(MAP) -Wl,-soname,libLLVMOffload.so.22.1'
 LDFLAGS23 := -extldflags '-fuse-ld=lld -B/usr/lib/llvm-22/bin -Wl,--version-script=$(MAP23) -Wl,-soname,libLLVMOffload.so.23.1'
@@ -62,8 +62,8 @@ demo: deps-check $(LIBS)
 # make test runs every suite, TEST_JOBS at a time (the machine's cores by
 # default; TEST_JOBS=1 runs them one after another). The suites write no
 # file another one reads or writes; each prints its output whole when it
-# ends (--output-sync), and a failure lets the running ones end and starts
-# no more. What does not depend on a suite is built or run once for all of
+# ends (--output-sync), and every suite runs to its end even when another
+# fails (-k), so that one run shows every failure. What does not depend on a suite is built or run once for all of
 # them: the kernel images (test-images), the GPU images' compile check, and
 # the kernel rules and loop (with the 22.1 host run). Longest first, so
 # that the last to start are short.
@@ -72,7 +72,7 @@ TEST_SUITES := test-go-race test-device-22 test-fuzz sanitize test-device-23 tes
 	test-static test-lifecycle test-python test-conformance test-go-ol23 test-abi test-install
 test: deps-check $(LIBS)
 	@start=$$(date +%s); \
-	$(MAKE) --no-print-directory -j$(TEST_JOBS) --output-sync=target $(TEST_SUITES) && \
+	$(MAKE) --no-print-directory -k -j$(TEST_JOBS) --output-sync=target $(TEST_SUITES) && \
 	echo "make test: all suites passed in $$(( $$(date +%s) - start )) s"
 
 deps-check:
@@ -98,7 +98,9 @@ test-static:
 	  || { echo "use internal/cmem: cgo's C.malloc, C.calloc, C.CBytes and C.CString end the process when malloc fails"; exit 1; }
 
 # The Go tests: with -race, the packages the ol23 tag changes once more
-# with it, then the memory-growth checks once more without -race (the race
+# with it, the fault-injection build (internal/fault, tag olfault: it panics
+# after each lock an entry point takes, and no panic may leave a lock held),
+# then the memory-growth checks once more without -race (the race
 # detector's own memory grows with the work, which would hide a leak), and
 # every fuzz target for 10,000 inputs.
 test-go: test-go-race test-go-ol23 test-fuzz
@@ -106,6 +108,7 @@ test-go-race:
 	$(GO) test -race -count=1 ./...
 test-go-ol23:
 	$(GO) test -race -count=1 -tags ol23 ./impl/ ./cmd/...
+	$(GO) test -race -count=1 -tags olfault -run 'TestPanicsReleaseLocks' ./tests/go/
 	$(GO) test -count=1 -run 'IsFlat$$' ./plugins/cuda/
 test-fuzz:
 	$(MAKE) --no-print-directory fuzz FUZZTIME=10000x

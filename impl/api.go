@@ -19,6 +19,7 @@ import (
 	"unsafe"
 
 	"github.com/liboffload-go/liboffload-go/api/ol"
+	"github.com/liboffload-go/liboffload-go/internal/fault"
 	"github.com/liboffload-go/liboffload-go/plugins/image"
 	"github.com/liboffload-go/liboffload-go/plugins/plugin"
 )
@@ -370,20 +371,38 @@ func (c *Context) olDestroyProgram(p *Program) error {
 	if !c.programs.remove(p.h) {
 		return c.programs.explain(p.h, "Program")
 	}
+	p.dropSymbols(c)
+	// the handle's reference goes; a call still in the plugin unloads
+	// when it is done (and its error then goes unreported)
+	p.refs.Add(progDestroyed)
+	return p.release()
+}
+
+// dropSymbols destroys the program's symbols: no C launch of its kernels
+// from here on, no handle of them valid.
+func (p *Program) dropSymbols(c *Context) {
 	p.mu.Lock()
+	defer p.mu.Unlock()
+	fault.Point()
 	for _, s := range p.symbols {
-		c.unmirrorKernel(s) // no C launch of it from here on
+		c.unmirrorKernel(s)
 		c.symbols.remove(s.h)
 		if s.kind == ol.SymbolKindGlobalVariable && s.size > 0 {
 			c.globals.removeBase(uint64(s.addr))
 		}
 	}
 	p.symbols = nil
-	p.mu.Unlock()
-	// the handle's reference goes; a call still in the plugin unloads
-	// when it is done (and its error then goes unreported)
-	p.refs.Add(progDestroyed)
-	return p.release()
+}
+
+// unmirror takes the program's kernels out of the C launch path (at
+// the final olShutDown).
+func (p *Program) unmirror(c *Context) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	fault.Point()
+	for _, s := range p.symbols {
+		c.unmirrorKernel(s)
+	}
 }
 
 func (c *Context) olGetSymbol(p *Program, name string, kind ol.SymbolKind) (uintptr, error) {
@@ -393,6 +412,7 @@ func (c *Context) olGetSymbol(p *Program, name string, kind ol.SymbolKind) (uint
 	key := symbolKey{name: name, kind: kind}
 	p.mu.Lock()
 	defer p.mu.Unlock()
+	fault.Point()
 	if p.symbols == nil {
 		return 0, ol.Errorf(ol.ErrcInvalidArgument, "Program (%#x) was destroyed", p.h)
 	}

@@ -250,11 +250,7 @@ func (c *Context) teardown() error {
 		c.events.remove(h)
 	})
 	c.programs.each(func(h uintptr, p *Program) {
-		p.mu.Lock()
-		for _, s := range p.symbols {
-			c.unmirrorKernel(s)
-		}
-		p.mu.Unlock()
+		p.unmirror(c)
 		add("program", p.p.Unload())
 		c.programs.remove(h)
 	})

@@ -2,6 +2,7 @@ package impl
 
 import (
 	"fmt"
+	"github.com/liboffload-go/liboffload-go/internal/fault"
 	"sync"
 	"sync/atomic"
 
@@ -117,6 +118,8 @@ type latestMark struct {
 	m   *mark
 }
 
+// lock takes f.mu (and readies f on first use); every caller defers the
+// unlock, so that a panic under it leaves no lock held.
 func (f *deferredFrees) lock() {
 	f.mu.Lock()
 	if f.cond.L == nil {
@@ -133,12 +136,8 @@ func (f *deferredFrees) queueMark(q *Queue) (*mark, error) {
 	var pos uint64
 	if ok {
 		pos = wq.Position()
-		f.lock()
-		l := f.latest[q]
-		reused := l.m != nil && l.pos == pos && l.m.tryRef()
-		f.mu.Unlock()
-		if reused {
-			return l.m, nil
+		if m := f.reuseLatest(q, pos); m != nil {
+			return m, nil
 		}
 	}
 	e, err := q.q.Record()
@@ -147,11 +146,28 @@ func (f *deferredFrees) queueMark(q *Queue) (*mark, error) {
 	}
 	m := newMark(e)
 	if ok {
-		f.lock()
-		f.latest[q] = latestMark{pos: pos, m: m}
-		f.mu.Unlock()
+		f.setLatest(q, latestMark{pos: pos, m: m})
 	}
 	return m, nil
+}
+
+// reuseLatest returns a new reference to the marker of q's work up to
+// pos, when there is one.
+func (f *deferredFrees) reuseLatest(q *Queue, pos uint64) *mark {
+	f.lock()
+	defer f.mu.Unlock()
+	fault.Point()
+	if l := f.latest[q]; l.m != nil && l.pos == pos && l.m.tryRef() {
+		return l.m
+	}
+	return nil
+}
+
+func (f *deferredFrees) setLatest(q *Queue, l latestMark) {
+	f.lock()
+	defer f.mu.Unlock()
+	fault.Point()
+	f.latest[q] = l
 }
 
 // freeAfterQueuedWork releases the memory at base (size bytes of kind, on
@@ -166,6 +182,7 @@ func (c *Context) freeAfterQueuedWork(dev *Device, base uintptr, size uint64, ki
 	p := &pendingFree{dev: dev, base: base, size: size, kind: kind, marks: marks}
 	f.lock()
 	defer f.mu.Unlock()
+	fault.Point()
 	if recErr != nil {
 		// a queue with work could not be marked: the memory waits for the
 		// final olShutDown, when all work has ended (never freed early)
@@ -196,6 +213,7 @@ func (c *Context) markQueuedWork() (marks []*mark, err error) {
 	f := &c.frees
 	f.scan.RLock()
 	defer f.scan.RUnlock()
+	fault.Point()
 	mark := func(_ uintptr, q *Queue) {
 		if err != nil || q.q.Empty() {
 			return
@@ -216,6 +234,7 @@ func (c *Context) markQueuedWork() (marks []*mark, err error) {
 	}
 	f.lock()
 	defer f.mu.Unlock()
+	fault.Point()
 	return append(marks, f.takeRetiredLocked()...), err
 }
 
@@ -250,6 +269,7 @@ func (c *Context) retireQueue(q *Queue) bool {
 	f := &c.frees
 	f.scan.Lock()
 	defer f.scan.Unlock()
+	fault.Point()
 	// (a second destroy of the same queue finds it gone from the mirror
 	// as well: no harm)
 	c.unmirrorQueue(q)
@@ -257,13 +277,14 @@ func (c *Context) retireQueue(q *Queue) bool {
 		return false
 	}
 	f.lock()
+	defer f.mu.Unlock()
+	fault.Point()
 	delete(f.latest, q)
 	if f.retiring == nil {
 		f.retiring = map[*Queue]struct{}{}
 	}
 	f.retiring[q] = struct{}{}
 	f.nretiring.Store(int32(len(f.retiring)))
-	f.mu.Unlock()
 	return true
 }
 
@@ -276,15 +297,22 @@ func (c *Context) finishRetire(q *Queue) error {
 		return nil
 	}
 	c.quiesceQueue(q)
+	c.endRetire(q)
+	return q.q.Release()
+}
+
+// endRetire moves q from the retiring queues to the retired markers.
+func (c *Context) endRetire(q *Queue) {
 	f := &c.frees
 	f.scan.Lock()
+	defer f.scan.Unlock()
+	fault.Point()
 	c.markRetired(q)
 	f.lock()
+	defer f.mu.Unlock()
+	fault.Point()
 	delete(f.retiring, q)
 	f.nretiring.Store(int32(len(f.retiring)))
-	f.mu.Unlock()
-	f.scan.Unlock()
-	return q.q.Release()
 }
 
 // markRetired keeps a marker of q's pending work on the retired list
@@ -297,6 +325,7 @@ func (c *Context) markRetired(q *Queue) {
 	e, err := q.q.Record()
 	f.lock()
 	defer f.mu.Unlock()
+	fault.Point()
 	if err != nil || e == nil {
 		if err != nil {
 			f.noteLocked(wrapErr("olDestroyQueue: no marker for the queue's pending work", err))
@@ -318,6 +347,7 @@ func (f *deferredFrees) retiringQueues() []*Queue {
 	}
 	f.lock()
 	defer f.mu.Unlock()
+	fault.Point()
 	if len(f.retiring) == 0 {
 		return nil
 	}
@@ -335,6 +365,7 @@ func (f *deferredFrees) note(err error) {
 	}
 	f.lock()
 	defer f.mu.Unlock()
+	fault.Point()
 	f.noteLocked(err)
 }
 
@@ -353,6 +384,8 @@ func (f *deferredFrees) noteLocked(err error) {
 // final olShutDown closes the list and it is empty.
 func (f *deferredFrees) work() {
 	defer close(f.done)
+	// (no fault points: a panic here is no entry point's, and complete
+	// recovers the plugins')
 	f.mu.Lock()
 	for {
 		for len(f.fifo) == 0 && !f.closing {
@@ -426,6 +459,7 @@ func (p *pendingFree) release() error {
 func (f *deferredFrees) waitFor(dev *Device, released uint64) bool {
 	f.lock()
 	defer f.mu.Unlock()
+	fault.Point()
 	waited := f.busy[dev] > 0
 	for f.busy[dev] > 0 {
 		f.cond.Wait()
@@ -465,16 +499,12 @@ func (c *Context) inHostFunction() bool {
 // what waited for olShutDown is freed and the markers of destroyed queues
 // are released. It returns the errors of every deferred free.
 func (f *deferredFrees) shutdown() error {
-	f.lock()
-	f.closing = true
-	f.cond.Broadcast()
-	done := f.done
-	f.mu.Unlock()
-	if done != nil {
+	if done := f.close(); done != nil {
 		<-done
 	}
 	f.lock()
 	defer f.mu.Unlock()
+	fault.Point()
 	for _, p := range f.stuck {
 		f.noteLocked(p.release())
 	}
@@ -501,4 +531,15 @@ func (f *deferredFrees) shutdown() error {
 func wrapErr(what string, err error) error {
 	code, details := describe(err)
 	return ol.Errorf(code, "%s: %s", what, details)
+}
+
+// close tells the worker to stop once its list is empty; it returns the
+// channel closed when it has (nil: no worker ever started).
+func (f *deferredFrees) close() chan struct{} {
+	f.lock()
+	defer f.mu.Unlock()
+	fault.Point()
+	f.closing = true
+	f.cond.Broadcast()
+	return f.done
 }

@@ -6,6 +6,7 @@ import (
 	"sync/atomic"
 
 	"github.com/liboffload-go/liboffload-go/api/ol"
+	"github.com/liboffload-go/liboffload-go/internal/fault"
 )
 
 // A handle is a 64-bit value, never an address:
@@ -103,6 +104,7 @@ func (t *table[T]) slot(i uint32) *slot[T] {
 func (t *table[T]) insert(v *T) (uintptr, error) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
+	fault.Point()
 	return t.insertLocked(&entry[T]{v: v}, nil)
 }
 
@@ -113,6 +115,7 @@ func (t *table[T]) insertAll(vs []T, hs []uintptr, set func(v *T, h uintptr)) in
 	es := make([]entry[T], len(vs))
 	t.mu.Lock()
 	defer t.mu.Unlock()
+	fault.Point()
 	for i := range vs {
 		es[i].v = &vs[i]
 		h, err := t.insertLocked(&es[i], func(h uintptr) { set(&vs[i], h) })
@@ -169,6 +172,7 @@ func (t *table[T]) remove(h uintptr) bool {
 	i := uint32(h & indexMask)
 	t.mu.Lock()
 	defer t.mu.Unlock()
+	fault.Point()
 	s := t.slot(i)
 	if s == nil {
 		return false
@@ -212,10 +216,13 @@ func (t *table[T]) explain(h uintptr, param string) error {
 	if int32(gen-t.base) < 0 {
 		return t.gone(h, param, handleEarlier)
 	}
-	t.mu.Lock()
-	s := t.slot(uint32(h & indexMask))
-	destroyed := s != nil && int32(s.gen-gen) >= 0
-	t.mu.Unlock()
+	destroyed := func() bool {
+		t.mu.Lock()
+		defer t.mu.Unlock()
+		fault.Point()
+		s := t.slot(uint32(h & indexMask))
+		return s != nil && int32(s.gen-gen) >= 0
+	}()
 	if destroyed {
 		return t.gone(h, param, handleDestroyed)
 	}
@@ -267,6 +274,7 @@ func (t *table[T]) gone(h uintptr, param string, st handleState) error {
 func (t *table[T]) nextBase() uint32 {
 	t.mu.Lock()
 	defer t.mu.Unlock()
+	fault.Point()
 	return t.top + 1
 }
 
@@ -291,5 +299,6 @@ func (t *table[T]) each(fn func(h uintptr, v *T)) {
 func (t *table[T]) count() int {
 	t.mu.Lock()
 	defer t.mu.Unlock()
+	fault.Point()
 	return t.live
 }

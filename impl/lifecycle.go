@@ -8,6 +8,7 @@ import (
 	"sync/atomic"
 
 	"github.com/liboffload-go/liboffload-go/api/ol"
+	"github.com/liboffload-go/liboffload-go/internal/fault"
 	"github.com/liboffload-go/liboffload-go/plugins/plugin"
 )
 
@@ -55,80 +56,97 @@ func olInit(loc *ol.CodeLocation) uintptr { return initLibrary(nil, nil, loc) }
 // registered ones, or refuses the call. params prints the call's
 // parameters in its trace line (nil: it has none).
 func initLibrary(pick func([]plugin.Plugin) ([]plugin.Plugin, error), params func(*traceBuf), loc *ol.CodeLocation) uintptr {
+	c, res := startLibrary(pick)
+	if c != nil {
+		c.traceLifecycle("olInit", params, res, loc)
+	}
+	return res
+}
+
+// startLibrary is initLibrary's work under the lifecycle lock, which a
+// deferred unlock releases on every path: a panic (recovered by the entry
+// layer as OL_ERRC_UNKNOWN) must not leave every later olInit and
+// olShutDown waiting for it (RATIONALE.md, "Why is every lock released by
+// defer?"). c: the context to trace with, nil when there is none.
+func startLibrary(pick func([]plugin.Plugin) ([]plugin.Plugin, error)) (c *Context, res uintptr) {
 	life.mu.Lock()
+	defer life.mu.Unlock()
+	fault.Point()
+	fault.Point()
 	if life.refs > 0 {
 		life.refs++
-		c := life.ctx.Load()
-		life.mu.Unlock()
-		c.traceLifecycle("olInit", params, 0, loc)
-		return 0
+		return life.ctx.Load(), 0
 	}
 	ps := usedPlugins()
 	if len(ps) == 0 {
-		life.mu.Unlock()
-		return intern(ol.ErrcUninitialized, "no backends are registered with the runtime (impl.UsePlugins): the library was built without its main package")
+		return nil, intern(ol.ErrcUninitialized, "no backends are registered with the runtime (impl.UsePlugins): the library was built without its main package")
 	}
 	if pick != nil {
 		var err error
 		if ps, err = pick(ps); err != nil {
-			life.mu.Unlock()
 			code, details := describe(err)
-			return intern(code, details)
+			return nil, intern(code, details)
 		}
 	}
 	beginDoneEvents()
 	c, err := newContext(life.gens, ps)
 	if c == nil {
-		life.mu.Unlock()
 		code, details := describe(err)
-		return intern(code, details)
+		return nil, intern(code, details)
 	}
 	life.ctx.Store(c)
-	c.publishFast()
 	life.refs = 1
-	life.mu.Unlock()
+	c.publishFast()
 	// A plugin that failed leaves the library initialised with the other
 	// platforms, as in LLVM 22.1: the caller still owes one olShutDown.
-	res := c.result(err)
-	c.traceLifecycle("olInit", params, res, loc)
-	return res
+	return c, c.result(err)
 }
 
 // olShutDown is the hand-written entry of olShutDown (see OlShutDown).
 func olShutDown(loc *ol.CodeLocation) uintptr {
-	life.mu.Lock()
-	if life.refs == 0 {
-		life.mu.Unlock()
-		return uninitialized()
+	c, res, last := stopLibrary()
+	if c == nil {
+		return res
 	}
-	c := life.ctx.Load()
+	c.traceLifecycle("olShutDown", nil, res, loc)
+	if last && c.trace != nil {
+		c.trace.close()
+	}
+	return res
+}
+
+// stopLibrary is olShutDown's work under the lifecycle lock (released by
+// defer, as in startLibrary). The final reference's teardown runs under
+// it too; should it panic, the deferred function still ends the done
+// events and moves the handle generations past this initialisation's, so
+// that the next olInit starts clean and its handles never match old ones.
+// last: this call ended the initialisation.
+func stopLibrary() (c *Context, res uintptr, last bool) {
+	life.mu.Lock()
+	defer life.mu.Unlock()
+	fault.Point()
+	fault.Point()
+	if life.refs == 0 {
+		return nil, uninitialized(), false
+	}
+	c = life.ctx.Load()
 	if life.refs == 1 {
 		if err := c.refuseFinalShutdown(); err != nil {
-			life.mu.Unlock()
-			res := c.result(err)
-			c.traceLifecycle("olShutDown", nil, res, loc)
-			return res
+			return c, c.result(err), false
 		}
 	}
 	life.refs--
 	if life.refs > 0 {
-		life.mu.Unlock()
-		c.traceLifecycle("olShutDown", nil, 0, loc)
-		return 0
+		return c, 0, false
 	}
 	c.unpublishSnapshot()
 	unpublishFast()
 	life.ctx.Store(nil)
-	err := c.teardown()
-	endDoneEvents()
-	life.gens = c.nextGenerations()
-	life.mu.Unlock()
-	res := c.result(err)
-	c.traceLifecycle("olShutDown", nil, res, loc)
-	if c.trace != nil {
-		c.trace.close()
-	}
-	return res
+	defer func() {
+		endDoneEvents()
+		life.gens = c.nextGenerations()
+	}()
+	return c, c.result(c.teardown()), true
 }
 
 func (c *Context) traceLifecycle(name string, params func(*traceBuf), res uintptr, loc *ol.CodeLocation) {

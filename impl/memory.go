@@ -30,6 +30,7 @@ import (
 	"sync/atomic"
 
 	"github.com/liboffload-go/liboffload-go/api/ol"
+	"github.com/liboffload-go/liboffload-go/internal/fault"
 )
 
 // alloc is one live olMemAlloc allocation.
@@ -97,6 +98,7 @@ func newAllocMap() *allocMap {
 func (m *allocMap) release() {
 	m.mu.Lock()
 	defer m.mu.Unlock()
+	fault.Point()
 	if p := m.idx.p; p != nil {
 		m.idx.p = nil
 		C.ol_amap_free(p)
@@ -141,6 +143,7 @@ func (m *allocMap) insert(a *alloc) bool {
 	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
+	fault.Point()
 	if m.order.overlaps(a.base, a.end()) {
 		return false
 	}
@@ -181,6 +184,7 @@ func (m *allocMap) takeRaw(a *alloc) {
 func (m *allocMap) removeBase(base uint64) (alloc, bool) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
+	fault.Point()
 	// the index's chains (and the allocator's header that the host
 	// device's free reads) load while the B+tree is searched for the size
 	C.ol_amap_prefetch(m.idx.p, C.uint64_t(base))
@@ -219,6 +223,7 @@ func (m *allocMap) checkRange(fn, what string, p, size uint64) (alloc, error) {
 func (m *allocMap) snapshot() []*alloc {
 	m.mu.Lock()
 	defer m.mu.Unlock()
+	fault.Point()
 	return m.all()
 }
 
@@ -238,6 +243,7 @@ func (m *allocMap) all() []*alloc {
 func (m *allocMap) drain() []*alloc {
 	m.mu.Lock()
 	defer m.mu.Unlock()
+	fault.Point()
 	all := m.all()
 	for _, a := range all {
 		m.order.remove(a.base)

@@ -43,6 +43,7 @@ import (
 	"github.com/hashicorp/go-multierror"
 
 	"github.com/liboffload-go/liboffload-go/api/ol"
+	"github.com/liboffload-go/liboffload-go/internal/fault"
 )
 
 // MaxDistinctResults bounds the interned error table. Past it, a new
@@ -68,9 +69,12 @@ var results struct {
 func uninitialized() uintptr {
 	r := uintptr(C.ol_uninitialized())
 	if _, ok := results.byKey.Load(resultKey{ol.ErrcUninitialized, uninitializedText}); !ok {
-		results.mu.Lock()
-		results.byKey.LoadOrStore(resultKey{ol.ErrcUninitialized, uninitializedText}, r)
-		results.mu.Unlock()
+		func() {
+			results.mu.Lock()
+			defer results.mu.Unlock()
+			fault.Point()
+			results.byKey.LoadOrStore(resultKey{ol.ErrcUninitialized, uninitializedText}, r)
+		}()
 	}
 	return r
 }
@@ -91,6 +95,7 @@ func intern(code ol.Errc, details string) uintptr {
 	}
 	results.mu.Lock()
 	defer results.mu.Unlock()
+	fault.Point()
 	if v, ok := results.byKey.Load(k); ok {
 		return v.(uintptr)
 	}

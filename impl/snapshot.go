@@ -3,7 +3,11 @@ package impl
 // #include "snapshot.h"
 import "C"
 
-import "sync"
+import (
+	"sync"
+
+	"github.com/liboffload-go/liboffload-go/internal/fault"
+)
 
 // The info snapshot (snapshot.h): once per initialisation (at its first
 // info query or device iteration, see snapshotOnce) the runtime writes the
@@ -118,6 +122,7 @@ func (c *Context) snapshotOnce() {
 	}
 	snapMu.Lock()
 	defer snapMu.Unlock()
+	fault.Point()
 	if c.snap.Load() != snapPending {
 		return
 	}
@@ -135,6 +140,7 @@ func (c *Context) snapshotOnce() {
 func (c *Context) unpublishSnapshot() {
 	snapMu.Lock()
 	defer snapMu.Unlock()
+	fault.Point()
 	c.snap.Store(snapGone)
 	C.ol_snap_unpublish()
 }

@@ -24,6 +24,7 @@ import (
 	"unsafe"
 
 	"github.com/liboffload-go/liboffload-go/api/ol"
+	"github.com/liboffload-go/liboffload-go/internal/fault"
 )
 
 // tracer writes one line (or a few) per API call, in the format of
@@ -64,7 +65,16 @@ func (t *tracer) note(line string) {
 	}
 	t.mu.Lock()
 	defer t.mu.Unlock()
+	fault.Point()
 	_, _ = t.out.WriteString(line)
+}
+
+// write writes one whole trace line.
+func (t *tracer) write(b []byte) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	fault.Point()
+	_, _ = t.out.Write(b)
 }
 
 func (t *tracer) close() {
@@ -116,9 +126,7 @@ func (t *tracer) end(tb *traceBuf, res uintptr, l *ol.CodeLocation) {
 		tb.b = append(tb.b, goString(l.FunctionName, 4096)...)
 		tb.b = append(tb.b, ")\n"...)
 	}
-	t.mu.Lock()
-	_, _ = t.out.Write(tb.b)
-	t.mu.Unlock()
+	t.write(tb.b)
 	t.bufs.Put(tb)
 }
 

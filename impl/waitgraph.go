@@ -5,6 +5,7 @@ import (
 	"sync/atomic"
 
 	"github.com/liboffload-go/liboffload-go/api/ol"
+	"github.com/liboffload-go/liboffload-go/internal/fault"
 	"github.com/liboffload-go/liboffload-go/plugins/plugin"
 )
 
@@ -43,25 +44,29 @@ type waitGraph struct {
 // add records an edge (an olWaitEvents's before its HostCall is placed).
 func (g *waitGraph) add(e *crossEdge) {
 	g.mu.Lock()
+	defer g.mu.Unlock()
+	fault.Point()
 	g.edges = append(g.edges, e)
 	g.pending.Store(int32(len(g.edges)))
-	g.mu.Unlock()
 }
 
 // place sets the edge's position, unless it is already gone.
 func (g *waitGraph) place(e *crossEdge, at uint64) {
 	g.mu.Lock()
+	defer g.mu.Unlock()
+	fault.Point()
 	for _, x := range g.edges {
 		if x == e {
 			e.at = at
 		}
 	}
-	g.mu.Unlock()
 }
 
 // remove forgets an edge once its wait is over (or was never made).
 func (g *waitGraph) remove(e *crossEdge) {
 	g.mu.Lock()
+	defer g.mu.Unlock()
+	fault.Point()
 	for i, x := range g.edges {
 		if x == e {
 			last := len(g.edges) - 1
@@ -72,19 +77,19 @@ func (g *waitGraph) remove(e *crossEdge) {
 		}
 	}
 	g.pending.Store(int32(len(g.edges)))
-	g.mu.Unlock()
 }
 
 // from appends to out the targets of the edges of p's queue's work up to
 // p.at.
 func (g *waitGraph) from(p waitPoint, out []waitPoint) []waitPoint {
 	g.mu.Lock()
+	defer g.mu.Unlock()
+	fault.Point()
 	for _, e := range g.edges {
 		if e.q == p.q && e.at <= p.at {
 			out = append(out, waitPoint{q: e.on, at: e.mark, cross: true, hostFunc: p.hostFunc || e.hostFunc})
 		}
 	}
-	g.mu.Unlock()
 	return out
 }
 
@@ -125,17 +130,11 @@ func (c *Context) syncFromHostFunction(what string, q plugin.Queue, at uint64, s
 	}
 	edge := &crossEdge{q: run.q, at: run.at, on: q, mark: at, hostFunc: true}
 	g := &c.waits
-	g.check.Lock()
-	if g.pending.Load() != 0 {
-		// without edges of the runtime's every cycle lies within one
-		// platform, which its plugin refuses itself
-		if found, path := g.reaches(waitPoint{q: q, at: at}, run); found {
-			g.check.Unlock()
-			return waitForeverError(what, q == run.q, path, runPlatform)
-		}
+	if err := g.addUnlessCycle(edge, waitPoint{q: q, at: at}, run, func(path waitPoint) error {
+		return waitForeverError(what, q == run.q, path, runPlatform)
+	}); err != nil {
+		return err
 	}
-	g.add(edge)
-	g.check.Unlock()
 	defer g.remove(edge)
 	return sync()
 }
@@ -186,4 +185,21 @@ func queuePoint(q plugin.Queue) uint64 {
 		return wq.Position()
 	}
 	return 0
+}
+
+// addUnlessCycle adds edge, unless from reaches run through the edges:
+// then it returns cycle's error for the path found.
+func (g *waitGraph) addUnlessCycle(edge *crossEdge, from, run waitPoint, cycle func(waitPoint) error) error {
+	g.check.Lock()
+	defer g.check.Unlock()
+	fault.Point()
+	if g.pending.Load() != 0 {
+		// without edges of the runtime's every cycle lies within one
+		// platform, which its plugin refuses itself
+		if found, path := g.reaches(from, run); found {
+			return cycle(path)
+		}
+	}
+	g.add(edge)
+	return nil
 }

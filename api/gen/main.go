@@ -32,6 +32,7 @@ func outputs(s *api.Spec) map[string]string {
 		"plugins/plugin/zdeviceinfo.go": genPluginDeviceInfo(s),
 		"python/liboffload/_api.py":     genPython(s),
 		"docs/api.md":                   genAPIDocs(s),
+		"cmd/liboffload/zchecks.h":      genCChecks(s),
 	}
 	for i, r := range s.Releases {
 		rs := s.ForRelease(r.Name)

@@ -292,37 +292,61 @@ func (tb *traceBuf) open(p unsafe.Pointer) bool {
 	return true
 }
 
+// peek copies n (at most 16) bytes of the caller's memory at p to print
+// them, after p and " ("; false, with "(unreadable)" printed instead, when
+// they cannot be read: a call refused for a bad pointer is traced too, and
+// its trace must not fault where the call did not.
+func (tb *traceBuf) peek(p unsafe.Pointer, n int) (v [16]byte, ok bool) {
+	tb.hex(uintptr(p))
+	if !safeRead(v[:n], uintptr(p)) {
+		tb.b = append(tb.b, " (unreadable)"...)
+		return v, false
+	}
+	tb.b = append(tb.b, " ("...)
+	return v, true
+}
+
 func (tb *traceBuf) ptrToU64(p unsafe.Pointer) {
-	if tb.open(p) {
-		tb.uint(*(*uint64)(p))
+	if p == nil {
+		tb.b = append(tb.b, "nullptr"...)
+	} else if v, ok := tb.peek(p, 8); ok {
+		tb.uint(*(*uint64)(unsafe.Pointer(&v[0])))
 		tb.b = append(tb.b, ')')
 	}
 }
 
 func (tb *traceBuf) ptrToU32(p unsafe.Pointer) {
-	if tb.open(p) {
-		tb.uint(uint64(*(*uint32)(p)))
+	if p == nil {
+		tb.b = append(tb.b, "nullptr"...)
+	} else if v, ok := tb.peek(p, 4); ok {
+		tb.uint(uint64(*(*uint32)(unsafe.Pointer(&v[0]))))
 		tb.b = append(tb.b, ')')
 	}
 }
 
 func (tb *traceBuf) ptrToF32(p unsafe.Pointer) {
-	if tb.open(p) {
-		tb.b = strconv.AppendFloat(tb.b, float64(*(*float32)(p)), 'g', -1, 32)
+	if p == nil {
+		tb.b = append(tb.b, "nullptr"...)
+	} else if v, ok := tb.peek(p, 4); ok {
+		tb.b = strconv.AppendFloat(tb.b, float64(*(*float32)(unsafe.Pointer(&v[0]))), 'g', -1, 32)
 		tb.b = append(tb.b, ')')
 	}
 }
 
 func (tb *traceBuf) ptrToBool(p unsafe.Pointer) {
-	if tb.open(p) {
-		tb.uint(uint64(*(*uint8)(p)))
+	if p == nil {
+		tb.b = append(tb.b, "nullptr"...)
+	} else if v, ok := tb.peek(p, 1); ok {
+		tb.uint(uint64(v[0]))
 		tb.b = append(tb.b, ')')
 	}
 }
 
 func (tb *traceBuf) ptrToPtr(p unsafe.Pointer) {
-	if tb.open(p) {
-		tb.ptr(*(*unsafe.Pointer)(p))
+	if p == nil {
+		tb.b = append(tb.b, "nullptr"...)
+	} else if v, ok := tb.peek(p, 8); ok {
+		tb.handle(*(*uintptr)(unsafe.Pointer(&v[0])))
 		tb.b = append(tb.b, ')')
 	}
 }

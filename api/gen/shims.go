@@ -40,8 +40,7 @@ func genShims(s *api.Spec, constraint string) string {
 			all := strings.Join(append(append([]string{}, args...), locArg), ", ")
 			w("ol_result_t %s(%s) {\n", name, cParamList(s, f, loc))
 			w("  OL_FORK_GUARD();\n")
-			w("%s", snapFast(s, f))
-			w("%s", fastPath(f))
+			w("%s", guardFast(s, f, snapFast(s, f)+fastPath(f)))
 			w("  return (ol_result_t)go%s(%s);\n}\n\n", f.GoName(), all)
 		}
 	}

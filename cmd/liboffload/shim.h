@@ -7,6 +7,7 @@
 
 #include "zapi.h"
 #include "_cgo_export.h"
+#include "zchecks.h"
 
 // The info snapshot (impl/snapshot.h): the info shims of platforms and
 // devices, and olIterateDevices, try it first; it answers successes only

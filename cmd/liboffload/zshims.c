@@ -18,15 +18,19 @@ ol_result_t olCalculateOptimalOccupancyWithCodeLoc(ol_device_handle_t Device, ol
 
 ol_result_t olCreateEvent(ol_queue_handle_t Queue, ol_event_handle_t *Event) {
   OL_FORK_GUARD();
-  if (ol_fast_event(Queue, Event))
-    return OL_SUCCESS;
+  if (ol_check_olCreateEvent((const void *)Queue, (const void *)Event)) {
+    if (ol_fast_event(Queue, Event))
+      return OL_SUCCESS;
+  }
   return (ol_result_t)goOlCreateEvent((GoUintptr)Queue, (void *)Event, NULL);
 }
 
 ol_result_t olCreateEventWithCodeLoc(ol_queue_handle_t Queue, ol_event_handle_t *Event, ol_code_location_t *CodeLocation) {
   OL_FORK_GUARD();
-  if (ol_fast_event(Queue, Event))
-    return OL_SUCCESS;
+  if (ol_check_olCreateEvent((const void *)Queue, (const void *)Event)) {
+    if (ol_fast_event(Queue, Event))
+      return OL_SUCCESS;
+  }
   return (ol_result_t)goOlCreateEvent((GoUintptr)Queue, (void *)Event, CodeLocation);
 }
 
@@ -52,15 +56,19 @@ ol_result_t olCreateQueueWithCodeLoc(ol_device_handle_t Device, ol_queue_handle_
 
 ol_result_t olDestroyEvent(ol_event_handle_t Event) {
   OL_FORK_GUARD();
-  if (ol_fast_destroy_event(Event))
-    return OL_SUCCESS;
+  if (ol_check_olDestroyEvent((const void *)Event)) {
+    if (ol_fast_destroy_event(Event))
+      return OL_SUCCESS;
+  }
   return (ol_result_t)goOlDestroyEvent((GoUintptr)Event, NULL);
 }
 
 ol_result_t olDestroyEventWithCodeLoc(ol_event_handle_t Event, ol_code_location_t *CodeLocation) {
   OL_FORK_GUARD();
-  if (ol_fast_destroy_event(Event))
-    return OL_SUCCESS;
+  if (ol_check_olDestroyEvent((const void *)Event)) {
+    if (ol_fast_destroy_event(Event))
+      return OL_SUCCESS;
+  }
   return (ol_result_t)goOlDestroyEvent((GoUintptr)Event, CodeLocation);
 }
 
@@ -86,113 +94,145 @@ ol_result_t olDestroyQueueWithCodeLoc(ol_queue_handle_t Queue, ol_code_location_
 
 ol_result_t olGetDeviceInfo(ol_device_handle_t Device, ol_device_info_t PropName, size_t PropSize, void *PropValue) {
   OL_FORK_GUARD();
-  if (ol_snap_info(0, (uint64_t)(uintptr_t)Device, (uint32_t)PropName, PropSize, PropValue))
-    return OL_SUCCESS;
+  if (ol_check_olGetDeviceInfo((const void *)Device, PropName, PropSize, (const void *)PropValue)) {
+    if (ol_snap_info(0, (uint64_t)(uintptr_t)Device, (uint32_t)PropName, PropSize, PropValue))
+      return OL_SUCCESS;
+  }
   return (ol_result_t)goOlGetDeviceInfo((GoUintptr)Device, PropName, PropSize, (void *)PropValue, NULL);
 }
 
 ol_result_t olGetDeviceInfoWithCodeLoc(ol_device_handle_t Device, ol_device_info_t PropName, size_t PropSize, void *PropValue, ol_code_location_t *CodeLocation) {
   OL_FORK_GUARD();
-  if (ol_snap_info(0, (uint64_t)(uintptr_t)Device, (uint32_t)PropName, PropSize, PropValue))
-    return OL_SUCCESS;
+  if (ol_check_olGetDeviceInfo((const void *)Device, PropName, PropSize, (const void *)PropValue)) {
+    if (ol_snap_info(0, (uint64_t)(uintptr_t)Device, (uint32_t)PropName, PropSize, PropValue))
+      return OL_SUCCESS;
+  }
   return (ol_result_t)goOlGetDeviceInfo((GoUintptr)Device, PropName, PropSize, (void *)PropValue, CodeLocation);
 }
 
 ol_result_t olGetDeviceInfoSize(ol_device_handle_t Device, ol_device_info_t PropName, size_t *PropSizeRet) {
   OL_FORK_GUARD();
-  if (ol_snap_size(0, (uint64_t)(uintptr_t)Device, (uint32_t)PropName, PropSizeRet))
-    return OL_SUCCESS;
+  if (ol_check_olGetDeviceInfoSize((const void *)Device, PropName, (const void *)PropSizeRet)) {
+    if (ol_snap_size(0, (uint64_t)(uintptr_t)Device, (uint32_t)PropName, PropSizeRet))
+      return OL_SUCCESS;
+  }
   return (ol_result_t)goOlGetDeviceInfoSize((GoUintptr)Device, PropName, (void *)PropSizeRet, NULL);
 }
 
 ol_result_t olGetDeviceInfoSizeWithCodeLoc(ol_device_handle_t Device, ol_device_info_t PropName, size_t *PropSizeRet, ol_code_location_t *CodeLocation) {
   OL_FORK_GUARD();
-  if (ol_snap_size(0, (uint64_t)(uintptr_t)Device, (uint32_t)PropName, PropSizeRet))
-    return OL_SUCCESS;
+  if (ol_check_olGetDeviceInfoSize((const void *)Device, PropName, (const void *)PropSizeRet)) {
+    if (ol_snap_size(0, (uint64_t)(uintptr_t)Device, (uint32_t)PropName, PropSizeRet))
+      return OL_SUCCESS;
+  }
   return (ol_result_t)goOlGetDeviceInfoSize((GoUintptr)Device, PropName, (void *)PropSizeRet, CodeLocation);
 }
 
 ol_result_t olGetEventInfo(ol_event_handle_t Event, ol_event_info_t PropName, size_t PropSize, void *PropValue) {
   OL_FORK_GUARD();
-  if (ol_fast_event_info(Event, PropName, PropSize, PropValue))
-    return OL_SUCCESS;
+  if (ol_check_olGetEventInfo((const void *)Event, PropName, PropSize, (const void *)PropValue)) {
+    if (ol_fast_event_info(Event, PropName, PropSize, PropValue))
+      return OL_SUCCESS;
+  }
   return (ol_result_t)goOlGetEventInfo((GoUintptr)Event, PropName, PropSize, (void *)PropValue, NULL);
 }
 
 ol_result_t olGetEventInfoWithCodeLoc(ol_event_handle_t Event, ol_event_info_t PropName, size_t PropSize, void *PropValue, ol_code_location_t *CodeLocation) {
   OL_FORK_GUARD();
-  if (ol_fast_event_info(Event, PropName, PropSize, PropValue))
-    return OL_SUCCESS;
+  if (ol_check_olGetEventInfo((const void *)Event, PropName, PropSize, (const void *)PropValue)) {
+    if (ol_fast_event_info(Event, PropName, PropSize, PropValue))
+      return OL_SUCCESS;
+  }
   return (ol_result_t)goOlGetEventInfo((GoUintptr)Event, PropName, PropSize, (void *)PropValue, CodeLocation);
 }
 
 ol_result_t olGetEventInfoSize(ol_event_handle_t Event, ol_event_info_t PropName, size_t *PropSizeRet) {
   OL_FORK_GUARD();
-  if (ol_fast_event_info_size(Event, PropName, PropSizeRet))
-    return OL_SUCCESS;
+  if (ol_check_olGetEventInfoSize((const void *)Event, PropName, (const void *)PropSizeRet)) {
+    if (ol_fast_event_info_size(Event, PropName, PropSizeRet))
+      return OL_SUCCESS;
+  }
   return (ol_result_t)goOlGetEventInfoSize((GoUintptr)Event, PropName, (void *)PropSizeRet, NULL);
 }
 
 ol_result_t olGetEventInfoSizeWithCodeLoc(ol_event_handle_t Event, ol_event_info_t PropName, size_t *PropSizeRet, ol_code_location_t *CodeLocation) {
   OL_FORK_GUARD();
-  if (ol_fast_event_info_size(Event, PropName, PropSizeRet))
-    return OL_SUCCESS;
+  if (ol_check_olGetEventInfoSize((const void *)Event, PropName, (const void *)PropSizeRet)) {
+    if (ol_fast_event_info_size(Event, PropName, PropSizeRet))
+      return OL_SUCCESS;
+  }
   return (ol_result_t)goOlGetEventInfoSize((GoUintptr)Event, PropName, (void *)PropSizeRet, CodeLocation);
 }
 
 ol_result_t olGetMemInfo(const void *Ptr, ol_mem_info_t PropName, size_t PropSize, void *PropValue) {
   OL_FORK_GUARD();
-  if (ol_fast_meminfo(Ptr, PropName, PropSize, PropValue))
-    return OL_SUCCESS;
+  if (ol_check_olGetMemInfo((const void *)Ptr, PropName, PropSize, (const void *)PropValue)) {
+    if (ol_fast_meminfo(Ptr, PropName, PropSize, PropValue))
+      return OL_SUCCESS;
+  }
   return (ol_result_t)goOlGetMemInfo((void *)Ptr, PropName, PropSize, (void *)PropValue, NULL);
 }
 
 ol_result_t olGetMemInfoWithCodeLoc(const void *Ptr, ol_mem_info_t PropName, size_t PropSize, void *PropValue, ol_code_location_t *CodeLocation) {
   OL_FORK_GUARD();
-  if (ol_fast_meminfo(Ptr, PropName, PropSize, PropValue))
-    return OL_SUCCESS;
+  if (ol_check_olGetMemInfo((const void *)Ptr, PropName, PropSize, (const void *)PropValue)) {
+    if (ol_fast_meminfo(Ptr, PropName, PropSize, PropValue))
+      return OL_SUCCESS;
+  }
   return (ol_result_t)goOlGetMemInfo((void *)Ptr, PropName, PropSize, (void *)PropValue, CodeLocation);
 }
 
 ol_result_t olGetMemInfoSize(const void *Ptr, ol_mem_info_t PropName, size_t *PropSizeRet) {
   OL_FORK_GUARD();
-  if (ol_fast_meminfo_size(Ptr, PropName, PropSizeRet))
-    return OL_SUCCESS;
+  if (ol_check_olGetMemInfoSize((const void *)Ptr, PropName, (const void *)PropSizeRet)) {
+    if (ol_fast_meminfo_size(Ptr, PropName, PropSizeRet))
+      return OL_SUCCESS;
+  }
   return (ol_result_t)goOlGetMemInfoSize((void *)Ptr, PropName, (void *)PropSizeRet, NULL);
 }
 
 ol_result_t olGetMemInfoSizeWithCodeLoc(const void *Ptr, ol_mem_info_t PropName, size_t *PropSizeRet, ol_code_location_t *CodeLocation) {
   OL_FORK_GUARD();
-  if (ol_fast_meminfo_size(Ptr, PropName, PropSizeRet))
-    return OL_SUCCESS;
+  if (ol_check_olGetMemInfoSize((const void *)Ptr, PropName, (const void *)PropSizeRet)) {
+    if (ol_fast_meminfo_size(Ptr, PropName, PropSizeRet))
+      return OL_SUCCESS;
+  }
   return (ol_result_t)goOlGetMemInfoSize((void *)Ptr, PropName, (void *)PropSizeRet, CodeLocation);
 }
 
 ol_result_t olGetPlatformInfo(ol_platform_handle_t Platform, ol_platform_info_t PropName, size_t PropSize, void *PropValue) {
   OL_FORK_GUARD();
-  if (ol_snap_info(1, (uint64_t)(uintptr_t)Platform, (uint32_t)PropName, PropSize, PropValue))
-    return OL_SUCCESS;
+  if (ol_check_olGetPlatformInfo((const void *)Platform, PropName, PropSize, (const void *)PropValue)) {
+    if (ol_snap_info(1, (uint64_t)(uintptr_t)Platform, (uint32_t)PropName, PropSize, PropValue))
+      return OL_SUCCESS;
+  }
   return (ol_result_t)goOlGetPlatformInfo((GoUintptr)Platform, PropName, PropSize, (void *)PropValue, NULL);
 }
 
 ol_result_t olGetPlatformInfoWithCodeLoc(ol_platform_handle_t Platform, ol_platform_info_t PropName, size_t PropSize, void *PropValue, ol_code_location_t *CodeLocation) {
   OL_FORK_GUARD();
-  if (ol_snap_info(1, (uint64_t)(uintptr_t)Platform, (uint32_t)PropName, PropSize, PropValue))
-    return OL_SUCCESS;
+  if (ol_check_olGetPlatformInfo((const void *)Platform, PropName, PropSize, (const void *)PropValue)) {
+    if (ol_snap_info(1, (uint64_t)(uintptr_t)Platform, (uint32_t)PropName, PropSize, PropValue))
+      return OL_SUCCESS;
+  }
   return (ol_result_t)goOlGetPlatformInfo((GoUintptr)Platform, PropName, PropSize, (void *)PropValue, CodeLocation);
 }
 
 ol_result_t olGetPlatformInfoSize(ol_platform_handle_t Platform, ol_platform_info_t PropName, size_t *PropSizeRet) {
   OL_FORK_GUARD();
-  if (ol_snap_size(1, (uint64_t)(uintptr_t)Platform, (uint32_t)PropName, PropSizeRet))
-    return OL_SUCCESS;
+  if (ol_check_olGetPlatformInfoSize((const void *)Platform, PropName, (const void *)PropSizeRet)) {
+    if (ol_snap_size(1, (uint64_t)(uintptr_t)Platform, (uint32_t)PropName, PropSizeRet))
+      return OL_SUCCESS;
+  }
   return (ol_result_t)goOlGetPlatformInfoSize((GoUintptr)Platform, PropName, (void *)PropSizeRet, NULL);
 }
 
 ol_result_t olGetPlatformInfoSizeWithCodeLoc(ol_platform_handle_t Platform, ol_platform_info_t PropName, size_t *PropSizeRet, ol_code_location_t *CodeLocation) {
   OL_FORK_GUARD();
-  if (ol_snap_size(1, (uint64_t)(uintptr_t)Platform, (uint32_t)PropName, PropSizeRet))
-    return OL_SUCCESS;
+  if (ol_check_olGetPlatformInfoSize((const void *)Platform, PropName, (const void *)PropSizeRet)) {
+    if (ol_snap_size(1, (uint64_t)(uintptr_t)Platform, (uint32_t)PropName, PropSizeRet))
+      return OL_SUCCESS;
+  }
   return (ol_result_t)goOlGetPlatformInfoSize((GoUintptr)Platform, PropName, (void *)PropSizeRet, CodeLocation);
 }
 
@@ -268,14 +308,16 @@ ol_result_t olIsValidBinaryWithCodeLoc(ol_device_handle_t Device, const void *Pr
 
 ol_result_t olIterateDevices(ol_device_iterate_cb_t Callback, void *UserData) {
   OL_FORK_GUARD();
-  if (Callback != NULL) {
-    uint64_t snap_[64];
-    int n_ = ol_snap_list(0, snap_, 64);
-    if (n_ >= 0) {
-      for (int i_ = 0; i_ < n_; i_++)
-        if (!Callback((ol_device_handle_t)(uintptr_t)snap_[i_], UserData))
-          break;
-      return OL_SUCCESS;
+  if (ol_check_olIterateDevices((const void *)Callback, (const void *)UserData)) {
+    if (Callback != NULL) {
+      uint64_t snap_[64];
+      int n_ = ol_snap_list(0, snap_, 64);
+      if (n_ >= 0) {
+        for (int i_ = 0; i_ < n_; i_++)
+          if (!Callback((ol_device_handle_t)(uintptr_t)snap_[i_], UserData))
+            break;
+        return OL_SUCCESS;
+      }
     }
   }
   return (ol_result_t)goOlIterateDevices((void *)Callback, (void *)UserData, NULL);
@@ -283,14 +325,16 @@ ol_result_t olIterateDevices(ol_device_iterate_cb_t Callback, void *UserData) {
 
 ol_result_t olIterateDevicesWithCodeLoc(ol_device_iterate_cb_t Callback, void *UserData, ol_code_location_t *CodeLocation) {
   OL_FORK_GUARD();
-  if (Callback != NULL) {
-    uint64_t snap_[64];
-    int n_ = ol_snap_list(0, snap_, 64);
-    if (n_ >= 0) {
-      for (int i_ = 0; i_ < n_; i_++)
-        if (!Callback((ol_device_handle_t)(uintptr_t)snap_[i_], UserData))
-          break;
-      return OL_SUCCESS;
+  if (ol_check_olIterateDevices((const void *)Callback, (const void *)UserData)) {
+    if (Callback != NULL) {
+      uint64_t snap_[64];
+      int n_ = ol_snap_list(0, snap_, 64);
+      if (n_ >= 0) {
+        for (int i_ = 0; i_ < n_; i_++)
+          if (!Callback((ol_device_handle_t)(uintptr_t)snap_[i_], UserData))
+            break;
+        return OL_SUCCESS;
+      }
     }
   }
   return (ol_result_t)goOlIterateDevices((void *)Callback, (void *)UserData, CodeLocation);
@@ -308,15 +352,19 @@ ol_result_t olLaunchHostFunctionWithCodeLoc(ol_queue_handle_t Queue, ol_host_fun
 
 ol_result_t olLaunchKernel(ol_queue_handle_t Queue, ol_device_handle_t Device, ol_symbol_handle_t Kernel, const void *ArgumentsData, size_t ArgumentsSize, const ol_kernel_launch_size_args_t *LaunchSizeArgs) {
   OL_FORK_GUARD();
-  if (ol_fast_launch(Queue, Device, Kernel, ArgumentsData, ArgumentsSize, LaunchSizeArgs))
-    return OL_SUCCESS;
+  if (ol_check_olLaunchKernel((const void *)Queue, (const void *)Device, (const void *)Kernel, (const void *)ArgumentsData, ArgumentsSize, (const void *)LaunchSizeArgs)) {
+    if (ol_fast_launch(Queue, Device, Kernel, ArgumentsData, ArgumentsSize, LaunchSizeArgs))
+      return OL_SUCCESS;
+  }
   return (ol_result_t)goOlLaunchKernel((GoUintptr)Queue, (GoUintptr)Device, (GoUintptr)Kernel, (void *)ArgumentsData, ArgumentsSize, (void *)LaunchSizeArgs, NULL);
 }
 
 ol_result_t olLaunchKernelWithCodeLoc(ol_queue_handle_t Queue, ol_device_handle_t Device, ol_symbol_handle_t Kernel, const void *ArgumentsData, size_t ArgumentsSize, const ol_kernel_launch_size_args_t *LaunchSizeArgs, ol_code_location_t *CodeLocation) {
   OL_FORK_GUARD();
-  if (ol_fast_launch(Queue, Device, Kernel, ArgumentsData, ArgumentsSize, LaunchSizeArgs))
-    return OL_SUCCESS;
+  if (ol_check_olLaunchKernel((const void *)Queue, (const void *)Device, (const void *)Kernel, (const void *)ArgumentsData, ArgumentsSize, (const void *)LaunchSizeArgs)) {
+    if (ol_fast_launch(Queue, Device, Kernel, ArgumentsData, ArgumentsSize, LaunchSizeArgs))
+      return OL_SUCCESS;
+  }
   return (ol_result_t)goOlLaunchKernel((GoUintptr)Queue, (GoUintptr)Device, (GoUintptr)Kernel, (void *)ArgumentsData, ArgumentsSize, (void *)LaunchSizeArgs, CodeLocation);
 }
 
@@ -372,15 +420,19 @@ ol_result_t olMemUnregisterWithCodeLoc(ol_device_handle_t Device, void *Ptr, ol_
 
 ol_result_t olMemcpy(ol_queue_handle_t Queue, void *DstPtr, ol_device_handle_t DstDevice, const void *SrcPtr, ol_device_handle_t SrcDevice, size_t Size) {
   OL_FORK_GUARD();
-  if (ol_fast_memcpy(Queue, DstPtr, DstDevice, SrcPtr, SrcDevice, Size))
-    return OL_SUCCESS;
+  if (ol_check_olMemcpy((const void *)Queue, (const void *)DstPtr, (const void *)DstDevice, (const void *)SrcPtr, (const void *)SrcDevice, Size)) {
+    if (ol_fast_memcpy(Queue, DstPtr, DstDevice, SrcPtr, SrcDevice, Size))
+      return OL_SUCCESS;
+  }
   return (ol_result_t)goOlMemcpy((GoUintptr)Queue, (void *)DstPtr, (GoUintptr)DstDevice, (void *)SrcPtr, (GoUintptr)SrcDevice, Size, NULL);
 }
 
 ol_result_t olMemcpyWithCodeLoc(ol_queue_handle_t Queue, void *DstPtr, ol_device_handle_t DstDevice, const void *SrcPtr, ol_device_handle_t SrcDevice, size_t Size, ol_code_location_t *CodeLocation) {
   OL_FORK_GUARD();
-  if (ol_fast_memcpy(Queue, DstPtr, DstDevice, SrcPtr, SrcDevice, Size))
-    return OL_SUCCESS;
+  if (ol_check_olMemcpy((const void *)Queue, (const void *)DstPtr, (const void *)DstDevice, (const void *)SrcPtr, (const void *)SrcDevice, Size)) {
+    if (ol_fast_memcpy(Queue, DstPtr, DstDevice, SrcPtr, SrcDevice, Size))
+      return OL_SUCCESS;
+  }
   return (ol_result_t)goOlMemcpy((GoUintptr)Queue, (void *)DstPtr, (GoUintptr)DstDevice, (void *)SrcPtr, (GoUintptr)SrcDevice, Size, CodeLocation);
 }
 
@@ -396,43 +448,55 @@ ol_result_t olShutDownWithCodeLoc(ol_code_location_t *CodeLocation) {
 
 ol_result_t olSyncEvent(ol_event_handle_t Event) {
   OL_FORK_GUARD();
-  if (ol_fast_sync_event(Event))
-    return OL_SUCCESS;
+  if (ol_check_olSyncEvent((const void *)Event)) {
+    if (ol_fast_sync_event(Event))
+      return OL_SUCCESS;
+  }
   return (ol_result_t)goOlSyncEvent((GoUintptr)Event, NULL);
 }
 
 ol_result_t olSyncEventWithCodeLoc(ol_event_handle_t Event, ol_code_location_t *CodeLocation) {
   OL_FORK_GUARD();
-  if (ol_fast_sync_event(Event))
-    return OL_SUCCESS;
+  if (ol_check_olSyncEvent((const void *)Event)) {
+    if (ol_fast_sync_event(Event))
+      return OL_SUCCESS;
+  }
   return (ol_result_t)goOlSyncEvent((GoUintptr)Event, CodeLocation);
 }
 
 ol_result_t olSyncQueue(ol_queue_handle_t Queue) {
   OL_FORK_GUARD();
-  if (ol_fast_sync(Queue))
-    return OL_SUCCESS;
+  if (ol_check_olSyncQueue((const void *)Queue)) {
+    if (ol_fast_sync(Queue))
+      return OL_SUCCESS;
+  }
   return (ol_result_t)goOlSyncQueue((GoUintptr)Queue, NULL);
 }
 
 ol_result_t olSyncQueueWithCodeLoc(ol_queue_handle_t Queue, ol_code_location_t *CodeLocation) {
   OL_FORK_GUARD();
-  if (ol_fast_sync(Queue))
-    return OL_SUCCESS;
+  if (ol_check_olSyncQueue((const void *)Queue)) {
+    if (ol_fast_sync(Queue))
+      return OL_SUCCESS;
+  }
   return (ol_result_t)goOlSyncQueue((GoUintptr)Queue, CodeLocation);
 }
 
 ol_result_t olWaitEvents(ol_queue_handle_t Queue, ol_event_handle_t *Events, size_t NumEvents) {
   OL_FORK_GUARD();
-  if (ol_fast_wait_events(Queue, Events, NumEvents))
-    return OL_SUCCESS;
+  if (ol_check_olWaitEvents((const void *)Queue, (const void *)Events, NumEvents)) {
+    if (ol_fast_wait_events(Queue, Events, NumEvents))
+      return OL_SUCCESS;
+  }
   return (ol_result_t)goOlWaitEvents((GoUintptr)Queue, (void *)Events, NumEvents, NULL);
 }
 
 ol_result_t olWaitEventsWithCodeLoc(ol_queue_handle_t Queue, ol_event_handle_t *Events, size_t NumEvents, ol_code_location_t *CodeLocation) {
   OL_FORK_GUARD();
-  if (ol_fast_wait_events(Queue, Events, NumEvents))
-    return OL_SUCCESS;
+  if (ol_check_olWaitEvents((const void *)Queue, (const void *)Events, NumEvents)) {
+    if (ol_fast_wait_events(Queue, Events, NumEvents))
+      return OL_SUCCESS;
+  }
   return (ol_result_t)goOlWaitEvents((GoUintptr)Queue, (void *)Events, NumEvents, CodeLocation);
 }
 

@@ -72,8 +72,8 @@ func putHostOp(op *hostOp) {
 	id, pat := op.id, op.pattern[:0]
 	*op = hostOp{id: id, pattern: pat}
 	hostOps.mu.Lock()
+	defer hostOps.mu.Unlock()
 	hostOps.free = append(hostOps.free, id)
-	hostOps.mu.Unlock()
 }
 
 // lgoHsaSignalReady runs on the runtime's signal handler thread, where no

@@ -59,18 +59,22 @@ func (sp *signalPool) get() (*signal, error) {
 // its last use left it: the caller sets it to 1 before using it, in the
 // same call to C as the submission (lgo_hsa_copy_armed, lgo_hsa_dispatch).
 func (sp *signalPool) getUnarmed() (*signal, error) {
-	sp.mu.Lock()
-	s := sp.free.Get()
-	sp.mu.Unlock()
+	s := func() *signal {
+		sp.mu.Lock()
+		defer sp.mu.Unlock()
+		return sp.free.Get()
+	}()
 	if s == nil {
 		r := C.lgo_hsa_signal_create(sp.p.run, 1)
 		if r.st != hsaStatusSuccess {
 			return nil, sp.p.drv.failure("hsa_signal_create", uint32(r.st))
 		}
 		s = &signal{h: uint64(r.v), pool: sp}
-		sp.mu.Lock()
-		sp.all = append(sp.all, s)
-		sp.mu.Unlock()
+		func() {
+			sp.mu.Lock()
+			defer sp.mu.Unlock()
+			sp.all = append(sp.all, s)
+		}()
 	}
 	s.refs.Store(1)
 	return s, nil
@@ -80,8 +84,8 @@ func (sp *signalPool) getUnarmed() (*signal, error) {
 // it is handed out).
 func (sp *signalPool) put(s *signal) {
 	sp.mu.Lock()
+	defer sp.mu.Unlock()
 	sp.free.Push(s)
-	sp.mu.Unlock()
 }
 
 func (sp *signalPool) release() error {
@@ -174,8 +178,8 @@ func (kp *kernargPool) put(b uintptr, class int8) {
 		return
 	}
 	kp.mu.Lock()
+	defer kp.mu.Unlock()
 	kp.free[class] = append(kp.free[class], b)
-	kp.mu.Unlock()
 }
 
 func (kp *kernargPool) release() error {

@@ -343,13 +343,13 @@ func lgoHsaQueueError(st C.uint32_t, id C.uintptr_t) {
 
 func (h *hwQueue) fail(err error) {
 	h.errMu.Lock()
+	defer h.errMu.Unlock()
 	if h.err == nil {
 		h.err = err
 	}
 	if h.owner != nil {
 		h.owner.Stop(fastq.Failed)
 	}
-	h.errMu.Unlock()
 }
 
 // takeErr returns the recorded failure and forgets it.
@@ -369,11 +369,11 @@ func (h *hwQueue) takeErr() error {
 // user's to report, as before.
 func (h *hwQueue) own(f *fastq.State) {
 	h.errMu.Lock()
+	defer h.errMu.Unlock()
 	h.owner = f
 	if h.err != nil {
 		f.Stop(fastq.Failed)
 	}
-	h.errMu.Unlock()
 }
 
 // reclaim gives back what completed operations held (h.mu held).
@@ -652,9 +652,11 @@ func (d *Device) destroyHW(h *hwQueue) error {
 // released with work pending (Drain); they stay outstanding.
 func (d *Device) drain() error {
 	qs := &d.queues
-	qs.mu.Lock()
-	busy := append([]*hwQueue(nil), qs.outstanding...)
-	qs.mu.Unlock()
+	busy := func() []*hwQueue {
+		qs.mu.Lock()
+		defer qs.mu.Unlock()
+		return append([]*hwQueue(nil), qs.outstanding...)
+	}()
 	var first error
 	for _, h := range busy {
 		if err := h.drain(); err != nil && first == nil {
@@ -689,11 +691,14 @@ func (h *hwQueue) drain() error {
 // (Deinit).
 func (d *Device) releaseQueues() error {
 	qs := &d.queues
-	qs.mu.Lock()
-	all := append(qs.outstanding, qs.idle.Take()...)
-	qs.events.Take()
-	qs.outstanding, qs.count = nil, 0
-	qs.mu.Unlock()
+	all := func() []*hwQueue {
+		qs.mu.Lock()
+		defer qs.mu.Unlock()
+		all := append(qs.outstanding, qs.idle.Take()...)
+		qs.events.Take()
+		qs.outstanding, qs.count = nil, 0
+		return all
+	}()
 	var first error
 	for _, h := range all {
 		if err := h.drain(); err != nil && first == nil {
@@ -1166,9 +1171,11 @@ func (q *Queue) submitHost(op *hostOp) error {
 	}
 	// written under the table's lock: the runtime's handler thread finds
 	// the operation there (a handover through C is invisible to Go)
-	hostOps.mu.Lock()
-	op.q, op.hw, op.gate, op.mark = q, h, s, mark
-	hostOps.mu.Unlock()
+	func() {
+		hostOps.mu.Lock()
+		defer hostOps.mu.Unlock()
+		op.q, op.hw, op.gate, op.mark = q, h, s, mark
+	}()
 	after := h.last
 	if after != nil {
 		if st := C.lgo_hsa_on_ready(p.run, C.uint64_t(after.h), C.uintptr_t(op.id)); st != hsaStatusSuccess {
@@ -1195,9 +1202,11 @@ func (q *Queue) Record() (plugin.Event, error) {
 	}
 	h.unlock()
 	d := q.d
-	d.queues.mu.Lock()
-	e := d.queues.events.Get()
-	d.queues.mu.Unlock()
+	e := func() *Event {
+		d.queues.mu.Lock()
+		defer d.queues.mu.Unlock()
+		return d.queues.events.Get()
+	}()
 	if e == nil {
 		e = new(Event)
 	}
@@ -1214,9 +1223,11 @@ func (q *Queue) Wait(pe plugin.Event) error {
 	}
 	at := q.ops.Add(1)
 	defer q.handed.Add(1)
-	q.mu.Lock()
-	q.waits.Add(at, e.q, e.mark)
-	q.mu.Unlock()
+	func() {
+		q.mu.Lock()
+		defer q.mu.Unlock()
+		q.waits.Add(at, e.q, e.mark)
+	}()
 	if e.sig == nil || e.hw == q.hw || e.sig.value() <= 0 {
 		return nil // done, or in order anyway
 	}
@@ -1377,7 +1388,7 @@ func (e *Event) Release() error {
 	d := e.q.d
 	*e = Event{}
 	d.queues.mu.Lock()
+	defer d.queues.mu.Unlock()
 	d.queues.events.Put(e, maxIdleEvents)
-	d.queues.mu.Unlock()
 	return nil
 }

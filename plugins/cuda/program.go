@@ -181,19 +181,24 @@ func (p *Program) Global(name string) (uintptr, uint64, error) {
 // Unload implements plugin.Program: at once when no stream that launched
 // its kernels has work left, else once they are done (Deinit waits).
 func (p *Program) Unload() error {
-	p.mu.Lock()
-	if p.unloaded {
-		p.mu.Unlock()
+	busy, first := func() ([]*Queue, bool) {
+		p.mu.Lock()
+		defer p.mu.Unlock()
+		if p.unloaded {
+			return nil, false
+		}
+		p.unloaded = true
+		var busy []*Queue
+		for _, q := range p.queues {
+			if !q.Empty() {
+				busy = append(busy, q)
+			}
+		}
+		return busy, true
+	}()
+	if !first {
 		return nil
 	}
-	p.unloaded = true
-	var busy []*Queue
-	for _, q := range p.queues {
-		if !q.Empty() {
-			busy = append(busy, q)
-		}
-	}
-	p.mu.Unlock()
 	unload := func() error {
 		err := p.runCtors(false) // the destructors, once the launches are done
 		if uerr := p.d.call("cuModuleUnload", C.lgo_cu_module_unload(p.d.drv.run, p.d.ctx, p.mod)); err == nil {
@@ -368,15 +373,9 @@ func (q *Queue) launch(pk plugin.Kernel, args []byte, s plugin.LaunchSize, coop 
 		k.dynShared.Store(s.DynSharedMemory)
 	}
 	p := k.p
-	p.mu.Lock()
-	if p.unloaded {
-		p.mu.Unlock()
+	if !p.noteQueue(q) {
 		return ol.Errorf(ol.ErrcInvalidArgument, "the program of kernel %q was destroyed", k.name)
 	}
-	if p.queues[q.s] != q {
-		p.queues[q.s] = q
-	}
-	p.mu.Unlock()
 	k.noteQueue(q)
 	if k.paramsKnown {
 		// exactly the parameters: the driver refuses a longer buffer for
@@ -443,3 +442,17 @@ var (
 	_ plugin.CooperativeKernel = (*Kernel)(nil)
 	_ plugin.CooperativeQueue  = (*Queue)(nil)
 )
+
+// noteQueue records that q launches the program's kernels; false: the
+// program was destroyed.
+func (p *Program) noteQueue(q *Queue) bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.unloaded {
+		return false
+	}
+	if p.queues[q.s] != q {
+		p.queues[q.s] = q
+	}
+	return true
+}

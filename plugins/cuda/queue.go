@@ -65,19 +65,7 @@ func (d *Device) handleOp(op C.int, h C.uintptr_t) C.int {
 
 // NewQueue implements plugin.Device.
 func (d *Device) NewQueue() (plugin.Queue, error) {
-	d.streams.mu.Lock()
-	// reclaim outstanding streams whose work has ended
-	keep := d.streams.outstanding[:0]
-	for _, q := range d.streams.outstanding {
-		if !q.isHeld() && d.handleOp(opStreamQuery, q.s) == cudaSuccess && d.streams.idle.Len() < maxIdleStreams {
-			d.streams.idle.Push(q.s)
-		} else {
-			keep = append(keep, q)
-		}
-	}
-	d.streams.outstanding = keep
-	s := d.streams.idle.Get()
-	d.streams.mu.Unlock()
+	s := d.reuseStream()
 	if s == 0 {
 		if err := d.call("cuStreamCreate", C.lgo_cu_stream_create(d.drv.run, d.ctx, &s)); err != nil {
 			return nil, err
@@ -93,15 +81,34 @@ func (d *Device) NewQueue() (plugin.Queue, error) {
 
 var queueIDs atomic.Uintptr
 
+// reuseStream reclaims the outstanding streams whose work has ended and
+// returns an idle one (0: none).
+func (d *Device) reuseStream() C.uintptr_t {
+	d.streams.mu.Lock()
+	defer d.streams.mu.Unlock()
+	keep := d.streams.outstanding[:0]
+	for _, q := range d.streams.outstanding {
+		if !q.isHeld() && d.handleOp(opStreamQuery, q.s) == cudaSuccess && d.streams.idle.Len() < maxIdleStreams {
+			d.streams.idle.Push(q.s)
+		} else {
+			keep = append(keep, q)
+		}
+	}
+	d.streams.outstanding = keep
+	return d.streams.idle.Get()
+}
+
 // drain waits for the work of released queues, held-back work included
 // (Drain): each queue's backlog reaches its stream (a queue held by a wait
 // for another queue's held-back event is let go once that event is
 // recorded), then the stream is synchronised. The queues stay outstanding
 // for releaseStreams.
 func (d *Device) drain() error {
-	d.streams.mu.Lock()
-	outstanding := append([]*Queue(nil), d.streams.outstanding...)
-	d.streams.mu.Unlock()
+	outstanding := func() []*Queue {
+		d.streams.mu.Lock()
+		defer d.streams.mu.Unlock()
+		return append([]*Queue(nil), d.streams.outstanding...)
+	}()
 	var first error
 	for _, q := range outstanding {
 		q.waitUnheld()
@@ -115,10 +122,13 @@ func (d *Device) drain() error {
 // releaseStreams synchronises and destroys every stream and event the
 // device holds (Deinit, after Drain: released queues hold no work back).
 func (d *Device) releaseStreams() error {
-	d.streams.mu.Lock()
-	outstanding := d.streams.outstanding
-	d.streams.outstanding = nil
-	d.streams.mu.Unlock()
+	outstanding := func() []*Queue {
+		d.streams.mu.Lock()
+		defer d.streams.mu.Unlock()
+		o := d.streams.outstanding
+		d.streams.outstanding = nil
+		return o
+	}()
 	streams := make([]C.uintptr_t, 0, len(outstanding))
 	for _, q := range outstanding {
 		q.waitUnheld()
@@ -208,10 +218,10 @@ func (q *Queue) waitUnheld() {
 		return
 	}
 	q.mu.Lock()
+	defer q.mu.Unlock()
 	for q.held {
 		q.cond.Wait()
 	}
-	q.mu.Unlock()
 }
 
 // flush puts held-back work on the stream in order, up to the next gate,
@@ -243,11 +253,11 @@ var _ plugin.Queue = (*Queue)(nil)
 
 func (q *Queue) fail(err error) {
 	q.mu.Lock()
+	defer q.mu.Unlock()
 	if q.err == nil {
 		q.err = err
 		q.f.Stop(fastq.Failed)
 	}
-	q.mu.Unlock()
 }
 
 func (q *Queue) copy(what string, dir C.int, dst, src uintptr, size uint64) error {
@@ -600,9 +610,7 @@ func (q *Queue) WaitList() (*sync.Mutex, *gpu.Waits[*Queue]) { return &q.mu, &q.
 // when the work before it goes on the stream.
 func (q *Queue) Record() (plugin.Event, error) {
 	d := q.d
-	d.streams.mu.Lock()
-	ev := d.streams.events.Get()
-	d.streams.mu.Unlock()
+	ev := d.pooledEvent()
 	if ev == 0 {
 		// (a variable of its own: one whose address goes to C lives on
 		// the heap, which the pooled path must not pay for)
@@ -612,9 +620,7 @@ func (q *Queue) Record() (plugin.Event, error) {
 		}
 		ev = fresh
 	}
-	d.streams.mu.Lock()
-	e := d.streams.eventObjs.Get()
-	d.streams.mu.Unlock()
+	e := d.pooledEventObj()
 	if e == nil {
 		e = new(Event)
 	}
@@ -629,6 +635,20 @@ func (q *Queue) Record() (plugin.Event, error) {
 	return e, nil
 }
 
+// pooledEvent returns a released CUevent to record again (0: none).
+func (d *Device) pooledEvent() C.uintptr_t {
+	d.streams.mu.Lock()
+	defer d.streams.mu.Unlock()
+	return d.streams.events.Get()
+}
+
+// pooledEventObj returns a released Event to reuse (nil: none).
+func (d *Device) pooledEventObj() *Event {
+	d.streams.mu.Lock()
+	defer d.streams.mu.Unlock()
+	return d.streams.eventObjs.Get()
+}
+
 // Wait implements plugin.Queue: later work on the stream waits for e. An
 // event that is itself held back holds this queue until it is recorded.
 func (q *Queue) Wait(e plugin.Event) error {
@@ -638,9 +658,11 @@ func (q *Queue) Wait(e plugin.Event) error {
 	}
 	at := q.ops.Add(1)
 	defer q.subs.Add(1)
-	q.mu.Lock()
-	q.waits.Add(at, ce.q, ce.mark)
-	q.mu.Unlock()
+	func() {
+		q.mu.Lock()
+		defer q.mu.Unlock()
+		q.waits.Add(at, ce.q, ce.mark)
+	}()
 	if ce.q == q {
 		return nil // in order anyway
 	}
@@ -710,12 +732,12 @@ func (q *Queue) Sync() error {
 		return err
 	}
 	q.mu.Lock()
+	defer q.mu.Unlock()
 	if err == nil {
 		err = q.err
 	}
 	q.err = nil
 	q.f.Go(fastq.Failed)
-	q.mu.Unlock()
 	return err
 }
 
@@ -772,20 +794,24 @@ type Event struct {
 // can observe it.
 func (e *Event) record() error {
 	q := e.q
-	q.mu.Lock()
-	unseen := e.released && e.waiters == 0
-	q.mu.Unlock()
+	unseen := func() bool {
+		q.mu.Lock()
+		defer q.mu.Unlock()
+		return e.released && e.waiters == 0
+	}()
 	if unseen {
 		e.giveBack()
 		return nil
 	}
 	err := q.d.call("cuEventRecord", C.lgo_cu_event_record(q.d.drv.run, q.d.ctx, e.ev, q.s))
-	q.mu.Lock()
-	e.recorded = true
-	// released meanwhile, with no wait for it: Release left it to us
-	last := e.released && e.waiters == 0
-	q.cond.Broadcast()
-	q.mu.Unlock()
+	last := func() bool {
+		q.mu.Lock()
+		defer q.mu.Unlock()
+		e.recorded = true
+		q.cond.Broadcast()
+		// released meanwhile, with no wait for it: Release left it to us
+		return e.released && e.waiters == 0
+	}()
 	if last {
 		e.giveBack()
 	}
@@ -804,10 +830,12 @@ func (e *Event) addWaiter() bool {
 // dropWaiter ends a wait's hold (its cuStreamWaitEvent was made, or
 // failed); the last one gives a released event back.
 func (e *Event) dropWaiter() {
-	e.q.mu.Lock()
-	e.waiters--
-	last := e.waiters == 0 && e.released && e.recorded
-	e.q.mu.Unlock()
+	last := func() bool {
+		e.q.mu.Lock()
+		defer e.q.mu.Unlock()
+		e.waiters--
+		return e.waiters == 0 && e.released && e.recorded
+	}()
 	if last {
 		e.giveBack()
 	}
@@ -821,10 +849,10 @@ func (e *Event) isRecorded() bool {
 
 func (e *Event) waitRecorded() {
 	e.q.mu.Lock()
+	defer e.q.mu.Unlock()
 	for !e.recorded {
 		e.q.cond.Wait()
 	}
-	e.q.mu.Unlock()
 }
 
 // Sync implements plugin.Event.
@@ -844,10 +872,12 @@ func (e *Event) Done() bool {
 // Release implements plugin.Event: the event goes back to the device now,
 // or once it is recorded and the waits for it are on their streams.
 func (e *Event) Release() error {
-	e.q.mu.Lock()
-	e.released = true
-	now := e.recorded && e.waiters == 0
-	e.q.mu.Unlock()
+	now := func() bool {
+		e.q.mu.Lock()
+		defer e.q.mu.Unlock()
+		e.released = true
+		return e.recorded && e.waiters == 0
+	}()
 	if now {
 		e.giveBack()
 	}
@@ -865,17 +895,17 @@ func (e *Event) giveBack() {
 	}
 	*e = Event{}
 	d.streams.mu.Lock()
+	defer d.streams.mu.Unlock()
 	d.streams.eventObjs.Put(e, maxIdleEvents)
-	d.streams.mu.Unlock()
 }
 
 func (d *Device) releaseEvent(ev C.uintptr_t) {
-	d.streams.mu.Lock()
-	if d.streams.events.Put(ev, maxIdleEvents) {
-		ev = 0
-	}
-	d.streams.mu.Unlock()
-	if ev != 0 {
+	pooled := func() bool {
+		d.streams.mu.Lock()
+		defer d.streams.mu.Unlock()
+		return d.streams.events.Put(ev, maxIdleEvents)
+	}()
+	if !pooled {
 		_ = d.handleOp(opEventDestroy, ev)
 	}
 }

@@ -21,6 +21,7 @@ import (
 	"sync"
 
 	"github.com/liboffload-go/liboffload-go/api/ol"
+	"github.com/liboffload-go/liboffload-go/internal/fault"
 	"github.com/liboffload-go/liboffload-go/plugins/host/sysinfo"
 	"github.com/liboffload-go/liboffload-go/plugins/internal/fastq"
 	"github.com/liboffload-go/liboffload-go/plugins/internal/gpu"
@@ -144,12 +145,16 @@ func (p *Platform) Devices() []plugin.Device { return []plugin.Device{p.dev} }
 // would; host functions on their library threads).
 func (p *Platform) Drain() error {
 	d := p.dev
-	d.mu.Lock()
-	busy := make([]*queue, 0, len(d.released))
-	for q := range d.released {
-		busy = append(busy, q)
-	}
-	d.mu.Unlock()
+	busy := func() []*queue {
+		d.mu.Lock()
+		defer d.mu.Unlock()
+		fault.Point()
+		busy := make([]*queue, 0, len(d.released))
+		for q := range d.released {
+			busy = append(busy, q)
+		}
+		return busy
+	}()
 	for _, q := range busy {
 		q.waitFor(q.submitted.Load())
 	}
@@ -166,6 +171,7 @@ func (p *Platform) Deinit() error {
 	d.pool.close()
 	d.mu.Lock()
 	defer d.mu.Unlock()
+	fault.Point()
 	for _, pool := range d.pools {
 		C.ol_fiber_pool_free(pool)
 	}
@@ -246,25 +252,11 @@ func (d *Device) NewSyncQueue() (plugin.Queue, error) { return d.newQueue(true) 
 
 func (d *Device) newQueue(direct bool) (plugin.Queue, error) {
 	for {
-		d.mu.Lock()
-		if n := len(d.free); n > 0 {
-			q := d.free[n-1]
-			d.free = d.free[:n-1]
-			d.mu.Unlock()
-			q.mu.Lock()
-			q.released, q.pooled, q.err, q.direct = false, false, nil, direct
-			q.f.Go(fastq.Failed)
-			q.mu.Unlock()
+		q, backlog := d.takeFree()
+		if q != nil {
+			q.reuse(direct)
 			return q, nil
 		}
-		var backlog *queue
-		if len(d.released) >= maxBusyReleased {
-			for q := range d.released {
-				backlog = q
-				break
-			}
-		}
-		d.mu.Unlock()
 		if backlog == nil {
 			q := newQueue(d)
 			q.direct = direct
@@ -281,22 +273,52 @@ func (d *Device) newQueue(direct bool) (plugin.Queue, error) {
 	}
 }
 
+// takeFree returns an idle queue to reuse (q), or else, when too many
+// released queues still have work, one of those to run down (backlog).
+func (d *Device) takeFree() (q, backlog *queue) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	fault.Point()
+	if n := len(d.free); n > 0 {
+		q := d.free[n-1]
+		d.free = d.free[:n-1]
+		return q, nil
+	}
+	if len(d.released) >= maxBusyReleased {
+		for q := range d.released {
+			return nil, q
+		}
+	}
+	return nil, nil
+}
+
+// reuse readies an idle queue for its new owner.
+func (q *queue) reuse(direct bool) {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	fault.Point()
+	q.released, q.pooled, q.err, q.direct = false, false, nil, direct
+	q.f.Go(fastq.Failed)
+}
+
 // trackReleased notes a released queue until its work has ended.
 func (d *Device) trackReleased(q *queue) {
 	d.mu.Lock()
+	defer d.mu.Unlock()
+	fault.Point()
 	if d.released == nil {
 		d.released = map[*queue]bool{}
 	}
 	d.released[q] = true
-	d.mu.Unlock()
 }
 
 // recycle takes back a released queue whose work has ended.
 func (d *Device) recycle(q *queue) {
 	d.mu.Lock()
+	defer d.mu.Unlock()
+	fault.Point()
 	delete(d.released, q)
 	if len(d.free) < maxIdleQueues {
 		d.free = append(d.free, q)
 	}
-	d.mu.Unlock()
 }

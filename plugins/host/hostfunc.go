@@ -11,6 +11,7 @@ import (
 	"sync/atomic"
 
 	"github.com/liboffload-go/liboffload-go/api/ol"
+	"github.com/liboffload-go/liboffload-go/internal/fault"
 	"github.com/liboffload-go/liboffload-go/plugins/plugin"
 )
 
@@ -54,6 +55,7 @@ func newHostFuncs() *hostFuncs {
 // fewer than limit host functions are running (a goroutine that waits for
 // its turn holds no thread).
 func (h *hostFuncs) call(q *queue, o *op) {
+	// (on a runner's goroutine: no fault point)
 	h.mu.Lock()
 	for h.active >= h.limit {
 		h.turn.Wait()
@@ -84,11 +86,12 @@ func (h *hostFuncs) done(tok int) {
 	plugin.LeaveHostFunction()
 	h.running.Add(-1)
 	h.mu.Lock()
+	defer h.mu.Unlock()
+	fault.Point()
 	h.runs[tok-1] = hostRun{}
 	h.free = append(h.free, tok)
 	h.active--
 	h.turn.Signal()
-	h.mu.Unlock()
 }
 
 // current returns the token of the host function the calling thread runs,
@@ -100,6 +103,7 @@ func (h *hostFuncs) current() int {
 	tok := int(C.ol_host_current())
 	h.mu.Lock()
 	defer h.mu.Unlock()
+	fault.Point()
 	if tok <= 0 || tok > len(h.runs) || h.runs[tok-1].q == nil {
 		return 0 // a host function of another initialisation
 	}
@@ -114,9 +118,7 @@ func (h *hostFuncs) wait(tok int, q *queue, mark uint64, what string) error {
 		q.waitFor(mark)
 		return nil
 	}
-	h.mu.Lock()
-	self := h.runs[tok-1]
-	h.mu.Unlock()
+	self := h.locked(func() hostRun { return h.runs[tok-1] })
 	if h.dependsOn(q, mark, self, 0) {
 		if q == self.q {
 			return ol.Errorf(ol.ErrcInvalidArgument, "%s called from a host function would wait forever: it waits for work queued after that host function on the same queue, which cannot run until the host function returns", what)
@@ -126,17 +128,27 @@ func (h *hostFuncs) wait(tok int, q *queue, mark uint64, what string) error {
 	// Another host function may run meanwhile. Coming back does not wait
 	// for a turn (that could wait for host functions that wait for this
 	// one): for a while more than limit may run.
-	h.mu.Lock()
-	h.runs[tok-1].waitQ, h.runs[tok-1].waitMark = q, mark
-	h.active--
-	h.turn.Signal()
-	h.mu.Unlock()
+	h.locked(func() hostRun {
+		h.runs[tok-1].waitQ, h.runs[tok-1].waitMark = q, mark
+		h.active--
+		h.turn.Signal()
+		return hostRun{}
+	})
 	q.waitFor(mark)
-	h.mu.Lock()
-	h.runs[tok-1].waitQ = nil
-	h.active++
-	h.mu.Unlock()
+	h.locked(func() hostRun {
+		h.runs[tok-1].waitQ = nil
+		h.active++
+		return hostRun{}
+	})
 	return nil
+}
+
+// locked runs f under h.mu, released by defer.
+func (h *hostFuncs) locked(f func() hostRun) hostRun {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	fault.Point()
+	return f()
 }
 
 // dependsOn reports whether queue q reaching mark needs host function self
@@ -167,8 +179,24 @@ type waitTarget struct {
 // waitsOf lists what q's pending work up to mark waits for on this
 // device: its olWaitEvents, and the waits its running host functions make.
 func (h *hostFuncs) waitsOf(q *queue, mark uint64) []waitTarget {
-	var next []waitTarget
+	next := q.waitsLocked(mark)
+	h.locked(func() hostRun {
+		for _, r := range h.runs {
+			if r.q == q && r.waitQ != nil && r.mark <= mark {
+				next = append(next, waitTarget{r.waitQ, r.waitMark})
+			}
+		}
+		return hostRun{}
+	})
+	return next
+}
+
+// waitsLocked lists the olWaitEvents of q's pending work up to mark.
+func (q *queue) waitsLocked(mark uint64) []waitTarget {
 	q.mu.Lock()
+	defer q.mu.Unlock()
+	fault.Point()
+	var next []waitTarget
 	if q.waitingOn != nil {
 		next = append(next, waitTarget{q.waitingOn, q.waitingMark})
 	}
@@ -180,14 +208,6 @@ func (h *hostFuncs) waitsOf(q *queue, mark uint64) []waitTarget {
 			next = append(next, waitTarget{o.waitQueue, o.waitMark})
 		}
 	}
-	q.mu.Unlock()
-	h.mu.Lock()
-	for _, r := range h.runs {
-		if r.q == q && r.waitQ != nil && r.mark <= mark {
-			next = append(next, waitTarget{r.waitQ, r.waitMark})
-		}
-	}
-	h.mu.Unlock()
 	return next
 }
 
@@ -195,6 +215,7 @@ func (h *hostFuncs) waitsOf(q *queue, mark uint64) []waitTarget {
 func (h *hostFuncs) runOf(tok int) (*queue, uint64) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
+	fault.Point()
 	r := h.runs[tok-1]
 	return r.q, r.mark
 }

@@ -12,6 +12,7 @@ import (
 	"unsafe"
 
 	"github.com/liboffload-go/liboffload-go/api/ol"
+	"github.com/liboffload-go/liboffload-go/internal/fault"
 	"github.com/liboffload-go/liboffload-go/plugins/plugin"
 )
 
@@ -214,6 +215,7 @@ func (d *Device) runJob(j *kernelJob, fp *C.ol_fiber_pool) (err error) {
 func (d *Device) takePool() *C.ol_fiber_pool {
 	d.mu.Lock()
 	defer d.mu.Unlock()
+	fault.Point()
 	if n := len(d.pools); n > 0 {
 		p := d.pools[n-1]
 		d.pools = d.pools[:n-1]
@@ -227,8 +229,9 @@ func (d *Device) givePool(p *C.ol_fiber_pool) {
 		return
 	}
 	d.mu.Lock()
+	defer d.mu.Unlock()
+	fault.Point()
 	d.pools = append(d.pools, p)
-	d.mu.Unlock()
 }
 
 var (

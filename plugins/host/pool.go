@@ -13,6 +13,7 @@ import (
 	"unsafe"
 
 	"github.com/liboffload-go/liboffload-go/api/ol"
+	"github.com/liboffload-go/liboffload-go/internal/fault"
 	"github.com/liboffload-go/liboffload-go/plugins/internal/sysmon"
 )
 
@@ -84,24 +85,34 @@ func internalError(where string, v any) error {
 // runQueue has q's work run on a runner goroutine: a parked one if any.
 // The caller has counted q in Device.runners.
 func (p *pool) runQueue(q *queue) {
+	r, start := p.placeQueue(q)
+	switch {
+	case r != nil:
+		r.next <- q
+	case start:
+		go p.runner(&runner{next: make(chan *queue, 1)}, q)
+	}
+}
+
+// placeQueue finds q a parked runner (r), or queues it for a finishing
+// one, or has the caller start a runner (start).
+func (p *pool) placeQueue(q *queue) (r *runner, start bool) {
 	p.mu.Lock()
+	defer p.mu.Unlock()
+	fault.Point()
 	if n := len(p.idle); n > 0 {
 		r := p.idle[n-1]
 		p.idle[n-1] = nil
 		p.idle = p.idle[:n-1]
-		p.mu.Unlock()
-		r.next <- q
-		return
+		return r, false
 	}
 	if len(p.pending) < int(p.finishing.Load()) {
 		// a runner is about to look for work: no new goroutine
 		p.pending = append(p.pending, q)
-		p.mu.Unlock()
-		return
+		return nil, false
 	}
 	p.wg.Add(1)
-	p.mu.Unlock()
-	go p.runner(&runner{next: make(chan *queue, 1)}, q)
+	return nil, true
 }
 
 // leaving notes that runner r lets go of its queue (called with the
@@ -117,6 +128,8 @@ func (p *pool) runner(r *runner, q *queue) {
 	defer p.wg.Done()
 	for q != nil {
 		q.runGuarded(r)
+		// (a runner's own goroutine: no fault point, no entry point's
+		// panic reaches it)
 		p.mu.Lock()
 		if r.leaving {
 			r.leaving = false
@@ -146,12 +159,16 @@ func (p *pool) runner(r *runner, q *queue) {
 // work has ended (Device.runners), so runners are parked or leaving and
 // kernel workers have no job.
 func (p *pool) close() {
-	p.mu.Lock()
-	p.closed.Store(true)
-	idle := p.idle
-	p.idle = nil
-	p.work.Broadcast()
-	p.mu.Unlock()
+	idle := func() []*runner {
+		p.mu.Lock()
+		defer p.mu.Unlock()
+		fault.Point()
+		p.closed.Store(true)
+		idle := p.idle
+		p.idle = nil
+		p.work.Broadcast()
+		return idle
+	}()
 	for _, r := range idle {
 		r.next <- nil
 	}
@@ -238,6 +255,8 @@ func (j *kernelJob) failLocked(err error) {
 // must not preempt them: plugins/internal/sysmon).
 func (p *pool) post(j *kernelJob) {
 	p.mu.Lock()
+	defer p.mu.Unlock()
+	fault.Point()
 	if p.helpers < p.maxHelpers && !p.closed.Load() {
 		p.wg.Add(1 + p.maxHelpers - p.helpers)
 		go func() {
@@ -251,7 +270,6 @@ func (p *pool) post(j *kernelJob) {
 	j.listed = true
 	p.jobs = append(p.jobs, j)
 	p.work.Broadcast()
-	p.mu.Unlock()
 }
 
 // finishSpin bounds how long finish polls for the workers to leave a job
@@ -264,19 +282,23 @@ const finishSpin = 100 * time.Microsecond
 // returns the first failure of a worker.
 func (p *pool) finish(j *kernelJob) error {
 	p.mu.Lock()
+	// (unlocked and locked again below, with nothing between that can
+	// panic: the deferred unlock always finds it held)
+	defer p.mu.Unlock()
+	fault.Point()
 	p.unlistLocked(j)
 	if j.helpers.Load() > 0 {
 		p.mu.Unlock()
 		for start := time.Now(); j.helpers.Load() > 0 && time.Since(start) < finishSpin; {
 		}
 		p.mu.Lock()
+		fault.Point()
 	}
 	for j.helpers.Load() > 0 {
 		j.left.Wait()
 	}
 	err := j.err
 	j.err = nil
-	p.mu.Unlock()
 	return err
 }
 
@@ -303,6 +325,7 @@ func (p *pool) kernelWorker() {
 		C.ol_fiber_pool_free(fp)
 		p.wg.Done()
 	}()
+	// (a worker's own goroutine: no fault points)
 	p.mu.Lock()
 	for {
 		for !p.closed.Load() && len(p.jobs) == 0 {

@@ -16,6 +16,7 @@ import (
 
 	"github.com/liboffload-go/liboffload-go/api/ol"
 	"github.com/liboffload-go/liboffload-go/internal/cmem"
+	"github.com/liboffload-go/liboffload-go/internal/fault"
 	"github.com/liboffload-go/liboffload-go/plugins/host/internal/elfcheck"
 	"github.com/liboffload-go/liboffload-go/plugins/image"
 	"github.com/liboffload-go/liboffload-go/plugins/plugin"
@@ -128,6 +129,7 @@ const maxParams = 4096
 func (p *program) Kernel(name string) (plugin.Kernel, error) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
+	fault.Point()
 	if p.closed {
 		return nil, ol.NewError(ol.ErrcInvalidArgument, "the program was destroyed")
 	}
@@ -223,6 +225,7 @@ func (p *program) checkSymbolAddr(name string, sym elfcheck.Symbol, defined bool
 func (p *program) Global(name string) (uintptr, uint64, error) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
+	fault.Point()
 	if p.closed {
 		return 0, 0, ol.NewError(ol.ErrcInvalidArgument, "the program was destroyed")
 	}
@@ -275,12 +278,20 @@ func (p *program) release() error {
 // Unload implements plugin.Program: destructors run now, or when the last
 // queued launch of one of its kernels has run.
 func (p *program) Unload() error {
-	p.mu.Lock()
-	if p.closed {
-		p.mu.Unlock()
+	if !p.close() {
 		return nil
 	}
-	p.closed = true
-	p.mu.Unlock()
 	return p.release()
+}
+
+// close marks the program unloaded; false: it already was.
+func (p *program) close() bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	fault.Point()
+	if p.closed {
+		return false
+	}
+	p.closed = true
+	return true
 }

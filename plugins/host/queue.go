@@ -15,6 +15,7 @@ import (
 
 	"github.com/liboffload-go/liboffload-go/api/ol"
 	"github.com/liboffload-go/liboffload-go/internal/cmem"
+	"github.com/liboffload-go/liboffload-go/internal/fault"
 	"github.com/liboffload-go/liboffload-go/plugins/internal/fastq"
 	"github.com/liboffload-go/liboffload-go/plugins/plugin"
 )
@@ -100,7 +101,16 @@ func newQueue(d *Device) *queue {
 // push queues o; a launch's argument bytes are copied into the queue's
 // argument arena.
 func (q *queue) push(o op, args []byte) {
+	if q.pushLocked(o, args) {
+		q.schedule()
+	}
+}
+
+// pushLocked appends o under q's lock; true: q needs a runner.
+func (q *queue) pushLocked(o op, args []byte) bool {
 	q.mu.Lock()
+	defer q.mu.Unlock()
+	fault.Point()
 	if len(args) > 0 {
 		off := (len(q.args) + 15) &^ 15
 		if off+len(args) > cap(q.args) {
@@ -116,16 +126,24 @@ func (q *queue) push(o op, args []byte) {
 	q.f.Handed.Add(1)
 	start := !q.executing && !q.scheduled && (!q.direct || o.kind == opHostFunc)
 	q.scheduled = q.scheduled || start
-	q.mu.Unlock()
-	if start {
-		q.schedule()
-	}
+	return start
 }
 
 // schedule hands the queue to a runner of the device's pool.
 func (q *queue) schedule() {
 	q.dev.runners.Add(1)
+	placed := false
+	defer func() {
+		if !placed {
+			// a panic in the pool's bookkeeping (the entry layer
+			// recovers it): q still gets a runner of its own, or its
+			// work, a host function's included, would never run
+			q.dev.pool.wg.Add(1)
+			go q.dev.pool.runner(&runner{next: make(chan *queue, 1)}, q)
+		}
+	}()
 	q.dev.pool.runQueue(q)
+	placed = true
 }
 
 // runGuarded runs q on a pool runner. A panic in the queue's own
@@ -152,6 +170,7 @@ func (q *queue) runGuarded(r *runner) {
 // right after goes to r instead of a new runner.
 func (q *queue) run(r *runner) {
 	defer q.dev.runners.Done()
+	// (a runner's goroutine, and the lock goes to execute: no fault point)
 	q.mu.Lock()
 	q.scheduled = false
 	if q.executing {
@@ -266,6 +285,8 @@ func (q *queue) waitFor(mark uint64) {
 	if q.completed.Load() >= mark {
 		return
 	}
+	// (execute releases the lock and this takes it again: no deferred
+	// unlock, and nothing here panics while it is held)
 	q.mu.Lock()
 	for q.completed.Load() < mark {
 		if !q.executing && q.head < len(q.ops) && q.ops[q.head].kind != opHostFunc {
@@ -387,9 +408,7 @@ func (q *queue) HostCall(fn func() error) error {
 // Record implements plugin.Queue.
 func (q *queue) Record() (plugin.Event, error) {
 	d := q.dev
-	d.mu.Lock()
-	e := d.events.Get()
-	d.mu.Unlock()
+	e := d.reuseEvent()
 	if e == nil {
 		e = new(event)
 	}
@@ -424,11 +443,7 @@ func (q *queue) Sync() error {
 	}
 	// the first o ops have completed, each having recorded its failure
 	// first: err holds any of theirs not yet reported
-	q.mu.Lock()
-	err := q.err
-	q.err = nil
-	q.f.Go(fastq.Failed)
-	q.mu.Unlock()
+	err := q.takeErr()
 	if err == nil && whole {
 		q.f.SawIdle(o)
 	}
@@ -458,11 +473,7 @@ var _ plugin.FastQueue = (*queue)(nil)
 // its work has ended.
 func (q *queue) Release() error {
 	q.dev.trackReleased(q)
-	q.mu.Lock()
-	q.released = true
-	recycle := q.recyclableLocked()
-	q.mu.Unlock()
-	if recycle {
+	if q.markReleased() {
 		q.dev.recycle(q)
 	}
 	return nil
@@ -500,9 +511,40 @@ func (e *event) Done() bool { return e.q.completed.Load() >= e.mark }
 func (e *event) Release() error {
 	d := e.q.dev
 	d.mu.Lock()
+	defer d.mu.Unlock()
+	fault.Point()
 	d.events.Put(e, maxIdleEvents)
-	d.mu.Unlock()
 	return nil
+}
+
+// reuseEvent returns a released event to record into (nil: none).
+func (d *Device) reuseEvent() *event {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	fault.Point()
+	return d.events.Get()
+}
+
+// takeErr returns the failure of q's completed work not yet reported,
+// and lets the C paths use q again.
+func (q *queue) takeErr() error {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	fault.Point()
+	err := q.err
+	q.err = nil
+	q.f.Go(fastq.Failed)
+	return err
+}
+
+// markReleased notes the queue's release; true: it can go back to the
+// device now.
+func (q *queue) markReleased() bool {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	fault.Point()
+	q.released = true
+	return q.recyclableLocked()
 }
 
 // Point implements plugin.PointEvent.

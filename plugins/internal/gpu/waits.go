@@ -4,6 +4,7 @@ import (
 	"sync"
 
 	"github.com/liboffload-go/liboffload-go/api/ol"
+	"github.com/liboffload-go/liboffload-go/internal/fault"
 	"github.com/liboffload-go/liboffload-go/plugins/plugin"
 )
 
@@ -76,16 +77,22 @@ func dependsOn[Q WaitNode[Q]](q Q, mark uint64, running uintptr, runMark uint64,
 		return false
 	}
 	var buf [MaxWaitEdges]WaitEdge[Q]
-	mu, w := q.WaitList()
-	mu.Lock()
-	edges := w.Before(mark, &buf)
-	mu.Unlock()
+	edges := edgesBefore(q, mark, &buf)
 	for _, e := range edges {
 		if dependsOn(e.On, e.Mark, running, runMark, depth+1) {
 			return true
 		}
 	}
 	return false
+}
+
+// edgesBefore lists q's waits before mark into buf, under q's wait lock.
+func edgesBefore[Q WaitNode[Q]](q Q, mark uint64, buf *[MaxWaitEdges]WaitEdge[Q]) []WaitEdge[Q] {
+	mu, w := q.WaitList()
+	mu.Lock()
+	defer mu.Unlock()
+	fault.Point()
+	return w.Before(mark, buf)
 }
 
 // SyncKind is what a host function waits for: a queue or an event.
@@ -117,10 +124,7 @@ func CheckWait[Q WaitNode[Q]](kind SyncKind, q Q, mark uint64, running func() (u
 // runtime's wait graph (plugin.WaitGraphQueue); no lock is held meanwhile.
 func VisitWaits[Q WaitNode[Q]](q Q, mark uint64, visit func(Q, uint64)) {
 	var buf [MaxWaitEdges]WaitEdge[Q]
-	mu, w := q.WaitList()
-	mu.Lock()
-	edges := w.Before(mark, &buf)
-	mu.Unlock()
+	edges := edgesBefore(q, mark, &buf)
 	for _, e := range edges {
 		visit(e.On, e.Mark)
 	}
@@ -138,19 +142,21 @@ type Running[Q any] struct {
 func (r *Running[Q]) Enter(id uintptr, q Q) {
 	plugin.EnterHostFunction()
 	r.mu.Lock()
+	defer r.mu.Unlock()
+	fault.Point()
 	if r.m == nil {
 		r.m = map[uintptr]Q{}
 	}
 	r.m[id] = q
-	r.mu.Unlock()
 }
 
 // Leave records that it returned.
 func (r *Running[Q]) Leave(id uintptr) {
+	defer plugin.LeaveHostFunction()
 	r.mu.Lock()
+	defer r.mu.Unlock()
+	fault.Point()
 	delete(r.m, id)
-	r.mu.Unlock()
-	plugin.LeaveHostFunction()
 }
 
 // Queue returns the queue with WaitID id whose host function runs.
@@ -161,6 +167,7 @@ func (r *Running[Q]) Queue(id uintptr) (Q, bool) {
 	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	fault.Point()
 	q, ok := r.m[id]
 	return q, ok
 }

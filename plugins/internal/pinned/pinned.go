@@ -11,6 +11,7 @@ import (
 	"sync"
 
 	"github.com/liboffload-go/liboffload-go/api/ol"
+	"github.com/liboffload-go/liboffload-go/internal/fault"
 )
 
 type rng[V any] struct {
@@ -51,6 +52,7 @@ func (r *Ranges[V]) add(ptr uintptr, size uint64, lock func() (V, error)) (first
 	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	fault.Point()
 	i := sort.Search(len(r.sorted), func(i int) bool { return r.sorted[i].end > start })
 	if i < len(r.sorted) && r.sorted[i].start < end {
 		p := r.sorted[i]
@@ -76,6 +78,7 @@ func (r *Ranges[V]) add(ptr uintptr, size uint64, lock func() (V, error)) (first
 func (r *Ranges[V]) Drop(ptr uintptr) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	fault.Point()
 	for i, p := range r.sorted {
 		if p.start == uint64(ptr) {
 			r.sorted = append(r.sorted[:i], r.sorted[i+1:]...)
@@ -91,6 +94,7 @@ func (r *Ranges[V]) Remove(ptr uintptr) (last bool, start uintptr, val V, err er
 	a := uint64(ptr)
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	fault.Point()
 	i := sort.Search(len(r.sorted), func(i int) bool { return r.sorted[i].end > a })
 	if i == len(r.sorted) || r.sorted[i].start > a {
 		return false, 0, val, ol.Errorf(ol.ErrcInvalidArgument, "cannot find locked buffer: %#x was not registered with olMemRegister", a)
@@ -107,6 +111,7 @@ func (r *Ranges[V]) Remove(ptr uintptr) (last bool, start uintptr, val V, err er
 func (r *Ranges[V]) Len() int {
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	fault.Point()
 	return len(r.sorted)
 }
 
@@ -116,6 +121,7 @@ func (r *Ranges[V]) Len() int {
 func (r *Ranges[V]) Reset(each func(start uintptr, val V)) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	fault.Point()
 	if each != nil {
 		for _, p := range r.sorted {
 			each(uintptr(p.start), p.val)

@@ -26,7 +26,11 @@ package sysmon
 */
 import "C"
 
-import "sync"
+import (
+	"sync"
+
+	"github.com/liboffload-go/liboffload-go/internal/fault"
+)
 
 var (
 	mu       sync.Mutex
@@ -47,6 +51,7 @@ const maxAttempts = 4
 func Relax(stop func() bool) int {
 	mu.Lock()
 	defer mu.Unlock()
+	fault.Point()
 	if done || attempts >= maxAttempts {
 		return tid
 	}

@@ -9,6 +9,7 @@ package vendorlib
 
 import (
 	"fmt"
+	"github.com/liboffload-go/liboffload-go/internal/fault"
 	"strings"
 	"sync"
 
@@ -67,8 +68,15 @@ type entry[T any] struct {
 // it calls open(names), once, however many goroutines ask concurrently,
 // and caches the result whatever it says.
 func (c *Cache[T]) Load(names []string) *T {
-	key := strings.Join(names, "\x00")
+	e := c.entry(strings.Join(names, "\x00"))
+	e.once.Do(func() { e.d = c.open(names) })
+	return e.d
+}
+
+func (c *Cache[T]) entry(key string) *entry[T] {
 	c.mu.Lock()
+	defer c.mu.Unlock()
+	fault.Point()
 	if c.m == nil {
 		c.m = make(map[string]*entry[T])
 	}
@@ -77,9 +85,7 @@ func (c *Cache[T]) Load(names []string) *T {
 		e = &entry[T]{}
 		c.m[key] = e
 	}
-	c.mu.Unlock()
-	e.once.Do(func() { e.d = c.open(names) })
-	return e.d
+	return e
 }
 
 // Symbol is a driver entry point to resolve: dlsym(Name) is stored in *Addr.

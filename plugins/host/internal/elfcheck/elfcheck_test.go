@@ -199,7 +199,10 @@ func TestLookupAndCode(t *testing.T) {
 		addr[s.Name] = s.Value
 	}
 	d, ok := im.Lookup("__ol_kernel_global_ctor")
-	if !ok || d.Type != elf.STT_OBJECT || d.Size != 32 || d.Value != addr["__ol_kernel_global_ctor"] || !im.Mapped(d.Value, 32) {
+	// kernel.h's ABI 4 descriptor: four uint32 fields, two code pointers,
+	// num_params and reserved (40 bytes), then the one parameter's record
+	// (offset and size: 8 bytes)
+	if !ok || d.Type != elf.STT_OBJECT || d.Size != 48 || d.Value != addr["__ol_kernel_global_ctor"] || !im.Mapped(d.Value, 32) {
 		t.Fatalf("descriptor: %+v %v", d, ok)
 	}
 	if g, ok := im.Lookup("global"); !ok || g.Size != 256 {
