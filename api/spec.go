@@ -430,6 +430,9 @@ func (s *Spec) check() error {
 	seen := map[string]bool{}
 	goNames := map[string]bool{}
 	for _, f := range s.Functions {
+		if f.Name == "" {
+			return fmt.Errorf("a function has no name")
+		}
 		for _, r := range f.In {
 			if !releases[r] {
 				return fmt.Errorf("%s: unknown release %q", f.Name, r)
