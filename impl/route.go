@@ -208,7 +208,7 @@ func stagedCopy(dst uintptr, dstDev *Device, src uintptr, srcDev *Device, size u
 			_ = qs.Sync()
 			_ = qs.Release()
 		}
-		C.free(buf)
+		cmem.Free(buf)
 	}()
 	if qs, err = srcDev.d.NewQueue(); err != nil {
 		return err
@@ -290,11 +290,11 @@ func (c *Context) olMemFill(q *Queue, ptr uintptr, patternSize uint64, pattern u
 		}
 		// the call runs exactly once if HostCall takes it, never if not
 		err = q.q.HostCall(func() error {
-			defer C.free(pat)
+			defer cmem.Free(pat)
 			return onTempQueue(owner, func(tq plugin.Queue) error { return tq.Fill(p, pat, patternSize, fillSize) })
 		})
 		if err != nil {
-			C.free(pat)
+			cmem.Free(pat)
 		}
 		return err
 	}

@@ -345,12 +345,12 @@ func (p *Platform) release() error {
 	}
 	errs = append(errs, p.tlocks.releaseAll(p), p.kernargs.release(), p.signals.release())
 	if p.agentsC != nil {
-		C.free(unsafe.Pointer(p.agentsC))
+		cmem.Free(unsafe.Pointer(p.agentsC))
 		p.agentsC = nil
 	}
 	for _, d := range p.devices {
 		if d.peers != nil {
-			C.free(unsafe.Pointer(d.peers))
+			cmem.Free(unsafe.Pointer(d.peers))
 			d.peers, d.nPeers = nil, 0
 		}
 	}

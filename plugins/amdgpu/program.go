@@ -58,7 +58,7 @@ func (d *Device) LoadProgram(img []byte) (plugin.Program, error) {
 	if err != nil {
 		return nil, err
 	}
-	defer C.free(buf)
+	defer cmem.Free(buf)
 	copy(unsafe.Slice((*byte)(buf), len(img)), img)
 	what := image.Classify(img).Phrase()
 	fail := func(call string, st C.uint32_t) error {
@@ -204,7 +204,7 @@ func (k *Kernel) newFast() error {
 	f.grid_max = [3]C.uint32_t{C.uint32_t(wm.X), C.uint32_t(wm.Y), C.uint32_t(wm.Z)}
 	f.total_max, f.lds_limit = C.uint64_t(d.info.MaxWorkSize.V), C.uint64_t(d.info.WorkGroupLocalMemSize.V)
 	k.fast = f
-	runtime.AddCleanup(k, func(p unsafe.Pointer) { C.free(p) }, unsafe.Pointer(f))
+	runtime.AddCleanup(k, cmem.Free, unsafe.Pointer(f))
 	return nil
 }
 

@@ -602,7 +602,7 @@ func (d *Device) getHW() (*hwQueue, error) {
 	}
 	h.cq = (*C.lgo_hsa_cq)(cq)
 	// (the error callback may still write it after the HSA queue is gone)
-	runtime.AddCleanup(h, func(p unsafe.Pointer) { C.free(p) }, unsafe.Pointer(h.cq))
+	runtime.AddCleanup(h, cmem.Free, unsafe.Pointer(h.cq))
 	h.cq.f, h.cq.agent, h.cq.id = d.p.run, C.uint64_t(d.agent), C.uint64_t(h.id)
 	hwByID.Store(h.id, h)
 	r := C.lgo_hsa_queue_create(d.p.run, C.uint64_t(d.agent), C.uint32_t(d.queueSize), C.uintptr_t(h.id))

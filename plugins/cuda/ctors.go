@@ -139,7 +139,7 @@ func (p *Program) runCtors(init bool) error {
 	if err != nil {
 		return err
 	}
-	defer C.free(host)
+	defer cmem.Free(host)
 	words := unsafe.Slice((*uint64)(host), n+2)
 	hp := uintptr(host)
 	pq, err := d.NewQueue()

@@ -56,7 +56,7 @@ func (d *Device) LoadProgram(img []byte) (plugin.Program, error) {
 	if err != nil {
 		return nil, err
 	}
-	defer C.free(buf)
+	defer cmem.Free(buf)
 	b := unsafe.Slice((*byte)(buf), len(img)+1+2*jitLogSize)
 	copy(b, img)
 	b[len(img)] = 0
@@ -264,7 +264,7 @@ func (k *Kernel) newFast() error {
 	}
 	f.shared_limit = C.uint64_t(min(d.info.WorkGroupLocalMemSize.V, uint64(^uint32(0))))
 	k.fast = f
-	runtime.AddCleanup(k, func(p unsafe.Pointer) { C.free(p) }, unsafe.Pointer(f))
+	runtime.AddCleanup(k, cmem.Free, unsafe.Pointer(f))
 	return nil
 }
 

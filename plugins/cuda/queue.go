@@ -375,11 +375,11 @@ func (q *Queue) Fill(p uintptr, pattern unsafe.Pointer, patternSize, size uint64
 		}
 		err = q.HostCall(func() error {
 			C.lgo_cu_host_fill(C.uintptr_t(p), pat, C.size_t(patternSize), C.size_t(size))
-			C.free(pat)
+			cmem.Free(pat)
 			return nil
 		})
 		if err != nil {
-			C.free(pat)
+			cmem.Free(pat)
 		}
 		return err
 	}
@@ -416,11 +416,11 @@ func (q *Queue) Fill(p uintptr, pattern unsafe.Pointer, patternSize, size uint64
 	for off := uint64(0); off < size; off += chunk {
 		if err := q.copy("cuMemcpyHtoDAsync", 0, p+uintptr(off), uintptr(buf), min(chunk, size-off)); err != nil {
 			_ = q.Sync()
-			C.free(buf)
+			cmem.Free(buf)
 			return err
 		}
 	}
-	return q.HostCall(func() error { C.free(buf); return nil })
+	return q.HostCall(func() error { cmem.Free(buf); return nil })
 }
 
 func (q *Queue) memsetNow(p uintptr, width uint64, v uint32, size uint64) error {

@@ -560,7 +560,7 @@ func (d *Device) execute(q *queue, o *op) error {
 			C.ol_host_fill(ptr(o.dst), unsafe.Pointer(&o.args[0]), C.size_t(o.patternSize), C.size_t(o.size))
 		} else {
 			C.ol_host_fill(ptr(o.dst), ptr(o.src), C.size_t(o.patternSize), C.size_t(o.size))
-			C.free(ptr(o.src))
+			cmem.Free(ptr(o.src))
 		}
 	case opLaunch:
 		return d.launch(q, o)
