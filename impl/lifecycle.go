@@ -72,7 +72,6 @@ func startLibrary(pick func([]plugin.Plugin) ([]plugin.Plugin, error)) (c *Conte
 	life.mu.Lock()
 	defer life.mu.Unlock()
 	fault.Point()
-	fault.Point()
 	if life.refs > 0 {
 		life.refs++
 		return life.ctx.Load(), 0
@@ -124,7 +123,6 @@ func olShutDown(loc *ol.CodeLocation) uintptr {
 func stopLibrary() (c *Context, res uintptr, last bool) {
 	life.mu.Lock()
 	defer life.mu.Unlock()
-	fault.Point()
 	fault.Point()
 	if life.refs == 0 {
 		return nil, uninitialized(), false
