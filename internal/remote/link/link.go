@@ -1,0 +1,64 @@
+// Package link is the message layer under the remote platform: ordered,
+// reliable messages between the processes of one job. The remote plugin
+// (an application's side) and offload-proxy (a proxy's side) speak the
+// remote protocol over an Endpoint; internal/mpi gives the Endpoint of an
+// MPI launch, and Pipe gives two in-process Endpoints for tests of the
+// protocol without MPI.
+package link
+
+import (
+	"errors"
+	"time"
+)
+
+// Role is what a process is in the job.
+type Role int
+
+const (
+	// Client is a process that uses devices: an application with the library.
+	Client Role = iota
+	// Proxy is an offload-proxy that serves the devices of its machine.
+	Proxy
+)
+
+// Peer is another process of the job.
+type Peer struct {
+	Rank int
+	// Host names the machine the process runs on (for error messages and
+	// the remote platform's name).
+	Host string
+	Role Role
+}
+
+// ErrClosed is returned by Recv once Close has been called.
+var ErrClosed = errors.New("link: endpoint closed")
+
+// Endpoint is one process's end of the job's message network. Its methods
+// are safe for concurrent use.
+type Endpoint interface {
+	// Rank is this process's number in the job.
+	Rank() int
+	// Host names this process's machine.
+	Host() string
+	// Proxies lists the job's proxies (not this process), by rank; it is
+	// known when the Endpoint is returned and does not change.
+	Proxies() []Peer
+	// Send delivers msg to rank after every message sent to it before by
+	// this process (messages between two processes arrive in order). msg
+	// may be reused once Send returns. Send waits at most timeout for the
+	// transport to take msg (a large message to a peer that no longer
+	// receives may never be taken) and then fails with an error naming the
+	// rank and host; timeout <= 0 waits without bound.
+	Send(rank int, msg []byte, timeout time.Duration) error
+	// Recv returns the next message from any process and its sender's
+	// rank, waiting at most timeout (timeout <= 0 waits without bound;
+	// ErrTimeout when it passes). The message is the caller's. Recv from
+	// several goroutines at once is allowed; each message goes to one.
+	Recv(timeout time.Duration) (src int, msg []byte, err error)
+	// Close ends the Endpoint: Recv returns ErrClosed. The transport
+	// itself (MPI) may stay initialised until the process exits.
+	Close() error
+}
+
+// ErrTimeout is returned by Recv when its timeout passes without a message.
+var ErrTimeout = errors.New("link: timed out")
