@@ -10,6 +10,7 @@ capsules") says why and how the lifetimes work.
 """
 
 import ctypes
+import gc
 import operator
 import re
 import sys
@@ -137,25 +138,49 @@ def _delete(addr, exports=_exports, lock=_exports_lock):
 
 
 _DELETE = _forever(DELETER(_delete))
-_CAPSULE_DESTRUCTOR = ctypes.CFUNCTYPE(None, ctypes.c_void_p)
 
 
-def _capsule_destructor(cap, isvalid=_PyCapsule_IsValid,
-                        getptr=_PyCapsule_GetPointer, delete=_delete):
-    # A capsule nobody consumed still owns its tensor; a consumed one was
-    # renamed "used_..." and its consumer calls the deleter.
-    for name in (NAME_LEGACY, NAME_VERSIONED):
-        if isvalid(cap, name):
-            delete(getptr(cap, name))
-            return
+def _reap():
+    """Release the tensors of capsules no consumer took and nobody holds.
+
+    The capsules have no destructor: a consumer that refuses a tensor
+    (NumPy 1.24 with CUDA memory) drops the capsule with its exception
+    set, and a destructor written in Python cannot run then without
+    losing that exception (ctypes reports and clears it: a SystemError).
+    So each entry keeps its capsule, and this looks at them: renamed
+    "used_..." means a consumer owns the tensor and calls the deleter
+    (the capsule is let go); still named and referenced only by the entry
+    means abandoned. Called on each export, on live_exports(), before a
+    Buffer is freed and after each garbage collection."""
+    with _exports_lock:
+        entries = list(_exports.items())
+    dead = []
+    for addr, entry in entries:
+        if entry[4] is None:
+            continue
+        named = _PyCapsule_IsValid(id(entry[4]), NAME_LEGACY) or \
+            _PyCapsule_IsValid(id(entry[4]), NAME_VERSIONED)
+        if not named:
+            entry[4] = None  # consumed: its consumer calls the deleter
+        elif sys.getrefcount(entry[4]) <= 2:  # the entry's and the call's
+            dead.append(addr)
+    with _exports_lock:
+        dead = [_exports.pop(addr, None) for addr in dead]
+    del dead  # drops the views (and so the Buffers' holds) outside the lock
 
 
-_DESTRUCTOR = _forever(_CAPSULE_DESTRUCTOR(_capsule_destructor))
+def _after_gc(phase, info):
+    if phase == "stop":
+        _reap()
+
+
+gc.callbacks.append(_after_gc)
 
 
 def live_exports():
     """How many managed tensors this package exported that no consumer
     has released yet."""
+    _reap()
     with _exports_lock:
         return len(_exports)
 
@@ -429,6 +454,7 @@ class View:
         copy=True, exports a copy; copy=False refuses to copy
         (BufferError). Work queued on the memory must be complete (sync
         its queues first): the export waits for nothing."""
+        _reap()
         own = self.__dlpack_device__()
         _check_stream(own[0], stream)
         versioned = False
@@ -489,14 +515,16 @@ class View:
             name = NAME_LEGACY
         addr = ctypes.addressof(managed)
         managed.manager_ctx = addr
+        entry = [managed, shape, strides, keep, None]
         with _exports_lock:
-            _exports[addr] = (managed, shape, strides, keep)
+            _exports[addr] = entry
         try:
-            return _PyCapsule_New(addr, name, ctypes.cast(
-                _DESTRUCTOR, ctypes.c_void_p).value)
+            cap = _PyCapsule_New(addr, name, None)
         except BaseException:
             _delete(addr)
             raise
+        entry[4] = cap
+        return cap
 
     def _copy_for(self, target):
         """(keep-alive, base address, byte offset, device) of a copy of the

@@ -239,6 +239,7 @@ class Buffer(_Owned):
 
     def _release(self):
         ptr = self.ptr
+        _arrays._reap()  # exports no consumer took hold nothing
         with self._hold_lock:
             if self._holds:
                 # a view or an export still uses the memory: the last of
