@@ -78,23 +78,25 @@ class DLManagedTensorVersioned(ctypes.Structure):
 
 # ---- capsules ----------------------------------------------------------
 
+# Own function objects (indexing makes new ones): pythonapi's attributes are
+# shared with every other user of ctypes, who may set other argtypes.
 _api_ = ctypes.pythonapi
-_PyCapsule_New = _api_.PyCapsule_New
+_PyCapsule_New = _api_["PyCapsule_New"]
 _PyCapsule_New.restype = ctypes.py_object
 _PyCapsule_New.argtypes = (ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p)
-_PyCapsule_IsValid = _api_.PyCapsule_IsValid
+_PyCapsule_IsValid = _api_["PyCapsule_IsValid"]
 _PyCapsule_IsValid.restype = ctypes.c_int
 _PyCapsule_IsValid.argtypes = (ctypes.c_void_p, ctypes.c_void_p)
-_PyCapsule_GetPointer = _api_.PyCapsule_GetPointer
+_PyCapsule_GetPointer = _api_["PyCapsule_GetPointer"]
 _PyCapsule_GetPointer.restype = ctypes.c_void_p
 _PyCapsule_GetPointer.argtypes = (ctypes.c_void_p, ctypes.c_void_p)
-_PyCapsule_GetName = _api_.PyCapsule_GetName
+_PyCapsule_GetName = _api_["PyCapsule_GetName"]
 _PyCapsule_GetName.restype = ctypes.c_void_p
 _PyCapsule_GetName.argtypes = (ctypes.py_object,)
-_PyCapsule_SetName = _api_.PyCapsule_SetName
+_PyCapsule_SetName = _api_["PyCapsule_SetName"]
 _PyCapsule_SetName.restype = ctypes.c_int
 _PyCapsule_SetName.argtypes = (ctypes.py_object, ctypes.c_void_p)
-_Py_IncRef = _api_.Py_IncRef
+_Py_IncRef = _api_["Py_IncRef"]
 _Py_IncRef.argtypes = (ctypes.py_object,)
 
 
@@ -247,7 +249,11 @@ def dtype(value):
     elif isinstance(getattr(value, "str", None), str):
         text = value.str           # a NumPy dtype: its typestr
     elif isinstance(value, type):
-        text = value.__name__      # numpy.float32 and the like
+        np = sys.modules.get("numpy")  # imported if value is one of its
+        if np is not None and issubclass(value, np.generic):
+            text = np.dtype(value).str  # numpy.float32 and the like
+        else:
+            text = value.__name__
     else:
         raise TypeError("dtype: %r is not a type name, typestr or NumPy "
                         "dtype" % (value,))
