@@ -122,7 +122,9 @@ NAME_USED_VERSIONED = _c_name(b"used_dltensor_versioned")
 
 # address of a managed tensor this package exported -> what it keeps alive
 _exports = {}
-_exports_lock = threading.Lock()
+# reentrant: a garbage collection (which reaps) may start inside any
+# section that allocates
+_exports_lock = threading.RLock()
 
 
 def _delete(addr, exports=_exports, lock=_exports_lock):

@@ -220,7 +220,7 @@ class Buffer(_Owned):
         self._ptr = out.value
         self._holds = 0          # live views and exports of the memory
         self._free_pending = False
-        self._hold_lock = threading.Lock()
+        self._hold_lock = threading.RLock()  # a collection may unhold
         super().__init__(out.value)
 
     @property

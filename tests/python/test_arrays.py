@@ -577,26 +577,126 @@ with ol.init():
                 a = numpy.from_dlpack(h)
                 assert a.ctypes.data == h.ptr
                 del a
+        if numpy is not None:
+            # host arrays as a GPU kernel's pointers: registered for the
+            # launch (olMemRegister), unregistered after the sync
+            n = 1024
+            x = numpy.arange(n, dtype=numpy.float32)
+            y = numpy.ones(n, dtype=numpy.float32)
+            with gpu.load_program(sys.argv[2]) as prog, gpu.queue() as q:
+                q.launch(prog.kernel("saxpy"), n // 256, 256,
+                         ctypes.c_float(2.0), x, y, ctypes.c_uint32(n))
+                q.sync()
+            assert y.tolist() == [2.0 * i + 1 for i in range(n)], y[:4]
     gc.collect()
     assert ol.live_exports() == 0
     print("cuda ok", numpy is not None)
 """
 
 
+def fake_cubin(source):
+    """A host kernel image dressed as a cubin for the double
+    (tests/c/device/fakecubin.sh)."""
+    so = olpkg.kernel(source)
+    out = so[:-3] + ".fakecubin"
+    if not os.path.exists(out):
+        subprocess.run(["sh", os.path.join(olpkg.ROOT, "tests", "c",
+                                           "device", "fakecubin.sh"),
+                        os.environ.get("OBJCOPY", "objcopy"),
+                        os.environ.get("READELF", "readelf"), so, out],
+                       check=True)
+    return out
+
+
 class TestFakeCUDA(unittest.TestCase):
 
     def test_cuda_double(self):
         drv = fake_cuda()
+        cubin = fake_cubin("examples/saxpy_kernel.c")
+        trace = os.path.join(olpkg.tmpdir(), "cuda-arrays.trace")
+        if os.path.exists(trace):
+            os.unlink(trace)
         r = subprocess.run(
-            [sys.executable, "-c", CUDA_CHILD, olpkg.HERE],
+            [sys.executable, "-c", CUDA_CHILD, olpkg.HERE, cubin],
             cwd=olpkg.ROOT, capture_output=True, text=True, timeout=120,
-            env=olpkg.child_env(OFFLOAD_CUDA_LIBRARY=drv,
+            env=olpkg.child_env(OFFLOAD_TRACE_FILE=trace,
+                                OFFLOAD_CUDA_LIBRARY=drv,
                                 FAKE_CUDA_DEVICES="2",
                                 FAKE_CUDA_CC_MAJOR="8",
                                 OFFLOAD_PLUGINS="cuda"))
         self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
         self.assertEqual(r.stdout.strip(),
                          "cuda ok %s" % (numpy is not None))
+        if numpy is not None:
+            # the launches registered x and y on each GPU, and let go
+            with open(trace) as f:
+                calls = re.findall(r"^---> (olMem(?:Un)?[Rr]egister)\(",
+                                   f.read(), re.M)
+            self.assertEqual(calls.count("olMemRegister"), 4, calls)
+            self.assertEqual(calls.count("olMemUnregister"), 4, calls)
+
+
+def fake_hsa():
+    """tests/drivers/fake_hsa.c built as libhsa-runtime64.so."""
+    out = os.path.join(olpkg.tmpdir(), "fake-amdgpu", "libhsa-runtime64.so")
+    if not os.path.exists(out):
+        os.makedirs(os.path.dirname(out), exist_ok=True)
+        subprocess.run([os.environ.get("CC", "cc"), "-shared", "-fPIC",
+                        "-O1", "-I", os.path.join(olpkg.ROOT, "include"),
+                        os.path.join(olpkg.ROOT, "tests", "drivers",
+                                     "fake_hsa.c"),
+                        "-o", out, "-ldl", "-lpthread"], check=True)
+    return out
+
+
+AMD_CHILD = r"""
+import sys
+sys.path.insert(0, sys.argv[1])
+import test_arrays as T
+import liboffload as ol
+with ol.init():
+    gpus = [d for d in ol.devices() if d.platform.backend ==
+            ol.PlatformBackend.AMDGPU]
+    assert len(gpus) == 2, gpus
+    for ordinal, gpu in enumerate(gpus):
+        with gpu.alloc(16) as buf:
+            assert buf.__dlpack_device__() == (10, ordinal)
+            v = buf.view("int32", (4,))
+            assert not hasattr(v, "__array_interface__")
+            assert not hasattr(v, "__cuda_array_interface__")
+            t = T.Taken(v.__dlpack__(max_version=(1, 0)))
+            assert (t.device, t.data) == ((10, ordinal), buf.ptr)
+            t.release()
+            for bad in (1, 2):
+                try:
+                    v.__dlpack__(stream=bad)
+                    raise AssertionError("ROCm stream %d accepted" % bad)
+                except ValueError:
+                    pass
+            imp = ol.from_dlpack(v)
+            assert imp.device == gpu and imp.ptr == buf.ptr
+            del v, imp
+        for kind in (ol.AllocType.HOST, ol.AllocType.MANAGED):
+            with gpu.alloc(16, kind) as buf:
+                assert buf.__dlpack_device__() == (11, 0)
+                v = buf.view("uint8", (16,))
+                assert v.__array_interface__["data"][0] == buf.ptr
+                del v
+    print("amdgpu ok")
+"""
+
+
+class TestFakeAMDGPU(unittest.TestCase):
+
+    def test_amdgpu_double(self):
+        r = subprocess.run(
+            [sys.executable, "-c", AMD_CHILD, olpkg.HERE],
+            cwd=olpkg.ROOT, capture_output=True, text=True, timeout=120,
+            env=olpkg.child_env(OFFLOAD_HSA_LIBRARY=fake_hsa(),
+                                FAKE_HSA_GPUS="2", FAKE_HSA_GFX="gfx90a",
+                                OFFLOAD_PLUGINS="amdgpu"))
+        self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
+        self.assertEqual(r.stdout.strip(), "amdgpu ok")
 
 
 # ---- docs/python-arrays.md ----------------------------------------------------
