@@ -18,7 +18,7 @@ import threading
 import weakref
 
 from . import _core
-from ._api import AllocType, DeviceType, PlatformBackend
+from ._api import AllocType, DeviceType, Errc, PlatformBackend
 from ._core import call, has_release
 
 # ---- DLPack (dlpack.h 1.x) ---------------------------------------------
@@ -414,9 +414,17 @@ class View:
         weakref.finalize(self, buffer._unhold)
 
     # -- shape and place --
+    def _gone(self):
+        # a final shutdown since the buffer was made freed its memory
+        return self.buffer._epoch != _core._State.epoch
+
     @property
     def ptr(self):
         """The address of element [0, ..., 0]."""
+        if self._gone():
+            raise _core.OffloadError(
+                Errc.INVALID_ARGUMENT, "the view's memory at %#x was freed "
+                "by the library's shutdown" % (self.buffer._ptr,), "olMemFree")
         return self.buffer._ptr + self.offset
 
     @property
@@ -463,6 +471,9 @@ class View:
         (BufferError). Work queued on the memory must be complete (sync
         its queues first): the export waits for nothing."""
         _reap()
+        if self._gone():
+            raise BufferError("the view's memory was freed by the library's "
+                              "shutdown")
         own = self.__dlpack_device__()
         _check_stream(own[0], stream)
         versioned = False

@@ -132,7 +132,7 @@ def alive(ptr):
         return False
 
 
-# ---- views and their interface, without NumPy ------------------------------
+# ---- views and their interface, without NumPy -------------------------------
 
 class TestViews(PackageTest):
 
@@ -187,6 +187,15 @@ class TestViews(PackageTest):
             self.assertEqual(v.ptr, buf.ptr + 60)
             del v
         self.assertRaises(ol.OffloadError, buf.view, "uint8", (1,))
+
+    def test_a_view_after_shutdown(self):
+        buf = self.host.alloc(16)
+        v = buf.view("uint8", (16,))
+        self.session.close()                      # frees everything
+        with self.assertRaises(ol.OffloadError):
+            v.ptr
+        self.assertRaises(BufferError, v.__dlpack__)
+        del v                                     # frees nothing now
 
     def test_dlpack_device_of_the_host_device(self):
         with self.host.alloc(16) as buf:
@@ -304,7 +313,7 @@ class TestDLPackExport(PackageTest):
         self.assertFalse(alive(ptr))
 
 
-# ---- NumPy ----------------------------------------------------------------
+# ---- NumPy ------------------------------------------------------------------
 
 @needs_numpy
 class TestNumPy(PackageTest):
@@ -439,7 +448,7 @@ class TestNumPy(PackageTest):
         self.assertEqual(y.tolist(), [2.0 * i + 1 for i in range(n)])
 
 
-# ---- without NumPy ------------------------------------------------------------
+# ---- without NumPy ----------------------------------------------------------
 
 class TestWithoutNumPy(unittest.TestCase):
 
@@ -474,7 +483,7 @@ class TestWithoutNumPy(unittest.TestCase):
         self.assertEqual(r.stdout.strip(), "no numpy, ok")
 
 
-# ---- the CUDA driver double ---------------------------------------------------
+# ---- the CUDA driver double -------------------------------------------------
 
 def fake_cuda():
     """tests/drivers/fake_cuda.c built as a libcuda.so (as
@@ -699,7 +708,7 @@ class TestFakeAMDGPU(unittest.TestCase):
         self.assertEqual(r.stdout.strip(), "amdgpu ok")
 
 
-# ---- docs/python-arrays.md ----------------------------------------------------
+# ---- docs/python-arrays.md --------------------------------------------------
 
 class TestDocs(unittest.TestCase):
 
