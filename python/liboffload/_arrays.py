@@ -592,7 +592,7 @@ class View:
         return d
 
     def _interface(self, version):
-        ptr = self.ptr if self.size else 0
+        ptr = self.ptr  # valid for an empty view too (NumPy refuses NULL)
         return {
             "version": version,
             "shape": self.shape,

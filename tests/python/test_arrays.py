@@ -356,6 +356,11 @@ class TestNumPy(PackageTest):
             tr = buf.view("float32", (4, 4), strides=(4, 16))
             self.assertEqual(numpy.asarray(tr).tolist(),
                              numpy.arange(16).reshape(4, 4).T.tolist())
+            for shape in ((), (0,), (0, 3)):
+                e = buf.view("float32", shape, offset=64 if shape else 60)
+                self.assertEqual(numpy.asarray(e).shape, shape)
+                self.assertEqual(numpy.from_dlpack(e).shape, shape)
+            del e
             rev = buf.view("float32", (4,), strides=(-4,), offset=12)
             self.assertEqual(numpy.from_dlpack(rev).tolist(), [3, 2, 1, 0])
             numpy.asarray(col)[:] = -1            # writes the buffer
