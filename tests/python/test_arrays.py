@@ -441,6 +441,30 @@ class TestNumPy(PackageTest):
             buf.copy_to(out)
             self.assertTrue((out == 3.0).all())
 
+    def test_interpreter_exit_with_live_exports_and_imports(self):
+        # arrays, capsules and imports alive at exit, with the library
+        # shut down and not: a clean exit, nothing reported
+        for shut in (True, False):
+            code = textwrap.dedent("""
+                import numpy as np
+                import liboffload as ol
+                s = ol.init()
+                b = ol.host_device().alloc(64)
+                a = np.from_dlpack(b.view("float32", (16,)))
+                c = np.asarray(b.view("float32", (16,)))
+                cap = b.__dlpack__()                  # never consumed
+                vcap = b.__dlpack__(max_version=(1, 0))
+                x = np.arange(4.0)
+                imp = ol.from_dlpack(x)
+                b.close()
+                if %r:
+                    s.close()
+                print("exit")
+                """ % shut)
+            r = olpkg.run_python(code)
+            self.assertEqual((r.returncode, r.stdout.strip(), r.stderr),
+                             (0, "exit", ""))
+
     def test_launch_takes_numpy_arrays(self):
         so = olpkg.kernel("examples/saxpy_kernel.c")
         n = 1024
@@ -548,6 +572,17 @@ with ol.init():
             assert ctypes.string_at(t.data + t.byte_offset, 64) == \
                 bytes(range(64))
             t.release()
+            # a copy on the device: a new allocation, freed by the deleter
+            t = T.Taken(v.__dlpack__(max_version=(1, 0), copy=True))
+            assert t.device == (2, ordinal) and t.flags & 2
+            src = t.data + t.byte_offset
+            assert src != buf.ptr and T.alive(src)
+            back = ctypes.create_string_buffer(64)
+            ol.call("olMemcpy", None, ctypes.addressof(back),
+                    ol.host_device().handle, src, gpu.handle, 64)
+            assert back.raw == bytes(range(64))
+            t.release()
+            assert not T.alive(src)
             try:
                 v.__dlpack__(max_version=(1, 0), dl_device=(1, 0),
                              copy=False)
