@@ -876,13 +876,14 @@ class _Registration:
 def kernel_pointer(value, device):
     """(address for a kernel on device, keep-alive) of an array argument."""
     if isinstance(value, View):
-        if value.device != device and not value._cpu_accessible:
+        if device is not None and value.device != device and \
+                not value._cpu_accessible:
             raise ValueError("kernel argument: %r is memory of another "
                              "device" % (value,))
         return value.ptr, value
     arr = from_dlpack(value)
     if not arr.cpu_accessible:
-        if arr.device != device:
+        if device is not None and arr.device != device:
             raise ValueError("kernel argument: %r is memory of another "
                              "device than the kernel's (%r)" % (arr, device))
         return arr.ptr, arr
@@ -904,8 +905,7 @@ def memory(obj, writable):
             raise ValueError("the view must be C-contiguous")
         if writable and obj.readonly:
             raise TypeError("the view is read-only")
-        obj.buffer.ptr  # raises for a freed buffer
-        return obj.ptr, obj.nbytes, obj.device, obj
+        return obj.ptr, obj.nbytes, obj.device, obj  # the view holds it
     try:
         memoryview(obj)
     except TypeError:

@@ -197,6 +197,17 @@ class TestViews(PackageTest):
         self.assertRaises(BufferError, v.__dlpack__)
         del v                                     # frees nothing now
 
+    def test_views_and_arrays_are_pointer_arguments(self):
+        with self.host.alloc(64) as buf:
+            v = buf.view("float32", (4,), offset=16)
+            ba = bytearray(8)
+            addr = ctypes.addressof((ctypes.c_char * 8).from_buffer(ba))
+            self.assertEqual(ol.pack_args(v, ctypes.c_uint32(3)),
+                             struct.pack("<QI4x", buf.ptr + 16, 3))
+            self.assertEqual(ol.pack_args(ol.from_dlpack(ba)),
+                             struct.pack("<Q", addr))
+            del v
+
     def test_dlpack_device_of_the_host_device(self):
         with self.host.alloc(16) as buf:
             self.assertEqual(buf.__dlpack_device__(), (1, 0))
