@@ -452,6 +452,26 @@ class TestNumPy(PackageTest):
             buf.copy_to(out)
             self.assertTrue((out == 3.0).all())
 
+    def test_launch_arguments_take_numpy_arrays(self):
+        if olpkg.RELEASE != "23.1":
+            self.skipTest("launch(arguments=[...]) is 23.1's")
+
+        class Pair(ctypes.Structure):
+            _fields_ = [("a", ctypes.c_int32), ("b", ctypes.c_int32)]
+        so = olpkg.kernel("tests/c/kernels/params.c")
+        n = 4
+        p = numpy.array([10, 20, 30, 40], dtype=numpy.int32)
+        out = numpy.zeros((n, 8), dtype=numpy.int64)
+        with self.host.load_program(so) as prog, self.host.queue() as q:
+            q.launch(prog.kernel("params_mixed"), 1, n, arguments=[
+                ctypes.c_byte(1), ctypes.c_short(2), ctypes.c_int(3),
+                ctypes.c_double(0.5), p, Pair(4, 5), ctypes.c_int64(6),
+                out])
+            q.sync()
+        want = [[1 + i, 2 + i, 3 + i, 4 + i, p[i], 4 + i, 5 + i, 6 + i]
+                for i in range(n)]
+        self.assertEqual(out.tolist(), want)
+
     def test_interpreter_exit_with_live_exports_and_imports(self):
         # arrays, capsules and imports alive at exit, with the library
         # shut down and not: a clean exit, nothing reported
