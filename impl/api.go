@@ -156,6 +156,7 @@ func (c *Context) olCreateQueue(dev *Device) (uintptr, error) {
 		return 0, err
 	}
 	c.mirrorQueue(q)
+	c.countQueue()
 	return q.h, nil
 }
 

@@ -13,12 +13,28 @@ static uintptr_t host_alloc(size_t size) {
   return (uintptr_t)aligned_alloc(64, rounded);
 }
 static void host_free(uintptr_t p) { free((void *)p); }
+
+#include "../plugin/fastalloc.h"
+
+// the runtime pool's slabs (plugin.FastAllocDevice): C heap memory, every
+// kind the same
+static uint64_t host_slab_alloc(ol_fastalloc *a, uint64_t n, uint32_t kind) {
+  (void)a, (void)kind;
+  return host_alloc(n);
+}
+static void host_slab_free(ol_fastalloc *a, uint64_t p, uint64_t n, uint32_t kind) {
+  (void)a, (void)n, (void)kind;
+  free((void *)(uintptr_t)p);
+}
+static ol_fastalloc host_fastalloc = {host_slab_alloc, host_slab_free, 7u, 1u, NULL};
+static void *host_fast_alloc(void) { return &host_fastalloc; }
 */
 import "C"
 
 import (
 	"fmt"
 	"sync"
+	"unsafe"
 
 	"github.com/liboffload-go/liboffload-go/api/ol"
 	"github.com/liboffload-go/liboffload-go/internal/fault"
@@ -235,6 +251,10 @@ func (*Device) Alloc(kind ol.AllocType, size uint64) (uintptr, error) {
 	}
 	return p, nil
 }
+
+// FastAlloc implements plugin.FastAllocDevice: the runtime pools small
+// allocations over slabs of the C heap.
+func (*Device) FastAlloc() unsafe.Pointer { return C.host_fast_alloc() }
 
 // Free implements plugin.Device.
 func (*Device) Free(ptr uintptr, kind ol.AllocType) error {
