@@ -17,15 +17,21 @@ static void host_free(uintptr_t p) { free((void *)p); }
 #include "../plugin/fastalloc.h"
 
 // the runtime pool's slabs (plugin.FastAllocDevice): C heap memory, every
-// kind the same
+// kind the same; host_slab_live counts their bytes (SlabBytes)
+static _Atomic uint64_t host_slab_live;
 static uint64_t host_slab_alloc(ol_fastalloc *a, uint64_t n, uint32_t kind) {
   (void)a, (void)kind;
-  return host_alloc(n);
+  uint64_t p = host_alloc(n);
+  if (p)
+    __atomic_fetch_add(&host_slab_live, n, __ATOMIC_RELAXED);
+  return p;
 }
 static void host_slab_free(ol_fastalloc *a, uint64_t p, uint64_t n, uint32_t kind) {
-  (void)a, (void)n, (void)kind;
+  (void)a, (void)kind;
   free((void *)(uintptr_t)p);
+  __atomic_fetch_sub(&host_slab_live, n, __ATOMIC_RELAXED);
 }
+static uint64_t host_slab_bytes(void) { return __atomic_load_n(&host_slab_live, __ATOMIC_RELAXED); }
 static ol_fastalloc host_fastalloc = {host_slab_alloc, host_slab_free, 7u, 1u, NULL};
 static void *host_fast_alloc(void) { return &host_fastalloc; }
 */
@@ -255,6 +261,10 @@ func (*Device) Alloc(kind ol.AllocType, size uint64) (uintptr, error) {
 // FastAlloc implements plugin.FastAllocDevice: the runtime pools small
 // allocations over slabs of the C heap.
 func (*Device) FastAlloc() unsafe.Pointer { return C.host_fast_alloc() }
+
+// SlabBytes is the memory the runtime's pool holds from the host device
+// now (slabs given and not yet given back), for tests.
+func SlabBytes() uint64 { return uint64(C.host_slab_bytes()) }
 
 // Free implements plugin.Device.
 func (*Device) Free(ptr uintptr, kind ol.AllocType) error {
