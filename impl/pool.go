@@ -122,7 +122,9 @@ func (c *Context) poolAlloc(dev *Device, typ ol.AllocType, size uint64) (p uintp
 	}
 	b := C.ol_pool_slab_add(dev.pool, s, C.uint64_t(size), C.uint32_t(typ))
 	if b == 0 {
-		// (the slab stays, empty, for the next trim or the final olShutDown)
+		// no room to keep its blocks: it goes back
+		c.mem.removeSlab(s)
+		C.ol_pool_slab_release(dev.pool, s)
 		return 0, false
 	}
 	return uintptr(b), true
