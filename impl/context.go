@@ -223,7 +223,10 @@ func (c *Context) refuseFinalShutdown() error {
 func (c *Context) teardown() error {
 	// out of the queue mirror first, for good (no C path answers for
 	// them again)
-	c.queues.each(func(h uintptr, q *Queue) { c.unmirrorQueue(q) })
+	c.queues.each(func(h uintptr, q *Queue) {
+		c.unmirrorQueue(q)
+		c.uncountQueue(q) // (the registry outlives the context)
+	})
 	if c.leakCheck {
 		c.reportLeaks(os.Stderr)
 	}

@@ -279,6 +279,7 @@ func (c *Context) retireQueue(q *Queue) bool {
 	if !c.queues.remove(q.h) {
 		return false
 	}
+	c.uncountQueue(q)
 	f.lock()
 	defer f.mu.Unlock()
 	fault.Point()

@@ -2,6 +2,8 @@
 // pool.h.
 #include "pool.h"
 
+#include "../plugins/plugin/fastq.h"
+
 #include <pthread.h>
 #include <sched.h>
 #include <stdatomic.h>
@@ -425,6 +427,70 @@ static _Atomic int64_t gate;
 void ol_pool_gate_add(int64_t n) { atomic_fetch_add(&gate, n); }
 void ol_pool_gate_reset(void) { atomic_store(&gate, 0); }
 
+// The live mirrored queues the C free path checks (pool.h). A reader
+// counts itself in its arena's slot (seq_cst) before it reads the entries;
+// a removal clears the entry (seq_cst), then waits until every slot has
+// been seen at 0: a reader either sees the entry cleared or is waited for,
+// so no ol_fastq is read after its queue's destroy went on.
+static _Atomic(ol_fastq *) qreg[OL_POOL_QUEUES];
+static _Atomic uint32_t qreg_count;
+static struct {
+  _Alignas(64) _Atomic uint64_t n;
+} qreaders[MAX_ARENAS];
+static pthread_mutex_t qreg_mu = PTHREAD_MUTEX_INITIALIZER;
+
+int ol_pool_queue_add(void *fastq) {
+  int ok = 0;
+  pthread_mutex_lock(&qreg_mu);
+  for (unsigned i = 0; i < OL_POOL_QUEUES && !ok; i++) {
+    if (atomic_load(&qreg[i]) == NULL) {
+      atomic_store(&qreg[i], (ol_fastq *)fastq);
+      atomic_fetch_add(&qreg_count, 1);
+      ok = 1;
+    }
+  }
+  pthread_mutex_unlock(&qreg_mu);
+  return ok;
+}
+
+void ol_pool_queue_remove(void *fastq) {
+  int found = 0;
+  pthread_mutex_lock(&qreg_mu);
+  for (unsigned i = 0; i < OL_POOL_QUEUES; i++) {
+    if (atomic_load(&qreg[i]) == fastq) {
+      atomic_store(&qreg[i], NULL);
+      atomic_fetch_sub(&qreg_count, 1);
+      found = 1;
+    }
+  }
+  pthread_mutex_unlock(&qreg_mu);
+  if (!found)
+    return;
+  for (unsigned i = 0; i < MAX_ARENAS; i++)
+    while (atomic_load(&qreaders[i].n) != 0)
+      sched_yield();
+}
+
+// queues_idle: every registered queue is idle (ol_fastq_idle: its work has
+// ended, as a sync or query found it), so no free has work to wait for
+static int queues_idle(void) {
+  if (atomic_load_explicit(&qreg_count, memory_order_seq_cst) == 0)
+    return 1;
+  uint32_t i = my_arena;
+  if (i == 0)
+    my_arena = i = atomic_fetch_add_explicit(&next_arena, 1, memory_order_relaxed) % MAX_ARENAS + 1;
+  _Atomic uint64_t *r = &qreaders[i - 1].n;
+  atomic_fetch_add_explicit(r, 1, memory_order_seq_cst);
+  int idle = 1;
+  for (unsigned k = 0; k < OL_POOL_QUEUES && idle; k++) {
+    ol_fastq *q = atomic_load_explicit(&qreg[k], memory_order_seq_cst);
+    if (q != NULL && !ol_fastq_idle(q))
+      idle = 0;
+  }
+  atomic_fetch_sub_explicit(r, 1, memory_order_release);
+  return idle;
+}
+
 int ol_fast_alloc(const void *device, uint32_t type, size_t size, void *out) {
   ol_fast_state st;
   if (out == NULL || size == 0 || size > OL_POOL_MAX_SIZE || !ol_fast_load(&st))
@@ -441,10 +507,10 @@ int ol_fast_free(const void *ptr) {
   ol_fast_state st;
   ol_amap_hit h;
   uint64_t a = (uint64_t)(uintptr_t)ptr;
-  // with queues (or destroyed queues' work) about, the free may have to
-  // wait for queued work: Go decides
+  // with a queue that may have work (or destroyed queues' work) about, the
+  // free may have to wait for it: Go decides
   if (ptr == NULL || atomic_load_explicit(&gate, memory_order_acquire) != 0 || !ol_fast_load(&st) ||
-      !ol_amap_find(st.mem, a, &h) || !(h.flags & OL_AMAP_POOLED) || h.base != a)
+      !ol_amap_find(st.mem, a, &h) || !(h.flags & OL_AMAP_POOLED) || h.base != a || !queues_idle())
     return 0;
   ol_slab *s = (ol_slab *)(uintptr_t)h.ext;
   if (ol_pool_over(s, a) || !ol_pool_take(s, a))

@@ -203,7 +203,27 @@ func (m *allocMap) slabBlocks(out []*alloc, h *C.ol_amap_hit) []*alloc {
 	return out
 }
 
-// countQueue counts a new queue in the C free path's gate (pool.h): while
-// a queue lives, or a destroyed one's work is marked, frees take the Go
-// path, which decides whether they wait for queued work.
-func (c *Context) countQueue() { C.ol_pool_gate_add(1) }
+// countQueue tells the C free path (pool.h) of a new queue: a mirrored one
+// is registered, so that frees stay in C while it is idle; any other counts
+// in the gate while it lives, and frees then take the Go path, which
+// decides whether they wait for queued work.
+func (c *Context) countQueue(q *Queue) {
+	if q.mirrored && C.ol_pool_queue_add(q.q.(plugin.FastQueue).Fast()) != 0 {
+		q.registered = true
+		return
+	}
+	C.ol_pool_gate_add(1)
+}
+
+// uncountQueue moves a registered queue that is being destroyed to the
+// gate (the free path's counts of retiring queues, which endRetire
+// lowers) and returns once no C path reads its counters. Called with
+// frees.scan held for writing.
+func (c *Context) uncountQueue(q *Queue) {
+	if !q.registered {
+		return
+	}
+	q.registered = false
+	C.ol_pool_gate_add(1)
+	C.ol_pool_queue_remove(q.q.(plugin.FastQueue).Fast())
+}

@@ -112,9 +112,18 @@ int ol_pool_slab_live(const ol_slab *s, uint64_t *i, ol_amap_hit *h) OL_POOL_HID
 // ol_pool_slab_clear marks every block of s free (the final drain).
 void ol_pool_slab_clear(ol_slab *s) OL_POOL_HIDDEN;
 
-// ol_pool_gate counts what makes a free wait for queued work: live queues,
-// queues being destroyed, and markers of destroyed queues' work (Go keeps
-// it, impl/deferfree.go); the C free path answers only while it is 0.
+// What may make a free wait for queued work. The live queues of the queue
+// mirror (up to OL_POOL_QUEUES of them) are registered by their ol_fastq
+// (plugins/plugin/fastq.h): the C free path answers only when each is idle
+// (ol_fastq_idle), else Go decides, as it would (impl/deferfree.go);
+// ol_pool_queue_remove returns once no C path reads the ol_fastq any more
+// (called when the queue is destroyed, before it is released).
+// ol_pool_gate counts the rest: live queues not registered, queues being
+// destroyed, and markers of destroyed queues' work (Go keeps it); the C
+// free path answers only while it is 0.
+#define OL_POOL_QUEUES 64u
+int ol_pool_queue_add(void *fastq) OL_POOL_HIDDEN;
+void ol_pool_queue_remove(void *fastq) OL_POOL_HIDDEN;
 void ol_pool_gate_add(int64_t n) OL_POOL_HIDDEN;
 void ol_pool_gate_reset(void) OL_POOL_HIDDEN;
 
