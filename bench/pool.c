@@ -4,7 +4,8 @@
 // each step frees a random live one and allocates a new random size in its
 // place. Prints ns per alloc+free pair for both, 3 rounds alternating,
 // the median of each.
-// usage: pool N MAX STEPS            one thread
+// usage: pool N MAX STEPS [queue]    one thread (queue: with an idle
+//                                    queue alive, as most programs have)
 //        pool threads N MAX STEPS    rate (pairs/s) of 1 and of 2 threads,
 //                                    each with its own N/threads live ones,
 //                                    best of 7 runs each (other jobs on a
@@ -113,6 +114,11 @@ int main(int argc, char **argv) {
   max_size = (uint64_t)atol(argv[a + 1]);
   size_t steps = (size_t)atol(argv[a + 2]);
   dev = bench_host_device();
+  ol_queue_handle_t q = NULL;
+  if (!threads && argc > a + 3 && !strcmp(argv[a + 3], "queue")) {
+    CK(olCreateQueue(dev, &q));
+    CK(olSyncQueue(q));
+  }
   if (threads) {
     double m1 = 0, m2 = 0, l1 = 0, l2 = 0;
     for (int r = 0; r < 7; r++) {
@@ -137,6 +143,8 @@ int main(int argc, char **argv) {
     double mo = quantile(o, 3, 0.5), mc = quantile(c, 3, 0.5);
     printf("pool_ours_ns %.1f\npool_libc_ns %.1f\npool_ratio %.2f\n", mo, mc, mo / mc);
   }
+  if (q)
+    CK(olDestroyQueue(q));
   CK(olShutDown());
   return 0;
 }
