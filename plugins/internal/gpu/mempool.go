@@ -132,16 +132,10 @@ func (m *MemPools) Alloc(kind ol.AllocType, size uint64) (uintptr, error) {
 		return m.driverAlloc(kind, size)
 	}
 	c := sizeClass(size)
-	mp.mu.Lock()
-	if l := mp.free[c]; len(l) > 0 {
-		p := l[len(l)-1]
-		mp.free[c] = l[:len(l)-1]
-		mp.known[p] = uint8(c)
-		mp.mu.Unlock()
+	if p := mp.take(c); p != 0 {
 		m.idle.Add(-int64(classSize(c)))
 		return p, nil
 	}
-	mp.mu.Unlock()
 	p, err := m.driverAlloc(kind, classSize(c))
 	if err != nil {
 		var oe *ol.Error
@@ -150,10 +144,29 @@ func (m *MemPools) Alloc(kind ol.AllocType, size uint64) (uintptr, error) {
 		}
 		return 0, err
 	}
-	mp.mu.Lock()
-	mp.known[p] = uint8(c)
-	mp.mu.Unlock()
+	mp.note(p, c)
 	return p, nil
+}
+
+// take pops a cached block of class c and marks it handed out; 0 if none.
+func (mp *memPool) take(c int) uintptr {
+	mp.mu.Lock()
+	defer mp.mu.Unlock()
+	l := mp.free[c]
+	if len(l) == 0 {
+		return 0
+	}
+	p := l[len(l)-1]
+	mp.free[c] = l[:len(l)-1]
+	mp.known[p] = uint8(c)
+	return p
+}
+
+// note records a new driver block of class c as handed out.
+func (mp *memPool) note(p uintptr, c int) {
+	mp.mu.Lock()
+	defer mp.mu.Unlock()
+	mp.known[p] = uint8(c)
 }
 
 // driverAlloc allocates from the driver, releasing the cache and trying
@@ -183,27 +196,42 @@ func (m *MemPools) Free(p uintptr, kind ol.AllocType) error {
 	if mp == nil {
 		return m.drv.DriverFree(p, kind)
 	}
-	mp.mu.Lock()
-	c, ok := mp.known[p]
-	if !ok {
-		mp.mu.Unlock()
-		return m.drv.DriverFree(p, kind)
-	}
-	if c&cached != 0 {
-		mp.mu.Unlock()
+	switch m.give(mp, p) {
+	case giveCached:
+		return nil
+	case giveTwice:
 		return ol.Errorf(ol.ErrcInvalidArgument, "%s memory at %#x was freed already (it is in the device's pool)", kind, p)
+	}
+	return m.drv.DriverFree(p, kind)
+}
+
+// What give did with a block.
+const (
+	giveDriver = iota // not the pool's, or past the idle bound: the driver's to free
+	giveCached        // in its class's free list
+	giveTwice         // cached already: a second free
+)
+
+// give caches the pooled block p if the idle bound allows.
+func (m *MemPools) give(mp *memPool, p uintptr) int {
+	mp.mu.Lock()
+	defer mp.mu.Unlock()
+	c, ok := mp.known[p]
+	switch {
+	case !ok:
+		return giveDriver
+	case c&cached != 0:
+		return giveTwice
 	}
 	n := int64(classSize(int(c)))
 	if uint64(m.idle.Add(n)) > m.bound {
 		m.idle.Add(-n)
 		delete(mp.known, p)
-		mp.mu.Unlock()
-		return m.drv.DriverFree(p, kind)
+		return giveDriver
 	}
 	mp.known[p] = c | cached
 	mp.free[c] = append(mp.free[c], p)
-	mp.mu.Unlock()
-	return nil
+	return giveCached
 }
 
 // Idle returns the bytes cached now.
@@ -214,17 +242,7 @@ func (m *MemPools) Idle() uint64 { return uint64(m.idle.Load()) }
 func (m *MemPools) Release() error {
 	var errs []error
 	for k := range m.kinds {
-		mp := &m.kinds[k]
-		mp.mu.Lock()
-		var taken [numClasses][]uintptr
-		for c := range mp.free {
-			taken[c], mp.free[c] = mp.free[c], nil
-			for _, p := range taken[c] {
-				delete(mp.known, p)
-			}
-			m.idle.Add(-int64(classSize(c)) * int64(len(taken[c])))
-		}
-		mp.mu.Unlock()
+		taken := m.takeAll(&m.kinds[k])
 		for _, l := range taken {
 			for _, p := range l {
 				if err := m.drv.DriverFree(p, ol.AllocType(k)); err != nil {
@@ -234,4 +252,18 @@ func (m *MemPools) Release() error {
 		}
 	}
 	return errors.Join(errs...)
+}
+
+// takeAll empties mp's free lists and returns what they held.
+func (m *MemPools) takeAll(mp *memPool) (taken [numClasses][]uintptr) {
+	mp.mu.Lock()
+	defer mp.mu.Unlock()
+	for c := range mp.free {
+		taken[c], mp.free[c] = mp.free[c], nil
+		for _, p := range taken[c] {
+			delete(mp.known, p)
+		}
+		m.idle.Add(-int64(classSize(c)) * int64(len(taken[c])))
+	}
+	return taken
 }
