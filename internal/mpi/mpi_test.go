@@ -183,7 +183,7 @@ func TestMPMD(t *testing.T) {
 	if err != nil {
 		t.Errorf("the job failed: %v", err)
 	}
-	for _, name := range []string{"discovery", "ordered echo", "empty message", "64 MiB message", "concurrent senders",
+	for _, name := range []string{"go signals", "discovery", "ordered echo", "empty message", "64 MiB message", "concurrent senders",
 		"receive timeout", "peer not receiving", "peer killed", "closed", "reopen"} {
 		if !strings.Contains(out.String(), "PASS "+name+"\n") {
 			t.Errorf("no PASS %s", name)
@@ -230,3 +230,28 @@ func runBounded(cmd *exec.Cmd, d time.Duration) (string, error) {
 }
 
 var _ = link.Client
+
+// BenchmarkSelf: the Endpoint's own cost per message, sent to this
+// process (an MPI singleton) and received back.
+func BenchmarkSelf(b *testing.B) {
+	if err := Available(""); err != nil {
+		b.Skip(err)
+	}
+	os.Setenv("OMPI_MCA_btl", "self,vader")
+	os.Setenv("OMPI_MCA_pml", "ob1")
+	ep, err := OpenWith(link.Client, Options{Library: DefaultLibrary, Discovery: time.Second, Stall: time.Second}, envOf())
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer ep.Close()
+	msg := make([]byte, 8)
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		if err := ep.Send(0, msg, time.Second); err != nil {
+			b.Fatal(err)
+		}
+		if _, _, err := ep.Recv(time.Second); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

@@ -30,6 +30,13 @@ func runRole(args []string) (int, bool) {
 				return roleClient(), true
 			case "proxy":
 				return roleProxy(), true
+			case "quit":
+				// a client that opens and exits without MPI_Finalize
+				if _, err := Open(link.Client, 10*time.Second); err != nil {
+					fmt.Println("FAIL open:", err)
+					return 1, true
+				}
+				return 0, true
 			case "appinit-single", "appinit-multiple":
 				return roleAppInit(r), true
 			}
@@ -142,6 +149,18 @@ func roleClient() int {
 		return 1
 	}
 	fmt.Printf("client: rank %d on %s, discovery %v\n", ep.Rank(), ep.Host(), time.Since(start).Round(time.Millisecond))
+	// Open MPI installs signal handlers of its own at MPI_Init: Go's must
+	// still turn a nil dereference into a panic
+	c.report("go signals", func() (err error) {
+		defer func() {
+			if recover() == nil {
+				err = fmt.Errorf("no panic")
+			}
+		}()
+		var p *[2]int
+		p[1]++
+		return fmt.Errorf("no fault")
+	}())
 	ps := ep.Proxies()
 	c.report("discovery", func() error {
 		// launched as -np 1 client : -np 2 proxy: ranks 1 and 2

@@ -34,7 +34,8 @@ flags=(--mca btl self,vader --mca pml ob1 --mca oob_tcp_if_include lo --mca btl_
 # session's ID.
 setsid mpirun "${flags[@]}" "$@" </dev/null &
 pid=$!
-members() { ps -e -o pid=,sid= | awk -v s="$pid" '$2 == s && $1 != s {print $1}'; }
+# the job's processes still alive (zombies are dead: their parent reaps them)
+members() { ps -e -o pid=,sid=,stat= | awk -v s="$pid" '$2 == s && $1 != s && $3 !~ /^Z/ {print $1}'; }
 status=
 end=$((SECONDS + limit))
 while kill -0 "$pid" 2>/dev/null; do
