@@ -189,6 +189,14 @@ func TestMPMD(t *testing.T) {
 			t.Errorf("no PASS %s", name)
 		}
 	}
+	if !strings.Contains(out.String(), "client: exit hook: <nil>\n") {
+		t.Error("the exit hook did not run, or its send failed")
+	}
+	// the client's MPI_Finalize at exit waits (at most 60 s) for the proxy
+	// the hook told to end
+	if el := time.Since(t0); err == nil && el > 50*time.Second {
+		t.Errorf("the job took %v: MPI_Finalize at exit waited for its bound", el)
+	}
 	if l := leftovers(t); len(l) > 0 {
 		t.Errorf("ranks left running: %v", l)
 	}

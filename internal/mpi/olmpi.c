@@ -219,3 +219,17 @@ int64_t olm_raw_stream(int peer, int tag, void *buf, int bytes, int iters, int s
                   : M.send(&ack, 1, M.byte, peer, tag, M.comm_world);
   return rc ? -1 : now_ns() - t0;
 }
+
+#include <stdlib.h>
+
+extern void olmpiAtExit(void); // exit.go
+
+static void olm_atexit(void) { olmpiAtExit(); }
+
+void olm_register_atexit(void) {
+  static int done;
+  if (!__atomic_exchange_n(&done, 1, __ATOMIC_SEQ_CST))
+    atexit(olm_atexit);
+}
+
+void olm_exit(int code) { exit(code); }

@@ -49,3 +49,10 @@ int64_t olm_raw_pingpong(int peer, int tag, void *buf, int bytes, int iters, int
 int64_t olm_raw_stream(int peer, int tag, void *buf, int bytes, int iters, int sender);
 
 #endif
+
+// olm_register_atexit registers (once) an atexit handler that calls the
+// Go function olmpiAtExit.
+void olm_register_atexit(void);
+// olm_exit calls the C library's exit (the tests' stand-in for an
+// application's return from main: Go's os.Exit skips atexit handlers).
+void olm_exit(int code);

@@ -37,6 +37,25 @@ func runRole(args []string) (int, bool) {
 					return 1, true
 				}
 				return 0, true
+			case "opentime":
+				// how long Open takes when another rank never initialises MPI
+				t0 := time.Now()
+				_, err := Open(link.Proxy, 2*time.Second)
+				fmt.Println("opened", err, time.Since(t0))
+				return 0, true
+			case "quitfin":
+				// a client that finalizes while the proxies still run
+				ep, err := Open(link.Client, 10*time.Second)
+				if err != nil {
+					fmt.Println("FAIL open:", err)
+					return 1, true
+				}
+				ep.Close()
+				t0 := time.Now()
+				fmt.Println("finalizing")
+				err = Finalize()
+				fmt.Println("finalized", err, time.Since(t0))
+				return 0, true
 			case "appinit-single", "appinit-multiple":
 				return roleAppInit(r), true
 			}
@@ -376,26 +395,33 @@ func roleClient() int {
 	}())
 
 	// A second Open in the same process (olInit after olShutDown): MPI is
-	// kept; the hung proxy answers once it receives again.
+	// kept; the hung proxy answers once it receives again. At exit, a hook
+	// tells it to end (as the remote plugin tells its proxies) and
+	// MPI_Finalize, which waits for every rank, returns: TestMPMD checks
+	// that the job ended well before the 60 s bound.
 	c.report("reopen", func() error {
 		ep2, err := Open(link.Client, 5*time.Second)
 		if err != nil {
 			return err
 		}
-		defer ep2.Close()
 		if n := len(ep2.Proxies()); n != 1 {
+			ep2.Close()
 			return fmt.Errorf("%d proxies after one was killed, want 1", n)
 		}
-		// the old endpoint's failure mark was its own
-		if err := ep2.Send(p2, []byte{opExit}, 5*time.Second); err != nil {
-			return err
-		}
+		AtExit(func() {
+			// the old endpoint's failure mark was its own
+			err := ep2.Send(p2, []byte{opExit}, 5*time.Second)
+			ep2.Close()
+			fmt.Printf("client: exit hook: %v\n", err)
+		}, 60*time.Second)
 		return nil
 	}())
+	code := 0
 	if c.failed {
-		return 1
+		code = 1
 	}
-	return 0
+	exitC(code)
+	return code
 }
 
 // roleAppInit: an application initialised MPI itself (a singleton here);
