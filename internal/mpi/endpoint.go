@@ -33,14 +33,24 @@ const (
 	nChunkTags   = 0xF0
 	tagRawBench  = TagBase + 1 // make bench's raw MPI baseline
 	inlineMax    = 64 << 10    // payloads up to this are copied into one message
-	chunkMax     = 1 << 30     // a chunk's bytes (MPI's count is an int)
 	headerBytes  = 16
+	bigHeader    = 24 // a large message's header
 	kindData     = 1 // [1] payload
-	kindBig      = 2 // [2 0 0 0][chunk tag u32][length u64]; the payload follows on the chunk tag
+	kindBig      = 2 // [2 0 0 0][chunk tag u32][length u64][chunk bytes u64]; the payload follows on the chunk tag
 	kindHello    = 3 // [3 role 0…][nonce u64] host
 	kindReply    = 4 // [4 role 0…][nonce u64] host
 	maxHostBytes = 255
 )
+
+// MaxMessage is the largest message Send takes (the remote protocol
+// splits larger copies): a receiver allocates what a header announces.
+const MaxMessage = 16 << 30
+
+// chunkBytes is a large message's chunk: MPI's count is an int. A
+// variable so that the tests can send many chunks without gigabytes.
+var chunkBytes atomic.Int64
+
+func init() { chunkBytes.Store(1 << 30) }
 
 type item struct {
 	src int
@@ -303,6 +313,9 @@ func (e *endpoint) Send(rank int, msg []byte, timeout time.Duration) error {
 	if len(msg) <= inlineMax {
 		return e.post(d, rank, kindData, msg, timeout)
 	}
+	if len(msg) > MaxMessage {
+		return fmt.Errorf("mpi: send of %d bytes to %s: more than the %d a message may hold", len(msg), e.peer(rank), MaxMessage)
+	}
 	return e.sendBig(d, rank, msg, timeout)
 }
 
@@ -378,18 +391,20 @@ func (e *endpoint) fail(d *dest, rank int, err error) error {
 func (e *endpoint) sendBig(d *dest, rank int, msg []byte, timeout time.Duration) error {
 	tag := tagChunk0 + int(d.seq%nChunkTags)
 	d.seq++
-	var h [headerBytes - 1]byte // after the kind byte
+	chunk := int(chunkBytes.Load())
+	var h [bigHeader - 1]byte // after the kind byte
 	binary.LittleEndian.PutUint32(h[3:], uint32(tag))
 	binary.LittleEndian.PutUint64(h[7:], uint64(len(msg)))
+	binary.LittleEndian.PutUint64(h[15:], uint64(chunk))
 	if err := e.post(d, rank, kindBig, h[:], timeout); err != nil {
 		return err
 	}
-	n := (len(msg) + chunkMax - 1) / chunkMax
+	n := (len(msg) + chunk - 1) / chunk
 	reqs := make([]C.uintptr_t, n)
 	pin := new(runtime.Pinner)
 	pin.Pin(&msg[0])
 	for i := 0; i < n; i++ {
-		part := msg[i*chunkMax : min(len(msg), (i+1)*chunkMax)]
+		part := msg[i*chunk : min(len(msg), (i+1)*chunk)]
 		if rc := C.olm_isend(unsafe.Pointer(&part[0]), C.int(len(part)), C.int(rank), C.int(tag), &reqs[i]); rc != 0 {
 			// the header is out: the peer waits for a payload that will
 			// not come (until its stall bound)
@@ -516,15 +531,17 @@ func (e *endpoint) poll(release func()) (src int, msg []byte, got bool, err erro
 	case kindData:
 		return src, slices.Clone(in[1:]), true, nil
 	case kindBig:
-		if count != headerBytes {
+		if count != bigHeader {
 			return -2, nil, false, nil
 		}
 		tag := int(binary.LittleEndian.Uint32(in[4:]))
 		n := binary.LittleEndian.Uint64(in[8:])
-		if tag < tagChunk0 || tag >= tagChunk0+nChunkTags || n <= inlineMax || n > 1<<46 {
+		chunk := binary.LittleEndian.Uint64(in[16:])
+		if tag < tagChunk0 || tag >= tagChunk0+nChunkTags || n <= inlineMax || n > MaxMessage || chunk == 0 || chunk > 1<<30 {
+			// not the transport's header: the payload (if any) is left
 			return -2, nil, false, nil
 		}
-		msg, err := e.recvBig(src, tag, int(n), release)
+		msg, err := e.recvBig(src, tag, int(n), int(chunk), release)
 		return src, msg, err == nil, err
 	case kindHello, kindReply:
 		if count < headerBytes {
@@ -565,14 +582,14 @@ func (e *endpoint) dropForeign(src int, mh C.uintptr_t, count C.int) (int, []byt
 // recvBig receives a payload of n bytes from src on tag into Go memory
 // (pinned while MPI writes it). tok is released once the receives are
 // posted: other goroutines may receive meanwhile.
-func (e *endpoint) recvBig(src, tag, n int, release func()) ([]byte, error) {
+func (e *endpoint) recvBig(src, tag, n, chunk int, release func()) ([]byte, error) {
 	msg := make([]byte, n)
 	pin := new(runtime.Pinner)
 	pin.Pin(&msg[0])
-	parts := (n + chunkMax - 1) / chunkMax
+	parts := (n + chunk - 1) / chunk
 	reqs := make([]C.uintptr_t, parts)
 	for i := 0; i < parts; i++ {
-		part := msg[i*chunkMax : min(n, (i+1)*chunkMax)]
+		part := msg[i*chunk : min(n, (i+1)*chunk)]
 		if rc := C.olm_irecv(unsafe.Pointer(&part[0]), C.int(len(part)), C.int(src), C.int(tag), &reqs[i]); rc != 0 {
 			e.cancel(reqs[:i], pin)
 			return nil, fmt.Errorf("mpi: receive from %s: %w", e.peer(src), mpiError("MPI_Irecv", rc))
