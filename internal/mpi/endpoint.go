@@ -35,10 +35,10 @@ const (
 	inlineMax    = 64 << 10    // payloads up to this are copied into one message
 	headerBytes  = 16
 	bigHeader    = 24 // a large message's header
-	kindData     = 1 // [1] payload
-	kindBig      = 2 // [2 0 0 0][chunk tag u32][length u64][chunk bytes u64]; the payload follows on the chunk tag
-	kindHello    = 3 // [3 role 0…][nonce u64] host
-	kindReply    = 4 // [4 role 0…][nonce u64] host
+	kindData     = 1  // [1] payload
+	kindBig      = 2  // [2 0 0 0][chunk tag u32][length u64][chunk bytes u64]; the payload follows on the chunk tag
+	kindHello    = 3  // [3 role 0…][nonce u64] host
+	kindReply    = 4  // [4 role 0…][nonce u64] host
 	maxHostBytes = 255
 )
 
