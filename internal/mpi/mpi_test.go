@@ -2,6 +2,7 @@ package mpi
 
 import (
 	"bytes"
+	"errors"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -196,6 +197,27 @@ func TestMPMD(t *testing.T) {
 	// the hook told to end
 	if el := time.Since(t0); err == nil && el > 50*time.Second {
 		t.Errorf("the job took %v: MPI_Finalize at exit waited for its bound", el)
+	}
+	if l := leftovers(t); len(l) > 0 {
+		t.Errorf("ranks left running: %v", l)
+	}
+}
+
+// TestLauncherBound: past mpirun.sh's bound every rank is killed (each
+// in a process group of its own) and the status is 124.
+func TestLauncherBound(t *testing.T) {
+	sh := launcher(t)
+	self, _ := os.Executable()
+	t0 := time.Now()
+	cmd := exec.Command("bash", sh, "-t", "3", "-np", "1", self, "-linkcheck=idle", ":", "-np", "2", self, "-linkcheck=idle")
+	out, err := runBounded(cmd, 60*time.Second)
+	el := time.Since(t0)
+	var ee *exec.ExitError
+	if !errors.As(err, &ee) || ee.ExitCode() != 124 {
+		t.Errorf("status %v, want 124\n%s", err, out)
+	}
+	if el > 30*time.Second {
+		t.Errorf("took %v with a 3 s bound", el)
 	}
 	if l := leftovers(t); len(l) > 0 {
 		t.Errorf("ranks left running: %v", l)

@@ -30,6 +30,10 @@ func runRole(args []string) (int, bool) {
 				return roleClient(), true
 			case "proxy":
 				return roleProxy(), true
+			case "idle":
+				// a rank that never ends (no MPI): for the launcher's bound
+				time.Sleep(time.Hour)
+				return 0, true
 			case "appinit-single", "appinit-multiple":
 				return roleAppInit(r), true
 			}

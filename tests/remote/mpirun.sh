@@ -39,7 +39,7 @@ pid=$!
 # the job's processes still alive (zombies are dead: their parent reaps them)
 members() { ps -e -o pid=,sid=,stat= | awk -v s="$pid" '$2 == s && $1 != s && $3 !~ /^Z/ {print $1}'; }
 status=
-end=$((SECONDS + limit))
+end=$((SECONDS + limit + 1)) # SECONDS counts whole seconds: never early
 while kill -0 "$pid" 2>/dev/null; do
   if [ "$SECONDS" -ge "$end" ]; then
     echo "mpirun.sh: the job ran past ${limit}s: killing it" >&2
