@@ -390,24 +390,51 @@ func roleClient() int {
 		return nil
 	}())
 
-	// A second Open in the same process (olInit after olShutDown): MPI is
-	// kept; the hung proxy answers once it receives again. At exit, a hook
-	// tells it to end (as the remote plugin tells its proxies) and
-	// MPI_Finalize, which waits for every rank, returns: TestMPMD checks
-	// that the job ended well before the 60 s bound.
-	c.report("reopen", func() error {
-		ep2, err := Open(link.Client, 5*time.Second)
+	// Second and third Opens in the same process (olInit after
+	// olShutDown): MPI is kept. The hung proxy answers once it receives
+	// again; the killed one never does. Without the launcher's application
+	// contexts (srun --multi-prog), discovery asks every rank and waits for
+	// all until its bound; with OFFLOAD_REMOTE_PROXY_RANKS, only for those.
+	c.report("reopen without contexts", func() error {
+		hide := func(k string) (string, bool) {
+			if k == "OMPI_APP_CTX_NUM_PROCS" {
+				return "", false
+			}
+			return Getenv(k)
+		}
+		t0 := time.Now()
+		ep2, err := OpenWith(link.Client, Options{Library: DefaultLibrary, Discovery: 5 * time.Second, Stall: 5 * time.Second}, hide)
 		if err != nil {
 			return err
 		}
-		if n := len(ep2.Proxies()); n != 1 {
-			ep2.Close()
-			return fmt.Errorf("%d proxies after one was killed, want 1", n)
+		defer ep2.Close()
+		el := time.Since(t0)
+		if ps := ep2.Proxies(); len(ps) != 1 || ps[0].Rank != p2 {
+			return fmt.Errorf("proxies %+v, want rank %d only", ps, p2)
 		}
+		if el < 4*time.Second {
+			return fmt.Errorf("returned after %v: it should have waited for the dead rank %d until the 5 s bound", el, p1)
+		}
+		return nil
+	}())
+	c.report("reopen with proxy ranks", func() error {
+		t0 := time.Now()
+		ep3, err := OpenWith(link.Client, Options{Library: DefaultLibrary, Discovery: 20 * time.Second, Stall: 5 * time.Second, ProxyRanks: []int{p2}}, Getenv)
+		if err != nil {
+			return err
+		}
+		if ps := ep3.Proxies(); len(ps) != 1 || ps[0].Rank != p2 || time.Since(t0) > 10*time.Second {
+			ep3.Close()
+			return fmt.Errorf("proxies %+v after %v, want rank %d at once", ps, time.Since(t0), p2)
+		}
+		// At exit, a hook tells the proxy to end (as the remote plugin
+		// tells its proxies) and MPI_Finalize, which waits for every rank,
+		// returns: TestMPMD checks that the job ended well before the 60 s
+		// bound.
 		AtExit(func() {
-			// the old endpoint's failure mark was its own
-			err := ep2.Send(p2, []byte{opExit}, 5*time.Second)
-			ep2.Close()
+			// the first endpoint's failure mark was its own
+			err := ep3.Send(p2, []byte{opExit}, 5*time.Second)
+			ep3.Close()
 			fmt.Printf("client: exit hook: %v\n", err)
 		}, 60*time.Second)
 		return nil
