@@ -184,7 +184,7 @@ func TestMPMD(t *testing.T) {
 	if err != nil {
 		t.Errorf("the job failed: %v", err)
 	}
-	for _, name := range []string{"go signals", "discovery", "ordered echo", "empty message", "64 MiB message", "chunked message", "concurrent senders",
+	for _, name := range []string{"go signals", "discovery", "ordered echo", "empty message", "64 MiB message", "chunked message", "foreign messages", "concurrent senders",
 		"receive timeout", "peer not receiving", "peer killed", "closed", "reopen without contexts", "reopen with proxy ranks"} {
 		if !strings.Contains(out.String(), "PASS "+name+"\n") {
 			t.Errorf("no PASS %s", name)

@@ -8,6 +8,7 @@ import "C"
 import (
 	"fmt"
 	"time"
+	"unsafe"
 
 	"github.com/liboffload-go/liboffload-go/internal/cmem"
 )
@@ -54,4 +55,28 @@ func raw(peer, size, iters int, first, pingpong bool) (time.Duration, error) {
 		return 0, fmt.Errorf("mpi: raw exchange with rank %d failed", peer)
 	}
 	return time.Duration(ns), nil
+}
+
+// sendRaw sends b to rank on tag as one MPI message, waiting at most 10 s
+// (the tests' way to put foreign messages on the transport's tag).
+func sendRaw(rank, tag int, b []byte) error {
+	buf, err := cmem.Calloc(uint64(max(len(b), 1)), "mpi: raw message")
+	if err != nil {
+		return err
+	}
+	copy(unsafe.Slice((*byte)(buf), len(b)), b)
+	var reqs [1]C.uintptr_t
+	if rc := C.olm_isend(buf, C.int(len(b)), C.int(rank), C.int(tag), &reqs[0]); rc != 0 {
+		cmem.Free(buf)
+		return mpiError("MPI_Isend", rc)
+	}
+	if ok, err := waitAll(reqs[:], time.Now().Add(10*time.Second), nil); !ok {
+		abandon(nil, buf)
+		if err == nil {
+			err = fmt.Errorf("mpi: a raw message to rank %d not taken", rank)
+		}
+		return err
+	}
+	cmem.Free(buf)
+	return nil
 }

@@ -101,6 +101,12 @@ func roleProxy() int {
 			syscall.Kill(os.Getpid(), syscall.SIGKILL)
 		case opHang:
 			time.Sleep(hangFor)
+		default:
+			// the transport delivered what no client sent as a message
+			if bad == "" {
+				bad = fmt.Sprintf("unexpected message % x", msg[:min(len(msg), 16)])
+			}
+			continue
 		case opExit:
 			ep.Close()
 			if err := Finalize(); err != nil {
@@ -281,6 +287,43 @@ func roleClient() int {
 		r, err := recvFrom(p1, 30*time.Second)
 		if err == nil && !bytes.Equal(r, m) {
 			err = fmt.Errorf("the echo differs")
+		}
+		return err
+	}())
+
+	// Messages on the transport's tag that are not its own (another user
+	// of the tag): dropped, never delivered, and later messages still
+	// arrive (the proxy reports any delivered).
+	c.report("foreign messages", func() error {
+		big := make([]byte, bigHeader)
+		big[0] = kindBig
+		binary.LittleEndian.PutUint32(big[4:], tagChunk0)
+		binary.LittleEndian.PutUint64(big[8:], MaxMessage+1) // too large
+		binary.LittleEndian.PutUint64(big[16:], 1<<20)
+		short := []byte{kindBig, 0, 0, 0, 1, 2, 3} // a header of the wrong size
+		for _, m := range [][]byte{nil, {9, 1, 2}, big, short, make([]byte, inlineMax+headerBytes+1), {kindReply, 1}} {
+			if err := sendRaw(p1, TagBase, m); err != nil {
+				return err
+			}
+		}
+		m := pattern(100, 7)
+		m[0] = opEcho
+		if err := ep.Send(p1, m, time.Second); err != nil {
+			return err
+		}
+		r, err := recvFrom(p1, 10*time.Second)
+		if err != nil {
+			return err
+		}
+		if !bytes.Equal(r, m) {
+			return fmt.Errorf("the echo after them differs")
+		}
+		if err := ep.Send(p1, []byte{opCount}, time.Second); err != nil {
+			return err
+		}
+		r, err = recvFrom(p1, 10*time.Second)
+		if err == nil && string(r) != "ok 0" {
+			err = fmt.Errorf("proxy says %q", r)
 		}
 		return err
 	}())
