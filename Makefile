@@ -122,6 +122,8 @@ test-fuzz:
 # FuzzEventHandleDecode: events, those of idle queues kept in C included);
 # the C launch path lays 23.1's arguments out as the Go path does, or leaves
 # them to it (FuzzLayOutArgsInC: differential);
+# the MPI transport's framing decodes any bytes on its tag to a frame
+# within its bounds that encodes back the same, or refuses them (FuzzFrame);
 # the image classifier returns a one-line description for any bytes
 # (FuzzClassify); a CUDA image whose headers point outside it never reaches
 # the driver (FuzzCheckCUDA); the spec parser never panics and what it accepts reads
@@ -146,6 +148,7 @@ fuzz:
 	$(GO) test -run='^$$' -fuzz='^FuzzClassify$$' -fuzztime=$(FUZZTIME) ./plugins/image/ || $(FUZZ_FAILED) ./plugins/image
 	$(GO) test -run='^$$' -fuzz='^FuzzCheckCUDA$$' -fuzztime=$(FUZZTIME) ./plugins/image/ || $(FUZZ_FAILED) ./plugins/image
 	$(GO) test -run='^$$' -fuzz='^FuzzParse$$' -fuzztime=$(FUZZTIME) ./api/ || $(FUZZ_FAILED) ./api
+	$(GO) test -run='^$$' -fuzz='^FuzzFrame$$' -fuzztime=$(FUZZTIME) ./internal/mpi/ || $(FUZZ_FAILED) ./internal/mpi
 
 # run.sh: the 22.1 library and header against LLVM's installed 22.1 ones;
 # run23.sh: the 23.1 library and header against facts written by hand from

@@ -6,7 +6,6 @@ package mpi
 import "C"
 
 import (
-	"encoding/binary"
 	"fmt"
 	"math/rand/v2"
 	"runtime"
@@ -35,10 +34,10 @@ const (
 	inlineMax    = 64 << 10    // payloads up to this are copied into one message
 	headerBytes  = 16
 	bigHeader    = 24 // a large message's header
-	kindData     = 1  // [1] payload
-	kindBig      = 2  // [2 0 0 0][chunk tag u32][length u64][chunk bytes u64]; the payload follows on the chunk tag
-	kindHello    = 3  // [3 role 0…][nonce u64] host
-	kindReply    = 4  // [4 role 0…][nonce u64] host
+	kindData     = 1  // the kinds of wire.go
+	kindBig      = 2
+	kindHello    = 3
+	kindReply    = 4
 	maxHostBytes = 255
 )
 
@@ -392,11 +391,7 @@ func (e *endpoint) sendBig(d *dest, rank int, msg []byte, timeout time.Duration)
 	tag := tagChunk0 + int(d.seq%nChunkTags)
 	d.seq++
 	chunk := int(chunkBytes.Load())
-	var h [bigHeader - 1]byte // after the kind byte
-	binary.LittleEndian.PutUint32(h[3:], uint32(tag))
-	binary.LittleEndian.PutUint64(h[7:], uint64(len(msg)))
-	binary.LittleEndian.PutUint64(h[15:], uint64(chunk))
-	if err := e.post(d, rank, kindBig, h[:], timeout); err != nil {
+	if err := e.post(d, rank, kindBig, bigBody(tag, len(msg), chunk), timeout); err != nil {
 		return err
 	}
 	n := (len(msg) + chunk - 1) / chunk
@@ -526,36 +521,24 @@ func (e *endpoint) poll(release func()) (src int, msg []byte, got bool, err erro
 		}
 		return src, nil, false, err
 	}
-	in := unsafe.Slice((*byte)(e.rstage), int(count))
-	switch in[0] {
+	f, ok := parseFrame(unsafe.Slice((*byte)(e.rstage), int(count)))
+	if !ok {
+		// not the transport's (a big header's payload, if any, is left)
+		return -2, nil, false, nil
+	}
+	switch f.kind {
 	case kindData:
-		return src, slices.Clone(in[1:]), true, nil
+		return src, slices.Clone(f.data), true, nil
 	case kindBig:
-		if count != bigHeader {
-			return -2, nil, false, nil
-		}
-		tag := int(binary.LittleEndian.Uint32(in[4:]))
-		n := binary.LittleEndian.Uint64(in[8:])
-		chunk := binary.LittleEndian.Uint64(in[16:])
-		if tag < tagChunk0 || tag >= tagChunk0+nChunkTags || n <= inlineMax || n > MaxMessage || chunk == 0 || chunk > 1<<30 {
-			// not the transport's header: the payload (if any) is left
-			return -2, nil, false, nil
-		}
-		msg, err := e.recvBig(src, tag, int(n), int(chunk), release)
+		msg, err := e.recvBig(src, f.tag, f.n, f.chunk, release)
 		return src, msg, err == nil, err
-	case kindHello, kindReply:
-		if count < headerBytes {
-			return -2, nil, false, nil
-		}
-		role := link.Role(in[1])
-		nonce := binary.LittleEndian.Uint64(in[8:])
-		host := string(in[headerBytes:count])
-		if in[0] == kindHello {
-			e.hosts.Store(src, host)
-			e.answer(src, nonce)
-		} else if nonce == e.nonce && (role == link.Client || role == link.Proxy) {
-			e.hosts.Store(src, host)
-			e.replies[src] = link.Peer{Rank: src, Host: host, Role: role}
+	case kindHello:
+		e.hosts.Store(src, f.host)
+		e.answer(src, f.nonce)
+	case kindReply:
+		if f.nonce == e.nonce {
+			e.hosts.Store(src, f.host)
+			e.replies[src] = link.Peer{Rank: src, Host: f.host, Role: f.role}
 		}
 	}
 	return -2, nil, false, nil
@@ -645,23 +628,13 @@ func (e *endpoint) cancel(reqs []C.uintptr_t, pin *runtime.Pinner) {
 
 // ---- discovery --------------------------------------------------------------
 
-// hello is a hello's or reply's body after its kind byte (post
-// writes that): role, padding, nonce at offset 8 of the message, host.
-func (e *endpoint) hello(nonce uint64) []byte {
-	m := make([]byte, headerBytes-1+len(e.host))
-	m[0] = byte(e.role)
-	binary.LittleEndian.PutUint64(m[7:], nonce)
-	copy(m[headerBytes-1:], e.host)
-	return m
-}
-
 // answer replies to a hello from src (a copy: it never waits for src).
 func (e *endpoint) answer(src int, nonce uint64) {
 	d := &e.dests[src]
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	if d.failed == nil {
-		e.post(d, src, kindReply, e.hello(nonce), e.opts.Stall)
+		e.post(d, src, kindReply, helloBody(e.role, nonce, e.host), e.opts.Stall)
 	}
 }
 
@@ -712,7 +685,7 @@ func (e *endpoint) discover(env Env) error {
 	for _, r := range ask {
 		d := &e.dests[r]
 		d.mu.Lock()
-		err := e.post(d, r, kindHello, e.hello(e.nonce), e.opts.Stall)
+		err := e.post(d, r, kindHello, helloBody(e.role, e.nonce, e.host), e.opts.Stall)
 		d.mu.Unlock()
 		if err != nil {
 			return err
