@@ -50,7 +50,7 @@ func TestRemoteModeAndUse(t *testing.T) {
 	} {
 		env := envOf(c.env...)
 		m, err := RemoteMode(env)
-		u, uerr := Use(env)
+		u, uerr := UseIn(env)
 		if (err != nil) != c.bad || (uerr != nil) != c.bad || m != c.mode || u != c.use {
 			t.Errorf("%v: mode %v (%v), use %v (%v); want %v, %v, error %v", c.env, m, err, u, uerr, c.mode, c.use, c.bad)
 		}
@@ -184,7 +184,7 @@ func TestMPMD(t *testing.T) {
 	if err != nil {
 		t.Errorf("the job failed: %v", err)
 	}
-	for _, name := range []string{"go signals", "discovery", "ordered echo", "empty message", "64 MiB message", "chunked message", "foreign messages", "concurrent senders",
+	for _, name := range []string{"launched", "go signals", "discovery", "ordered echo", "empty message", "64 MiB message", "chunked message", "foreign messages", "concurrent senders",
 		"receive timeout", "peer not receiving", "peer killed", "closed", "reopen without contexts", "reopen with proxy ranks"} {
 		if !strings.Contains(out.String(), "PASS "+name+"\n") {
 			t.Errorf("no PASS %s", name)

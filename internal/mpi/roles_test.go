@@ -145,6 +145,12 @@ func pattern(n int, seed byte) []byte {
 
 func roleClient() int {
 	c := &checker{}
+	c.report("launched", func() error {
+		if u, err := Use(); !Launched() || !u || err != nil {
+			return fmt.Errorf("under mpirun: Launched %v, Use %v, %v", Launched(), u, err)
+		}
+		return nil
+	}())
 	start := time.Now()
 	ep, err := Open(link.Client, 30*time.Second)
 	if err != nil {
