@@ -59,7 +59,7 @@ type Mode int
 
 const (
 	// Auto uses MPI when the process runs under an MPI launcher with
-	// other ranks (LaunchedIn).
+	// other ranks (Launched).
 	Auto Mode = iota
 	// Force uses MPI even without a launcher seen (OFFLOAD_REMOTE=mpi).
 	Force
@@ -86,15 +86,11 @@ func RemoteMode(env Env) (Mode, error) {
 	return Auto, fmt.Errorf("%s=%q: expected mpi, off or auto", EnvRemote, v)
 }
 
-// Launched reports whether this process runs under an MPI launcher with
-// other ranks (LaunchedIn of the process's environment). It reads the
-// environment only: nothing is loaded.
-func Launched() bool { return LaunchedIn(Getenv) }
-
-// LaunchedIn reports whether env is that of a rank of an MPI job with
-// other ranks: Open MPI's mpirun (OMPI_COMM_WORLD_SIZE > 1), or Slurm's
-// srun with PMIx (PMIX_RANK set and SLURM_NTASKS, or SLURM_NPROCS, > 1).
-func LaunchedIn(env Env) bool {
+// Launched reports whether env (Getenv: the process's) is that of a rank
+// of an MPI job with other ranks: Open MPI's mpirun (OMPI_COMM_WORLD_SIZE
+// > 1), or Slurm's srun with PMIx (PMIX_RANK set and SLURM_NTASKS, or
+// SLURM_NPROCS, > 1). It reads the environment only: nothing is loaded.
+func Launched(env Env) bool {
 	if n, ok := envInt(env, "OMPI_COMM_WORLD_SIZE"); ok {
 		return n > 1
 	}
@@ -108,13 +104,9 @@ func LaunchedIn(env Env) bool {
 	return false
 }
 
-// Use says whether the remote platform should start in this process
-// (UseIn of the process's environment).
-func Use() (bool, error) { return UseIn(Getenv) }
-
-// UseIn says whether the remote platform should start: OFFLOAD_REMOTE's
-// Force, or Auto and LaunchedIn. The error is a malformed OFFLOAD_REMOTE.
-func UseIn(env Env) (bool, error) {
+// Use says whether the remote platform should start: OFFLOAD_REMOTE's
+// Force, or Auto and Launched. The error is a malformed OFFLOAD_REMOTE.
+func Use(env Env) (bool, error) {
 	m, err := RemoteMode(env)
 	if err != nil {
 		return false, err
@@ -125,7 +117,7 @@ func UseIn(env Env) (bool, error) {
 	case Off:
 		return false, nil
 	}
-	return LaunchedIn(env), nil
+	return Launched(env), nil
 }
 
 func envInt(env Env, name string) (int, bool) {

@@ -50,7 +50,7 @@ func TestRemoteModeAndUse(t *testing.T) {
 	} {
 		env := envOf(c.env...)
 		m, err := RemoteMode(env)
-		u, uerr := UseIn(env)
+		u, uerr := Use(env)
 		if (err != nil) != c.bad || (uerr != nil) != c.bad || m != c.mode || u != c.use {
 			t.Errorf("%v: mode %v (%v), use %v (%v); want %v, %v, error %v", c.env, m, err, u, uerr, c.mode, c.use, c.bad)
 		}

@@ -146,8 +146,8 @@ func pattern(n int, seed byte) []byte {
 func roleClient() int {
 	c := &checker{}
 	c.report("launched", func() error {
-		if u, err := Use(); !Launched() || !u || err != nil {
-			return fmt.Errorf("under mpirun: Launched %v, Use %v, %v", Launched(), u, err)
+		if u, err := Use(Getenv); !Launched(Getenv) || !u || err != nil {
+			return fmt.Errorf("under mpirun: Launched %v, Use %v, %v", Launched(Getenv), u, err)
 		}
 		return nil
 	}())
