@@ -76,10 +76,13 @@ type endpoint struct {
 	done       chan struct{}
 	closed     atomic.Bool
 	closeOnce  sync.Once
-	rstage     unsafe.Pointer // C memory for copied messages received (under tok)
-	pending    []item         // messages received during discovery (under tok)
-	nonce      uint64
-	replies    map[int]link.Peer // discovery answers (under tok)
+	// life is read-held by every Send and Recv and write-held by Close,
+	// which so waits until none uses MPI any more (each notices done)
+	life    sync.RWMutex
+	rstage  unsafe.Pointer // C memory for copied messages received (under tok)
+	pending []item         // messages received during discovery (under tok)
+	nonce   uint64
+	replies map[int]link.Peer // discovery answers (under tok)
 }
 
 // Open joins the job's message network as role, initialising MPI if the
@@ -150,15 +153,16 @@ func (e *endpoint) peer(rank int) string {
 	return fmt.Sprintf("rank %d (host unknown)", rank)
 }
 
+// Close returns once no call of the Endpoint uses MPI any more (those in
+// progress return ErrClosed within about a millisecond), so that MPI may
+// be finalized after it.
 func (e *endpoint) Close() error {
 	e.closeOnce.Do(func() {
 		e.closed.Store(true)
 		close(e.done)
-		// the receive buffer is freed by whoever holds tok next (or now)
-		go func() {
-			<-e.tok
-			e.shut()
-		}()
+		e.life.Lock()
+		defer e.life.Unlock()
+		e.shut()
 		state.mu.Lock()
 		state.open = false
 		state.mu.Unlock()
@@ -166,8 +170,8 @@ func (e *endpoint) Close() error {
 	return nil
 }
 
-// shut frees what no request can still use (under tok, or before Open
-// returned).
+// shut frees what no request can still use (with life held, or before
+// Open returned).
 func (e *endpoint) shut() {
 	if e.rstage != nil {
 		cmem.Free(e.rstage)
@@ -297,6 +301,8 @@ type flight struct {
 }
 
 func (e *endpoint) Send(rank int, msg []byte, timeout time.Duration) error {
+	e.life.RLock()
+	defer e.life.RUnlock()
 	if e.closed.Load() {
 		return link.ErrClosed
 	}
@@ -353,6 +359,9 @@ func (e *endpoint) post(d *dest, rank int, kind byte, body []byte, timeout time.
 		deadline := deadlineOf(timeout)
 		b := newBackoff()
 		for d.inFlight+n > sendBuffered {
+			if e.closed.Load() {
+				return link.ErrClosed
+			}
 			if !b.pause(deadline) {
 				return e.fail(d, rank, fmt.Errorf("%d bytes of messages to it not taken within %v: the peer is treated as lost: %w", d.inFlight, timeout, link.ErrTimeout))
 			}
@@ -407,13 +416,16 @@ func (e *endpoint) sendBig(d *dest, rank int, msg []byte, timeout time.Duration)
 			return e.fail(d, rank, mpiError("MPI_Isend", rc))
 		}
 	}
-	ok, err := waitAll(reqs, deadlineOf(timeout), nil)
+	ok, err := waitAll(reqs, deadlineOf(timeout), e.done)
 	if ok {
 		pin.Unpin()
 		return nil
 	}
 	// MPI may still read msg: it stays pinned for good
 	abandon(pin, nil)
+	if err == link.ErrClosed {
+		return err
+	}
 	if err == nil {
 		err = fmt.Errorf("a message of %d bytes not taken within %v: the peer is treated as lost: %w", len(msg), timeout, link.ErrTimeout)
 	}
@@ -424,6 +436,8 @@ func (e *endpoint) sendBig(d *dest, rank int, msg []byte, timeout time.Duration)
 
 func (e *endpoint) Recv(timeout time.Duration) (int, []byte, error) {
 	deadline := deadlineOf(timeout)
+	e.life.RLock()
+	defer e.life.RUnlock()
 	if e.closed.Load() {
 		return -1, nil, link.ErrClosed
 	}
@@ -506,7 +520,7 @@ func (e *endpoint) poll(release func()) (src int, msg []byte, got bool, err erro
 	} else if flag != 0 {
 		ok = true // the usual case: a short message already here
 	} else {
-		ok, err = waitAll(reqs[:], time.Now().Add(e.opts.Stall), nil)
+		ok, err = waitAll(reqs[:], time.Now().Add(e.opts.Stall), e.done)
 	}
 	if !ok {
 		// MPI keeps writing into the buffer: a new one for the next
@@ -554,7 +568,7 @@ func (e *endpoint) dropForeign(src int, mh C.uintptr_t, count C.int) (int, []byt
 		pin.Unpin()
 		return src, nil, false, mpiError("MPI_Imrecv", rc)
 	}
-	if ok, _ := waitAll(reqs, time.Now().Add(e.opts.Stall), nil); !ok {
+	if ok, _ := waitAll(reqs, time.Now().Add(e.opts.Stall), e.done); !ok {
 		abandon(pin, nil)
 	} else {
 		pin.Unpin()
