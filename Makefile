@@ -15,7 +15,7 @@ SOURCES := $(shell find api cmd impl internal plugins -type f \( -name '*.go' -o
 LDFLAGS := -extldflags '-fuse-ld=lld -B/usr/lib/llvm-22/bin -Wl,--version-script=$(MAP) -Wl,-soname,libLLVMOffload.so.22.1'
 LDFLAGS23 := -extldflags '-fuse-ld=lld -B/usr/lib/llvm-22/bin -Wl,--version-script=$(MAP23) -Wl,-soname,libLLVMOffload.so.23.1'
 
-.PHONY: all lib generate check-generated demo test check deps-check test-static test-go test-go-race test-go-ol23 test-fuzz test-abi test-c test-conformance test-lifecycle test-images test-device-22 test-device-23 test-python test-cgocheck2 sanitize fuzz bench setup clean install uninstall test-install gpu-check
+.PHONY: all lib generate check-generated demo test check deps-check test-static test-go test-go-race test-go-ol23 test-fuzz test-abi test-c test-conformance test-lifecycle test-images test-device-22 test-device-23 test-python test-cgocheck2 sanitize fuzz bench bench-mpi setup clean install uninstall test-install gpu-check
 
 all: lib
 
@@ -122,6 +122,8 @@ test-fuzz:
 # FuzzEventHandleDecode: events, those of idle queues kept in C included);
 # the C launch path lays 23.1's arguments out as the Go path does, or leaves
 # them to it (FuzzLayOutArgsInC: differential);
+# the MPI transport's framing decodes any bytes on its tag to a frame
+# within its bounds that encodes back the same, or refuses them (FuzzFrame);
 # the image classifier returns a one-line description for any bytes
 # (FuzzClassify); a CUDA image whose headers point outside it never reaches
 # the driver (FuzzCheckCUDA); the spec parser never panics and what it accepts reads
@@ -146,6 +148,7 @@ fuzz:
 	$(GO) test -run='^$$' -fuzz='^FuzzClassify$$' -fuzztime=$(FUZZTIME) ./plugins/image/ || $(FUZZ_FAILED) ./plugins/image
 	$(GO) test -run='^$$' -fuzz='^FuzzCheckCUDA$$' -fuzztime=$(FUZZTIME) ./plugins/image/ || $(FUZZ_FAILED) ./plugins/image
 	$(GO) test -run='^$$' -fuzz='^FuzzParse$$' -fuzztime=$(FUZZTIME) ./api/ || $(FUZZ_FAILED) ./api
+	$(GO) test -run='^$$' -fuzz='^FuzzFrame$$' -fuzztime=$(FUZZTIME) ./internal/mpi/ || $(FUZZ_FAILED) ./internal/mpi
 
 # run.sh: the 22.1 library and header against LLVM's installed 22.1 ones;
 # run23.sh: the 23.1 library and header against facts written by hand from
@@ -325,3 +328,9 @@ gpu-check: $(LIBS)
 # a missing one is named in the output (and fails the run with CI=true).
 bench: $(LIB)
 	BASELINE='$(BASELINE)' bash bench/run.sh
+
+# The remote platform's MPI baseline alone: MPI's round trip, one-way
+# latency and 256 MiB bandwidth on two ranks, raw and through internal/mpi
+# (bench/mpilink.sh; also a helper of make bench's remote rows).
+bench-mpi:
+	bash bench/mpilink.sh
