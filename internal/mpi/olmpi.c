@@ -1,4 +1,5 @@
 // Open MPI 4.x through dlopen: see olmpi.h.
+#define _GNU_SOURCE // RTLD_DEFAULT
 #include "olmpi.h"
 
 #include <dlfcn.h>
@@ -51,6 +52,7 @@ int olm_load(const char *lib, char *err, size_t errlen) {
   struct {
     void **slot;
     const char *name;
+    int handle; // a predefined handle: the address of a global
   } syms[] = {
       {(void **)&M.initialized, "MPI_Initialized"},
       {(void **)&M.finalized, "MPI_Finalized"},
@@ -73,12 +75,22 @@ int olm_load(const char *lib, char *err, size_t errlen) {
       {(void **)&M.imrecv, "MPI_Imrecv"},
       {(void **)&M.get_count, "MPI_Get_count"},
       // the predefined handles are these globals' addresses
-      {&M.comm_world, "ompi_mpi_comm_world"},
-      {&M.byte, "ompi_mpi_byte"},
-      {&M.errors_return, "ompi_mpi_errors_return"},
+      {&M.comm_world, "ompi_mpi_comm_world", 1},
+      {&M.byte, "ompi_mpi_byte", 1},
+      {&M.errors_return, "ompi_mpi_errors_return", 1},
   };
   for (size_t i = 0; i < sizeof syms / sizeof syms[0]; i++) {
     void *p = dlsym(h, syms[i].name);
+    // A predefined handle is the address libmpi itself uses: when the
+    // application links Open MPI, its executable may hold a copy of the
+    // global (a copy relocation, as gcc makes for PIE executables too) that
+    // libmpi's own references were bound to; the global scope finds that
+    // copy first, and libmpi's original is then never used.
+    if (p && syms[i].handle) {
+      void *global = dlsym(RTLD_DEFAULT, syms[i].name);
+      if (global)
+        p = global;
+    }
     if (!p) {
       // not Open MPI (MPICH's libmpi.so.12 has none of the globals)
       snprintf(err, errlen, "%s has no %s: not Open MPI 4.x", lib, syms[i].name);
