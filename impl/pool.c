@@ -180,7 +180,7 @@ static inline uint32_t word_of(uint64_t size, uint32_t kind) {
   return (uint32_t)size | kind << WORD_KIND_SHIFT;
 }
 
-int ol_pool_alloc(ol_pool *p, uint64_t size, uint32_t kind, uint64_t *out) {
+uint64_t ol_pool_alloc(ol_pool *p, uint64_t size, uint32_t kind) {
   int c = ol_pool_class(size);
   if (c < 0 || !ol_pool_kind_ok(p, kind))
     return 0;
@@ -200,8 +200,7 @@ int ol_pool_alloc(ol_pool *p, uint64_t size, uint32_t kind, uint64_t *out) {
   // finds the block
   atomic_store_explicit(&k.slab->word[(k.base - k.slab->base) / k.slab->csize], word_of(size, kind),
                         memory_order_release);
-  *out = k.base;
-  return 1;
+  return k.base;
 }
 
 ol_slab *ol_pool_slab_new(ol_pool *p, uint64_t size, uint32_t kind) {
@@ -497,7 +496,7 @@ int ol_fast_alloc(const void *device, uint32_t type, size_t size, void *out) {
     return 0;
   ol_pool *p = ol_fast_pool(&st, (uint64_t)(uintptr_t)device);
   uint64_t a;
-  if (p == NULL || !ol_pool_alloc(p, size, type, &a))
+  if (p == NULL || (a = ol_pool_alloc(p, size, type)) == 0)
     return 0;
   memcpy(out, &a, sizeof a);
   return 1;

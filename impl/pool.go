@@ -104,9 +104,8 @@ func (d *Device) pooled(typ ol.AllocType, size, alignment uint64) bool {
 // none is free. ok false: the pool could not serve it (the caller
 // allocates from the device).
 func (c *Context) poolAlloc(dev *Device, typ ol.AllocType, size uint64) (p uintptr, ok bool) {
-	var out C.uint64_t
-	if C.ol_pool_alloc(dev.pool, C.uint64_t(size), C.uint32_t(typ), &out) != 0 {
-		return uintptr(out), true
+	if b := C.ol_pool_alloc(dev.pool, C.uint64_t(size), C.uint32_t(typ)); b != 0 {
+		return uintptr(b), true
 	}
 	s := C.ol_pool_slab_new(dev.pool, C.uint64_t(size), C.uint32_t(typ))
 	if s == nil {

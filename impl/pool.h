@@ -61,8 +61,10 @@ int ol_pool_class(uint64_t size) OL_POOL_HIDDEN;
 int ol_pool_kind_ok(const ol_pool *p, uint32_t kind) OL_POOL_HIDDEN;
 
 // ol_pool_alloc takes a free block of the calling thread's arena for size
-// bytes of kind: its address in *out, 1; 0 when the bin is empty.
-int ol_pool_alloc(ol_pool *p, uint64_t size, uint32_t kind, uint64_t *out) OL_POOL_HIDDEN;
+// bytes of kind and returns its address (never 0); 0 when the bin is
+// empty. (A return value, not an out-parameter: Go's call keeps no pointer
+// to its stack, so the Go path allocates nothing.)
+uint64_t ol_pool_alloc(ol_pool *p, uint64_t size, uint32_t kind) OL_POOL_HIDDEN;
 
 // ol_pool_slab_new makes a slab for size bytes of kind (its memory from the
 // device, not yet in any bin): NULL when the device has no memory left.
