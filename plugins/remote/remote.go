@@ -370,4 +370,3 @@ func (p *Platform) Deinit() error {
 	})
 	return err
 }
-

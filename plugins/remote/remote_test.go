@@ -495,7 +495,6 @@ func TestSlowWorkIsNotDeath(t *testing.T) {
 	}
 }
 
-
 func codeOf(err error) ol.Errc {
 	var oe *ol.Error
 	if errors.As(err, &oe) {
