@@ -352,3 +352,9 @@ func (e *Event) ElapsedSince(start plugin.TimedEvent) (float32, error) {
 	r, err := e.q.c.call(wire.OpElapsed, nil, "", e.id, s.id)
 	return math.Float32frombits(uint32(r.Args[1])), err
 }
+
+// OwnsPointer implements plugin.PointerDevice: the application reaches a
+// remote device's memory only through olMemAlloc's allocations and loaded
+// programs' globals, which the runtime places itself, so any other pointer
+// is not this device's.
+func (d *Device) OwnsPointer(uintptr) bool { return false }

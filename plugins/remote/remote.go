@@ -131,19 +131,28 @@ func (p *Plugin) Init(env plugin.Env) (plugin.Platform, error) {
 	p.absent = ""
 	mode, _ := env.Lookup(EnvRemote)
 	mode = strings.ToLower(strings.TrimSpace(mode))
-	switch mode {
-	case "off", "0", "no":
+	nLoop, isLoop, err := parseLoopback(mode)
+	if err != nil {
+		return nil, err
+	}
+	switch {
+	case mode == "off" || mode == "0" || mode == "no":
 		p.absent = EnvRemote + "=" + mode
 		return nil, nil
-	case "", "mpi":
+	case mode == "" || mode == "mpi" || isLoop:
 	default:
-		return nil, ol.Errorf(ol.ErrcInvalidValue, "%s=%q (mpi or off)", EnvRemote, mode)
+		return nil, ol.Errorf(ol.ErrcInvalidValue, "%s=%q (mpi, off or loopback:N)", EnvRemote, mode)
 	}
 	timeout, chunk, err := settings(env)
 	if err != nil {
 		return nil, err
 	}
-	ep, err := getEndpoint(env, mode == "mpi")
+	var ep link.Endpoint
+	if isLoop {
+		ep, err = loopbackEndpoint(nLoop)
+	} else {
+		ep, err = getEndpoint(env, mode == "mpi")
+	}
 	if err != nil {
 		return nil, err
 	}
