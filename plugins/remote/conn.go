@@ -3,20 +3,27 @@ package remote
 /*
 #include <stdint.h>
 static void remote_call_host_fn(void *fn, void *user) { ((void (*)(void *))fn)(user); }
+// set while this thread runs a host function (CallbackPlatform)
+static __thread int remote_in_host_fn;
+static void remote_set_in_host_fn(int v) { remote_in_host_fn = v; }
+static int remote_get_in_host_fn(void) { return remote_in_host_fn; }
 */
 import "C"
 
 import (
 	"errors"
 	"fmt"
+	"runtime"
 	"sync"
 	"sync/atomic"
 	"time"
 	"unsafe"
 
 	"github.com/liboffload-go/liboffload-go/api/ol"
+	"github.com/liboffload-go/liboffload-go/internal/cmem"
 	"github.com/liboffload-go/liboffload-go/internal/remote/link"
 	"github.com/liboffload-go/liboffload-go/internal/remote/wire"
+	"github.com/liboffload-go/liboffload-go/plugins/plugin"
 )
 
 // ids numbers the objects (queues, events, programs, kernels) and the
@@ -87,7 +94,16 @@ func (c *conn) send(m *wire.Msg) error {
 	if err := c.failed(); err != nil {
 		return err
 	}
-	b, err := wire.Encode(m)
+	var b []byte
+	if n := uint64(len(m.Data) + len(m.Text) + 16*(wire.MaxArgs+3)); n >= bigMessage {
+		cb, err := cmem.Malloc(n, "a remote request's message")
+		if err != nil {
+			return err
+		}
+		defer cmem.Free(cb)
+		b = unsafe.Slice((*byte)(cb), n)[:0]
+	}
+	b, err := wire.Append(b, m)
 	if err != nil {
 		return ol.Errorf(ol.ErrcInvalidArgument, "%s: %v", c.where(), err)
 	}
@@ -228,4 +244,23 @@ func runHostCall(fn func() error) (err error) {
 	return fn()
 }
 
-func callHostFn(fn, user unsafe.Pointer) { C.remote_call_host_fn(fn, user) }
+// callHostFn runs a host function on this goroutine's thread, marked as
+// such (InCallback) for the runtime's checks of waits and shutdowns.
+func callHostFn(fn, user unsafe.Pointer) {
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	C.remote_set_in_host_fn(1)
+	plugin.EnterHostFunction()
+	defer func() {
+		plugin.LeaveHostFunction()
+		C.remote_set_in_host_fn(0)
+	}()
+	C.remote_call_host_fn(fn, user)
+}
+
+func inHostFn() bool { return C.remote_get_in_host_fn() != 0 }
+
+// bigMessage is the size from which a message is encoded in C memory: a
+// large copy or fill pattern that does not fit is then OUT_OF_RESOURCES,
+// never a Go heap exhaustion, which would end the process.
+const bigMessage = 64 << 10

@@ -120,9 +120,16 @@ func (p *Program) Global(name string) (uintptr, uint64, error) {
 	return uintptr(r.Args[1]), r.Args[2], nil
 }
 
-// Unload implements plugin.Program (after the launches queued before it,
-// in the proxy's plugin).
-func (p *Program) Unload() error { return p.d.c.post(wire.OpUnload, nil, p.id) }
+// Unload implements plugin.Program: the proxy's plugin keeps the image
+// for launches still queued. It waits for the proxy, so that what the
+// program held there is released when olDestroyProgram returns.
+func (p *Program) Unload() error {
+	if p.d.c.failed() != nil {
+		return nil // nothing is left of it on a proxy that is gone
+	}
+	_, err := p.d.c.call(wire.OpUnload, nil, "", p.id)
+	return err
+}
 
 // Kernel is a kernel of a remote program.
 type Kernel struct {
@@ -240,8 +247,21 @@ func (q *Queue) Launch(k plugin.Kernel, args []byte, size plugin.LaunchSize) err
 	return q.launch(k, args, size, 0)
 }
 
-// LaunchCooperative implements plugin.CooperativeQueue.
+// LaunchCooperative implements plugin.CooperativeQueue. The grid is
+// checked against the device's limit first (one round trip), so that a
+// grid too large is refused by the call, as on a local device.
 func (q *Queue) LaunchCooperative(k plugin.Kernel, args []byte, size plugin.LaunchSize) error {
+	rk, ok := k.(*Kernel)
+	if ok {
+		most, err := rk.MaxCooperativeGroups(size.GroupSize, size.DynSharedMemory)
+		if err != nil {
+			return err
+		}
+		g := size.NumGroups
+		if n := uint64(g.X) * uint64(g.Y) * uint64(g.Z); n > uint64(most) {
+			return ol.Errorf(ol.ErrcInvalidArgument, "%s: a cooperative launch of %d groups, more than the %d the device runs at once", q.c.where(), n, most)
+		}
+	}
 	return q.launch(k, args, size, 1)
 }
 

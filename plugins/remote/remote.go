@@ -351,6 +351,10 @@ func (p *Platform) Devices() []plugin.Device {
 	return out
 }
 
+// InCallback implements plugin.CallbackPlatform: host functions of
+// remote queues run on threads of this process that the plugin marks.
+func (p *Platform) InCallback() bool { return inHostFn() }
+
 // Drain implements plugin.Platform: the proxy drains its platforms.
 func (p *Platform) Drain() error {
 	_, err := p.c.call(wire.OpDrain, nil, "")

@@ -23,6 +23,7 @@ import (
 	"github.com/liboffload-go/liboffload-go/internal/cmem"
 	"github.com/liboffload-go/liboffload-go/internal/remote/link"
 	"github.com/liboffload-go/liboffload-go/internal/remote/wire"
+	"github.com/liboffload-go/liboffload-go/plugins/image"
 	"github.com/liboffload-go/liboffload-go/plugins/plugin"
 )
 
@@ -269,21 +270,6 @@ func (s *Server) handle(src int, m *wire.Msg) {
 			err = bad("release of unknown event %d", a[0])
 		} else {
 			err = e.Release()
-		}
-	case wire.OpUnload:
-		c.mu.Lock()
-		p := c.programs[a[0]]
-		delete(c.programs, a[0])
-		for id, k := range c.kernels {
-			if k.program == a[0] {
-				delete(c.kernels, id)
-			}
-		}
-		c.mu.Unlock()
-		if p == nil {
-			err = bad("unload of unknown program %d", a[0])
-		} else {
-			err = p.Unload()
 		}
 	default:
 		err = bad("%v is not a request", m.Op)
@@ -638,11 +624,14 @@ func (s *Server) call(c *client, m *wire.Msg, r *wire.Msg) error {
 		if err != nil {
 			return err
 		}
-		r.Args[1] = boolArg(d.d.IsValidBinary(m.Data))
+		r.Args[1] = boolArg(accepts(d, m.Data) == nil && d.d.IsValidBinary(m.Data))
 		return nil
 	case wire.OpLoad:
 		d, err := s.device(a[0])
 		if err != nil {
+			return err
+		}
+		if err := accepts(d, m.Data); err != nil {
 			return err
 		}
 		c.mu.Lock()
@@ -659,6 +648,20 @@ func (s *Server) call(c *client, m *wire.Msg, r *wire.Msg) error {
 		c.programs[a[1]] = p
 		c.mu.Unlock()
 		return nil
+	case wire.OpUnload:
+		c.mu.Lock()
+		p := c.programs[a[0]]
+		delete(c.programs, a[0])
+		for id, k := range c.kernels {
+			if k.program == a[0] {
+				delete(c.kernels, id)
+			}
+		}
+		c.mu.Unlock()
+		if p == nil {
+			return bad("unload of unknown program %d", a[0])
+		}
+		return p.Unload()
 	case wire.OpKernel, wire.OpGlobal:
 		c.mu.Lock()
 		p := c.programs[a[0]]
@@ -725,6 +728,20 @@ func (s *Server) call(c *client, m *wire.Msg, r *wire.Msg) error {
 		return err
 	}
 	return bad("%v is not a call", m.Op)
+}
+
+// accepts asks a device that says which images it loads (as the runtime
+// does before IsValidBinary and LoadProgram).
+func accepts(d *device, img []byte) error {
+	id, ok := d.d.(plugin.ImageDevice)
+	if !ok {
+		return nil
+	}
+	info := image.Classify(img)
+	if ok, need := id.AcceptsImage(info); !ok {
+		return ol.Errorf(ol.ErrcInvalidBinary, "the image is %s; device %d (%s) needs %s", info.Phrase(), d.index, d.d.Info().Name.V, need)
+	}
+	return nil
 }
 
 // byeClient releases everything rank created: its queues' work ends

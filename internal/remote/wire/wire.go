@@ -41,9 +41,9 @@ type Op uint8
 
 // Operations. Client to proxy, waiting for a Reply: Hello, Bye, Ping,
 // Alloc, Free, EventSync, EventDone, Elapsed, QueueSync, QueueEmpty, Drain,
-// ValidBinary, Load, Kernel, MaxGroup, MaxCoop, Global. Client to proxy,
-// not answered: Exit, QueueNew, QueueRelease, CopyTo, CopyFrom, CopyDevice,
-// Fill, Launch, HostCall, Record, Wait, EventRelease, Unload, HostDone.
+// ValidBinary, Load, Unload, Kernel, MaxGroup, MaxCoop, Global. Client to
+// proxy, not answered: Exit, QueueNew, QueueRelease, CopyTo, CopyFrom,
+// CopyDevice, Fill, Launch, HostCall, Record, Wait, EventRelease, HostDone.
 // Proxy to client: Reply, Data (bytes of a CopyFrom), CallHost (a queue
 // reached a HostCall).
 const (
@@ -129,7 +129,7 @@ var layouts = [opCount]layout{
 	OpDrain:        {"Drain", 0, false, false, true},           //
 	OpValidBinary:  {"ValidBinary", 1, true, false, true},      // dev; image
 	OpLoad:         {"Load", 2, true, false, true},             // dev program; image
-	OpUnload:       {"Unload", 1, false, false, false},         // program
+	OpUnload:       {"Unload", 1, false, false, true},          // program
 	OpKernel:       {"Kernel", 2, false, true, true},           // program kernel; name
 	OpMaxGroup:     {"MaxGroup", 2, false, false, true},        // kernel dynShared
 	OpMaxCoop:      {"MaxCoop", 5, false, false, true},         // kernel x y z dynShared

@@ -136,11 +136,12 @@ static void check_wrong_image(const char *path, const char *part) {
  * host's shared object on GPUs. */
 static void test_wrong_architecture(void) {
   char path[4096];
-  if (!olc_on_host) {
+  /* (a remote device is the device it proxies: a host device's is a host image) */
+  if (olc_backend != OL_PLATFORM_BACKEND_HOST) {
     snprintf(path, sizeof path, "%s/foo.so", olc_kernel_dir);
     check_wrong_image(path, NULL);
   }
-  if (olc_on_host || olc_backend == OL_PLATFORM_BACKEND_CUDA) {
+  if (olc_backend == OL_PLATFORM_BACKEND_HOST || olc_backend == OL_PLATFORM_BACKEND_CUDA) {
     if (!OLC_PREREQ(find_hsaco(path, sizeof path),
                     "foo.<gfx>.hsaco in %s for the wrong-architecture image (built by "
                     "clang-22: apt-get install clang-22)",
@@ -387,6 +388,7 @@ static void test_global_ctor(void) {
 /* The destructor runs at olDestroyProgram: it writes through the pointer
  * the test stored in the program's dtor_target. */
 static void test_global_dtor(void) {
+  OLC_HOST_VISIBLE();
   ol_program_handle_t p = olc_program("global_dtor");
   void *target_addr = NULL;
   size_t target_size = 0;
@@ -444,6 +446,7 @@ static int child_destroy_while_queued(void) {
 }
 
 static void test_destroy_while_queued(void) {
+  OLC_HOST_VISIBLE();
   char cmd[8192];
   char errpath[] = "/tmp/ol-host-child-XXXXXX";
   int fd = mkstemp(errpath);
