@@ -17,7 +17,7 @@ SOURCES := $(shell find api cmd impl internal plugins -type f \( -name '*.go' -o
 LDFLAGS := -extldflags '-fuse-ld=lld -B/usr/lib/llvm-22/bin -Wl,--version-script=$(MAP) -Wl,-soname,libLLVMOffload.so.22.1'
 LDFLAGS23 := -extldflags '-fuse-ld=lld -B/usr/lib/llvm-22/bin -Wl,--version-script=$(MAP23) -Wl,-soname,libLLVMOffload.so.23.1'
 
-.PHONY: all lib generate check-generated demo test check deps-check test-static test-go test-go-race test-go-ol23 test-fuzz test-abi test-c test-conformance test-lifecycle test-images test-remote test-device-22 test-device-23 test-python test-cgocheck2 sanitize fuzz bench setup clean install uninstall test-install gpu-check
+.PHONY: all lib generate check-generated demo test check deps-check test-static test-go test-go-race test-go-ol23 test-fuzz test-abi test-c test-conformance test-lifecycle test-images test-remote test-device-22 test-device-23 test-python test-cgocheck2 sanitize fuzz bench bench-mpi setup clean install uninstall test-install gpu-check
 
 all: lib
 
@@ -334,3 +334,9 @@ gpu-check: $(LIBS)
 # a missing one is named in the output (and fails the run with CI=true).
 bench: $(LIB)
 	BASELINE='$(BASELINE)' bash bench/run.sh
+
+# The remote platform's MPI baseline alone: MPI's round trip, one-way
+# latency and 256 MiB bandwidth on two ranks, raw and through internal/mpi
+# (bench/mpilink.sh; also a helper of make bench's remote rows).
+bench-mpi:
+	bash bench/mpilink.sh

@@ -6,7 +6,10 @@
 #   scripts/deps.sh --bench [--check]
 #                            the same for make bench's baselines (PoCL)
 set -euo pipefail
-packages=(gcc g++ make binutils python3 python3-pip python3-numpy lld-22 clang-22 liboffload-22-dev cmake pkg-config)
+# openmpi-bin, libopenmpi-dev: the remote suite's MPI jobs (mpirun, Open
+# MPI's libmpi.so.40, mpicc for C programs that use MPI themselves); the
+# library never links MPI (internal/mpi loads it at run time)
+packages=(gcc g++ make binutils python3 python3-pip python3-numpy lld-22 clang-22 liboffload-22-dev cmake pkg-config openmpi-bin libopenmpi-dev)
 if [ "${1:-}" = --bench ]; then
   shift
   # PoCL's CPU device, the OpenCL ICD loader and headers (bench/pocl.c)

@@ -1,0 +1,760 @@
+package mpi
+
+/*
+#include "olmpi.h"
+*/
+import "C"
+
+import (
+	"encoding/binary"
+	"fmt"
+	"math/rand/v2"
+	"runtime"
+	"slices"
+	"sort"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"time"
+	"unsafe"
+
+	"github.com/liboffload-go/liboffload-go/internal/cmem"
+	"github.com/liboffload-go/liboffload-go/internal/remote/link"
+)
+
+// Tags on MPI_COMM_WORLD. Every message starts as one MPI message on
+// TagBase (so that a source's messages keep their order); a message too
+// large to copy continues on one of the chunk tags (rotating per message,
+// so that a receiver never confuses two messages' payloads). All stay at
+// or below 32767, the least MPI_TAG_UB MPI allows.
+const (
+	TagBase      = 0x7F00
+	tagChunk0    = TagBase + 0x10
+	nChunkTags   = 0xF0
+	tagRawBench  = TagBase + 1 // make bench's raw MPI baseline
+	inlineMax    = 64 << 10    // payloads up to this are copied into one message
+	headerBytes  = 16
+	bigHeader    = 24 // a large message's header
+	kindData     = 1  // [1] payload
+	kindBig      = 2  // [2 0 0 0][chunk tag u32][length u64][chunk bytes u64]; the payload follows on the chunk tag
+	kindHello    = 3  // [3 role 0…][nonce u64] host
+	kindReply    = 4  // [4 role 0…][nonce u64] host
+	maxHostBytes = 255
+)
+
+// MaxMessage is the largest message Send takes (the remote protocol
+// splits larger copies): a receiver allocates what a header announces.
+const MaxMessage = 16 << 30
+
+// chunkBytes is a large message's chunk: MPI's count is an int. A
+// variable so that the tests can send many chunks without gigabytes.
+var chunkBytes atomic.Int64
+
+func init() { chunkBytes.Store(1 << 30) }
+
+type item struct {
+	src int
+	msg []byte
+}
+
+type dest struct {
+	mu       sync.Mutex
+	flights  []flight // copies MPI may still be sending
+	inFlight int      // their bytes
+	seq      uint32
+	failed   error // sticky: a send that was never taken
+}
+
+type endpoint struct {
+	rank, size int
+	host       string
+	role       link.Role
+	opts       Options
+	proxies    []link.Peer
+	hosts      sync.Map // rank → host, learnt from discovery
+	dests      []dest
+	tok        chan struct{} // held by the one goroutine probing
+	done       chan struct{}
+	closed     atomic.Bool
+	closeOnce  sync.Once
+	rstage     unsafe.Pointer // C memory for copied messages received (under tok)
+	pending    []item         // messages received during discovery (under tok)
+	nonce      uint64
+	replies    map[int]link.Peer // discovery answers (under tok)
+}
+
+// Open joins the job's message network as role, initialising MPI if the
+// application has not, and finds the job's proxies (docs/remote.md,
+// "Discovery"). discovery > 0 overrides OFFLOAD_REMOTE_DISCOVERY_TIMEOUT.
+// One Endpoint may be open in a process at a time.
+func Open(role link.Role, discovery time.Duration) (link.Endpoint, error) {
+	o, err := OptionsFromEnv(Getenv)
+	if err != nil {
+		return nil, err
+	}
+	if discovery > 0 {
+		o.Discovery = discovery
+	}
+	return OpenWith(role, o, Getenv)
+}
+
+// OpenWith is Open with explicit options and environment (for the
+// launcher variables that discovery reads).
+func OpenWith(role link.Role, o Options, env Env) (link.Endpoint, error) {
+	if role != link.Client && role != link.Proxy {
+		return nil, fmt.Errorf("mpi: unknown role %d", role)
+	}
+	if o.Discovery <= 0 {
+		o.Discovery = DefaultDiscovery
+	}
+	if o.Stall <= 0 {
+		o.Stall = DefaultStall
+	}
+	state.mu.Lock()
+	defer state.mu.Unlock()
+	if state.open {
+		return nil, fmt.Errorf("mpi: an Endpoint is open already in this process (one at a time: both would take the same messages)")
+	}
+	if err := initLocked(o.Library); err != nil {
+		return nil, err
+	}
+	e := &endpoint{
+		rank: state.rank, size: state.size, host: state.host, role: role, opts: o,
+		dests: make([]dest, state.size), tok: make(chan struct{}, 1), done: make(chan struct{}),
+		nonce: rand.Uint64(), replies: map[int]link.Peer{},
+	}
+	if len(e.host) > maxHostBytes {
+		e.host = e.host[:maxHostBytes]
+	}
+	var err error
+	if e.rstage, err = cmem.Malloc(inlineMax+headerBytes, "mpi: receive buffer"); err != nil {
+		return nil, err
+	}
+	e.tok <- struct{}{}
+	if err := e.discover(env); err != nil {
+		e.shut()
+		return nil, err
+	}
+	state.open = true
+	return e, nil
+}
+
+func (e *endpoint) Rank() int            { return e.rank }
+func (e *endpoint) Host() string         { return e.host }
+func (e *endpoint) Proxies() []link.Peer { return slices.Clone(e.proxies) }
+
+// peer names a rank for error messages: "rank 2 (host)".
+func (e *endpoint) peer(rank int) string {
+	if h, ok := e.hosts.Load(rank); ok {
+		return fmt.Sprintf("rank %d (%s)", rank, h.(string))
+	}
+	return fmt.Sprintf("rank %d (host unknown)", rank)
+}
+
+func (e *endpoint) Close() error {
+	e.closeOnce.Do(func() {
+		e.closed.Store(true)
+		close(e.done)
+		// the receive buffer is freed by whoever holds tok next (or now)
+		go func() {
+			<-e.tok
+			e.shut()
+		}()
+		state.mu.Lock()
+		state.open = false
+		state.mu.Unlock()
+	})
+	return nil
+}
+
+// shut frees what no request can still use (under tok, or before Open
+// returned).
+func (e *endpoint) shut() {
+	if e.rstage != nil {
+		cmem.Free(e.rstage)
+		e.rstage = nil
+	}
+	// copies still being sent get a moment, then are left to MPI
+	deadline := time.Now().Add(time.Second)
+	for i := range e.dests {
+		d := &e.dests[i]
+		d.mu.Lock()
+		b := newBackoff()
+		for reap(d) == nil && len(d.flights) > 0 && b.pause(deadline) {
+		}
+		for _, f := range d.flights {
+			abandon(nil, f.buf)
+		}
+		d.flights, d.inFlight = nil, 0
+		d.mu.Unlock()
+	}
+}
+
+// ---- waiting ----------------------------------------------------------------
+
+// Polling: Open MPI's blocking calls spin, so nothing here blocks in MPI.
+// A wait spins (probing) for spinFor, yields the processor until yieldFor,
+// then sleeps, from 20 µs doubling to 1 ms: an idle rank costs little CPU,
+// a busy one answers within microseconds.
+var (
+	spinFor  = 50 * time.Microsecond
+	yieldFor = 200 * time.Microsecond
+	sleepMax = time.Millisecond
+)
+
+type backoff struct {
+	start time.Time
+	sleep time.Duration
+}
+
+func newBackoff() backoff { return backoff{start: time.Now()} }
+
+// pause waits a little before the next poll; false once deadline passed
+// (a zero deadline never passes).
+func (b *backoff) pause(deadline time.Time) bool {
+	now := time.Now()
+	if !deadline.IsZero() && !now.Before(deadline) {
+		return false
+	}
+	el := now.Sub(b.start)
+	switch {
+	case el < spinFor:
+	case el < yieldFor:
+		runtime.Gosched()
+	default:
+		if b.sleep == 0 {
+			b.sleep = 20 * time.Microsecond
+		} else if b.sleep < sleepMax {
+			b.sleep *= 2
+		}
+		d := b.sleep
+		if !deadline.IsZero() {
+			d = min(d, time.Until(deadline)+time.Microsecond)
+		}
+		// nanosleep, not time.Sleep: Go's timers wake about 1 ms late
+		// here (measured: time.Sleep(20 µs) took 1.1 ms, nanosleep 0.14)
+		ts := syscall.NsecToTimespec(d.Nanoseconds())
+		syscall.Nanosleep(&ts, nil)
+	}
+	return true
+}
+
+func deadlineOf(timeout time.Duration) time.Time {
+	if timeout <= 0 {
+		return time.Time{}
+	}
+	return time.Now().Add(timeout)
+}
+
+// waitAll polls requests until all completed (true) or deadline passes.
+func waitAll(reqs []C.uintptr_t, deadline time.Time, done <-chan struct{}) (bool, error) {
+	b := newBackoff()
+	for {
+		all := true
+		for i := range reqs {
+			if reqs[i] == 0 {
+				continue
+			}
+			var flag C.int
+			if rc := C.olm_test(&reqs[i], &flag); rc != 0 {
+				return false, mpiError("MPI_Test", rc)
+			}
+			if flag != 0 {
+				reqs[i] = 0
+			} else {
+				all = false
+			}
+		}
+		if all {
+			return true, nil
+		}
+		if done != nil {
+			select {
+			case <-done:
+				return false, link.ErrClosed
+			default:
+			}
+		}
+		if !b.pause(deadline) {
+			return false, nil
+		}
+	}
+}
+
+// ---- sending ----------------------------------------------------------------
+
+// Messages up to inlineMax bytes are copied into C memory and sent
+// without waiting (MPI keeps their order); Send waits only when a
+// destination has sendBuffered bytes of them not yet taken. Larger
+// messages are sent from the caller's memory, and Send returns once MPI
+// has taken them (for the sizes past Open MPI's eager limits: once the
+// peer has received them), so the peer must be receiving.
+const sendBuffered = 64 << 20
+
+type flight struct {
+	req C.uintptr_t
+	buf unsafe.Pointer
+	n   int
+}
+
+func (e *endpoint) Send(rank int, msg []byte, timeout time.Duration) error {
+	if e.closed.Load() {
+		return link.ErrClosed
+	}
+	if rank < 0 || rank >= e.size {
+		return fmt.Errorf("mpi: send to rank %d: the job's ranks are 0 to %d", rank, e.size-1)
+	}
+	d := &e.dests[rank]
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.failed != nil {
+		return d.failed
+	}
+	if len(msg) <= inlineMax {
+		return e.post(d, rank, kindData, msg, timeout)
+	}
+	if len(msg) > MaxMessage {
+		return fmt.Errorf("mpi: send of %d bytes to %s: more than the %d a message may hold", len(msg), e.peer(rank), MaxMessage)
+	}
+	return e.sendBig(d, rank, msg, timeout)
+}
+
+// reap frees the copies MPI has sent (under d.mu), oldest first, up to
+// the first not sent yet (MPI sends a destination's messages in order).
+func reap(d *dest) error {
+	k := 0
+	for ; k < len(d.flights); k++ {
+		f := &d.flights[k]
+		var flag C.int
+		if rc := C.olm_test(&f.req, &flag); rc != 0 {
+			return mpiError("MPI_Test", rc)
+		}
+		if flag == 0 {
+			break
+		}
+		cmem.Free(f.buf)
+		d.inFlight -= f.n
+	}
+	if k > 0 {
+		n := copy(d.flights, d.flights[k:])
+		clear(d.flights[n:])
+		d.flights = d.flights[:n]
+	}
+	return nil
+}
+
+// post sends kind followed by body from a copy (under d.mu), first
+// waiting, at most timeout, for room among the destination's copies.
+func (e *endpoint) post(d *dest, rank int, kind byte, body []byte, timeout time.Duration) error {
+	n := 1 + len(body)
+	if err := reap(d); err != nil {
+		return e.fail(d, rank, err)
+	}
+	if d.inFlight+n > sendBuffered {
+		deadline := deadlineOf(timeout)
+		b := newBackoff()
+		for d.inFlight+n > sendBuffered {
+			if !b.pause(deadline) {
+				return e.fail(d, rank, fmt.Errorf("%d bytes of messages to it not taken within %v: the peer is treated as lost: %w", d.inFlight, timeout, link.ErrTimeout))
+			}
+			if err := reap(d); err != nil {
+				return e.fail(d, rank, err)
+			}
+		}
+	}
+	buf, err := cmem.Malloc(uint64(n), "mpi: a message's copy")
+	if err != nil {
+		return err
+	}
+	c := unsafe.Slice((*byte)(buf), n)
+	c[0] = kind
+	copy(c[1:], body)
+	var req C.uintptr_t
+	if rc := C.olm_isend(buf, C.int(n), C.int(rank), TagBase, &req); rc != 0 {
+		cmem.Free(buf)
+		return e.fail(d, rank, mpiError("MPI_Isend", rc))
+	}
+	d.flights = append(d.flights, flight{req, buf, n})
+	d.inFlight += n
+	return nil
+}
+
+// fail marks the destination failed (sticky) and returns the error.
+func (e *endpoint) fail(d *dest, rank int, err error) error {
+	d.failed = fmt.Errorf("mpi: send to %s: %w", e.peer(rank), err)
+	return d.failed
+}
+
+// sendBig sends a header (a copy), then msg from its own memory (pinned:
+// MPI reads it after the calls return) in chunks on the message's chunk
+// tag, and waits until MPI has taken them all.
+func (e *endpoint) sendBig(d *dest, rank int, msg []byte, timeout time.Duration) error {
+	tag := tagChunk0 + int(d.seq%nChunkTags)
+	d.seq++
+	chunk := int(chunkBytes.Load())
+	var h [bigHeader - 1]byte // after the kind byte
+	binary.LittleEndian.PutUint32(h[3:], uint32(tag))
+	binary.LittleEndian.PutUint64(h[7:], uint64(len(msg)))
+	binary.LittleEndian.PutUint64(h[15:], uint64(chunk))
+	if err := e.post(d, rank, kindBig, h[:], timeout); err != nil {
+		return err
+	}
+	n := (len(msg) + chunk - 1) / chunk
+	reqs := make([]C.uintptr_t, n)
+	pin := new(runtime.Pinner)
+	pin.Pin(&msg[0])
+	for i := 0; i < n; i++ {
+		part := msg[i*chunk : min(len(msg), (i+1)*chunk)]
+		if rc := C.olm_isend(unsafe.Pointer(&part[0]), C.int(len(part)), C.int(rank), C.int(tag), &reqs[i]); rc != 0 {
+			// the header is out: the peer waits for a payload that will
+			// not come (until its stall bound)
+			abandon(pin, nil)
+			return e.fail(d, rank, mpiError("MPI_Isend", rc))
+		}
+	}
+	ok, err := waitAll(reqs, deadlineOf(timeout), nil)
+	if ok {
+		pin.Unpin()
+		return nil
+	}
+	// MPI may still read msg: it stays pinned for good
+	abandon(pin, nil)
+	if err == nil {
+		err = fmt.Errorf("a message of %d bytes not taken within %v: the peer is treated as lost: %w", len(msg), timeout, link.ErrTimeout)
+	}
+	return e.fail(d, rank, err)
+}
+
+// ---- receiving --------------------------------------------------------------
+
+func (e *endpoint) Recv(timeout time.Duration) (int, []byte, error) {
+	deadline := deadlineOf(timeout)
+	if e.closed.Load() {
+		return -1, nil, link.ErrClosed
+	}
+	// one goroutine probes at a time; the others wait here
+	select {
+	case <-e.tok:
+	default:
+		var timer <-chan time.Time
+		if !deadline.IsZero() {
+			t := time.NewTimer(timeout)
+			defer t.Stop()
+			timer = t.C
+		}
+		select {
+		case <-e.tok:
+		case <-e.done:
+			return -1, nil, link.ErrClosed
+		case <-timer:
+			return -1, nil, link.ErrTimeout
+		}
+	}
+	held := true
+	release := func() {
+		if held {
+			held = false
+			e.tok <- struct{}{}
+		}
+	}
+	defer release()
+	if len(e.pending) > 0 {
+		it := e.pending[0]
+		e.pending = e.pending[1:]
+		return it.src, it.msg, nil
+	}
+	b := newBackoff()
+	for {
+		if e.closed.Load() {
+			return -1, nil, link.ErrClosed
+		}
+		src, msg, got, err := e.poll(release)
+		if err != nil || got {
+			return src, msg, err
+		}
+		if src == -2 {
+			// a control message was handled: probe again at once
+			b = newBackoff()
+			continue
+		}
+		if !b.pause(deadline) {
+			return -1, nil, link.ErrTimeout
+		}
+	}
+}
+
+// poll probes once (under tok). got is true for a message of the caller;
+// src -2 means a control message was handled. A payload received after
+// its header is waited for after release() gives tok back.
+func (e *endpoint) poll(release func()) (src int, msg []byte, got bool, err error) {
+	var found, csrc, count C.int
+	var mh C.uintptr_t
+	if rc := C.olm_improbe(TagBase, &found, &mh, &csrc, &count); rc != 0 {
+		return -1, nil, false, mpiError("MPI_Improbe", rc)
+	}
+	if found == 0 {
+		return -1, nil, false, nil
+	}
+	src = int(csrc)
+	if count < 1 || count > inlineMax+headerBytes {
+		// not one of ours (another user of the tag): taken and dropped
+		return e.dropForeign(src, mh, count)
+	}
+	var reqs [1]C.uintptr_t
+	if rc := C.olm_imrecv(e.rstage, count, &mh, &reqs[0]); rc != 0 {
+		return src, nil, false, fmt.Errorf("mpi: receive from %s: %w", e.peer(src), mpiError("MPI_Imrecv", rc))
+	}
+	var flag C.int
+	ok, err := false, error(nil)
+	if rc := C.olm_test(&reqs[0], &flag); rc != 0 {
+		err = mpiError("MPI_Test", rc)
+	} else if flag != 0 {
+		ok = true // the usual case: a short message already here
+	} else {
+		ok, err = waitAll(reqs[:], time.Now().Add(e.opts.Stall), nil)
+	}
+	if !ok {
+		// MPI keeps writing into the buffer: a new one for the next
+		abandon(nil, e.rstage)
+		e.rstage = nil
+		var nerr error
+		if e.rstage, nerr = cmem.Malloc(inlineMax+headerBytes, "mpi: receive buffer"); nerr != nil {
+			return src, nil, false, nerr
+		}
+		if err == nil {
+			err = fmt.Errorf("mpi: a message from %s did not arrive within %v after it started: %w", e.peer(src), e.opts.Stall, link.ErrTimeout)
+		}
+		return src, nil, false, err
+	}
+	in := unsafe.Slice((*byte)(e.rstage), int(count))
+	switch in[0] {
+	case kindData:
+		return src, slices.Clone(in[1:]), true, nil
+	case kindBig:
+		if count != bigHeader {
+			return -2, nil, false, nil
+		}
+		tag := int(binary.LittleEndian.Uint32(in[4:]))
+		n := binary.LittleEndian.Uint64(in[8:])
+		chunk := binary.LittleEndian.Uint64(in[16:])
+		if tag < tagChunk0 || tag >= tagChunk0+nChunkTags || n <= inlineMax || n > MaxMessage || chunk == 0 || chunk > 1<<30 {
+			// not the transport's header: the payload (if any) is left
+			return -2, nil, false, nil
+		}
+		msg, err := e.recvBig(src, tag, int(n), int(chunk), release)
+		return src, msg, err == nil, err
+	case kindHello, kindReply:
+		if count < headerBytes {
+			return -2, nil, false, nil
+		}
+		role := link.Role(in[1])
+		nonce := binary.LittleEndian.Uint64(in[8:])
+		host := string(in[headerBytes:count])
+		if in[0] == kindHello {
+			e.hosts.Store(src, host)
+			e.answer(src, nonce)
+		} else if nonce == e.nonce && (role == link.Client || role == link.Proxy) {
+			e.hosts.Store(src, host)
+			e.replies[src] = link.Peer{Rank: src, Host: host, Role: role}
+		}
+	}
+	return -2, nil, false, nil
+}
+
+// dropForeign receives a message on TagBase that is not the transport's.
+func (e *endpoint) dropForeign(src int, mh C.uintptr_t, count C.int) (int, []byte, bool, error) {
+	buf := make([]byte, max(int(count), 1))
+	pin := new(runtime.Pinner)
+	pin.Pin(&buf[0])
+	reqs := []C.uintptr_t{0}
+	if rc := C.olm_imrecv(unsafe.Pointer(&buf[0]), count, &mh, &reqs[0]); rc != 0 {
+		pin.Unpin()
+		return src, nil, false, mpiError("MPI_Imrecv", rc)
+	}
+	if ok, _ := waitAll(reqs, time.Now().Add(e.opts.Stall), nil); !ok {
+		abandon(pin, nil)
+	} else {
+		pin.Unpin()
+	}
+	return -2, nil, false, nil
+}
+
+// recvBig receives a payload of n bytes from src on tag into Go memory
+// (pinned while MPI writes it). tok is released once the receives are
+// posted: other goroutines may receive meanwhile.
+func (e *endpoint) recvBig(src, tag, n, chunk int, release func()) ([]byte, error) {
+	msg := make([]byte, n)
+	pin := new(runtime.Pinner)
+	pin.Pin(&msg[0])
+	parts := (n + chunk - 1) / chunk
+	reqs := make([]C.uintptr_t, parts)
+	for i := 0; i < parts; i++ {
+		part := msg[i*chunk : min(n, (i+1)*chunk)]
+		if rc := C.olm_irecv(unsafe.Pointer(&part[0]), C.int(len(part)), C.int(src), C.int(tag), &reqs[i]); rc != 0 {
+			e.cancel(reqs[:i], pin)
+			return nil, fmt.Errorf("mpi: receive from %s: %w", e.peer(src), mpiError("MPI_Irecv", rc))
+		}
+	}
+	release()
+	// the stall bound restarts with each chunk that completes
+	left := parts
+	for {
+		ok, err := waitAll(reqs, time.Now().Add(e.opts.Stall), e.done)
+		if ok {
+			pin.Unpin()
+			return msg, nil
+		}
+		now := 0
+		for _, r := range reqs {
+			if r != 0 {
+				now++
+			}
+		}
+		if err == nil && now < left {
+			left = now
+			continue
+		}
+		left = now
+		e.cancel(reqs, pin)
+		if err == nil {
+			err = fmt.Errorf("mpi: %d of a %d-byte message from %s did not arrive within %v: %w", left, n, e.peer(src), e.opts.Stall, link.ErrTimeout)
+		}
+		return nil, err
+	}
+}
+
+// cancel cancels receives; if one cannot be cancelled, its memory stays
+// pinned for good.
+func (e *endpoint) cancel(reqs []C.uintptr_t, pin *runtime.Pinner) {
+	all := true
+	for i := range reqs {
+		if reqs[i] == 0 {
+			continue
+		}
+		var c C.int
+		if C.olm_cancel(&reqs[i], &c) != 0 || c == 0 {
+			all = false
+		}
+	}
+	if all {
+		pin.Unpin()
+	} else {
+		abandon(pin, nil)
+	}
+}
+
+// ---- discovery --------------------------------------------------------------
+
+// hello is a hello's or reply's body after its kind byte (post
+// writes that): role, padding, nonce at offset 8 of the message, host.
+func (e *endpoint) hello(nonce uint64) []byte {
+	m := make([]byte, headerBytes-1+len(e.host))
+	m[0] = byte(e.role)
+	binary.LittleEndian.PutUint64(m[7:], nonce)
+	copy(m[headerBytes-1:], e.host)
+	return m
+}
+
+// answer replies to a hello from src (a copy: it never waits for src).
+func (e *endpoint) answer(src int, nonce uint64) {
+	d := &e.dests[src]
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.failed == nil {
+		e.post(d, src, kindReply, e.hello(nonce), e.opts.Stall)
+	}
+}
+
+// discover asks the candidate ranks who they are and waits for those it
+// expects (bounded by opts.Discovery); the proxies among all who answered
+// are e.proxies. Which ranks, in order of preference:
+//   - opts.ProxyRanks (OFFLOAD_REMOTE_PROXY_RANKS): those, each awaited;
+//   - Open MPI's application contexts (an MPMD launch): a client asks and
+//     awaits every rank outside its own context (its context's other
+//     ranks run the same program: clients); a proxy asks every rank and
+//     awaits the other ranks of its own context (proxies);
+//   - otherwise (srun --multi-prog, other launchers): every other rank,
+//     each awaited until the bound.
+func (e *endpoint) discover(env Env) error {
+	var ask, await []int
+	switch ctxs, own, ok := appContexts(env, e.rank, e.size); {
+	case e.opts.ProxyRanks != nil:
+		for _, r := range e.opts.ProxyRanks {
+			if r >= e.size {
+				return fmt.Errorf("mpi: %s names rank %d; the job's ranks are 0 to %d", EnvProxyRanks, r, e.size-1)
+			}
+			if r != e.rank && !slices.Contains(ask, r) {
+				ask = append(ask, r)
+			}
+		}
+		await = ask
+	case ok:
+		for r := 0; r < e.size; r++ {
+			in := r >= ctxs[own][0] && r < ctxs[own][1]
+			if r == e.rank || (e.role == link.Client && in) {
+				continue
+			}
+			ask = append(ask, r)
+			if e.role == link.Client || in {
+				await = append(await, r)
+			}
+		}
+	default:
+		for r := 0; r < e.size; r++ {
+			if r != e.rank {
+				ask = append(ask, r)
+			}
+		}
+		await = ask
+	}
+	<-e.tok
+	defer func() { e.tok <- struct{}{} }()
+	for _, r := range ask {
+		d := &e.dests[r]
+		d.mu.Lock()
+		err := e.post(d, r, kindHello, e.hello(e.nonce), e.opts.Stall)
+		d.mu.Unlock()
+		if err != nil {
+			return err
+		}
+	}
+	deadline := time.Now().Add(e.opts.Discovery)
+	b := newBackoff()
+	noop := func() {}
+	for {
+		all := true
+		for _, r := range await {
+			if _, ok := e.replies[r]; !ok {
+				all = false
+				break
+			}
+		}
+		if all {
+			break
+		}
+		src, msg, got, err := e.poll(noop)
+		if err != nil {
+			return err
+		}
+		if got {
+			e.pending = append(e.pending, item{src, msg})
+			continue
+		}
+		if src == -2 {
+			b = newBackoff()
+			continue
+		}
+		if !b.pause(deadline) {
+			break
+		}
+	}
+	for _, p := range e.replies {
+		if p.Role == link.Proxy {
+			e.proxies = append(e.proxies, p)
+		}
+	}
+	sort.Slice(e.proxies, func(i, j int) bool { return e.proxies[i].Rank < e.proxies[j].Rank })
+	return nil
+}
+
+var _ link.Endpoint = (*endpoint)(nil)

@@ -1,0 +1,58 @@
+// The few Open MPI 4.x calls the transport makes, reached through dlopen
+// and dlsym so that nothing links libmpi or needs mpi.h. Open MPI's ABI as
+// declared here (facts from its mpi.h, not included): every handle is a
+// pointer, the predefined ones are the addresses of exported globals
+// (ompi_mpi_comm_world, ompi_mpi_byte, ...), MPI_Status is three public
+// ints followed by an int and a size_t, MPI_THREAD_MULTIPLE is 3.
+#ifndef OLMPI_H
+#define OLMPI_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+// olm_load opens lib (dlopen RTLD_NOW|RTLD_LOCAL) and resolves every
+// entry point; 0 on success, else -1 with a message in err.
+int olm_load(const char *lib, char *err, size_t errlen);
+
+int olm_initialized(int *flag);
+int olm_finalized(int *flag);
+// olm_init_thread: MPI_Init_thread(NULL, NULL, required, provided).
+int olm_init_thread(int required, int *provided);
+int olm_query_thread(int *provided);
+int olm_finalize(void);
+// olm_errors_return makes MPI_COMM_WORLD's errors return codes.
+int olm_errors_return(void);
+int olm_world(int *rank, int *size);
+int olm_processor_name(char *name, int *len);
+void olm_error_string(int code, char *buf, size_t len);
+
+// Point-to-point on MPI_COMM_WORLD with MPI_BYTE; requests and matched
+// messages are MPI's pointers, kept by Go as uintptr_t.
+int olm_isend(const void *buf, int count, int dest, int tag, uintptr_t *req);
+int olm_irecv(void *buf, int count, int src, int tag, uintptr_t *req);
+// olm_test: *done = 1 once the request completed (then *req is null).
+int olm_test(uintptr_t *req, int *done);
+// olm_cancel cancels an incomplete receive and waits (bounded by MPI) for
+// it; *cancelled = 1 when it really was cancelled.
+int olm_cancel(uintptr_t *req, int *cancelled);
+// olm_improbe: MPI_Improbe(ANY_SOURCE, tag); on a match *found = 1, *msg,
+// *src and *count (bytes) describe it.
+int olm_improbe(int tag, int *found, uintptr_t *msg, int *src, int *count);
+int olm_imrecv(void *buf, int count, uintptr_t *msg, uintptr_t *req);
+
+// The baselines of make bench: MPI's own blocking calls, timed in C.
+// olm_raw_pingpong: iters round trips of bytes with peer (the initiator
+// sends first); returns the nanoseconds of all of them, or -1.
+int64_t olm_raw_pingpong(int peer, int tag, void *buf, int bytes, int iters, int initiator);
+// olm_raw_stream: iters messages of bytes from the sender to peer, then
+// one byte back; returns the nanoseconds, or -1.
+int64_t olm_raw_stream(int peer, int tag, void *buf, int bytes, int iters, int sender);
+
+#endif
+
+// olm_register_atexit registers (once) an atexit handler that calls the
+// Go function olmpiAtExit.
+void olm_register_atexit(void);
+// olm_exit calls the C library's exit (the tests' stand-in for an
+// application's return from main: Go's os.Exit skips atexit handlers).
+void olm_exit(int code);
