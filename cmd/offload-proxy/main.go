@@ -70,5 +70,8 @@ func run() int {
 		_ = pl.Deinit()
 	}
 	_ = ep.Close()
+	if err := finish(); err != nil {
+		fmt.Fprintf(os.Stderr, "offload-proxy rank %d: %v\n", ep.Rank(), err)
+	}
 	return rc
 }

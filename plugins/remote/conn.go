@@ -49,6 +49,7 @@ type conn struct {
 	host    string
 	timeout time.Duration
 	chunk   uint64
+	reserve bool // reserve the ranges of allocations here (reserve.go)
 
 	mu        sync.Mutex
 	pending   map[uint64]chan wire.Msg // by sequence number

@@ -2,6 +2,7 @@ package remote
 
 import (
 	"math"
+	"sync"
 	"unsafe"
 
 	"github.com/liboffload-go/liboffload-go/api/ol"
@@ -15,6 +16,9 @@ type Device struct {
 	c     *conn
 	index uint32
 	info  plugin.DeviceInfo
+
+	mu    sync.Mutex
+	sizes map[uintptr]uint64 // reserved allocations (conn.reserve)
 }
 
 // Info implements plugin.Device: the proxied device's own answers.
@@ -34,16 +38,52 @@ func (d *Device) Alloc(kind ol.AllocType, size uint64) (uintptr, error) {
 	if kind != ol.AllocTypeDevice {
 		return 0, ol.Errorf(ol.ErrcUnsupported, "%s: %v memory is not supported on a remote device (only DEVICE memory)", d.name(), kind)
 	}
-	r, err := d.c.call(wire.OpAlloc, nil, "", uint64(d.index), uint64(kind), size)
-	if err != nil {
-		return 0, err
+	if !d.c.reserve {
+		r, err := d.c.call(wire.OpAlloc, nil, "", uint64(d.index), uint64(kind), size)
+		return uintptr(r.Args[1]), err
 	}
-	return uintptr(r.Args[1]), nil
+	// an allocation whose range is not free here is kept until the end,
+	// so that the proxy does not give it again
+	var held []uintptr
+	defer func() {
+		for _, p := range held {
+			_, _ = d.c.call(wire.OpFree, nil, "", uint64(d.index), uint64(p), uint64(kind))
+		}
+	}()
+	for range maxReserveAttempts {
+		r, err := d.c.call(wire.OpAlloc, nil, "", uint64(d.index), uint64(kind), size)
+		if err != nil {
+			return 0, err
+		}
+		p := uintptr(r.Args[1])
+		if reserve(d.c.rank, p, size) {
+			d.mu.Lock()
+			d.sizes[p] = size
+			d.mu.Unlock()
+			return p, nil
+		}
+		held = append(held, p)
+	}
+	return 0, ol.Errorf(ol.ErrcOutOfResources, "%s: %d allocations of %d bytes all overlap memory of this process or of another proxy (first at %#x)",
+		d.name(), len(held), size, held[0])
 }
+
+// maxReserveAttempts bounds the allocations tried for one whose range is
+// free in this process.
+const maxReserveAttempts = 16
 
 // Free implements plugin.Device.
 func (d *Device) Free(p uintptr, kind ol.AllocType) error {
 	_, err := d.c.call(wire.OpFree, nil, "", uint64(d.index), uint64(p), uint64(kind))
+	if err == nil && d.c.reserve {
+		d.mu.Lock()
+		size, ok := d.sizes[p]
+		delete(d.sizes, p)
+		d.mu.Unlock()
+		if ok {
+			unreserve(p, size)
+		}
+	}
 	return err
 }
 

@@ -30,8 +30,9 @@ import (
 
 // Environment variables of the remote platform.
 const (
-	// EnvRemote: "off" disables the remote platform, "mpi" asks for it
-	// even where the launch was not detected.
+	// EnvRemote: "auto" (or unset) starts the remote platform under an
+	// MPI launch with other ranks, "mpi" even where no launch is seen,
+	// "off" never; "loopback:N" serves N in-process proxies (a test mode).
 	EnvRemote = "OFFLOAD_REMOTE"
 	// EnvTimeout bounds the wait for a proxy that sends nothing (seconds,
 	// or a Go duration such as "500ms"; default 30 s).
@@ -139,9 +140,9 @@ func (p *Plugin) Init(env plugin.Env) (plugin.Platform, error) {
 	case mode == "off" || mode == "0" || mode == "no":
 		p.absent = EnvRemote + "=" + mode
 		return nil, nil
-	case mode == "" || mode == "mpi" || isLoop:
+	case mode == "" || mode == "auto" || mode == "mpi" || isLoop:
 	default:
-		return nil, ol.Errorf(ol.ErrcInvalidValue, "%s=%q (mpi, off or loopback:N)", EnvRemote, mode)
+		return nil, ol.Errorf(ol.ErrcInvalidValue, "%s=%q: expected auto, mpi, off or loopback:N", EnvRemote, mode)
 	}
 	timeout, chunk, err := settings(env)
 	if err != nil {
@@ -164,8 +165,13 @@ func (p *Plugin) Init(env plugin.Env) (plugin.Platform, error) {
 		return nil, nil
 	}
 	s := &session{ep: ep, conns: map[int]*conn{}, stop: make(chan struct{}), done: make(chan struct{})}
+	// the proxies' memory is another address space's, whose ranges are
+	// reserved here (reserve.go); an in-process Pipe's is this one's
+	_, shared := ep.(interface{ SharedAddressSpace() bool })
 	for _, peer := range ep.Proxies() {
-		s.conns[peer.Rank] = newConn(ep, peer, timeout, chunk)
+		c := newConn(ep, peer, timeout, chunk)
+		c.reserve = !shared
+		s.conns[peer.Rank] = c
 	}
 	go s.receive()
 	type hello struct {
@@ -208,7 +214,7 @@ func (p *Plugin) Init(env plugin.Env) (plugin.Platform, error) {
 				}
 				pl := &Platform{s: s, c: h.c, desc: pd}
 				for _, dd := range pd.Devices {
-					pl.devs = append(pl.devs, &Device{p: pl, c: h.c, index: dd.Index, info: dd.Info})
+					pl.devs = append(pl.devs, &Device{p: pl, c: h.c, index: dd.Index, info: dd.Info, sizes: map[uintptr]uint64{}})
 				}
 				s.platforms = append(s.platforms, pl)
 			}

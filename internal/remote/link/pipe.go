@@ -114,6 +114,10 @@ func (e *PipeEnd) Recv(timeout time.Duration) (int, []byte, error) {
 	}
 }
 
+// SharedAddressSpace says that the peers of a Pipe are in this process:
+// their memory is this process's memory.
+func (e *PipeEnd) SharedAddressSpace() bool { return true }
+
 // Close implements Endpoint; messages sent to it from now on are dropped.
 func (e *PipeEnd) Close() error {
 	e.mu.Lock()

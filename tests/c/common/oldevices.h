@@ -230,7 +230,6 @@ static const char *olc_kernel_dir = KERNEL_DIR;
 static ol_device_handle_t olc_dev;  /* the device under test (olc_next_device) */
 static ol_device_handle_t olc_host; /* the host device, always present */
 static bool olc_on_host;            /* olc_dev is the host device */
-static bool olc_remote;             /* olc_dev is a remote device (docs/remote.md) */
 static char olc_dev_name[256];      /* olc_dev's OL_DEVICE_INFO_NAME */
 
 #define OLC_BIG 0x7fffffff /* the FORCE_UINT32 value of every enum */
