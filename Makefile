@@ -171,10 +171,13 @@ test-c: test-conformance test-lifecycle test-device-22 test-device-23
 
 # The device suite on remote devices (docs/remote.md): two proxies' host
 # devices served in-process over the remote protocol (OFFLOAD_REMOTE=
-# loopback:2, no MPI), both releases (23.1: the tests of its calls).
-test-remote: $(LIBS)
+# loopback:2, no MPI), both releases (23.1: the tests of its calls); then
+# part of it under mpirun with two offload-proxy ranks, and the fault test
+# (a proxy killed with work queued).
+test-remote: $(LIBS) $(PROXY)
 	$(MAKE) --no-print-directory -C tests/c/device check-remote
 	$(MAKE) --no-print-directory -C tests/c/device check-remote RELEASE=23.1 REMOTE_TESTS="launch23 event23 memory23"
+	$(MAKE) --no-print-directory -C tests/c/device check-remote-mpi REMOTE_MPI_TESTS="device memory event hostfunc kernel waitevents wrongdev"
 
 test-conformance: $(LIBS)
 	$(MAKE) --no-print-directory -C tests/c/conformance check IMPL=ours
