@@ -401,6 +401,15 @@ func TestMalformedAndHostileRequests(t *testing.T) {
 	q, _ := d.NewQueue()
 	defer q.Release()
 	rq := q.(*Queue)
+	// the proxy is in this process: victim is memory of the proxy's
+	// process that no client allocated
+	victim := cbuf(t, 4)
+	copy(victim, []byte{0xaa, 0xbb, 0xcc, 0xdd})
+	own, err := d.Alloc(ol.AllocTypeDevice, 64)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Free(own, ol.AllocTypeDevice)
 	// requests that decode but name nothing or wrap around: errors at sync
 	for _, tc := range []struct {
 		op   wire.Op
@@ -415,6 +424,13 @@ func TestMalformedAndHostileRequests(t *testing.T) {
 		{wire.OpLaunch, nil, []uint64{rq.id, 12345}},
 		{wire.OpWait, nil, []uint64{rq.id, 777}},
 		{wire.OpCopyTo, []byte{1}, []uint64{424242, 0, 0}},
+		// memory the client did not allocate: the proxy's own, never touched
+		{wire.OpCopyTo, []byte{1, 2, 3, 4}, []uint64{rq.id, 0, uint64(addr(victim))}},
+		{wire.OpCopyFrom, nil, []uint64{rq.id, 0, uint64(addr(victim)), 4, 6}},
+		{wire.OpFill, []byte{9}, []uint64{rq.id, uint64(addr(victim)), 4}},
+		{wire.OpCopyDevice, nil, []uint64{rq.id, 0, uint64(own), 0, uint64(addr(victim)), 4}},
+		{wire.OpCopyDevice, nil, []uint64{rq.id, 0, uint64(addr(victim)), 0, uint64(own), 4}},
+		{wire.OpCopyTo, make([]byte, 65), []uint64{rq.id, 0, uint64(own)}}, // past its end
 	} {
 		if err := d.c.post(tc.op, tc.data, tc.args...); err != nil {
 			t.Fatal(err)
@@ -432,9 +448,12 @@ func TestMalformedAndHostileRequests(t *testing.T) {
 	if _, err := d.c.call(wire.OpHello, nil, "", wire.Version+1); err == nil {
 		t.Error("a later protocol version was accepted")
 	}
-	// the proxy still works
+	// the proxy still works, and nothing reached the victim
 	if err := q.Sync(); err != nil {
 		t.Fatal(err)
+	}
+	if !bytes.Equal(victim, []byte{0xaa, 0xbb, 0xcc, 0xdd}) {
+		t.Fatalf("a hostile request wrote % x over memory no client allocated", victim)
 	}
 }
 

@@ -15,6 +15,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"slices"
 	"sync"
 	"time"
 	"unsafe"
@@ -133,6 +134,7 @@ type client struct {
 	programs map[uint64]plugin.Program
 	kernels  map[uint64]kernel
 	allocs   map[uint64]alloc
+	globals  []global
 	calls    map[uint64]chan error // host calls waiting for HostDone
 	errs     []error               // errors of requests without a queue, for the next sync
 	gone     bool
@@ -155,6 +157,14 @@ type kernel struct {
 type alloc struct {
 	dev  *device
 	kind ol.AllocType
+	size uint64
+}
+
+// global is a program global the client looked up: memory it may copy
+// to and from.
+type global struct {
+	program    uint64
+	addr, size uint64
 }
 
 func (s *Server) client(rank int) *client {
@@ -281,6 +291,29 @@ func (s *Server) handle(src int, m *wire.Msg) {
 	}
 }
 
+// owns checks that [p, p+n) lies in one allocation of the client or one
+// global of its programs: copies and fills reach no other memory of the
+// proxy (a hostile client cannot write over the proxy's own).
+func (c *client) owns(what string, p, n uint64) error {
+	end := p + n
+	if end < p {
+		return bad("%s %#x + %d wraps around", what, p, n)
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for base, a := range c.allocs {
+		if p >= base && end <= base+a.size {
+			return nil
+		}
+	}
+	for _, g := range c.globals {
+		if p >= g.addr && end <= g.addr+g.size {
+			return nil
+		}
+	}
+	return bad("%s %#x..%#x is not in an allocation or a global of this client", what, p, end)
+}
+
 func (c *client) queue(id uint64) (*queue, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -347,8 +380,8 @@ func (s *Server) queueOp(c *client, q *queue, m *wire.Msg) error {
 			return err
 		}
 		n := uint64(len(m.Data))
-		if a[2]+n < a[2] {
-			return bad("copy of %d bytes to %#x wraps around", n, a[2])
+		if err := c.owns("copy destination", a[2], n); err != nil {
+			return err
 		}
 		buf, err := staging(n)
 		if err != nil {
@@ -366,8 +399,11 @@ func (s *Server) queueOp(c *client, q *queue, m *wire.Msg) error {
 			return err
 		}
 		src, n, token := a[2], a[3], a[4]
-		if n > MaxCopy || src+n < src {
+		if n > MaxCopy {
 			return bad("copy of %d bytes from %#x", n, src)
+		}
+		if err := c.owns("copy source", src, n); err != nil {
+			return err
 		}
 		buf, err := staging(n)
 		if err != nil {
@@ -391,14 +427,23 @@ func (s *Server) queueOp(c *client, q *queue, m *wire.Msg) error {
 		if err != nil {
 			return err
 		}
-		if a[5] > MaxCopy || a[2]+a[5] < a[2] || a[4]+a[5] < a[4] {
+		if a[5] > MaxCopy {
 			return bad("device copy of %d bytes", a[5])
+		}
+		if err := c.owns("copy destination", a[2], a[5]); err != nil {
+			return err
+		}
+		if err := c.owns("copy source", a[4], a[5]); err != nil {
+			return err
 		}
 		return q.q.CopyDevice(uintptr(a[2]), dd.d, uintptr(a[4]), sd.d, a[5])
 	case wire.OpFill:
 		ps := uint64(len(m.Data))
-		if ps == 0 || a[2]%ps != 0 || a[1]+a[2] < a[1] {
+		if ps == 0 || a[2]%ps != 0 {
 			return bad("fill of %d bytes with a %d-byte pattern", a[2], ps)
+		}
+		if err := c.owns("fill", a[1], a[2]); err != nil {
+			return err
 		}
 		pat, err := cmem.Copy(unsafe.Pointer(&m.Data[0]), ps, "a fill pattern")
 		if err != nil {
@@ -551,7 +596,7 @@ func (s *Server) call(c *client, m *wire.Msg, r *wire.Msg) error {
 			return err
 		}
 		c.mu.Lock()
-		c.allocs[uint64(p)] = alloc{d, kind}
+		c.allocs[uint64(p)] = alloc{d, kind, a[2]}
 		c.mu.Unlock()
 		r.Args[1] = uint64(p)
 		return nil
@@ -657,6 +702,7 @@ func (s *Server) call(c *client, m *wire.Msg, r *wire.Msg) error {
 				delete(c.kernels, id)
 			}
 		}
+		c.globals = slices.DeleteFunc(c.globals, func(g global) bool { return g.program == a[0] })
 		c.mu.Unlock()
 		if p == nil {
 			return bad("unload of unknown program %d", a[0])
@@ -672,6 +718,11 @@ func (s *Server) call(c *client, m *wire.Msg, r *wire.Msg) error {
 		if m.Op == wire.OpGlobal {
 			addr, size, err := p.Global(m.Text)
 			r.Args[1], r.Args[2] = uint64(addr), size
+			if err == nil {
+				c.mu.Lock()
+				c.globals = append(c.globals, global{a[0], uint64(addr), size})
+				c.mu.Unlock()
+			}
 			return err
 		}
 		c.mu.Lock()
@@ -762,7 +813,9 @@ func (s *Server) byeClient(rank int) {
 		delete(c.calls, t)
 	}
 	queues, events, programs, allocs := c.queues, c.events, c.programs, c.allocs
-	c.queues, c.events, c.programs, c.allocs, c.kernels = nil, nil, nil, nil, nil
+	// (empty, not nil: a request of this client still running may add to them)
+	c.queues, c.events, c.programs = map[uint64]*queue{}, map[uint64]plugin.Event{}, map[uint64]plugin.Program{}
+	c.allocs, c.kernels, c.globals = map[uint64]alloc{}, map[uint64]kernel{}, nil
 	c.mu.Unlock()
 	for _, q := range queues {
 		_ = q.q.Sync()
