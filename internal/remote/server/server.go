@@ -10,7 +10,6 @@
 package server
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -574,9 +573,8 @@ func (s *Server) call(c *client, m *wire.Msg, r *wire.Msg) error {
 			}
 			inv.Platforms = append(inv.Platforms, pd)
 		}
-		b, err := json.Marshal(inv)
-		r.Data = b
-		return err
+		r.Data = wire.AppendInventory(nil, &inv)
+		return nil
 	case wire.OpPing:
 		return nil
 	case wire.OpBye:

@@ -17,10 +17,10 @@ package wire
 
 import (
 	"encoding/binary"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"math"
+	"reflect"
 
 	"github.com/liboffload-go/liboffload-go/plugins/plugin"
 )
@@ -289,7 +289,7 @@ func DecodeParams(b []byte) ([][2]uint64, error) {
 }
 
 // Inventory is a proxy's answer to Hello: its platforms and their devices,
-// with the plugins' own answers. It is sent once per client, as JSON.
+// with the plugins' own answers. It is sent once per client.
 type Inventory struct {
 	Host      string
 	Platforms []PlatformDesc
@@ -312,18 +312,148 @@ type DeviceDesc struct {
 // MaxDevices bounds the devices of an inventory.
 const MaxDevices = 4096
 
-// DecodeInventory reads a Hello reply's payload.
-func DecodeInventory(b []byte) (*Inventory, error) {
-	var inv Inventory
-	if err := json.Unmarshal(b, &inv); err != nil {
-		return nil, fmt.Errorf("%w: inventory: %v", ErrMalformed, err)
-	}
-	n := 0
+func appendString(b []byte, v string) []byte {
+	b = binary.AppendUvarint(b, uint64(len(v)))
+	return append(b, v...)
+}
+
+// AppendInventory encodes inv: the host, then per platform its strings,
+// backend and devices; a device's information is every field of
+// plugin.DeviceInfo in order, each a presence byte and, when present, its
+// value (strings with their length, numbers as varints, booleans as a
+// byte, dimensions as three varints).
+func AppendInventory(b []byte, inv *Inventory) []byte {
+	b = appendString(b, inv.Host)
+	b = binary.AppendUvarint(b, uint64(len(inv.Platforms)))
 	for _, p := range inv.Platforms {
-		n += len(p.Devices)
+		b = appendString(appendString(appendString(b, p.Name), p.Vendor), p.Version)
+		b = binary.AppendUvarint(b, uint64(p.Backend))
+		b = binary.AppendUvarint(b, uint64(len(p.Devices)))
+		for _, d := range p.Devices {
+			b = binary.AppendUvarint(b, uint64(d.Index))
+			v := reflect.ValueOf(&d.Info).Elem()
+			for i := range v.NumField() {
+				f := v.Field(i)
+				if !f.Field(1).Bool() {
+					b = append(b, 0)
+					continue
+				}
+				b = append(b, 1)
+				b = appendValue(b, f.Field(0))
+			}
+		}
 	}
-	if n > MaxDevices {
-		return nil, fmt.Errorf("%w: inventory of %d devices", ErrMalformed, n)
+	return b
+}
+
+func appendValue(b []byte, v reflect.Value) []byte {
+	switch v.Kind() {
+	case reflect.String:
+		return appendString(b, v.String())
+	case reflect.Bool:
+		if v.Bool() {
+			return append(b, 1)
+		}
+		return append(b, 0)
+	case reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
+		return binary.AppendUvarint(b, v.Uint())
+	case reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64, reflect.Int:
+		return binary.AppendUvarint(b, uint64(v.Int()))
+	case reflect.Struct:
+		for i := range v.NumField() {
+			b = appendValue(b, v.Field(i))
+		}
+		return b
 	}
-	return &inv, nil
+	panic(fmt.Sprintf("wire: DeviceInfo has a %v field", v.Kind()))
+}
+
+func (r *reader) str(what string) string { return string(r.bytes(what, MaxText)) }
+
+func (r *reader) value(v reflect.Value, what string) {
+	switch v.Kind() {
+	case reflect.String:
+		v.SetString(r.str(what))
+	case reflect.Bool:
+		switch r.uvarint(what) {
+		case 0:
+		case 1:
+			v.SetBool(true)
+		default:
+			if r.err == nil {
+				r.err = fmt.Errorf("%w: %s is not a boolean", ErrMalformed, what)
+			}
+		}
+	case reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
+		n := r.uvarint(what)
+		if v.OverflowUint(n) && r.err == nil {
+			r.err = fmt.Errorf("%w: %s %d does not fit", ErrMalformed, what, n)
+		}
+		v.SetUint(n)
+	case reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64, reflect.Int:
+		n := int64(r.uvarint(what))
+		if (n < 0 || v.OverflowInt(n)) && r.err == nil {
+			r.err = fmt.Errorf("%w: %s %d does not fit", ErrMalformed, what, n)
+		}
+		v.SetInt(n)
+	case reflect.Struct:
+		for i := range v.NumField() {
+			r.value(v.Field(i), what)
+		}
+	}
+}
+
+// DecodeInventory reads what AppendInventory wrote.
+func DecodeInventory(b []byte) (*Inventory, error) {
+	r := reader{b: b}
+	inv := &Inventory{Host: r.str("host")}
+	np := r.uvarint("platform count")
+	if r.err == nil && np > uint64(len(r.b)) {
+		return nil, fmt.Errorf("%w: %d platforms", ErrMalformed, np)
+	}
+	devs := uint64(0)
+	for i := uint64(0); i < np && r.err == nil; i++ {
+		p := PlatformDesc{Name: r.str("platform name"), Vendor: r.str("platform vendor"), Version: r.str("platform version")}
+		be := r.uvarint("backend")
+		if be > math.MaxUint32 && r.err == nil {
+			r.err = fmt.Errorf("%w: backend %d", ErrMalformed, be)
+		}
+		p.Backend = uint32(be)
+		nd := r.uvarint("device count")
+		if devs += nd; r.err == nil && (devs > MaxDevices || nd > uint64(len(r.b))) {
+			return nil, fmt.Errorf("%w: %d devices", ErrMalformed, devs)
+		}
+		for j := uint64(0); j < nd && r.err == nil; j++ {
+			var d DeviceDesc
+			idx := r.uvarint("device index")
+			if idx > math.MaxUint32 && r.err == nil {
+				r.err = fmt.Errorf("%w: device index %d", ErrMalformed, idx)
+			}
+			d.Index = uint32(idx)
+			v := reflect.ValueOf(&d.Info).Elem()
+			for k := range v.NumField() {
+				f := v.Field(k)
+				name := v.Type().Field(k).Name
+				switch r.uvarint(name) {
+				case 0:
+				case 1:
+					f.Field(1).SetBool(true)
+					r.value(f.Field(0), name)
+				default:
+					if r.err == nil {
+						r.err = fmt.Errorf("%w: %s presence", ErrMalformed, name)
+					}
+				}
+			}
+			p.Devices = append(p.Devices, d)
+		}
+		inv.Platforms = append(inv.Platforms, p)
+	}
+	if r.err != nil {
+		return nil, r.err
+	}
+	if len(r.b) != 0 {
+		return nil, fmt.Errorf("%w: %d bytes after the inventory", ErrMalformed, len(r.b))
+	}
+	return inv, nil
 }

@@ -3,7 +3,11 @@ package wire
 import (
 	"bytes"
 	"errors"
+	"reflect"
 	"testing"
+
+	"github.com/liboffload-go/liboffload-go/api/ol"
+	"github.com/liboffload-go/liboffload-go/plugins/plugin"
 )
 
 func TestRoundTrip(t *testing.T) {
@@ -97,4 +101,33 @@ func FuzzDecode(f *testing.F) {
 		_, _ = DecodeParams(m.Data)
 		_, _ = DecodeInventory(m.Data)
 	})
+}
+
+func TestInventory(t *testing.T) {
+	info := plugin.DeviceInfo{
+		Type:                         plugin.Some(ol.DeviceTypeGpu),
+		Name:                         plugin.Some("gfx90a"),
+		MaxWorkGroupSizePerDimension: plugin.Some(ol.Dimensions{X: 1024, Y: 1024, Z: 1 << 31}),
+		GlobalMemSize:                plugin.Some[uint64](1 << 40),
+		HalfFpSupport:                plugin.Some(false),
+		DoubleFpSupport:              plugin.Some(true),
+	}
+	in := Inventory{Host: "gpu1", Platforms: []PlatformDesc{
+		{Name: "AMDGPU", Vendor: "AMD", Version: "v1", Backend: 3, Devices: []DeviceDesc{{Index: 0, Info: info}, {Index: 1}}},
+		{Name: "Host", Backend: 4},
+	}}
+	b := AppendInventory(nil, &in)
+	out, err := DecodeInventory(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(in.Platforms[0].Devices, out.Platforms[0].Devices) || out.Host != "gpu1" || len(out.Platforms) != 2 ||
+		out.Platforms[1].Name != "Host" || out.Platforms[0].Backend != 3 {
+		t.Fatalf("sent %+v, decoded %+v", in, out)
+	}
+	for n := 0; n < len(b); n++ {
+		if _, err := DecodeInventory(b[:n]); !errors.Is(err, ErrMalformed) {
+			t.Fatalf("cut to %d of %d bytes: %v", n, len(b), err)
+		}
+	}
 }
