@@ -128,6 +128,8 @@ test-fuzz:
 # FuzzEventHandleDecode: events, those of idle queues kept in C included);
 # the C launch path lays 23.1's arguments out as the Go path does, or leaves
 # them to it (FuzzLayOutArgsInC: differential);
+# the MPI transport's framing decodes any bytes on its tag to a frame
+# within its bounds that encodes back the same, or refuses them (FuzzFrame);
 # the image classifier returns a one-line description for any bytes
 # (FuzzClassify); a CUDA image whose headers point outside it never reaches
 # the driver (FuzzCheckCUDA); the spec parser never panics and what it accepts reads
@@ -154,6 +156,7 @@ fuzz:
 	$(GO) test -run='^$$' -fuzz='^FuzzCheckCUDA$$' -fuzztime=$(FUZZTIME) ./plugins/image/ || $(FUZZ_FAILED) ./plugins/image
 	$(GO) test -run='^$$' -fuzz='^FuzzParse$$' -fuzztime=$(FUZZTIME) ./api/ || $(FUZZ_FAILED) ./api
 	$(GO) test -run='^$$' -fuzz='^FuzzDecode$$' -fuzztime=$(FUZZTIME) ./internal/remote/wire/ || $(FUZZ_FAILED) ./internal/remote/wire
+	$(GO) test -run='^$$' -fuzz='^FuzzFrame$$' -fuzztime=$(FUZZTIME) ./internal/mpi/ || $(FUZZ_FAILED) ./internal/mpi
 
 # run.sh: the 22.1 library and header against LLVM's installed 22.1 ones;
 # run23.sh: the 23.1 library and header against facts written by hand from
@@ -285,13 +288,19 @@ sanitize: test-images $(ASANLIB)
 # each with both libraries, 22.1 and 23.1 (the 23.1 features must work with
 # 23.1 and raise ReleaseError with 22.1).
 PYSITE := $(BUILD)/python-site
+# The first python3 that imports NumPy (python3-numpy is Debian's, for
+# /usr/bin/python3; a python3 earlier on PATH may lack it), so that the array
+# tests run rather than skip; else python3, and they report skips.
+ifeq ($(origin PYTHON),undefined)
+PYTHON := $(or $(firstword $(foreach p,python3 /usr/bin/python3,$(if $(shell $(p) -c 'import numpy' 2>/dev/null && echo y),$(p)))),python3)
+endif
 test-python: $(LIBS)
-	OFFLOAD_LIB=$(abspath $(LIB)) python3 -m unittest discover -s tests/python -v
-	OFFLOAD_LIB=$(abspath $(LIB23)) python3 -m unittest discover -s tests/python -v
+	OFFLOAD_LIB=$(abspath $(LIB)) $(PYTHON) -m unittest discover -s tests/python -v
+	OFFLOAD_LIB=$(abspath $(LIB23)) $(PYTHON) -m unittest discover -s tests/python -v
 	rm -rf $(PYSITE)
-	PIP_ROOT_USER_ACTION=ignore PIP_DISABLE_PIP_VERSION_CHECK=1 python3 -m pip install --quiet --no-index --no-deps --target $(PYSITE) ./python
-	OFFLOAD_LIB=$(abspath $(LIB)) LIBOFFLOAD_TEST_INSTALLED=$(abspath $(PYSITE)) python3 -m unittest discover -s tests/python
-	OFFLOAD_LIB=$(abspath $(LIB23)) LIBOFFLOAD_TEST_INSTALLED=$(abspath $(PYSITE)) python3 -m unittest discover -s tests/python
+	PIP_ROOT_USER_ACTION=ignore PIP_DISABLE_PIP_VERSION_CHECK=1 $(PYTHON) -m pip install --quiet --no-index --no-deps --target $(PYSITE) ./python
+	OFFLOAD_LIB=$(abspath $(LIB)) LIBOFFLOAD_TEST_INSTALLED=$(abspath $(PYSITE)) $(PYTHON) -m unittest discover -s tests/python
+	OFFLOAD_LIB=$(abspath $(LIB23)) LIBOFFLOAD_TEST_INSTALLED=$(abspath $(PYSITE)) $(PYTHON) -m unittest discover -s tests/python
 
 # Install and use: make install into temporary prefixes (staged with DESTDIR
 # and not); a CMake find_package consumer, a pkg-config + make consumer and a

@@ -1,5 +1,6 @@
 // The allocation index and the fast paths over it. See allocmap.h.
 #include "allocmap.h"
+#include "pool.h"
 #include "queuemirror.h"
 
 #include <sched.h>
@@ -19,7 +20,7 @@
 
 typedef struct node {
   _Atomic(struct node *) next;
-  _Atomic uint64_t key, base, size, dev, meta; // meta: kind | aux << 32 | flags << 60
+  _Atomic uint64_t key, base, size, dev, ext, meta; // meta: kind | aux << 32 | flags << 60
 } node;
 
 typedef struct chunk {
@@ -212,6 +213,7 @@ static int link_node(ol_amap *m, uint64_t key, const ol_amap_hit *a) {
   ST(n->base, a->base);
   ST(n->size, a->size);
   ST(n->dev, a->dev);
+  ST(n->ext, a->ext);
   ST(n->meta, (uint64_t)a->kind | (uint64_t)a->aux << 32 | (uint64_t)(a->flags & 0xf) << 60);
   ST(n->next, LD(t->b[h & t->mask]));
   LINK(t->b[h & t->mask], n);
@@ -225,6 +227,7 @@ static void copy_hit(node *n, ol_amap_hit *out) {
   out->base = LD(n->base);
   out->size = LD(n->size);
   out->dev = LD(n->dev);
+  out->ext = LD(n->ext);
   out->kind = (uint32_t)meta;
   out->aux = (uint32_t)(meta >> 32) & 0x0fffffffu;
   out->flags = (uint32_t)(meta >> 60);
@@ -369,7 +372,7 @@ static int find_level(const ol_amap *m, unsigned l, uint64_t p, ol_amap_hit *out
   }
 }
 
-int ol_amap_find(const ol_amap *m, uint64_t p, ol_amap_hit *out) {
+int ol_amap_find_raw(const ol_amap *m, uint64_t p, ol_amap_hit *out) {
   if (m == NULL) // released: the initialisation is over
     return 0;
   uint32_t lv = atomic_load_explicit((_Atomic uint32_t *)&m->levels, memory_order_acquire);
@@ -382,6 +385,13 @@ int ol_amap_find(const ol_amap *m, uint64_t p, ol_amap_hit *out) {
   return 0;
 }
 
+int ol_amap_find(const ol_amap *m, uint64_t p, ol_amap_hit *out) {
+  if (!ol_amap_find_raw(m, p, out))
+    return 0;
+  // allocations do not overlap: no other one contains p
+  return (out->flags & OL_AMAP_SLAB) ? ol_pool_resolve(out, p) : 1;
+}
+
 // ---- the fast paths ---------------------------------------------------------
 
 // odd: nothing published
@@ -389,12 +399,45 @@ static _Atomic uint64_t fast_seq = 1;
 static _Atomic uint64_t fast_host;
 static _Atomic(ol_amap *) fast_mem, fast_globals;
 static _Atomic int fast_multi;
+static _Atomic uint64_t fast_pool_dev[OL_FAST_POOLS];
+static _Atomic(struct ol_pool *) fast_pool[OL_FAST_POOLS];
 
 void ol_fast_unpublish(void) {
   uint64_t s = LD(fast_seq);
   if ((s & 1) == 0)
     ST(fast_seq, s + 1);
   atomic_thread_fence(memory_order_seq_cst);
+}
+
+// ol_fast_clear_pools forgets the pools (after the unpublish, before the
+// next initialisation adds its own)
+void ol_fast_clear_pools(void) {
+  for (unsigned i = 0; i < OL_FAST_POOLS; i++) {
+    ST(fast_pool_dev[i], 0);
+    ST(fast_pool[i], NULL);
+  }
+}
+
+void ol_fast_add_pool(uint64_t dev, void *pool) {
+  for (unsigned i = 0; i < OL_FAST_POOLS; i++) {
+    if (LD(fast_pool_dev[i]) == 0 || LD(fast_pool_dev[i]) == dev) {
+      ST(fast_pool[i], (struct ol_pool *)pool);
+      ST(fast_pool_dev[i], dev);
+      return;
+    }
+  }
+}
+
+struct ol_pool *ol_fast_pool(const ol_fast_state *st, uint64_t dev) {
+  (void)st;
+  for (unsigned i = 0; i < OL_FAST_POOLS; i++) {
+    uint64_t d = LD(fast_pool_dev[i]);
+    if (d == dev)
+      return LD(fast_pool[i]);
+    if (d == 0)
+      break;
+  }
+  return NULL;
 }
 
 void ol_fast_publish(uint64_t host, ol_amap *mem, ol_amap *globals, int multi) {

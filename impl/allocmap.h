@@ -36,13 +36,18 @@
 typedef struct ol_amap ol_amap;
 
 // ol_amap_hit is one allocation as the index keeps it. flags: bit 0 set
-// when the allocation is not the host device's (see ol_fast_memcpy).
+// when the allocation is not the host device's (see ol_fast_memcpy);
+// OL_AMAP_SLAB: a slab of the allocation pool (pool.h), ext its
+// descriptor: ol_amap_find answers with the slab's live block that
+// contains the address, flagged OL_AMAP_POOLED (ext still the slab).
 typedef struct {
-  uint64_t base, size, dev;
+  uint64_t base, size, dev, ext;
   uint32_t kind, aux, flags;
 } ol_amap_hit;
 
 #define OL_AMAP_FOREIGN 1u
+#define OL_AMAP_SLAB 2u
+#define OL_AMAP_POOLED 4u
 
 ol_amap *ol_amap_new(void) OL_AMAP_HIDDEN;
 void ol_amap_free(ol_amap *m) OL_AMAP_HIDDEN;
@@ -62,14 +67,21 @@ void ol_amap_prefetch(const ol_amap *m, uint64_t base) OL_AMAP_HIDDEN;
 // ol_amap_find copies the allocation that contains p into out: 1, or 0
 // when there is none.
 int ol_amap_find(const ol_amap *m, uint64_t p, ol_amap_hit *out) OL_AMAP_HIDDEN;
+// ol_amap_find_raw is ol_amap_find that answers with a slab itself.
+int ol_amap_find_raw(const ol_amap *m, uint64_t p, ol_amap_hit *out) OL_AMAP_HIDDEN;
 
 // The fast paths' view of the live initialisation, published by olInit
 // (lifecycle.go) when tracing is off and withdrawn by the final olShutDown
 // before anything is torn down: the host device's handle, the allocation
-// map and the map of program globals, and whether other platforms exist.
+// map and the map of program globals, whether other platforms exist, and
+// the allocation pools (pool.h) of up to OL_FAST_POOLS devices
+// (ol_fast_add_pool, before the publish).
+#define OL_FAST_POOLS 8
+void ol_fast_add_pool(uint64_t dev, void *pool) OL_AMAP_HIDDEN;
 void ol_fast_publish(uint64_t host, ol_amap *mem, ol_amap *globals,
                      int multi) OL_AMAP_HIDDEN;
 void ol_fast_unpublish(void) OL_AMAP_HIDDEN;
+void ol_fast_clear_pools(void) OL_AMAP_HIDDEN;
 
 // ol_fast_load copies what is published into st: 0 when nothing is (the
 // Go path answers).
@@ -79,6 +91,8 @@ typedef struct {
   int multi;
 } ol_fast_state;
 int ol_fast_load(ol_fast_state *st) OL_AMAP_HIDDEN;
+// ol_fast_pool is the published pool of device dev (a handle), or NULL.
+struct ol_pool *ol_fast_pool(const ol_fast_state *st, uint64_t dev) OL_AMAP_HIDDEN;
 // ol_fast_host_range_ok: the Go path's checkRange and sideDevice
 // (impl/route.go) for a range of size bytes at p named with the host
 // device, which does not wrap: it does not start in an allocation and run

@@ -36,6 +36,9 @@ type Queue struct {
 	finished atomic.Bool
 	// mirrored: the C entry points may answer for the queue (queuemirror.go)
 	mirrored bool
+	// registered: the C free path checks that the queue is idle (pool.go);
+	// else the queue counts in its gate while it lives
+	registered bool
 }
 
 // Event marks a point of a queue. It keeps the queue's handle and id, not
@@ -156,6 +159,7 @@ func (c *Context) olCreateQueue(dev *Device) (uintptr, error) {
 		return 0, err
 	}
 	c.mirrorQueue(q)
+	c.countQueue(q)
 	return q.h, nil
 }
 

@@ -53,6 +53,8 @@ type Device struct {
 	h        uintptr
 	platform *Platform
 	d        plugin.Device
+	// pool: the device's allocation pool (pool.go; nil: none)
+	pool poolPtr
 }
 
 // generations holds, per kind of handle, the first generation the next
@@ -80,6 +82,10 @@ func newContext(gens generations, plugins []plugin.Plugin) (*Context, error) {
 	if err != nil {
 		return nil, err
 	}
+	idle, err := poolIdle(env)
+	if err != nil {
+		return nil, err
+	}
 	tr, err := newTracer(env)
 	if err != nil {
 		return nil, err
@@ -103,6 +109,7 @@ func newContext(gens generations, plugins []plugin.Plugin) (*Context, error) {
 			}
 		}
 	}
+	c.makePools(idle)
 	return c, errs.ErrorOrNil()
 }
 
@@ -228,7 +235,10 @@ func (c *Context) refuseFinalShutdown() error {
 func (c *Context) teardown() error {
 	// out of the queue mirror first, for good (no C path answers for
 	// them again)
-	c.queues.each(func(h uintptr, q *Queue) { c.unmirrorQueue(q) })
+	c.queues.each(func(h uintptr, q *Queue) {
+		c.unmirrorQueue(q)
+		c.uncountQueue(q) // (the registry outlives the context)
+	})
 	if c.leakCheck {
 		c.reportLeaks(os.Stderr)
 	}
@@ -269,8 +279,11 @@ func (c *Context) teardown() error {
 	// frees that waited for work: all of it has ended now
 	add("deferred frees", c.frees.shutdown())
 	for _, a := range c.mem.drain() {
-		add("allocation", a.device.d.Free(a.deviceBase(), a.kind))
+		if a.slab == nil { // (pooled blocks go with their pool)
+			add("allocation", a.device.d.Free(a.deviceBase(), a.kind))
+		}
 	}
+	c.freePools()
 	for _, p := range c.platformList {
 		add("platform "+p.name, p.p.Deinit())
 	}

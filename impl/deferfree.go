@@ -1,5 +1,8 @@
 package impl
 
+// #include "pool.h"
+import "C"
+
 import (
 	"fmt"
 	"github.com/liboffload-go/liboffload-go/internal/fault"
@@ -69,10 +72,8 @@ func (m *mark) unref() error {
 
 // pendingFree is an allocation whose release waits for its markers.
 type pendingFree struct {
-	dev   *Device
-	base  uintptr
-	size  uint64
-	kind  ol.AllocType
+	c     *Context
+	a     alloc
 	marks []*mark
 }
 
@@ -170,16 +171,17 @@ func (f *deferredFrees) setLatest(q *Queue, l latestMark) {
 	f.latest[q] = l
 }
 
-// freeAfterQueuedWork releases the memory at base (size bytes of kind, on
-// dev) once the work queued so far on every queue has completed; the
-// allocation has already left the allocation map.
-func (c *Context) freeAfterQueuedWork(dev *Device, base uintptr, size uint64, kind ol.AllocType) error {
+// freeAfterQueuedWork releases the memory of a once the work queued so far
+// on every queue has completed; the allocation has already left the
+// allocation map.
+func (c *Context) freeAfterQueuedWork(a *alloc) error {
 	f := &c.frees
 	marks, recErr := c.markQueuedWork()
 	if len(marks) == 0 && recErr == nil {
-		return dev.d.Free(base, kind)
+		return c.releaseAlloc(a)
 	}
-	p := &pendingFree{dev: dev, base: base, size: size, kind: kind, marks: marks}
+	p := &pendingFree{c: c, a: *a, marks: marks}
+	base, dev := a.base, a.device
 	f.lock()
 	defer f.mu.Unlock()
 	fault.Point()
@@ -249,6 +251,7 @@ func (f *deferredFrees) takeRetiredLocked() []*mark {
 	for _, m := range f.retired {
 		if m.e.Done() {
 			f.noteLocked(m.unref())
+			C.ol_pool_gate_add(-1)
 			continue
 		}
 		m.refs.Add(1)
@@ -276,6 +279,7 @@ func (c *Context) retireQueue(q *Queue) bool {
 	if !c.queues.remove(q.h) {
 		return false
 	}
+	c.uncountQueue(q)
 	f.lock()
 	defer f.mu.Unlock()
 	fault.Point()
@@ -311,6 +315,9 @@ func (c *Context) endRetire(q *Queue) {
 	f.lock()
 	defer f.mu.Unlock()
 	fault.Point()
+	if _, ok := f.retiring[q]; ok {
+		C.ol_pool_gate_add(-1) // (its marker, if any, counts from now)
+	}
 	delete(f.retiring, q)
 	f.nretiring.Store(int32(len(f.retiring)))
 }
@@ -338,6 +345,7 @@ func (c *Context) markRetired(q *Queue) {
 		}
 	}
 	f.retired = append(f.retired, newMark(e))
+	C.ol_pool_gate_add(1)
 }
 
 // retiringQueues returns the queues destroyed while calls still used them.
@@ -406,8 +414,8 @@ func (f *deferredFrees) work() {
 			f.stuck = append(f.stuck, p)
 		}
 		f.noteLocked(err)
-		if f.busy[p.dev]--; f.busy[p.dev] == 0 {
-			delete(f.busy, p.dev)
+		if f.busy[p.a.device]--; f.busy[p.a.device] == 0 {
+			delete(f.busy, p.a.device)
 		}
 		f.cond.Broadcast()
 	}
@@ -420,7 +428,7 @@ func (f *deferredFrees) work() {
 func complete(p *pendingFree) (freed bool, err error) {
 	defer func() {
 		if r := recover(); r != nil {
-			freed, err = true, ol.Errorf(ol.ErrcUnknown, "internal error in the deferred olMemFree of %#x: %v", p.base, r)
+			freed, err = true, ol.Errorf(ol.ErrcUnknown, "internal error in the deferred olMemFree of %#x: %v", p.a.base, r)
 		}
 	}()
 	for _, m := range p.marks {
@@ -432,7 +440,7 @@ func complete(p *pendingFree) (freed bool, err error) {
 			if serr == nil {
 				serr = ol.NewError(ol.ErrcUnknown, "the event is not complete after its sync")
 			}
-			return false, wrapErr(fmt.Sprintf("olMemFree of %#x: its release waited for olShutDown: the work queued before it did not end", p.base), serr)
+			return false, wrapErr(fmt.Sprintf("olMemFree of %#x: its release waited for olShutDown: the work queued before it did not end", p.a.base), serr)
 		}
 	}
 	return true, p.release()
@@ -441,8 +449,8 @@ func complete(p *pendingFree) (freed bool, err error) {
 // release frees p's memory, then drops its markers.
 func (p *pendingFree) release() error {
 	var errs *multierror.Error
-	if err := p.dev.d.Free(p.base, p.kind); err != nil {
-		errs = multierror.Append(errs, wrapErr(fmt.Sprintf("deferred olMemFree of %#x (%d bytes)", p.base, p.size), err))
+	if err := p.c.releaseAlloc(&p.a); err != nil {
+		errs = multierror.Append(errs, wrapErr(fmt.Sprintf("deferred olMemFree of %#x (%d bytes)", p.a.base, p.a.size), err))
 	}
 	for _, m := range p.marks {
 		if err := m.unref(); err != nil {
@@ -467,6 +475,16 @@ func (f *deferredFrees) waitFor(dev *Device, released uint64) bool {
 	return waited || f.released.Load() != released
 }
 
+// releaseAlloc gives the memory of a, out of the map, back: to its pool
+// or to its device.
+func (c *Context) releaseAlloc(a *alloc) error {
+	if a.slab != nil {
+		c.freePooled(a)
+		return nil
+	}
+	return a.device.d.Free(a.deviceBase(), a.kind)
+}
+
 // allocDevice is dev.d.Alloc for olMemAlloc. When the device is out of
 // memory while frees of its memory wait for queued work (or were made
 // meanwhile), it waits for them and tries once more, as a driver whose
@@ -475,6 +493,11 @@ func (f *deferredFrees) waitFor(dev *Device, released uint64) bool {
 func (c *Context) allocDevice(dev *Device, typ ol.AllocType, size uint64) (uintptr, error) {
 	released := c.frees.released.Load()
 	p, err := dev.d.Alloc(typ, size)
+	if err != nil && dev.pool != nil {
+		// the pool's free slabs go back to the device first
+		c.trimPool(dev, nil)
+		p, err = dev.d.Alloc(typ, size)
+	}
 	if err == nil || c.inHostFunction() || !c.frees.waitFor(dev, released) {
 		return p, err
 	}

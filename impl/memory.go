@@ -11,6 +11,7 @@ package impl
 #cgo noescape ol_amap_prefetch
 #cgo nocallback ol_amap_prefetch
 #include "allocmap.h"
+#include "pool.h"
 
 // ol_amap_lookup is ol_amap_find returning by value (size 0: none), so
 // that Go passes C no pointer to its stack (which would move it to the
@@ -18,6 +19,12 @@ package impl
 static inline ol_amap_hit ol_amap_lookup(const ol_amap *m, uint64_t p) {
   ol_amap_hit h = {0};
   if (!ol_amap_find(m, p, &h))
+    h.size = 0;
+  return h;
+}
+static inline ol_amap_hit ol_amap_lookup_raw(const ol_amap *m, uint64_t p) {
+  ol_amap_hit h = {0};
+  if (!ol_amap_find_raw(m, p, &h))
     h.size = 0;
   return h;
 }
@@ -41,6 +48,9 @@ type alloc struct {
 	// raw is the address the device returned when olMemAllocAligned
 	// over-allocated to align base (0: it is base); the device frees raw.
 	raw uint64
+	// slab: the pool's slab the block is in (pool.h; nil: the device's own
+	// allocation)
+	slab *C.ol_slab
 }
 
 func (a *alloc) end() uint64 { return a.base + a.size }
@@ -121,6 +131,9 @@ func (m *allocMap) aux(d *Device) uint32 {
 // hit converts what the index returned.
 func (m *allocMap) hit(h *C.ol_amap_hit) alloc {
 	a := alloc{base: uint64(h.base), size: uint64(h.size), kind: ol.AllocType(h.kind)}
+	if h.flags&C.OL_AMAP_POOLED != 0 {
+		a.slab = C.ol_hit_slab(*h)
+	}
 	if devs := *m.devs.Load(); int(h.aux) < len(devs) {
 		a.device = devs[h.aux]
 	}
@@ -182,9 +195,19 @@ func (m *allocMap) takeRaw(a *alloc) {
 // removeBase removes the allocation that starts exactly at base and
 // returns it (false: there is none).
 func (m *allocMap) removeBase(base uint64) (alloc, bool) {
+	if a, ok := m.find(base); ok && a.slab != nil {
+		// a pooled block leaves by its word alone (pool.h)
+		if a.base != base || C.ol_pool_take(a.slab, C.uint64_t(base)) == 0 {
+			return alloc{}, false
+		}
+		return a, true
+	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	fault.Point()
+	if h := C.ol_amap_lookup_raw(m.idx.p, C.uint64_t(base)); h.size != 0 && h.flags&C.OL_AMAP_SLAB != 0 {
+		return alloc{}, false // a free block of a slab (or the slab itself)
+	}
 	// the index's chains (and the allocator's header that the host
 	// device's free reads) load while the B+tree is searched for the size
 	C.ol_amap_prefetch(m.idx.p, C.uint64_t(base))
@@ -231,12 +254,32 @@ func (m *allocMap) snapshot() []*alloc {
 func (m *allocMap) all() []*alloc {
 	out := make([]*alloc, 0, m.order.len())
 	m.order.each(func(base, end uint64) {
-		if h := C.ol_amap_lookup(m.idx.p, C.uint64_t(base)); h.size != 0 {
+		h := C.ol_amap_lookup_raw(m.idx.p, C.uint64_t(base))
+		switch {
+		case h.size == 0:
+		case h.flags&C.OL_AMAP_SLAB != 0:
+			out = m.slabBlocks(out, &h)
+		default:
 			a := m.hit(&h)
 			out = append(out, &a)
 		}
 	})
 	return out
+}
+
+// drainSlabs removes every slab and marks its blocks free (mu held).
+func (m *allocMap) drainSlabs() {
+	var slabs []C.ol_amap_hit
+	m.order.each(func(base, end uint64) {
+		if h := C.ol_amap_lookup_raw(m.idx.p, C.uint64_t(base)); h.size != 0 && h.flags&C.OL_AMAP_SLAB != 0 {
+			slabs = append(slabs, h)
+		}
+	})
+	for _, h := range slabs {
+		m.order.remove(uint64(h.base))
+		C.ol_amap_remove(m.idx.p, h.base, h.size, nil)
+		C.ol_pool_slab_clear(C.ol_hit_slab(h))
+	}
 }
 
 // drain removes and returns every allocation.
@@ -245,7 +288,11 @@ func (m *allocMap) drain() []*alloc {
 	defer m.mu.Unlock()
 	fault.Point()
 	all := m.all()
+	m.drainSlabs()
 	for _, a := range all {
+		if a.slab != nil {
+			continue // its slab is gone
+		}
 		m.order.remove(a.base)
 		var h C.ol_amap_hit
 		C.ol_amap_remove(m.idx.p, C.uint64_t(a.base), C.uint64_t(a.size), &h)
@@ -282,6 +329,11 @@ func (c *Context) olMemAllocAligned(dev *Device, typ ol.AllocType, size, alignme
 			_ = dev.d.Free(p, typ)
 		}
 	}()
+	if dev.pooled(typ, size, alignment) {
+		if p, ok := c.poolAlloc(dev, typ, size); ok {
+			return p, nil
+		}
+	}
 	pad := uint64(0) // none until the device's own alignment falls short
 	for attempt := 0; attempt < maxAllocAttempts; attempt++ {
 		n := size + pad
@@ -325,7 +377,7 @@ func (c *Context) olMemFree(address uintptr) error {
 	if !ok {
 		return ol.NewError(ol.ErrcInvalidArgument, "address is not a known allocation")
 	}
-	return c.freeAfterQueuedWork(a.device, a.deviceBase(), a.size, a.kind)
+	return c.freeAfterQueuedWork(&a)
 }
 
 func (c *Context) memInfo(ptr uintptr, prop ol.MemInfo) (infoValue, error) {
@@ -361,10 +413,14 @@ func (c *Context) publishFast() {
 	if len(c.platformList) > 1 {
 		multi = 1
 	}
+	c.publishPools()
 	C.ol_fast_publish(C.uint64_t(h.h), c.mem.idx.p, c.globals.idx.p, C.int(multi))
 	c.fast = true
 }
 
 // unpublishFast sends every later call to the Go path; the final
 // olShutDown calls it before the context stops being current.
-func unpublishFast() { C.ol_fast_unpublish() }
+func unpublishFast() {
+	C.ol_fast_unpublish()
+	C.ol_fast_clear_pools()
+}

@@ -147,13 +147,15 @@ func genSnapshot(s *api.Spec) string {
 	return b.String()
 }
 
-// cFast names, by function name and variant, the C fast path (impl/allocmap.h, impl/queuemirror.h, impl/doneevents.h) each of these entry points
+// cFast names, by function name and variant, the C fast path (impl/allocmap.h, impl/pool.h, impl/queuemirror.h, impl/doneevents.h) each of these entry points
 // tries first, called with all its parameters in order: it answers only
 // successes (1), else the shim calls Go, which gives every error.
 var cFast = map[string]struct {
 	fn     string
 	params int
 }{
+	"olMemAlloc":         {"ol_fast_alloc", 4},
+	"olMemFree":          {"ol_fast_free", 1},
 	"olMemcpy":           {"ol_fast_memcpy", 6},
 	"olGetMemInfo":       {"ol_fast_meminfo", 4},
 	"olGetMemInfoSize":   {"ol_fast_meminfo_size", 3},

@@ -29,6 +29,10 @@ int ol_fast_meminfo(const void *ptr, uint32_t prop, size_t propSize,
                     void *value) __attribute__((visibility("hidden")));
 int ol_fast_meminfo_size(const void *ptr, uint32_t prop, size_t *sizeRet)
     __attribute__((visibility("hidden")));
+// The allocation pool's paths (impl/pool.h): olMemAlloc and olMemFree of
+// small blocks of a device with a pool.
+int ol_fast_alloc(const void *device, uint32_t type, size_t size, void *out) __attribute__((visibility("hidden")));
+int ol_fast_free(const void *ptr) __attribute__((visibility("hidden")));
 // The fast paths over the queue mirror (impl/queuemirror.h): olSyncQueue
 // and olCreateEvent of an idle queue, olLaunchKernel on a queue.
 int ol_fast_sync(const void *queue) __attribute__((visibility("hidden")));

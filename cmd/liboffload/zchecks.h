@@ -231,6 +231,29 @@ static inline int ol_check_olLaunchKernel23(const void *Queue, const void *Devic
   return 1;
 }
 
+static inline int ol_check_olMemAlloc(const void *Device, uint64_t Type, uint64_t Size, const void *AllocationOut) {
+  (void)Device;
+  (void)Type;
+  (void)Size;
+  (void)AllocationOut;
+  if (Size == 0)
+    return 0;
+  if (NULL == Device)
+    return 0;
+  if (NULL == AllocationOut)
+    return 0;
+  if (AllocationOut == NULL)
+    return 0;
+  return 1;
+}
+
+static inline int ol_check_olMemFree(const void *Address) {
+  (void)Address;
+  if (NULL == Address)
+    return 0;
+  return 1;
+}
+
 static inline int ol_check_olMemcpy(const void *Queue, const void *DstPtr, const void *DstDevice, const void *SrcPtr, const void *SrcDevice, uint64_t Size) {
   (void)Queue;
   (void)DstPtr;

@@ -370,11 +370,19 @@ ol_result_t olLaunchKernelWithCodeLoc(ol_queue_handle_t Queue, ol_device_handle_
 
 ol_result_t olMemAlloc(ol_device_handle_t Device, ol_alloc_type_t Type, size_t Size, void **AllocationOut) {
   OL_FORK_GUARD();
+  if (ol_check_olMemAlloc((const void *)Device, Type, Size, (const void *)AllocationOut)) {
+    if (ol_fast_alloc(Device, Type, Size, AllocationOut))
+      return OL_SUCCESS;
+  }
   return (ol_result_t)goOlMemAlloc((GoUintptr)Device, Type, Size, (void *)AllocationOut, NULL);
 }
 
 ol_result_t olMemAllocWithCodeLoc(ol_device_handle_t Device, ol_alloc_type_t Type, size_t Size, void **AllocationOut, ol_code_location_t *CodeLocation) {
   OL_FORK_GUARD();
+  if (ol_check_olMemAlloc((const void *)Device, Type, Size, (const void *)AllocationOut)) {
+    if (ol_fast_alloc(Device, Type, Size, AllocationOut))
+      return OL_SUCCESS;
+  }
   return (ol_result_t)goOlMemAlloc((GoUintptr)Device, Type, Size, (void *)AllocationOut, CodeLocation);
 }
 
@@ -390,11 +398,19 @@ ol_result_t olMemFillWithCodeLoc(ol_queue_handle_t Queue, void *Ptr, size_t Patt
 
 ol_result_t olMemFree(void *Address) {
   OL_FORK_GUARD();
+  if (ol_check_olMemFree((const void *)Address)) {
+    if (ol_fast_free(Address))
+      return OL_SUCCESS;
+  }
   return (ol_result_t)goOlMemFree((void *)Address, NULL);
 }
 
 ol_result_t olMemFreeWithCodeLoc(void *Address, ol_code_location_t *CodeLocation) {
   OL_FORK_GUARD();
+  if (ol_check_olMemFree((const void *)Address)) {
+    if (ol_fast_free(Address))
+      return OL_SUCCESS;
+  }
   return (ol_result_t)goOlMemFree((void *)Address, CodeLocation);
 }
 

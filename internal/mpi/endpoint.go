@@ -6,7 +6,6 @@ package mpi
 import "C"
 
 import (
-	"encoding/binary"
 	"fmt"
 	"math/rand/v2"
 	"runtime"
@@ -35,10 +34,10 @@ const (
 	inlineMax    = 64 << 10    // payloads up to this are copied into one message
 	headerBytes  = 16
 	bigHeader    = 24 // a large message's header
-	kindData     = 1  // [1] payload
-	kindBig      = 2  // [2 0 0 0][chunk tag u32][length u64][chunk bytes u64]; the payload follows on the chunk tag
-	kindHello    = 3  // [3 role 0…][nonce u64] host
-	kindReply    = 4  // [4 role 0…][nonce u64] host
+	kindData     = 1  // the kinds of wire.go
+	kindBig      = 2
+	kindHello    = 3
+	kindReply    = 4
 	maxHostBytes = 255
 )
 
@@ -77,10 +76,13 @@ type endpoint struct {
 	done       chan struct{}
 	closed     atomic.Bool
 	closeOnce  sync.Once
-	rstage     unsafe.Pointer // C memory for copied messages received (under tok)
-	pending    []item         // messages received during discovery (under tok)
-	nonce      uint64
-	replies    map[int]link.Peer // discovery answers (under tok)
+	// life is read-held by every Send and Recv and write-held by Close,
+	// which so waits until none uses MPI any more (each notices done)
+	life    sync.RWMutex
+	rstage  unsafe.Pointer // C memory for copied messages received (under tok)
+	pending []item         // messages received during discovery (under tok)
+	nonce   uint64
+	replies map[int]link.Peer // discovery answers (under tok)
 }
 
 // Open joins the job's message network as role, initialising MPI if the
@@ -151,15 +153,16 @@ func (e *endpoint) peer(rank int) string {
 	return fmt.Sprintf("rank %d (host unknown)", rank)
 }
 
+// Close returns once no call of the Endpoint uses MPI any more (those in
+// progress return ErrClosed within about a millisecond), so that MPI may
+// be finalized after it.
 func (e *endpoint) Close() error {
 	e.closeOnce.Do(func() {
 		e.closed.Store(true)
 		close(e.done)
-		// the receive buffer is freed by whoever holds tok next (or now)
-		go func() {
-			<-e.tok
-			e.shut()
-		}()
+		e.life.Lock()
+		defer e.life.Unlock()
+		e.shut()
 		state.mu.Lock()
 		state.open = false
 		state.mu.Unlock()
@@ -167,8 +170,8 @@ func (e *endpoint) Close() error {
 	return nil
 }
 
-// shut frees what no request can still use (under tok, or before Open
-// returned).
+// shut frees what no request can still use (with life held, or before
+// Open returned).
 func (e *endpoint) shut() {
 	if e.rstage != nil {
 		cmem.Free(e.rstage)
@@ -298,6 +301,8 @@ type flight struct {
 }
 
 func (e *endpoint) Send(rank int, msg []byte, timeout time.Duration) error {
+	e.life.RLock()
+	defer e.life.RUnlock()
 	if e.closed.Load() {
 		return link.ErrClosed
 	}
@@ -354,6 +359,9 @@ func (e *endpoint) post(d *dest, rank int, kind byte, body []byte, timeout time.
 		deadline := deadlineOf(timeout)
 		b := newBackoff()
 		for d.inFlight+n > sendBuffered {
+			if e.closed.Load() {
+				return link.ErrClosed
+			}
 			if !b.pause(deadline) {
 				return e.fail(d, rank, fmt.Errorf("%d bytes of messages to it not taken within %v: the peer is treated as lost: %w", d.inFlight, timeout, link.ErrTimeout))
 			}
@@ -392,11 +400,7 @@ func (e *endpoint) sendBig(d *dest, rank int, msg []byte, timeout time.Duration)
 	tag := tagChunk0 + int(d.seq%nChunkTags)
 	d.seq++
 	chunk := int(chunkBytes.Load())
-	var h [bigHeader - 1]byte // after the kind byte
-	binary.LittleEndian.PutUint32(h[3:], uint32(tag))
-	binary.LittleEndian.PutUint64(h[7:], uint64(len(msg)))
-	binary.LittleEndian.PutUint64(h[15:], uint64(chunk))
-	if err := e.post(d, rank, kindBig, h[:], timeout); err != nil {
+	if err := e.post(d, rank, kindBig, bigBody(tag, len(msg), chunk), timeout); err != nil {
 		return err
 	}
 	n := (len(msg) + chunk - 1) / chunk
@@ -412,13 +416,16 @@ func (e *endpoint) sendBig(d *dest, rank int, msg []byte, timeout time.Duration)
 			return e.fail(d, rank, mpiError("MPI_Isend", rc))
 		}
 	}
-	ok, err := waitAll(reqs, deadlineOf(timeout), nil)
+	ok, err := waitAll(reqs, deadlineOf(timeout), e.done)
 	if ok {
 		pin.Unpin()
 		return nil
 	}
 	// MPI may still read msg: it stays pinned for good
 	abandon(pin, nil)
+	if err == link.ErrClosed {
+		return err
+	}
 	if err == nil {
 		err = fmt.Errorf("a message of %d bytes not taken within %v: the peer is treated as lost: %w", len(msg), timeout, link.ErrTimeout)
 	}
@@ -429,6 +436,8 @@ func (e *endpoint) sendBig(d *dest, rank int, msg []byte, timeout time.Duration)
 
 func (e *endpoint) Recv(timeout time.Duration) (int, []byte, error) {
 	deadline := deadlineOf(timeout)
+	e.life.RLock()
+	defer e.life.RUnlock()
 	if e.closed.Load() {
 		return -1, nil, link.ErrClosed
 	}
@@ -511,7 +520,7 @@ func (e *endpoint) poll(release func()) (src int, msg []byte, got bool, err erro
 	} else if flag != 0 {
 		ok = true // the usual case: a short message already here
 	} else {
-		ok, err = waitAll(reqs[:], time.Now().Add(e.opts.Stall), nil)
+		ok, err = waitAll(reqs[:], time.Now().Add(e.opts.Stall), e.done)
 	}
 	if !ok {
 		// MPI keeps writing into the buffer: a new one for the next
@@ -526,36 +535,24 @@ func (e *endpoint) poll(release func()) (src int, msg []byte, got bool, err erro
 		}
 		return src, nil, false, err
 	}
-	in := unsafe.Slice((*byte)(e.rstage), int(count))
-	switch in[0] {
+	f, ok := parseFrame(unsafe.Slice((*byte)(e.rstage), int(count)))
+	if !ok {
+		// not the transport's (a big header's payload, if any, is left)
+		return -2, nil, false, nil
+	}
+	switch f.kind {
 	case kindData:
-		return src, slices.Clone(in[1:]), true, nil
+		return src, slices.Clone(f.data), true, nil
 	case kindBig:
-		if count != bigHeader {
-			return -2, nil, false, nil
-		}
-		tag := int(binary.LittleEndian.Uint32(in[4:]))
-		n := binary.LittleEndian.Uint64(in[8:])
-		chunk := binary.LittleEndian.Uint64(in[16:])
-		if tag < tagChunk0 || tag >= tagChunk0+nChunkTags || n <= inlineMax || n > MaxMessage || chunk == 0 || chunk > 1<<30 {
-			// not the transport's header: the payload (if any) is left
-			return -2, nil, false, nil
-		}
-		msg, err := e.recvBig(src, tag, int(n), int(chunk), release)
+		msg, err := e.recvBig(src, f.tag, f.n, f.chunk, release)
 		return src, msg, err == nil, err
-	case kindHello, kindReply:
-		if count < headerBytes {
-			return -2, nil, false, nil
-		}
-		role := link.Role(in[1])
-		nonce := binary.LittleEndian.Uint64(in[8:])
-		host := string(in[headerBytes:count])
-		if in[0] == kindHello {
-			e.hosts.Store(src, host)
-			e.answer(src, nonce)
-		} else if nonce == e.nonce && (role == link.Client || role == link.Proxy) {
-			e.hosts.Store(src, host)
-			e.replies[src] = link.Peer{Rank: src, Host: host, Role: role}
+	case kindHello:
+		e.hosts.Store(src, f.host)
+		e.answer(src, f.nonce)
+	case kindReply:
+		if f.nonce == e.nonce {
+			e.hosts.Store(src, f.host)
+			e.replies[src] = link.Peer{Rank: src, Host: f.host, Role: f.role}
 		}
 	}
 	return -2, nil, false, nil
@@ -571,7 +568,7 @@ func (e *endpoint) dropForeign(src int, mh C.uintptr_t, count C.int) (int, []byt
 		pin.Unpin()
 		return src, nil, false, mpiError("MPI_Imrecv", rc)
 	}
-	if ok, _ := waitAll(reqs, time.Now().Add(e.opts.Stall), nil); !ok {
+	if ok, _ := waitAll(reqs, time.Now().Add(e.opts.Stall), e.done); !ok {
 		abandon(pin, nil)
 	} else {
 		pin.Unpin()
@@ -645,23 +642,13 @@ func (e *endpoint) cancel(reqs []C.uintptr_t, pin *runtime.Pinner) {
 
 // ---- discovery --------------------------------------------------------------
 
-// hello is a hello's or reply's body after its kind byte (post
-// writes that): role, padding, nonce at offset 8 of the message, host.
-func (e *endpoint) hello(nonce uint64) []byte {
-	m := make([]byte, headerBytes-1+len(e.host))
-	m[0] = byte(e.role)
-	binary.LittleEndian.PutUint64(m[7:], nonce)
-	copy(m[headerBytes-1:], e.host)
-	return m
-}
-
 // answer replies to a hello from src (a copy: it never waits for src).
 func (e *endpoint) answer(src int, nonce uint64) {
 	d := &e.dests[src]
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	if d.failed == nil {
-		e.post(d, src, kindReply, e.hello(nonce), e.opts.Stall)
+		e.post(d, src, kindReply, helloBody(e.role, nonce, e.host), e.opts.Stall)
 	}
 }
 
@@ -712,7 +699,7 @@ func (e *endpoint) discover(env Env) error {
 	for _, r := range ask {
 		d := &e.dests[r]
 		d.mu.Lock()
-		err := e.post(d, r, kindHello, e.hello(e.nonce), e.opts.Stall)
+		err := e.post(d, r, kindHello, helloBody(e.role, e.nonce, e.host), e.opts.Stall)
 		d.mu.Unlock()
 		if err != nil {
 			return err

@@ -86,10 +86,10 @@ func RemoteMode(env Env) (Mode, error) {
 	return Auto, fmt.Errorf("%s=%q: expected mpi, off or auto", EnvRemote, v)
 }
 
-// Launched reports whether the process runs under an MPI launcher with
-// other ranks: Open MPI's mpirun (OMPI_COMM_WORLD_SIZE > 1), or Slurm's
-// srun with PMIx (PMIX_RANK set and SLURM_NTASKS, or SLURM_NPROCS, > 1).
-// It reads the environment only: nothing is loaded.
+// Launched reports whether env (Getenv: the process's) is that of a rank
+// of an MPI job with other ranks: Open MPI's mpirun (OMPI_COMM_WORLD_SIZE
+// > 1), or Slurm's srun with PMIx (PMIX_RANK set and SLURM_NTASKS, or
+// SLURM_NPROCS, > 1). It reads the environment only: nothing is loaded.
 func Launched(env Env) bool {
 	if n, ok := envInt(env, "OMPI_COMM_WORLD_SIZE"); ok {
 		return n > 1

@@ -145,6 +145,12 @@ func pattern(n int, seed byte) []byte {
 
 func roleClient() int {
 	c := &checker{}
+	c.report("launched", func() error {
+		if u, err := Use(Getenv); !Launched(Getenv) || !u || err != nil {
+			return fmt.Errorf("under mpirun: Launched %v, Use %v, %v", Launched(Getenv), u, err)
+		}
+		return nil
+	}())
 	start := time.Now()
 	ep, err := Open(link.Client, 30*time.Second)
 	if err != nil {
@@ -472,13 +478,13 @@ func roleClient() int {
 		}
 		// At exit, a hook tells the proxy to end (as the remote plugin
 		// tells its proxies) and MPI_Finalize, which waits for every rank,
-		// returns: TestMPMD checks that the job ended well before the 60 s
-		// bound.
+		// returns: TestMPMD checks that the job ended well within the 60 s
+		// bound after the hook.
 		AtExit(func() {
 			// the first endpoint's failure mark was its own
 			err := ep3.Send(p2, []byte{opExit}, 5*time.Second)
 			ep3.Close()
-			fmt.Printf("client: exit hook: %v\n", err)
+			fmt.Printf("client: exit hook: %v at %d\n", err, time.Now().UnixMilli())
 		}, 60*time.Second)
 		return nil
 	}())

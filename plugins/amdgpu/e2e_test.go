@@ -134,3 +134,9 @@ func TestTraceSaysWhyAbsent(t *testing.T) {
 func TestRuntimeDeferredFree(t *testing.T) {
 	imagetest.HSA.CheckDeferredFree(t, "libhsa-deferfree.so", "fake_hsa_live")
 }
+
+// Pooled device memory: reuse, the idle bound, the retry after
+// out-of-memory, and everything back in the runtime after olShutDown.
+func TestPools(t *testing.T) {
+	imagetest.HSA.CheckPools(t, "libhsa-pools.so", "fake_hsa_live", "FAKE_HSA_MEMORY_BYTES")
+}

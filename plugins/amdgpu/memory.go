@@ -22,11 +22,25 @@ const (
 	pointerIPC      = 4
 )
 
-// Alloc implements plugin.Device: DEVICE memory comes from the agent's
-// coarse-grained pool (made reachable by the other GPUs where the runtime
-// needs to be told); HOST and MANAGED memory from fine-grained system
-// memory made accessible to every GPU agent.
+// Alloc implements plugin.Device: from the device's pools (gpu.MemPools),
+// whose memory comes from the runtime as driverMem allocates it.
 func (d *Device) Alloc(kind ol.AllocType, size uint64) (uintptr, error) {
+	return d.mem.Alloc(kind, size)
+}
+
+// Free implements plugin.Device: the memory goes back to the device's
+// pools (which keep it or give it back to the runtime).
+func (d *Device) Free(ptr uintptr, kind ol.AllocType) error { return d.mem.Free(ptr, kind) }
+
+// driverMem is the ROCr side of a device's pools.
+type driverMem struct{ d *Device }
+
+// DriverAlloc implements gpu.MemDriver: DEVICE memory comes from the
+// agent's coarse-grained pool (made reachable by the other GPUs where the
+// runtime needs to be told); HOST and MANAGED memory from fine-grained
+// system memory made accessible to every GPU agent.
+func (m driverMem) DriverAlloc(kind ol.AllocType, size uint64) (uintptr, error) {
+	d := m.d
 	p := d.p
 	pool, agents, n := p.hostPool, p.agentsC, len(p.gpus)
 	if kind == ol.AllocTypeDevice {
@@ -60,8 +74,9 @@ func (p *Platform) allowAccess(agents *C.uint64_t, n int, ptr uintptr) error {
 	return p.drv.check(fmt.Sprintf("hsa_amd_agents_allow_access for %#x", ptr), st)
 }
 
-// Free implements plugin.Device.
-func (d *Device) Free(ptr uintptr, kind ol.AllocType) error {
+// DriverFree implements gpu.MemDriver.
+func (m driverMem) DriverFree(ptr uintptr, kind ol.AllocType) error {
+	d := m.d
 	return d.call(fmt.Sprintf("hsa_amd_memory_pool_free of %s memory at %#x", kind, ptr), C.lgo_hsa_pool_free(d.p.run, C.uintptr_t(ptr)))
 }
 

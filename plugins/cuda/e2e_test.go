@@ -143,3 +143,9 @@ func TestShutDownUnregisters(t *testing.T) {
 func TestRuntimeDeferredFree(t *testing.T) {
 	imagetest.CUDA.CheckDeferredFree(t, "libcuda-deferfree.so", "fake_cuda_live")
 }
+
+// Pooled device memory: reuse, the idle bound, the retry after
+// out-of-memory, and everything back in the driver after olShutDown.
+func TestPools(t *testing.T) {
+	imagetest.CUDA.CheckPools(t, "libcuda-pools.so", "fake_cuda_live", "FAKE_CUDA_MEMORY_BYTES")
+}

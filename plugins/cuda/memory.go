@@ -20,9 +20,23 @@ func (d *Device) call(what string, r C.int) error {
 	return d.drv.failure(what, int32(r))
 }
 
-// Alloc implements plugin.Device: DEVICE is cuMemAlloc, HOST pinned host
-// memory (cuMemAllocHost), MANAGED cuMemAllocManaged.
+// Alloc implements plugin.Device: from the device's pools (gpu.MemPools),
+// whose memory comes from the driver as driverMem allocates it.
 func (d *Device) Alloc(kind ol.AllocType, size uint64) (uintptr, error) {
+	return d.mem.Alloc(kind, size)
+}
+
+// Free implements plugin.Device: the memory goes back to the device's
+// pools (which keep it or give it back to the driver).
+func (d *Device) Free(p uintptr, kind ol.AllocType) error { return d.mem.Free(p, kind) }
+
+// driverMem is the driver side of a device's pools.
+type driverMem struct{ d *Device }
+
+// DriverAlloc implements gpu.MemDriver: DEVICE is cuMemAlloc, HOST pinned
+// host memory (cuMemAllocHost), MANAGED cuMemAllocManaged.
+func (m driverMem) DriverAlloc(kind ol.AllocType, size uint64) (uintptr, error) {
+	d := m.d
 	var k C.int
 	switch kind {
 	case ol.AllocTypeHost:
@@ -43,8 +57,9 @@ func (d *Device) Alloc(kind ol.AllocType, size uint64) (uintptr, error) {
 	return uintptr(p), nil
 }
 
-// Free implements plugin.Device.
-func (d *Device) Free(p uintptr, kind ol.AllocType) error {
+// DriverFree implements gpu.MemDriver.
+func (m driverMem) DriverFree(p uintptr, kind ol.AllocType) error {
+	d := m.d
 	host := C.int(0)
 	if kind == ol.AllocTypeHost {
 		host = 1

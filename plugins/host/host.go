@@ -13,12 +13,34 @@ static uintptr_t host_alloc(size_t size) {
   return (uintptr_t)aligned_alloc(64, rounded);
 }
 static void host_free(uintptr_t p) { free((void *)p); }
+
+#include "../plugin/fastalloc.h"
+
+// the runtime pool's slabs (plugin.FastAllocDevice): C heap memory, every
+// kind the same; host_slab_live counts their bytes (SlabBytes)
+static _Atomic uint64_t host_slab_live;
+static uint64_t host_slab_alloc(ol_fastalloc *a, uint64_t n, uint32_t kind) {
+  (void)a, (void)kind;
+  uint64_t p = host_alloc(n);
+  if (p)
+    __atomic_fetch_add(&host_slab_live, n, __ATOMIC_RELAXED);
+  return p;
+}
+static void host_slab_free(ol_fastalloc *a, uint64_t p, uint64_t n, uint32_t kind) {
+  (void)a, (void)kind;
+  free((void *)(uintptr_t)p);
+  __atomic_fetch_sub(&host_slab_live, n, __ATOMIC_RELAXED);
+}
+static uint64_t host_slab_bytes(void) { return __atomic_load_n(&host_slab_live, __ATOMIC_RELAXED); }
+static ol_fastalloc host_fastalloc = {host_slab_alloc, host_slab_free, 7u, 1u, NULL};
+static void *host_fast_alloc(void) { return &host_fastalloc; }
 */
 import "C"
 
 import (
 	"fmt"
 	"sync"
+	"unsafe"
 
 	"github.com/liboffload-go/liboffload-go/api/ol"
 	"github.com/liboffload-go/liboffload-go/internal/fault"
@@ -235,6 +257,14 @@ func (*Device) Alloc(kind ol.AllocType, size uint64) (uintptr, error) {
 	}
 	return p, nil
 }
+
+// FastAlloc implements plugin.FastAllocDevice: the runtime pools small
+// allocations over slabs of the C heap.
+func (*Device) FastAlloc() unsafe.Pointer { return C.host_fast_alloc() }
+
+// SlabBytes is the memory the runtime's pool holds from the host device
+// now (slabs given and not yet given back), for tests.
+func SlabBytes() uint64 { return uint64(C.host_slab_bytes()) }
 
 // Free implements plugin.Device.
 func (*Device) Free(ptr uintptr, kind ol.AllocType) error {

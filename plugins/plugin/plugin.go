@@ -404,6 +404,20 @@ type FastQueue interface {
 	Fast() unsafe.Pointer
 }
 
+// FastAllocDevice is implemented by devices that give the runtime their
+// allocator in C (fastalloc.h, an ol_fastalloc): the runtime then serves
+// olMemAlloc of up to 64 KiB of the kinds the struct names from a pool of
+// its own (impl/pool.h) over slabs it gets from that allocator, in C
+// without entering Go when a free block is at hand, and keeps every
+// guarantee of the API on those blocks (olGetMemInfo, range checks,
+// deferred frees, the leak report). The device's Alloc and Free still
+// serve every other allocation. FastAlloc is called once per
+// initialisation; the struct (C memory, never Go memory) must stay valid
+// until Platform.Deinit. nil: no pool.
+type FastAllocDevice interface {
+	FastAlloc() unsafe.Pointer
+}
+
 // FastKernel is implemented by kernels that give a C view of themselves,
 // which their platform's queues' ol_fastq.launch takes (fastq.h), so that
 // olLaunchKernel on such a queue is answered without entering Go. The view

@@ -16,8 +16,13 @@ picks a release, else 22.1 is tried first at each place. release() says
 which one is loaded: with 23.1 the 23.1 features work (init(platforms=...),
 Queue.query, profiling events and elapsed_ms, launch(arguments=[...],
 cooperative=True), Device.alloc_aligned, Queue.prefetch); with 22.1 they
-raise ReleaseError. Every failure raises OffloadError with the ol_errc_t code
-(.code, .name) and the library's Details text (.details). _api holds the
+raise ReleaseError. Buffer.view(dtype, shape, strides, offset) is a typed
+View that other array libraries take without a copy (DLPack,
+__array_interface__, __cuda_array_interface__); from_dlpack(obj) takes
+theirs (NumPy arrays, DLPack and array-interface objects), and copies and
+kernel launches accept them directly (docs/python-arrays.md). Every
+failure raises OffloadError with the ol_errc_t code (.code, .name) and the
+library's Details text (.details). _api holds the
 generated ctypes declarations of the whole API; lib() is the loaded
 library with every prototype declared.
 """
@@ -30,6 +35,7 @@ from ._api import (AllocType, DeviceInfo, DeviceType, Errc, EventFlags,
 from ._core import (OffloadError, ReleaseError, Session, call, check,
                     has_release, init, is_initialized, lib, library_path,
                     live_objects, load, release, shutdown)
+from ._arrays import Array, DType, View, dtype, from_dlpack, live_exports
 from ._loader import RELEASES, SONAMES
 from ._objects import (Buffer, Device, Event, GlobalVariable, Kernel,
                        Platform, Program, Queue, Symbol, devices, elapsed_ms,
@@ -39,7 +45,8 @@ from ._objects import (Buffer, Device, Event, GlobalVariable, Kernel,
 __version__ = "0.1.0"
 
 __all__ = [
-    "AllocType", "Buffer", "Device", "DeviceFpCapabilityFlag", "DeviceInfo",
+    "AllocType", "Array", "Buffer", "DType", "View", "dtype", "from_dlpack",
+    "live_exports", "Device", "DeviceFpCapabilityFlag", "DeviceInfo",
     "DeviceType", "Errc", "Event", "EventFlags", "EventInfo",
     "GlobalVariable", "Kernel", "KernelLaunchPropType", "MemInfo",
     "MemMigrationFlag", "OffloadError", "Platform", "PlatformBackend",

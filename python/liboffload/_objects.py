@@ -7,7 +7,7 @@ import operator
 import os
 import threading
 
-from . import _api, _core
+from . import _api, _arrays, _core
 from ._api import (AllocType, DeviceInfo, DeviceType, Errc, EventFlags,
                    EventInfo, KernelLaunchPropType, MemInfo, MemMigrationFlag,
                    PlatformInfo, QueueInfo, SymbolInfo, SymbolKind)
@@ -218,6 +218,9 @@ class Buffer(_Owned):
         self.alignment = alignment
         self.type = AllocType(type)
         self._ptr = out.value
+        self._holds = 0          # live views and exports of the memory
+        self._free_pending = False
+        self._hold_lock = threading.RLock()  # a collection may unhold
         super().__init__(out.value)
 
     @property
@@ -236,9 +239,70 @@ class Buffer(_Owned):
 
     def _release(self):
         ptr = self.ptr
+        _arrays._reap()  # exports no consumer took hold nothing
+        with self._hold_lock:
+            if self._holds:
+                # a view or an export still uses the memory: the last of
+                # them frees it (_unhold)
+                self.closed = True
+                self._free_pending = True
+                _core.unregister(self)
+                return
         call("olMemFree", ptr)
         self.closed = True
         _core.unregister(self)
+
+    def _hold(self):
+        with self._hold_lock:
+            self._holds += 1
+
+    def _unhold(self):
+        with self._hold_lock:
+            self._holds -= 1
+            free = self._holds == 0 and self._free_pending
+            if free:
+                self._free_pending = False
+        # Only while the library still has the allocation: a full
+        # shutdown since it was made freed everything, and the address may
+        # be another allocation's now.
+        if free and self._epoch == _core._State.epoch and \
+                _core.is_initialized():
+            try:
+                call("olMemFree", self._ptr)
+            except OffloadError:
+                pass  # a deleter cannot raise
+
+    def view(self, dtype, shape, strides=None, offset=0, readonly=False):
+        """A typed View of the memory: dtype a name ("float32"), typestr or
+        NumPy dtype; shape a tuple; strides and offset in bytes (default: C
+        order from offset 0). The elements it reaches must lie inside the
+        buffer. It exports the memory to array libraries (DLPack, the array
+        interfaces) without a copy, and holds the memory: close() while a
+        view or an export lives frees it when the last one goes."""
+        return _arrays.View(self, dtype, shape, strides, offset, readonly)
+
+    def _bytes_view(self):
+        return _arrays.View(self, "uint8", (self.size,))
+
+    def __dlpack__(self, *, stream=None, max_version=None, dl_device=None,
+                   copy=None):
+        """The buffer as a 1-D uint8 DLPack tensor (View.__dlpack__)."""
+        return self._bytes_view().__dlpack__(
+            stream=stream, max_version=max_version, dl_device=dl_device,
+            copy=copy)
+
+    def __dlpack_device__(self):
+        """(DLPack device type, device id) of the memory: (1, 0) for the
+        host device, (2, ordinal) for CUDA device memory, (3, 0) CUDA
+        pinned host, (13, ordinal) CUDA managed, (10, ordinal) AMD device
+        memory, (11, 0) AMD host and managed memory."""
+        self.ptr  # raises for a freed buffer
+        return _arrays.dlpack_device(self.device, self.type)
+
+    def __array__(self, dtype=None, copy=None):
+        """numpy.asarray(buffer): the bytes as a uint8 array on the same
+        memory (memory the CPU reaches)."""
+        return self._bytes_view().__array__(dtype, copy)
 
     def info(self, prop):
         return get_info(MemInfo, self.ptr, prop, _wrap)
@@ -259,30 +323,35 @@ class Buffer(_Owned):
         return ptr + offset
 
     def copy_from(self, src, offset=0, queue=None):
-        """Copy a host object (bytes, bytearray, array.array, memoryview,
-        numpy array...) into the buffer at offset. With a queue the copy is
+        """Copy an object into the buffer at offset: any buffer-protocol
+        object (bytes, bytearray, array.array, memoryview, numpy array), a
+        DLPack or array-interface object (host or device memory of a device
+        this library sees), a View or a Buffer. With a queue the copy is
         queued (src is kept alive until the queue is synced)."""
-        addr, size, keep = _host_memory(src, writable=False)
+        addr, size, src_dev, keep = _arrays.memory(src, writable=False)
         dst = self._range("olMemcpy", offset, size)
+        if size == 0:
+            return self
         call("olMemcpy", _queue_handle(queue), dst,
-             self.device.handle, addr, host_device().handle, size)
+             self.device.handle, addr, src_dev.handle, size)
         if queue is not None:
             queue._keep(keep)
         return self
 
     def copy_to(self, dst=None, offset=0, queue=None):
-        """Copy the buffer (from offset) into a writable host object, or,
+        """Copy the buffer (from offset) into a writable object (as
+        copy_from takes: host or device memory), or,
         without dst, into a new bytearray of the rest of the buffer, which
         is returned. With a queue the copy is queued: read dst after
         queue.sync()."""
         if dst is None:
             self._range("olMemcpy", offset, 0)
             dst = bytearray(self.size - offset)
-        addr, size, keep = _host_memory(dst, writable=True)
+        addr, size, dst_dev, keep = _arrays.memory(dst, writable=True)
         src = self._range("olMemcpy", offset, size)
         if size == 0:
             return dst  # nothing to copy (an empty object has no address)
-        call("olMemcpy", _queue_handle(queue), addr, host_device().handle,
+        call("olMemcpy", _queue_handle(queue), addr, dst_dev.handle,
              src, self.device.handle, size)
         if queue is not None:
             queue._keep(keep)
@@ -331,13 +400,26 @@ def pack_args(*values):
     """The bytes of a C struct with one member per value, laid out as the C
     compiler lays it out (alignment and trailing padding included):
     ctypes scalars (c_float(2.0), c_uint32(n), ...), ctypes structures,
-    arrays and pointers, None (a NULL pointer), a Buffer (its address) or a
-    GlobalVariable (its address). A plain int or float is refused: its C
-    type would be a guess."""
+    arrays and pointers, None (a NULL pointer), a Buffer, View or
+    GlobalVariable (its address), an array of another library (a NumPy
+    array, any DLPack or array-interface object: the address of its data,
+    host memory as the host sees it). A plain int or float is refused: its
+    C type would be a guess."""
+    return _pack(values, None, [])
+
+
+def _pack(values, device, keep):
+    """pack_args for a kernel on device: host arrays are registered with
+    the device where it needs it; keep receives what the launch must keep
+    alive until it has run."""
     types, inits = [], []
     for i, v in enumerate(values):
         if isinstance(v, Buffer):
             t, v = ctypes.c_void_p, v.ptr
+        elif _arrays.is_array(v):
+            addr, k = _arrays.kernel_pointer(v, device)
+            keep.append(k)
+            t, v = ctypes.c_void_p, addr
         elif isinstance(v, GlobalVariable):
             t, v = ctypes.c_void_p, v.address
         elif v is None:
@@ -363,13 +445,17 @@ def pack_args(*values):
     return bytes(cls(*inits))
 
 
-def _arg_value(i, v):
-    """(ctypes object, keep-alive) of one argument of an argument list
-    (23.1's NumArgs/ArgPtrs/ArgSizes): a ctypes value passes its own bytes;
-    a Buffer or GlobalVariable its address, None a NULL pointer, bytes-like
-    objects their bytes."""
+def _arg_value(i, v, device, keep):
+    """The ctypes object of one argument of an argument list (23.1's
+    NumArgs/ArgPtrs/ArgSizes): a ctypes value passes its own bytes; a
+    Buffer, View, GlobalVariable or array its address, None a NULL pointer,
+    bytes-like objects their bytes."""
     if isinstance(v, Buffer):
         v = ctypes.c_void_p(v.ptr)
+    elif _arrays.is_array(v):
+        addr, k = _arrays.kernel_pointer(v, device)
+        keep.append(k)
+        v = ctypes.c_void_p(addr)
     elif isinstance(v, GlobalVariable):
         v = ctypes.c_void_p(v.address)
     elif v is None:
@@ -505,7 +591,10 @@ class Queue(_Owned):
         """olLaunchKernel. num_groups and group_size are an int or a tuple of
         up to 3; args are packed by pack_args into the kernel's argument
         struct, or are one bytes-like object or ctypes structure holding
-        that struct itself.
+        that struct itself. Pointer arguments may be Buffers, Views, NumPy
+        arrays or any DLPack or array-interface object: host memory is
+        registered (olMemRegister) with a GPU for the launch, and each is
+        kept alive until the queue is synced.
 
         With the 23.1 library also: arguments, a list of the kernel's
         arguments one by one (ctypes values, Buffers, None, bytes), passed
@@ -526,6 +615,8 @@ class Queue(_Owned):
             need("23.1", "Queue.launch(arguments=[...])", "olLaunchKernel")
         if cooperative:
             need("23.1", "Queue.launch(cooperative=True)", "olLaunchKernel")
+        device = kernel.program.device
+        arrays = []  # imported arrays and registrations, until it has run
         if arguments is None:
             if len(args) == 1 and isinstance(args[0], (bytes, bytearray,
                                                        memoryview)):
@@ -533,19 +624,20 @@ class Queue(_Owned):
             elif len(args) == 1 and isinstance(args[0], ctypes.Structure):
                 data = bytes(args[0])
             else:
-                data = pack_args(*args)
+                data = _pack(args, device, arrays)
             buf = ctypes.create_string_buffer(data, len(data)) if data \
                 else None
             if not has_release("23.1"):
                 call("olLaunchKernel", self.handle,
                      kernel.program.device.handle, kernel.handle, buf,
                      len(data), ctypes.byref(size))
-                self._keep((buf, args))
+                self._keep((buf, args, arrays))
                 return
             # 23.1: the argument struct as the one argument
             values = [buf] if buf is not None else []
         else:
-            values = [_arg_value(i, v) for i, v in enumerate(arguments)]
+            values = [_arg_value(i, v, device, arrays)
+                      for i, v in enumerate(arguments)]
         n = len(values)
         ptrs = (ctypes.c_void_p * n)(*[ctypes.addressof(v) for v in values]) \
             if n else None
@@ -560,7 +652,7 @@ class Queue(_Owned):
                 _api.KernelLaunchProp(KernelLaunchPropType.NONE, None))
         call("olLaunchKernel", self.handle, kernel.program.device.handle,
              kernel.handle, ctypes.byref(size), props, n, ptrs, sizes)
-        self._keep((values, ptrs, sizes, props, args, arguments))
+        self._keep((values, ptrs, sizes, props, args, arguments, arrays))
 
     def query(self):
         """olQueryQueue (23.1): whether the work queued so far has

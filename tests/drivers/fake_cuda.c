@@ -26,6 +26,15 @@
  *   FAKE_CUDA_FUNC_MAX_THREADS=<n> every function's MAX_THREADS_PER_BLOCK
  *                                  (default 1024); a bigger block is
  *                                  CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES
+ *   FAKE_CUDA_ALLOC_US=<n>         each allocation (device, pinned host,
+ *                                  managed) and each free of one sleeps n
+ *                                  microseconds first, outside the lock (a
+ *                                  real driver's cost; default 0)
+ *   FAKE_CUDA_MEMORY_BYTES=<n>     device memory of each device: a
+ *                                  cuMemAlloc that would take the live
+ *                                  device bytes of its device past n is
+ *                                  CUDA_ERROR_OUT_OF_MEMORY (default: the
+ *                                  4 GiB of address space)
  *
  * A missing symbol cannot be simulated at run time (the dynamic symbol table
  * is fixed when the library is linked); the tests hide symbols at link time
@@ -75,7 +84,8 @@
  *     aborts the process with a message (the driver would run code that is
  *     gone), so a backend that unloads too early fails its tests.
  * fake_cuda_live(kind) counts live objects ("ctxref", "alloc", "host",
- * "stream", "event", "register") for leak checks.
+ * "stream", "event", "register") for leak checks; "bytes" is the bytes of
+ * live device allocations (as asked for, all devices).
  */
 #define _GNU_SOURCE
 #include <pthread.h>
@@ -340,6 +350,7 @@ struct fake_ctx {
   size_t next;
   struct block blocks[MAX_BLOCKS];
   int nblocks;
+  size_t live_bytes; /* of the live allocations, as asked for */
 };
 
 static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
@@ -362,7 +373,11 @@ long fake_cuda_live(const char *kind) {
   else if (!strcmp(kind, "event")) n = live_events;
   else if (!strcmp(kind, "register")) n = live_registered;
   else if (!strcmp(kind, "module")) n = live_modules;
-  else if (!strcmp(kind, "peer")) {
+  else if (!strcmp(kind, "bytes")) {
+    n = 0;
+    for (int i = 0; i < MAX_DEVICES; i++)
+      n += (long)ctxs[i].live_bytes;
+  } else if (!strcmp(kind, "peer")) {
     n = 0;
     for (int i = 0; i < MAX_DEVICES; i++)
       for (int j = 0; j < MAX_DEVICES; j++)
@@ -475,15 +490,32 @@ static int is_device_address(uintptr_t p) {
   return 0;
 }
 
+/* FAKE_CUDA_ALLOC_US: what a driver allocation or free costs */
+static void alloc_delay(void) {
+  int us = env_int("FAKE_CUDA_ALLOC_US", 0);
+  if (us > 0) {
+    struct timespec ts = {us / 1000000, (long)(us % 1000000) * 1000};
+    while (nanosleep(&ts, &ts) != 0 && errno == EINTR) {
+    }
+  }
+}
+
 CUresult cuMemAlloc_v2(CUdeviceptr *out, size_t size) {
   NEED_CTX();
   if (out == NULL || size == 0) return CUDA_ERROR_INVALID_VALUE;
   CUresult forced = env_int("FAKE_CUDA_ALLOC_RESULT", CUDA_SUCCESS);
   if (forced != CUDA_SUCCESS) return forced;
+  alloc_delay();
   /* whole pages: a freed block's pages are made inaccessible */
   size_t rounded = (size + 4095) & ~(size_t)4095;
+  const char *cap = getenv("FAKE_CUDA_MEMORY_BYTES");
+  size_t capacity = cap && *cap ? (size_t)strtoull(cap, NULL, 0) : ARENA;
   pthread_mutex_lock(&mu);
   struct fake_ctx *c = current;
+  if (size > capacity || c->live_bytes > capacity - size) {
+    pthread_mutex_unlock(&mu);
+    return CUDA_ERROR_OUT_OF_MEMORY;
+  }
   struct block *b = NULL;
   for (int i = 0; i < c->nblocks && b == NULL; i++)
     if (!c->blocks[i].live && !c->blocks[i].quarantined && c->blocks[i].size >= rounded) b = &c->blocks[i];
@@ -499,6 +531,7 @@ CUresult cuMemAlloc_v2(CUdeviceptr *out, size_t size) {
   }
   b->live = 1;
   b->used = size;
+  c->live_bytes += size;
   live_allocs++;
   *out = (uintptr_t)c->addr + b->off;
   pthread_mutex_unlock(&mu);
@@ -515,6 +548,7 @@ static CUresult host_free(void *p, enum host_kind kind);
 
 CUresult cuMemFree_v2(CUdeviceptr p) {
   NEED_CTX();
+  alloc_delay();
   if (!is_device_address(p)) return host_free((void *)p, HOST_MANAGED);
   pthread_mutex_lock(&mu);
   for (int d = 0; d < MAX_DEVICES; d++) {
@@ -522,6 +556,7 @@ CUresult cuMemFree_v2(CUdeviceptr p) {
     for (int i = 0; c->addr && i < c->nblocks; i++)
       if (c->blocks[i].live && (uintptr_t)c->addr + c->blocks[i].off == p) {
         c->blocks[i].live = 0;
+        c->live_bytes -= c->blocks[i].used;
         enter_quarantine(d, i);
         live_allocs--;
         pthread_mutex_unlock(&mu);
@@ -605,17 +640,20 @@ static CUresult host_free(void *p, enum host_kind kind) {
 
 CUresult cuMemAllocHost_v2(void **out, size_t size) {
   NEED_CTX();
+  alloc_delay();
   return host_alloc(out, size, HOST_PINNED);
 }
 
 CUresult cuMemFreeHost(void *p) {
   NEED_CTX();
+  alloc_delay();
   return host_free(p, HOST_PINNED);
 }
 
 CUresult cuMemAllocManaged(CUdeviceptr *out, size_t size, unsigned int flags) {
   NEED_CTX();
   if (flags != 1 && flags != 2) return CUDA_ERROR_INVALID_VALUE;
+  alloc_delay();
   return host_alloc((void **)out, size, HOST_MANAGED);
 }
 

@@ -27,6 +27,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <signal.h>
 #include <unistd.h>
 
@@ -243,6 +244,35 @@ int main(int argc, char **argv) {
   EQ(fake_cuda_live("alloc"), live);
   EQ(cuMemFreeAsync(q, s), 1 /* not live any more */);
   EQ(cuMemAllocAsync(&q, 256, NULL), 400 /* the double has no legacy stream */);
+
+  /* FAKE_CUDA_MEMORY_BYTES bounds a device's live bytes ("bytes" counts
+   * those of all devices); FAKE_CUDA_ALLOC_US makes an allocation and a
+   * free sleep */
+  {
+    long bytes = fake_cuda_live("bytes");
+    char cap[32];
+    snprintf(cap, sizeof cap, "%ld", bytes + (1 << 20));
+    setenv("FAKE_CUDA_MEMORY_BYTES", cap, 1);
+    CUdeviceptr m = 0, m2 = 0;
+    EQ(cuMemAlloc_v2(&m, 1 << 20), 0);
+    EQ(fake_cuda_live("bytes"), bytes + (1 << 20));
+    EQ(cuMemAlloc_v2(&m2, (size_t)bytes + (1 << 20)), 2 /* OUT_OF_MEMORY: past the device's memory */);
+    EQ(cuMemFree_v2(m), 0);
+    EQ(fake_cuda_live("bytes"), bytes);
+    unsetenv("FAKE_CUDA_MEMORY_BYTES");
+    setenv("FAKE_CUDA_ALLOC_US", "20000", 1);
+    struct timespec t0, t1, t2;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    EQ(cuMemAlloc_v2(&m, 4096), 0);
+    clock_gettime(CLOCK_MONOTONIC, &t1);
+    EQ(cuMemFree_v2(m), 0);
+    clock_gettime(CLOCK_MONOTONIC, &t2);
+    unsetenv("FAKE_CUDA_ALLOC_US");
+    double ms_alloc = (t1.tv_sec - t0.tv_sec) * 1e3 + (t1.tv_nsec - t0.tv_nsec) / 1e6;
+    double ms_free = (t2.tv_sec - t1.tv_sec) * 1e3 + (t2.tv_nsec - t1.tv_nsec) / 1e6;
+    CHECK(ms_alloc >= 20 && ms_free >= 20, "FAKE_CUDA_ALLOC_US=20000: allocation %.1f ms, free %.1f ms, want 20 each",
+          ms_alloc, ms_free);
+  }
 
   /* stream callbacks run after the stream's earlier work, with the stream
    * and a status, where driver calls are refused */

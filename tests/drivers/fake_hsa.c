@@ -45,6 +45,15 @@
  *   FAKE_HSA_HOLD=1                 the copy engine and the queues run only
  *                                   while somebody waits on a signal (a
  *                                   benchmark's mode, bench/run.sh; see held)
+ *   FAKE_HSA_ALLOC_US=<n>           each hsa_amd_memory_pool_allocate and
+ *                                   each hsa_amd_memory_pool_free sleeps n
+ *                                   microseconds first, outside the lock (a
+ *                                   real runtime's cost; default 0)
+ *   FAKE_HSA_MEMORY_BYTES=<n>       device memory of each GPU: an
+ *                                   allocation from a GPU's pool that would
+ *                                   take its live bytes past n is
+ *                                   HSA_STATUS_ERROR_OUT_OF_RESOURCES
+ *                                   (default: the 16 GiB of address space)
  *
  * A missing symbol cannot be simulated at run time (the dynamic symbol table
  * is fixed when the library is linked); the tests hide symbols at link time
@@ -157,7 +166,8 @@
  *   long fake_hsa_live(const char *kind)  objects alive now plus those
  *        still alive at a final hsa_shut_down (leaked): "alloc", "signal",
  *        "queue", "executable", "lock", "handler", "reader", "copy"
- *        (pending copies); -1 for another kind
+ *        (pending copies), "bytes" (of pool allocations, in whole
+ *        pages); -1 for another kind
  *   long fake_hsa_leaked(const char *kind)  only those counted at final
  *        hsa_shut_down calls
  *   int  fake_hsa_peek(const void *ptr, void *dst, size_t n)
@@ -425,9 +435,10 @@ static const struct { const char *gfx; uint32_t mach, any; } gfx_table[] = {
 #define EF_XNACK_MASK 0x300u
 #define EF_SRAMECC_MASK 0xc00u
 
-static long live_allocs, live_signals, live_queues, live_execs, live_locks, live_handlers, live_readers, live_copies;
+static long live_allocs, live_signals, live_queues, live_execs, live_locks, live_handlers, live_readers, live_copies,
+    live_bytes;
 static long leaked_allocs, leaked_signals, leaked_queues, leaked_execs, leaked_locks, leaked_handlers, leaked_readers,
-    leaked_copies;
+    leaked_copies, leaked_bytes;
 static int async_errors;
 static char last_error[512];
 static long dispatches, copies_done, unordered;
@@ -501,11 +512,11 @@ long fake_hsa_copies(void) {
 }
 
 static long *live_counter(const char *kind, int leaked) {
-  static const char *kinds[] = {"alloc", "signal", "queue", "executable", "lock", "handler", "reader", "copy"};
+  static const char *kinds[] = {"alloc", "signal", "queue", "executable", "lock", "handler", "reader", "copy", "bytes"};
   long *live[] = {&live_allocs, &live_signals, &live_queues, &live_execs, &live_locks, &live_handlers, &live_readers,
-                  &live_copies};
+                  &live_copies, &live_bytes};
   long *dead[] = {&leaked_allocs, &leaked_signals, &leaked_queues, &leaked_execs, &leaked_locks, &leaked_handlers,
-                  &leaked_readers, &leaked_copies};
+                  &leaked_readers, &leaked_copies, &leaked_bytes};
   for (size_t i = 0; kind && i < sizeof kinds / sizeof kinds[0]; i++)
     if (!strcmp(kind, kinds[i]))
       return leaked ? dead[i] : live[i];
@@ -923,8 +934,19 @@ struct arena {
   size_t next;
   struct block *blocks;
   int nblocks;
+  size_t live; /* bytes of its live blocks (FAKE_HSA_MEMORY_BYTES) */
 };
 static struct arena arenas[MAX_GPUS];
+
+/* FAKE_HSA_ALLOC_US: what an allocation or a free of the runtime costs */
+static void alloc_delay(void) {
+  long us = env_long("FAKE_HSA_ALLOC_US", 0);
+  if (us > 0) {
+    struct timespec ts = {us / 1000000, (us % 1000000) * 1000};
+    while (nanosleep(&ts, &ts) != 0 && errno == EINTR) {
+    }
+  }
+}
 
 struct region {
   uintptr_t addr;
@@ -1078,7 +1100,10 @@ hsa_status_t hsa_amd_memory_pool_allocate(hsa_amd_memory_pool_t pool, size_t siz
   hsa_status_t forced = (hsa_status_t)env_long("FAKE_HSA_ALLOC_RESULT", HSA_STATUS_SUCCESS);
   if (forced != HSA_STATUS_SUCCESS)
     return forced;
+  alloc_delay();
   size_t rounded = (size + 4095) & ~(size_t)4095;
+  const char *cap = getenv("FAKE_HSA_MEMORY_BYTES");
+  size_t capacity = cap && *cap ? (size_t)strtoull(cap, NULL, 0) : ARENA;
   struct region *r = calloc(1, sizeof *r);
   if (r == NULL)
     return HSA_STATUS_ERROR_OUT_OF_RESOURCES;
@@ -1091,6 +1116,11 @@ hsa_status_t hsa_amd_memory_pool_allocate(hsa_amd_memory_pool_t pool, size_t siz
   if (p.device) {
     struct arena *a = &arenas[p.agent];
     if (arena_ready(p.agent) != 0) {
+      pthread_mutex_unlock(&mu);
+      free(r);
+      return HSA_STATUS_ERROR_OUT_OF_RESOURCES;
+    }
+    if (rounded > capacity || a->live > capacity - rounded) {
       pthread_mutex_unlock(&mu);
       free(r);
       return HSA_STATUS_ERROR_OUT_OF_RESOURCES;
@@ -1111,6 +1141,7 @@ hsa_status_t hsa_amd_memory_pool_allocate(hsa_amd_memory_pool_t pool, size_t siz
       a->next += rounded;
     }
     b->live = 1;
+    a->live += rounded;
     r->device = 1;
     r->block = (int)(b - a->blocks);
     r->addr = (uintptr_t)a->addr + b->off;
@@ -1130,6 +1161,7 @@ hsa_status_t hsa_amd_memory_pool_allocate(hsa_amd_memory_pool_t pool, size_t siz
   r->next = allocs;
   allocs = r;
   live_allocs++;
+  live_bytes += (long)r->size;
   *ptr = (void *)r->addr;
   pthread_mutex_unlock(&mu);
   return HSA_STATUS_SUCCESS;
@@ -1138,8 +1170,10 @@ hsa_status_t hsa_amd_memory_pool_allocate(hsa_amd_memory_pool_t pool, size_t siz
 /* mu held */
 static void release_region(struct region *r) {
   if (r->kind == REGION_ALLOC) {
+    live_bytes -= (long)r->size;
     if (r->device) {
       arenas[r->owner].blocks[r->block].live = 0;
+      arenas[r->owner].live -= r->size;
       enter_quarantine(r->owner, r->block);
     } else
       munmap((void *)r->addr, r->size);
@@ -1152,6 +1186,7 @@ hsa_status_t hsa_amd_memory_pool_free(void *ptr) {
     return HSA_STATUS_ERROR_NOT_INITIALIZED;
   if (ptr == NULL)
     return HSA_STATUS_SUCCESS;
+  alloc_delay();
   pthread_mutex_lock(&mu);
   struct region *r = LIST_TAKE(&allocs, struct region, e, e->addr == (uintptr_t)ptr);
   if (r) {
@@ -3034,6 +3069,8 @@ hsa_status_t hsa_executable_destroy(hsa_executable_t exec) {
 /* mu held: frees a list of regions, counting them */
 static void drop_regions(struct region **list, long *live, long *leaked) {
   LIST_DRAIN(list, struct region, r) {
+    if (live && r->kind == REGION_ALLOC)
+      leaked_bytes += (long)r->size;
     release_region(r);
     if (live) {
       (*live)--;

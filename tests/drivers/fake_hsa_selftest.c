@@ -512,6 +512,33 @@ static void test_memory(void) {
             hsa_amd_memory_pool_free(ka) == ST_OK && fake_hsa_live("alloc") == before - 3,
         "free");
   CHECK(hsa_amd_memory_pool_free(dev) == ST_INVALID_ARGUMENT, "double free refused");
+
+  /* FAKE_HSA_MEMORY_BYTES bounds a GPU's live bytes ("bytes" counts the
+   * pool allocations' pages); FAKE_HSA_ALLOC_US makes an allocation and a
+   * free sleep */
+  long bytes = fake_hsa_live("bytes");
+  char cap[32];
+  snprintf(cap, sizeof cap, "%ld", bytes + (1 << 20));
+  setenv("FAKE_HSA_MEMORY_BYTES", cap, 1);
+  void *m = NULL, *m2 = NULL;
+  CHECK(hsa_amd_memory_pool_allocate(coarse_pool[0], 1 << 20, 0, &m) == ST_OK && fake_hsa_live("bytes") == bytes + (1 << 20),
+        "1 MiB within the bound, counted");
+  CHECK(hsa_amd_memory_pool_allocate(coarse_pool[0], (size_t)bytes + (1 << 20), 0, &m2) == 0x1008,
+        "past the GPU's memory: HSA_STATUS_ERROR_OUT_OF_RESOURCES");
+  CHECK(hsa_amd_memory_pool_free(m) == ST_OK && fake_hsa_live("bytes") == bytes, "freed, uncounted");
+  unsetenv("FAKE_HSA_MEMORY_BYTES");
+  setenv("FAKE_HSA_ALLOC_US", "20000", 1);
+  struct timespec t0, t1, t2;
+  clock_gettime(CLOCK_MONOTONIC, &t0);
+  CHECK(hsa_amd_memory_pool_allocate(coarse_pool[0], 4096, 0, &m) == ST_OK, "allocate");
+  clock_gettime(CLOCK_MONOTONIC, &t1);
+  CHECK(hsa_amd_memory_pool_free(m) == ST_OK, "free");
+  clock_gettime(CLOCK_MONOTONIC, &t2);
+  unsetenv("FAKE_HSA_ALLOC_US");
+  double ms_alloc = (t1.tv_sec - t0.tv_sec) * 1e3 + (t1.tv_nsec - t0.tv_nsec) / 1e6;
+  double ms_free = (t2.tv_sec - t1.tv_sec) * 1e3 + (t2.tv_nsec - t1.tv_nsec) / 1e6;
+  CHECK(ms_alloc >= 20 && ms_free >= 20, "FAKE_HSA_ALLOC_US=20000: allocation %.1f ms, free %.1f ms, want 20 each",
+        ms_alloc, ms_free);
 }
 
 static void test_copies(void) {

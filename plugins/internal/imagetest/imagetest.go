@@ -9,6 +9,7 @@ package imagetest
 import (
 	"bytes"
 	"encoding/binary"
+	"fmt"
 	"maps"
 	"os"
 	"os/exec"
@@ -26,6 +27,7 @@ import (
 	"github.com/liboffload-go/liboffload-go/plugins/cuda"
 	"github.com/liboffload-go/liboffload-go/plugins/host"
 	"github.com/liboffload-go/liboffload-go/plugins/internal/fakedriver"
+	"github.com/liboffload-go/liboffload-go/plugins/internal/gpu"
 	"github.com/liboffload-go/liboffload-go/tests/go/ccb"
 )
 
@@ -345,7 +347,9 @@ func (f Fake) CheckDeferredFree(t *testing.T, name, live string) {
 			g.Free()
 		}
 	})
-	devs := Init(t, f.Plugin, map[string]string{f.EnvLibrary: lib, f.GPUsEnv: "1"})
+	// pooling off: every free the runtime makes reaches the driver, where
+	// this watches when it comes
+	devs := Init(t, f.Plugin, map[string]string{f.EnvLibrary: lib, f.GPUsEnv: "1", gpu.PoolIdleEnv: "0"})
 	t.Cleanup(func() {
 		for _, g := range gates {
 			g.Open()
@@ -401,4 +405,87 @@ func (f Fake) CheckDeferredFree(t *testing.T, name, live string) {
 		t.Errorf("%d allocations live in the driver (or leaked at its shut down) after the final olShutDown, want 0", n)
 	}
 	Must(t, "olInit", impl.OlInit(nil)) // for Init's olShutDown
+}
+
+// CheckPools checks the device's memory pools through the API against the
+// double (live is its live-count hook, memEnv its device memory size):
+// a freed small allocation is handed out again without the driver; idle
+// pooled memory stays within OFFLOAD_GPU_POOL_IDLE_BYTES; an allocation the
+// driver refuses for lack of memory succeeds once the cache is released;
+// and after the final olShutDown the driver's live bytes are back where
+// they started.
+func (f Fake) CheckPools(t *testing.T, name, live, memEnv string) {
+	lib := f.Build(t, name)
+	impl.UsePlugins(amdgpu.New(), cuda.New(), host.New())
+	const memory, bound = 64 << 20, 8 << 20
+	for k, v := range map[string]string{impl.EnvPlugins: f.Plugin, f.EnvLibrary: lib, f.GPUsEnv: "1",
+		memEnv: fmt.Sprint(memory), gpu.PoolIdleEnv: fmt.Sprint(bound)} {
+		t.Setenv(k, v)
+	}
+	hooks := fakedriver.OpenHooks(t, lib)
+	driverBytes := func() int { return hooks.Count(live, "bytes") }
+	start := driverBytes()
+	Must(t, "olInit", impl.OlInit(nil))
+	up := true
+	defer func() {
+		if up {
+			_ = impl.OlShutDown(nil)
+		}
+	}()
+	it := ccb.NewIter(0)
+	Must(t, "olIterateDevices", impl.OlIterateDevices(it.Callback(), it.User(), nil))
+	dev := it.Device(0)
+	it.Free()
+	alloc := func(size uint64) (unsafe.Pointer, uintptr) {
+		var p unsafe.Pointer
+		r := impl.OlMemAlloc(dev, uint32(ol.AllocTypeDevice), size, unsafe.Pointer(&p), nil)
+		return p, r
+	}
+	must := func(size uint64) unsafe.Pointer {
+		t.Helper()
+		p, r := alloc(size)
+		Must(t, fmt.Sprintf("olMemAlloc(%d)", size), r)
+		return p
+	}
+
+	a := must(1000)
+	Must(t, "olMemFree", impl.OlMemFree(a, nil))
+	before := driverBytes()
+	if b := must(900); b != a || driverBytes() != before {
+		t.Errorf("a freed block of the same class was not reused: %p then %p, driver bytes %d then %d", a, b, before, driverBytes())
+	} else {
+		Must(t, "olMemFree", impl.OlMemFree(b, nil))
+	}
+
+	before = driverBytes()
+	var ps []unsafe.Pointer
+	for i := 0; i < 16; i++ {
+		ps = append(ps, must(gpu.MaxPooled))
+	}
+	for _, p := range ps {
+		Must(t, "olMemFree", impl.OlMemFree(p, nil))
+	}
+	if idle := driverBytes() - before; idle > bound || idle < bound/2 {
+		t.Errorf("%d bytes stayed in the driver after freeing 16 MiB of pooled memory, want at most the bound %d (and some)", idle, bound)
+	}
+
+	// 64 MiB of device memory, some MiB of it cached: 60 MiB fit only once
+	// the cache is released
+	big := must(60 << 20)
+	if _, r := alloc(8 << 20); impl.ResultCode(r) != ol.ErrcOutOfResources {
+		t.Errorf("allocating past the device's memory: %s, want OUT_OF_RESOURCES", impl.ResultCode(r))
+	}
+	Must(t, "olMemFree", impl.OlMemFree(big, nil))
+
+	for _, size := range []uint64{512, 4096, 65536, gpu.MaxPooled} {
+		Must(t, "olMemFree", impl.OlMemFree(must(size), nil))
+	}
+	if driverBytes() == start {
+		t.Fatal("nothing is cached before olShutDown: the check below would prove nothing")
+	}
+	up = false
+	Must(t, "olShutDown", impl.OlShutDown(nil))
+	if n := driverBytes(); n != start {
+		t.Errorf("the driver holds %d bytes after the final olShutDown, %d before olInit", n, start)
+	}
 }

@@ -111,6 +111,57 @@ static void copy_rounds(bool gate) {
 static void test_copy_back_then_free(void) { copy_rounds(false); }
 static void test_copy_back_then_free_held(void) { copy_rounds(true); }
 
+/* Small buffers (the sizes a pool may serve from its own blocks): a copy
+ * back held behind a host function, then the free, then allocations of the
+ * same size while the copy waits. None of them may be the freed block (its
+ * memory is still to be read), and the copy brings back what was there. */
+static void test_small_copy_back_then_free_held(void) {
+  enum { MORE = 32 };
+  ol_queue_handle_t q = olc_queue();
+  if (!q)
+    return;
+  int bad = 0;
+  for (size_t size = 64; size <= (64u << 10); size *= 4) {
+    uint8_t *src = malloc(size), *dst = malloc(size), *other = malloc(size);
+    void *d = olc_alloc(OL_ALLOC_TYPE_DEVICE, size);
+    if (!OLC_TRUE(src && dst && other) || !d) {
+      free(src), free(dst), free(other);
+      break;
+    }
+    for (size_t i = 0; i < size; i++)
+      src[i] = pat((int)size, i), other[i] = (uint8_t)~src[i];
+    memset(dst, 0, size);
+    OLC_OK(olMemcpy(NULL, d, olc_dev, src, olc_host, size));
+    olc_gate g;
+    olc_gate_close(&g, q);
+    OLC_OK(olMemcpy(q, dst, olc_host, d, olc_dev, size));
+    OLC_OK(olMemFree(d));
+    expect_gone(d);
+    void *more[MORE] = {0};
+    for (int i = 0; i < MORE; i++) {
+      if (!OLC_OK(olMemAlloc(olc_dev, OL_ALLOC_TYPE_DEVICE, size, &more[i])))
+        continue;
+      if (more[i] == d && !bad++)
+        olc_fail(__FILE__, __LINE__, "%zu bytes: the freed block %p was handed out again before the work queued before its free ended", size, d);
+      OLC_OK(olMemcpy(NULL, more[i], olc_dev, other, olc_host, size));
+    }
+    olc_gate_open(&g);
+    OLC_OK(olSyncQueue(q));
+    for (size_t i = 0; i < size; i++)
+      if (dst[i] != src[i]) {
+        if (!bad++)
+          olc_fail(__FILE__, __LINE__, "%zu bytes: byte %zu copied back is %u, wanted %u", size, i, dst[i], src[i]);
+        break;
+      }
+    for (int i = 0; i < MORE; i++)
+      if (more[i])
+        OLC_OK(olMemFree(more[i]));
+    free(src), free(dst), free(other);
+  }
+  OLC_EQ(bad, 0);
+  OLC_OK(olDestroyQueue(q));
+}
+
 /* A fill, then a copy back, then the free: the fill's value arrives. */
 static void fill_rounds(bool gate) {
   uint32_t *dst = malloc(BIG);
@@ -419,6 +470,7 @@ int main(int argc, char **argv) {
   while (olc_next_device()) {
     CASE(test_copy_back_then_free);
     CASE(test_copy_back_then_free_held);
+    CASE(test_small_copy_back_then_free_held);
     CASE(test_fill_then_free);
     CASE(test_fill_then_free_held);
     CASE(test_kernel_then_free);

@@ -77,6 +77,121 @@ static void test_alloc_many(void) {
   OLC_EQ(intact, N);
 }
 
+/* Sizes around every boundary where a small-allocation pool would change
+ * its block size (64 B steps to 256 B, then four steps per doubling to
+ * 64 KiB, and past it), all live at once: each is 64-byte aligned, holds
+ * its own bytes, and olGetMemInfo finds it from its first, middle and last
+ * byte with its exact size; a byte past its end is not in it. */
+static void test_alloc_class_edges(void) {
+  enum { MAXN = 200 };
+  static size_t sizes[MAXN];
+  static unsigned char *p[MAXN];
+  int n = 0;
+  for (size_t step = 64, from = 64; from <= (128u << 10); from += step) {
+    if (from >= 512 && (from & (from - 1)) == 0)
+      step = from / 4;
+    sizes[n++] = from - 1;
+    sizes[n++] = from;
+    sizes[n++] = from + 1;
+  }
+  for (int i = 0; i < n; i++) {
+    p[i] = olc_alloc(OL_ALLOC_TYPE_DEVICE, sizes[i]);
+    OLC_TRUE(p[i] != NULL);
+    if (!p[i])
+      continue;
+    OLC_EQ((uintptr_t)p[i] % 64, 0);
+    olc_set(OL_ALLOC_TYPE_DEVICE, p[i], (unsigned char)i, sizes[i]);
+  }
+  for (int i = 0; i < n; i++) {
+    if (!p[i])
+      continue;
+    unsigned char first = 0, last = 0;
+    olc_get(OL_ALLOC_TYPE_DEVICE, &first, p[i], 1);
+    olc_get(OL_ALLOC_TYPE_DEVICE, &last, p[i] + sizes[i] - 1, 1);
+    OLC_EQ(first, (unsigned char)i);
+    OLC_EQ(last, (unsigned char)i);
+    unsigned char *where[] = {p[i], p[i] + sizes[i] / 2, p[i] + sizes[i] - 1};
+    for (int w = 0; w < 3; w++) {
+      void *base = NULL;
+      size_t size = 0;
+      OLC_OK(olGetMemInfo(where[w], OL_MEM_INFO_BASE, sizeof base, &base));
+      OLC_EQ((uintptr_t)base, (uintptr_t)p[i]);
+      OLC_OK(olGetMemInfo(where[w], OL_MEM_INFO_SIZE, sizeof size, &size));
+      OLC_EQ(size, sizes[i]);
+    }
+    /* past the end: no allocation, or another one */
+    void *base = NULL;
+    ol_result_t r = olGetMemInfo(p[i] + sizes[i], OL_MEM_INFO_BASE, sizeof base, &base);
+    OLC_TRUE(r != NULL ? r->Code == OL_ERRC_NOT_FOUND : base == p[i] + sizes[i]);
+  }
+  for (int i = 0; i < n; i++)
+    if (p[i])
+      OLC_OK(olMemFree(p[i]));
+}
+
+/* A freed small block stays freed for the API until it is handed out
+ * again: olGetMemInfo does not find it, a second olMemFree and a free of
+ * an interior address are refused, a copy that starts in a live
+ * neighbour and runs into it is refused. */
+static void test_freed_small_block(void) {
+  for (size_t size = 16; size <= (64u << 10); size *= 4) {
+    unsigned char *a = olc_alloc(OL_ALLOC_TYPE_DEVICE, size);
+    unsigned char *b = olc_alloc(OL_ALLOC_TYPE_DEVICE, size);
+    if (!a || !b)
+      return;
+    OLC_ERR_CODE(olMemFree(b + 1), OL_ERRC_INVALID_ARGUMENT);
+    OLC_OK(olMemFree(b));
+    void *base = NULL;
+    OLC_ERR_CODE(olGetMemInfo(b, OL_MEM_INFO_BASE, sizeof base, &base), OL_ERRC_NOT_FOUND);
+    OLC_ERR_CODE(olGetMemInfo(b + size - 1, OL_MEM_INFO_BASE, sizeof base, &base), OL_ERRC_NOT_FOUND);
+    OLC_ERR_CODE(olMemFree(b), OL_ERRC_INVALID_ARGUMENT);
+    unsigned char src[32] = {0};
+    OLC_ERR_CODE(olMemcpy(NULL, a + size - 1, olc_dev, src, olc_host, 2), OL_ERRC_INVALID_SIZE);
+    OLC_OK(olMemFree(a));
+    OLC_ERR_CODE(olMemFree(a), OL_ERRC_INVALID_ARGUMENT);
+  }
+}
+
+/* Threads allocating and freeing small blocks at once, each checking that
+ * its blocks keep their bytes and are found by olGetMemInfo. */
+static void *alloc_worker(void *arg) {
+  uintptr_t id = (uintptr_t)arg;
+  enum { LIVE = 64, STEPS = 3000 };
+  unsigned char *live[LIVE] = {0};
+  size_t sizes[LIVE] = {0};
+  uint64_t s = 0x9e3779b97f4a7c15ull * (id + 1);
+  intptr_t bad = 0;
+  for (int k = 0; k < STEPS; k++) {
+    s ^= s << 13, s ^= s >> 7, s ^= s << 17;
+    int i = (int)(s % LIVE);
+    if (live[i]) {
+      unsigned char got = 0;
+      bad += olMemcpy(NULL, &got, olc_host, live[i] + sizes[i] - 1, olc_dev, 1) != NULL;
+      bad += got != (unsigned char)(id * 31 + i);
+      void *base = NULL;
+      bad += olGetMemInfo(live[i] + sizes[i] / 2, OL_MEM_INFO_BASE, sizeof base, &base) != NULL;
+      bad += base != live[i];
+      bad += olMemFree(live[i]) != NULL;
+      live[i] = NULL;
+    } else {
+      sizes[i] = 1 + (size_t)(s >> 20) % (70u << 10);
+      if (olMemAlloc(olc_dev, OL_ALLOC_TYPE_DEVICE, sizes[i], (void **)&live[i]) != NULL) {
+        bad++;
+        live[i] = NULL;
+        continue;
+      }
+      unsigned char v = (unsigned char)(id * 31 + i);
+      bad += olMemcpy(NULL, live[i] + sizes[i] - 1, olc_dev, &v, olc_host, 1) != NULL;
+    }
+  }
+  for (int i = 0; i < LIVE; i++)
+    if (live[i])
+      bad += olMemFree(live[i]) != NULL;
+  return (void *)bad;
+}
+
+static void test_alloc_threads(void) { OLC_EQ(olc_threads(4, alloc_worker, NULL, 1), 0); }
+
 static void test_alloc_errors(void) {
   void *p = (void *)0x1;
   /* the queue handle is not a device handle */
@@ -679,6 +794,9 @@ int main(int argc, char **argv) {
     OLC_RUN(test_alloc_each_type);
     OLC_RUN(test_alloc_odd_sizes);
     OLC_RUN(test_alloc_many);
+    OLC_RUN(test_alloc_class_edges);
+    OLC_RUN(test_freed_small_block);
+    OLC_RUN(test_alloc_threads);
     OLC_RUN(test_alloc_errors);
     OLC_RUN(test_free_errors);
     OLC_RUN(test_mem_info);

@@ -94,6 +94,21 @@ static void test_aligned_many(void) {
   }
 }
 
+/* Aligned allocations of pooled sizes (up to 1 MiB, where the GPU
+ * backends hand freed memory out again): allocated and freed in turn with
+ * growing alignments, so that a block freed by a less aligned allocation
+ * comes back for a more aligned one; each is aligned, usable to its last
+ * byte and known by its size. */
+static void test_aligned_pooled(void) {
+  static const size_t psizes[] = {100, 3000, 65536, 1 << 20};
+  for (size_t ti = 0; ti < 3; ti++)
+    for (size_t s = 0; s < sizeof psizes / sizeof psizes[0]; s++)
+      for (int round = 0; round < 2; round++)
+        for (size_t align = 1; align <= 65536; align *= 16)
+          if (!aligned_one(types[ti], type_names[ti], psizes[s], align))
+            return;
+}
+
 static void test_aligned_errors(void) {
   OLC_HOST_VISIBLE();
   void *p = (void *)0x1;
@@ -343,6 +358,7 @@ int main(int argc, char **argv) {
   while (olc_next_device()) {
     OLC_RUN(test_aligned_every_power);
     OLC_RUN(test_aligned_many);
+    OLC_RUN(test_aligned_pooled);
     OLC_RUN(test_aligned_errors);
     OLC_RUN(test_aligned_in_queue);
     OLC_RUN(test_prefetch_managed);

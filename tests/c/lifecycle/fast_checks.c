@@ -1,6 +1,6 @@
 /* Test (our library only): the C entry points that answer in C (their fast
- * paths: the queue mirror, the done events, the allocation index, the info
- * snapshot) refuse every bad input the Go entry layer refuses, with the
+ * paths: the queue mirror, the done events, the allocation index and its
+ * pool, the info snapshot) refuse every bad input the Go entry layer refuses, with the
  * same code and Details, and never read the caller's memory first.
  *
  * Each case below passes one bad argument (a NULL handle, a NULL pointer, a
@@ -59,6 +59,12 @@ struct fcase {
   X(event_info_null_value, OL_ERRC_INVALID_NULL_POINTER, olGetEventInfo(ev, OL_EVENT_INFO_QUEUE, 8, NULL)) \
   X(event_info_size_null_event, OL_ERRC_INVALID_NULL_HANDLE, olGetEventInfoSize(NULL, OL_EVENT_INFO_QUEUE, (size_t *)scratch)) \
   X(event_info_size_null_ret, OL_ERRC_INVALID_NULL_POINTER, olGetEventInfoSize(ev, OL_EVENT_INFO_QUEUE, NULL)) \
+  X(alloc_size0, OL_ERRC_INVALID_SIZE, olMemAlloc(dev, OL_ALLOC_TYPE_HOST, 0, (void **)scratch)) \
+  X(alloc_null_dev, OL_ERRC_INVALID_NULL_HANDLE, olMemAlloc(NULL, OL_ALLOC_TYPE_HOST, 64, (void **)scratch)) \
+  X(alloc_null_out, OL_ERRC_INVALID_NULL_POINTER, olMemAlloc(dev, OL_ALLOC_TYPE_HOST, 64, NULL)) \
+  X(free_null, OL_ERRC_INVALID_NULL_POINTER, olMemFree(NULL)) \
+  X(free_interior, OL_ERRC_INVALID_ARGUMENT, olMemFree((char *)mem + 16)) \
+  X(free_unknown, OL_ERRC_INVALID_ARGUMENT, olMemFree(scratch)) \
   X(mem_info_size0, OL_ERRC_INVALID_SIZE, olGetMemInfo(mem, OL_MEM_INFO_BASE, 0, scratch)) \
   X(mem_info_null_ptr, OL_ERRC_INVALID_NULL_POINTER, olGetMemInfo(NULL, OL_MEM_INFO_BASE, 8, scratch)) \
   X(mem_info_null_value, OL_ERRC_INVALID_NULL_POINTER, olGetMemInfo(mem, OL_MEM_INFO_BASE, 8, NULL)) \

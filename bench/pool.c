@@ -1,0 +1,150 @@
+// pool: olMemAlloc + olMemFree on the host device against aligned_alloc +
+// free of the same sizes in the same process (issue 30). N allocations are
+// made live (sizes shuffled, log-uniform from 16 B to MAX bytes); then
+// each step frees a random live one and allocates a new random size in its
+// place. Prints ns per alloc+free pair for both, 3 rounds alternating,
+// the median of each.
+// usage: pool N MAX STEPS [queue]    one thread (queue: with an idle
+//                                    queue alive, as most programs have)
+//        pool threads N MAX STEPS    rate (pairs/s) of 1 and of 2 threads,
+//                                    each with its own N/threads live ones,
+//                                    best of 7 runs each (other jobs on a
+//                                    shared machine only lower a rate)
+#define BENCH_OFFLOAD
+#include "common.h"
+#include <math.h>
+#include <pthread.h>
+
+static ol_device_handle_t dev;
+static uint64_t max_size;
+
+static inline uint64_t rng(uint64_t *s) {
+  *s ^= *s << 13;
+  *s ^= *s >> 7;
+  *s ^= *s << 17;
+  return *s;
+}
+
+// sizes: a shuffled table, log-uniform between 16 and max_size
+static size_t *make_sizes(size_t n, uint64_t seed) {
+  size_t *v = malloc(n * sizeof *v);
+  double lo = log(16.0), hi = log((double)max_size);
+  for (size_t i = 0; i < n; i++)
+    v[i] = (size_t)exp(lo + (hi - lo) * (double)(rng(&seed) % 1000000) / 1e6);
+  return v;
+}
+
+typedef struct {
+  int ours;
+  size_t n, steps;
+  uint64_t seed;
+  double ns; // per pair
+} job;
+
+static size_t round64(size_t s) { return (s + 63) & ~(size_t)63; }
+
+static void *run(void *arg) {
+  job *j = arg;
+  void **live = malloc(j->n * sizeof *live);
+  size_t nsz = 1 << 16;
+  size_t *sizes = make_sizes(nsz, j->seed);
+  uint64_t s = j->seed * 7 + 1;
+  for (size_t i = 0; i < j->n; i++) {
+    size_t sz = sizes[i & (nsz - 1)];
+    if (j->ours)
+      CK(olMemAlloc(dev, OL_ALLOC_TYPE_DEVICE, sz, &live[i]));
+    else if (!(live[i] = aligned_alloc(64, round64(sz))))
+      exit(1);
+  }
+  double t = now_ns();
+  for (size_t k = 0; k < j->steps; k++) {
+    size_t i = rng(&s) % j->n;
+    size_t sz = sizes[k & (nsz - 1)];
+    if (j->ours) {
+      CK(olMemFree(live[i]));
+      CK(olMemAlloc(dev, OL_ALLOC_TYPE_DEVICE, sz, &live[i]));
+    } else {
+      free(live[i]);
+      if (!(live[i] = aligned_alloc(64, round64(sz))))
+        exit(1);
+    }
+  }
+  j->ns = (now_ns() - t) / j->steps;
+  // freed in random order too
+  for (size_t i = j->n; i > 1; i--) {
+    size_t r = rng(&s) % i;
+    void *x = live[r];
+    live[r] = live[i - 1];
+    live[i - 1] = x;
+  }
+  for (size_t i = 0; i < j->n; i++) {
+    if (j->ours)
+      CK(olMemFree(live[i]));
+    else
+      free(live[i]);
+  }
+  free(sizes);
+  free(live);
+  return NULL;
+}
+
+static double rate(int ours, int threads, size_t n, size_t steps) {
+  pthread_t t[2];
+  job j[2];
+  for (int i = 0; i < threads; i++) {
+    j[i] = (job){ours, n / threads, steps, 12345 + i, 0};
+    pthread_create(&t[i], NULL, run, &j[i]);
+  }
+  for (int i = 0; i < threads; i++)
+    pthread_join(t[i], NULL);
+  double r = 0;
+  for (int i = 0; i < threads; i++)
+    r += 1e9 / j[i].ns;
+  return r;
+}
+
+int main(int argc, char **argv) {
+  int threads = argc > 1 && !strcmp(argv[1], "threads");
+  int a = threads ? 2 : 1;
+  if (argc < a + 3) {
+    fprintf(stderr, "usage: pool [threads] N MAX STEPS\n");
+    return 2;
+  }
+  size_t n = (size_t)atol(argv[a]);
+  max_size = (uint64_t)atol(argv[a + 1]);
+  size_t steps = (size_t)atol(argv[a + 2]);
+  dev = bench_host_device();
+  ol_queue_handle_t q = NULL;
+  if (!threads && argc > a + 3 && !strcmp(argv[a + 3], "queue")) {
+    CK(olCreateQueue(dev, &q));
+    CK(olSyncQueue(q));
+  }
+  if (threads) {
+    double m1 = 0, m2 = 0, l1 = 0, l2 = 0;
+    for (int r = 0; r < 7; r++) {
+      double x;
+      if ((x = rate(1, 1, n, steps)) > m1) m1 = x;
+      if ((x = rate(1, 2, n, steps)) > m2) m2 = x;
+      if ((x = rate(0, 1, n, steps)) > l1) l1 = x;
+      if ((x = rate(0, 2, n, steps)) > l2) l2 = x;
+    }
+    printf("pool_rate1 %.0f\npool_rate2 %.0f\npool_scale %.2f\n", m1, m2, m2 / m1);
+    printf("pool_libc_rate1 %.0f\npool_libc_rate2 %.0f\npool_libc_scale %.2f\n", l1, l2, l2 / l1);
+  } else {
+    double o[3], c[3];
+    for (int r = 0; r < 3; r++) {
+      job j = {1, n, steps, 777 + r, 0};
+      run(&j);
+      o[r] = j.ns;
+      job k = {0, n, steps, 777 + r, 0};
+      run(&k);
+      c[r] = k.ns;
+    }
+    double mo = quantile(o, 3, 0.5), mc = quantile(c, 3, 0.5);
+    printf("pool_ours_ns %.1f\npool_libc_ns %.1f\npool_ratio %.2f\n", mo, mc, mo / mc);
+  }
+  if (q)
+    CK(olDestroyQueue(q));
+  CK(olShutDown());
+  return 0;
+}
