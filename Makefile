@@ -8,6 +8,8 @@ LIBDIR  := $(BUILD)/lib
 LIB     := $(LIBDIR)/libLLVMOffload.so.22.1
 LIB23   := $(LIBDIR)/libLLVMOffload.so.23.1
 LIBS    := $(LIB) $(LIB23)
+# the proxy of the remote platform (docs/remote.md)
+PROXY   := $(BUILD)/bin/offload-proxy
 MAP     := $(CURDIR)/cmd/liboffload/exports.map
 MAP23   := $(CURDIR)/cmd/liboffload/exports_23_1.map
 SOURCES := $(shell find api cmd impl internal plugins -type f \( -name '*.go' -o -name '*.c' -o -name '*.h' -o -name '*.json' -o -name '*.map' \)) go.mod go.sum $(shell find include -name '*.h')
@@ -15,11 +17,11 @@ SOURCES := $(shell find api cmd impl internal plugins -type f \( -name '*.go' -o
 LDFLAGS := -extldflags '-fuse-ld=lld -B/usr/lib/llvm-22/bin -Wl,--version-script=$(MAP) -Wl,-soname,libLLVMOffload.so.22.1'
 LDFLAGS23 := -extldflags '-fuse-ld=lld -B/usr/lib/llvm-22/bin -Wl,--version-script=$(MAP23) -Wl,-soname,libLLVMOffload.so.23.1'
 
-.PHONY: all lib generate check-generated demo test check deps-check test-static test-go test-go-race test-go-ol23 test-fuzz test-abi test-c test-conformance test-lifecycle test-images test-device-22 test-device-23 test-python test-cgocheck2 sanitize fuzz bench bench-mpi setup clean install uninstall test-install gpu-check
+.PHONY: all lib generate check-generated demo test check deps-check test-static test-go test-go-race test-go-ol23 test-fuzz test-abi test-c test-conformance test-lifecycle test-images test-remote test-device-22 test-device-23 test-python test-cgocheck2 sanitize fuzz bench bench-mpi setup clean install uninstall test-install gpu-check
 
 all: lib
 
-lib: $(LIBS)
+lib: $(LIBS) $(PROXY)
 
 $(LIB): $(SOURCES) | deps-check
 	@mkdir -p $(LIBDIR)
@@ -32,6 +34,10 @@ $(LIB23): $(SOURCES) | deps-check
 	@rm -f $(LIBDIR)/libLLVMOffload.so.23.h
 	@ln -sf libLLVMOffload.so.23.1 $(LIBDIR)/libLLVMOffload.so
 	@ln -sf libLLVMOffload.so.23.1 $(LIBDIR)/liboffload.so
+
+$(PROXY): $(SOURCES) | deps-check
+	@mkdir -p $(BUILD)/bin
+	$(GO) build -trimpath -o $@ ./cmd/offload-proxy
 
 generate:
 	$(GO) run ./api/gen
@@ -69,7 +75,7 @@ demo: deps-check $(LIBS)
 # that the last to start are short.
 TEST_JOBS ?= $(shell nproc)
 TEST_SUITES := test-go-race test-device-22 test-fuzz sanitize test-device-23 test-cgocheck2 \
-	test-static test-lifecycle test-python test-conformance test-go-ol23 test-abi test-install
+	test-static test-lifecycle test-python test-conformance test-go-ol23 test-abi test-install test-remote
 test: deps-check $(LIBS)
 	@start=$$(date +%s); \
 	$(MAKE) --no-print-directory -k -j$(TEST_JOBS) --output-sync=target $(TEST_SUITES) && \
@@ -127,7 +133,8 @@ test-fuzz:
 # the image classifier returns a one-line description for any bytes
 # (FuzzClassify); a CUDA image whose headers point outside it never reaches
 # the driver (FuzzCheckCUDA); the spec parser never panics and what it accepts reads
-# back the same (FuzzParse).
+# back the same (FuzzParse); a remote-protocol message decodes or is refused,
+# never a panic (FuzzDecode).
 # Each runs for FUZZTIME: 100,000 inputs here, 10,000 in make test (a count,
 # not a duration: Go 1.26's fuzz coordinator can report a spurious "context
 # deadline exceeded" when a duration runs out, golang/go#75804). Their
@@ -148,6 +155,7 @@ fuzz:
 	$(GO) test -run='^$$' -fuzz='^FuzzClassify$$' -fuzztime=$(FUZZTIME) ./plugins/image/ || $(FUZZ_FAILED) ./plugins/image
 	$(GO) test -run='^$$' -fuzz='^FuzzCheckCUDA$$' -fuzztime=$(FUZZTIME) ./plugins/image/ || $(FUZZ_FAILED) ./plugins/image
 	$(GO) test -run='^$$' -fuzz='^FuzzParse$$' -fuzztime=$(FUZZTIME) ./api/ || $(FUZZ_FAILED) ./api
+	$(GO) test -run='^$$' -fuzz='^FuzzDecode$$' -fuzztime=$(FUZZTIME) ./internal/remote/wire/ || $(FUZZ_FAILED) ./internal/remote/wire
 	$(GO) test -run='^$$' -fuzz='^FuzzFrame$$' -fuzztime=$(FUZZTIME) ./internal/mpi/ || $(FUZZ_FAILED) ./internal/mpi
 
 # run.sh: the 22.1 library and header against LLVM's installed 22.1 ones;
@@ -163,6 +171,16 @@ test-abi: $(LIBS)
 # through tests/c/common/olrelease.h, and the device tests of the 23.1
 # calls, TESTS23 of tests/c/device/Makefile).
 test-c: test-conformance test-lifecycle test-device-22 test-device-23
+
+# The device suite on remote devices (docs/remote.md): two proxies' host
+# devices served in-process over the remote protocol (OFFLOAD_REMOTE=
+# loopback:2, no MPI), both releases (23.1: the tests of its calls); then
+# part of it under mpirun with two offload-proxy ranks, and the fault test
+# (a proxy killed with work queued).
+test-remote: $(LIBS) $(PROXY)
+	$(MAKE) --no-print-directory -C tests/c/device check-remote
+	$(MAKE) --no-print-directory -C tests/c/device check-remote RELEASE=23.1 REMOTE_TESTS="launch23 event23 memory23"
+	$(MAKE) --no-print-directory -C tests/c/device check-remote-mpi REMOTE_MPI_TESTS="device memory event hostfunc kernel waitevents wrongdev"
 
 test-conformance: $(LIBS)
 	$(MAKE) --no-print-directory -C tests/c/conformance check IMPL=ours

@@ -99,30 +99,42 @@ func newContext(gens generations, plugins []plugin.Plugin) (*Context, error) {
 			errs = multierror.Append(errs, ol.Errorf(code, "platform %s: %s", p.Name(), details))
 			continue
 		}
-		if pl == nil || len(pl.Devices()) == 0 {
-			if pl != nil {
-				// absent, but its Init may have taken something (a driver
-				// initialised, a context): give it back now, as no
-				// teardown will see this platform
-				if err := pl.Deinit(); err != nil && c.trace != nil {
-					c.trace.note(fmt.Sprintf("liboffload-go: platform %s without devices failed to shut down: %v\n", p.Name(), err))
-				}
-			}
-			if c.trace != nil {
-				reason := "it found no device"
-				if r, ok := p.(plugin.AbsentReporter); ok && r.AbsentReason() != "" {
-					reason = r.AbsentReason()
-				}
-				c.trace.note(fmt.Sprintf("liboffload-go: platform %s is absent: %s\n", p.Name(), reason))
-			}
-			continue
+		members := []plugin.Platform{pl}
+		if g, ok := pl.(plugin.PlatformGroup); ok {
+			members = g.Platforms()
 		}
-		if err := c.addPlatform(pl); err != nil {
-			errs = multierror.Append(errs, err)
+		for _, pl := range members {
+			if err := c.addInitialised(p, pl); err != nil {
+				errs = multierror.Append(errs, err)
+			}
 		}
 	}
 	c.makePools(idle)
 	return c, errs.ErrorOrNil()
+}
+
+// addInitialised adds a platform p's Init returned, or leaves it out when
+// it has no device.
+func (c *Context) addInitialised(p plugin.Plugin, pl plugin.Platform) error {
+	if pl == nil || len(pl.Devices()) == 0 {
+		if pl != nil {
+			// absent, but its Init may have taken something (a driver
+			// initialised, a context): give it back now, as no
+			// teardown will see this platform
+			if err := pl.Deinit(); err != nil && c.trace != nil {
+				c.trace.note(fmt.Sprintf("liboffload-go: platform %s without devices failed to shut down: %v\n", p.Name(), err))
+			}
+		}
+		if c.trace != nil {
+			reason := "it found no device"
+			if r, ok := p.(plugin.AbsentReporter); ok && r.AbsentReason() != "" {
+				reason = r.AbsentReason()
+			}
+			c.trace.note(fmt.Sprintf("liboffload-go: platform %s is absent: %s\n", p.Name(), reason))
+		}
+		return nil
+	}
+	return c.addPlatform(pl)
 }
 
 // selectPlugins applies OFFLOAD_PLUGINS. The host plugin always runs: the

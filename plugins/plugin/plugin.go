@@ -91,6 +91,14 @@ type Platform interface {
 	Deinit() error
 }
 
+// PlatformGroup is implemented by a platform returned from Init that
+// stands for several (the remote plugin: one per proxy and backend): the
+// runtime adds each of Platforms in its place instead, drains and
+// deinitialises each, and never calls the group's own methods.
+type PlatformGroup interface {
+	Platforms() []Platform
+}
+
 // CallbackPlatform is implemented by platforms that run user code (host
 // functions) on threads of their own.
 type CallbackPlatform interface {

@@ -222,11 +222,19 @@ static inline unsigned olc_backend_bit(ol_platform_backend_t b) {
 }
 
 /* Whether `set` applies to the library and device under test. */
+/* The device under test is a remote device (docs/remote.md; set by
+ * oldevices.h). A remote host device is not OLC_HOST: the checks marked so
+ * reach the host device's memory with this process's CPU. */
+static bool olc_remote;
+
 static inline bool olc_applies(unsigned set) {
   unsigned impl = olc_impl_is_llvm() ? OLC_LLVM : OLC_OURS;
   if ((set & OLC_IMPL_BITS) && !(set & impl))
     return false;
-  if ((set & OLC_BACKEND_BITS) && !(set & olc_backend_bit(olc_backend)))
+  unsigned b = olc_backend_bit(olc_backend);
+  if (olc_remote && b == OLC_HOST)
+    b = 0;
+  if ((set & OLC_BACKEND_BITS) && !(set & b))
     return false;
   return true;
 }

@@ -211,6 +211,15 @@ static inline ol_device_handle_t olc_host_device(void) {
   return olc_host_in(&l);
 }
 
+/* Whether d is a remote device: its platform's name starts with "remote". */
+static inline bool olc_is_remote(ol_device_handle_t d) {
+  ol_platform_handle_t pl = NULL;
+  char pname[256] = "";
+  return olGetDeviceInfo(d, OL_DEVICE_INFO_PLATFORM, sizeof pl, &pl) == NULL &&
+         olGetPlatformInfo(pl, OL_PLATFORM_INFO_NAME, sizeof pname, pname) == NULL &&
+         strncmp(pname, "remote", 6) == 0;
+}
+
 /* ------------------------------------------- stepping through them --- */
 
 #ifndef KERNEL_DIR
@@ -256,6 +265,7 @@ static inline bool olc_refind(void) {
   olc_backend = olc_sel[olc_cur].backend;
   olc_index = olc_sel[olc_cur].index;
   olc_on_host = olc_dev != NULL && olc_dev == olc_host;
+  olc_remote = olc_dev != NULL && olc_is_remote(olc_dev);
   olc_dev_name[0] = 0;
   if (olc_dev)
     olGetDeviceInfo(olc_dev, OL_DEVICE_INFO_NAME, sizeof olc_dev_name, olc_dev_name);
@@ -296,6 +306,7 @@ static inline bool olc_next_device(void) {
   }
   olc_dev = olc_host;
   olc_on_host = true;
+  olc_remote = false;
   olc_backend = OL_PLATFORM_BACKEND_HOST;
   olc_index = 0;
   return false;
@@ -418,6 +429,38 @@ static inline ol_kernel_launch_size_args_t olc_size1(uint32_t groups, uint32_t s
   l.DynSharedMemory = 0;
   return l;
 }
+
+/* olMemAlloc of `type` on d, where a remote device refuses HOST and
+ * MANAGED memory (checked: UNSUPPORTED): false then, and *p is NULL. */
+static inline bool olc_alloc_on(ol_device_handle_t d, ol_alloc_type_t type, size_t n, void **p) {
+  *p = NULL;
+  if (type != OL_ALLOC_TYPE_DEVICE && olc_is_remote(d)) {
+    OLC_ERR_CODE(olMemAlloc(d, type, n, p), OL_ERRC_UNSUPPORTED);
+    *p = NULL;
+    return false;
+  }
+  return OLC_OK(olMemAlloc(d, type, n, p));
+}
+
+/* HOST and MANAGED memory of a remote device (a device of another
+ * process's machine) are UNSUPPORTED (docs/remote.md): the CPU of this
+ * process cannot reach them. A test that needs them starts with
+ * OLC_HOST_VISIBLE(): on a remote device it checks that refusal and counts
+ * the rest of the test as skipped. */
+static inline bool olc_host_visible_at(const char *file, int line) {
+  if (!olc_remote)
+    return true;
+  void *p = NULL;
+  OLC_ERR_CODE(olMemAlloc(olc_dev, OL_ALLOC_TYPE_MANAGED, 64, &p), OL_ERRC_UNSUPPORTED);
+  OLC_ERR_CODE(olMemAlloc(olc_dev, OL_ALLOC_TYPE_HOST, 64, &p), OL_ERRC_UNSUPPORTED);
+  olc_skip(file, line, "needs HOST, MANAGED or registered memory of the device: UNSUPPORTED on a remote device");
+  return false;
+}
+#define OLC_HOST_VISIBLE()                                                     \
+  do {                                                                         \
+    if (!olc_host_visible_at(__FILE__, __LINE__))                              \
+      return;                                                                  \
+  } while (0)
 
 static inline void *olc_alloc(ol_alloc_type_t type, size_t size) {
   void *p = NULL;

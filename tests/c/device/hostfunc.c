@@ -111,6 +111,7 @@ static void test_many_in_order(void) {
 /* A spinning host function holds back a kernel for 500 ms: its output is
  * still zero then, and right after a sync. */
 static void test_blocks_kernel(void) {
+  OLC_HOST_VISIBLE();
   ol_program_handle_t prog = olc_program("foo");
   ol_symbol_handle_t foo = olc_kernel(prog, "foo");
   uint32_t *out = olc_alloc(OL_ALLOC_TYPE_MANAGED, 64 * sizeof(uint32_t));
@@ -158,6 +159,7 @@ static void call_api(void *user) {
 }
 
 static void test_callback_calls_api(void) {
+  OLC_HOST_VISIBLE();
   ol_queue_handle_t q = olc_queue();
   struct reentrant r;
   memset(&r, 0, sizeof r);

@@ -233,6 +233,7 @@ out:
 /* Copies on a queue between memory of the device and the host keep the
  * checks of the slow path, and their data. */
 static void test_queue_copies(void) {
+  OLC_HOST_VISIBLE();
   ol_queue_handle_t q = olc_queue();
   uint8_t *a = olc_alloc(OL_ALLOC_TYPE_DEVICE, 4096);
   uint8_t *b = olc_alloc(OL_ALLOC_TYPE_DEVICE, 4096);

@@ -45,6 +45,7 @@ static uint32_t get32(const void *p) {
 static void put32(void *p, uint32_t v) { olc_put(OL_ALLOC_TYPE_DEVICE, p, &v, sizeof v); }
 
 static void test_foo_queue(void) {
+  OLC_HOST_VISIBLE();
   ol_symbol_handle_t k = kern("foo", "foo");
   uint32_t *out = olc_alloc(OL_ALLOC_TYPE_MANAGED, 64 * sizeof(uint32_t));
   if (!k || !out)
@@ -94,6 +95,7 @@ static void *foo_thread_fn(void *arg) {
 }
 
 static void test_foo_threads_one_queue(void) {
+  OLC_HOST_VISIBLE();
   enum { T = 20 };
   ol_symbol_handle_t k = kern("foo", "foo");
   uint32_t *out = olc_alloc(OL_ALLOC_TYPE_MANAGED, T * 10 * 256 * sizeof(uint32_t));
@@ -319,6 +321,7 @@ static void test_byte(void) {
 
 /* Dynamic group memory, one slot per work-item. */
 static void test_localmem(void) {
+  OLC_HOST_VISIBLE();
   ol_symbol_handle_t k = kern("localmem", "localmem");
   enum { G = 4, S = 64 };
   uint32_t *out = olc_alloc(OL_ALLOC_TYPE_MANAGED, G * S * sizeof(uint32_t));
@@ -359,6 +362,7 @@ struct reduction_args {
  * (i * MUL) >> SHIFT, against sums computed here. */
 static void check_group_sums(ol_symbol_handle_t k, int on_queue, const uint32_t *sizes, int nsizes, uint32_t mul,
                              int shift) {
+  OLC_HOST_VISIBLE();
   enum { G = 8 };
   uint32_t *in = olc_alloc(OL_ALLOC_TYPE_MANAGED, G * 1024 * sizeof(uint32_t));
   uint32_t *out = olc_alloc(OL_ALLOC_TYPE_MANAGED, G * sizeof(uint32_t));
@@ -421,6 +425,7 @@ static void test_phased_reduction(void) {
  * work-item, static group memory, `continue` in a block and a loop with
  * barriers, against a step-by-step model of the group computed here. */
 static void test_phased_shuffle(void) {
+  OLC_HOST_VISIBLE();
   ol_symbol_handle_t k = kern("phased", "phased_shuffle");
   if (!k)
     return;
@@ -485,6 +490,7 @@ static void test_phased_shuffle(void) {
 }
 
 static void test_localmem_static(void) {
+  OLC_HOST_VISIBLE();
   ol_symbol_handle_t k = kern("localmem_static", "localmem_static");
   enum { G = 16, S = 128 };
   uint32_t *in = olc_alloc(OL_ALLOC_TYPE_MANAGED, G * S * sizeof(uint32_t));
@@ -533,6 +539,7 @@ static void test_single_counter(void) {
 /* The `global` image: write stores 2*i in the program global, read copies
  * it out. */
 static void test_global_write_read(void) {
+  OLC_HOST_VISIBLE();
   ol_symbol_handle_t w = kern("global", "write"), r = kern("global", "read");
   void *g = NULL;
   if (!w || !r || !olc_global(prog("global"), "global", &g, NULL))
@@ -588,6 +595,7 @@ struct grid_args {
 };
 
 static void test_grids(void) {
+  OLC_HOST_VISIBLE();
   ol_symbol_handle_t kernels[2] = {kern("grid", "grid"), kern("grid", "grid_group")};
   ol_symbol_handle_t count = kern("single_counter", "single_counter");
   if (!kernels[0] || !kernels[1] || !count)
@@ -693,6 +701,7 @@ static void test_arguments_copied(void) {
  * not empty, an event after the launch is not complete; all change after
  * the release. */
 static void test_blocked_launch(void) {
+  OLC_HOST_VISIBLE();
   ol_symbol_handle_t k = kern("foo", "foo");
   uint32_t *out = olc_alloc(OL_ALLOC_TYPE_MANAGED, 256 * sizeof(uint32_t));
   if (!k || !out)
@@ -733,6 +742,7 @@ static void test_blocked_launch(void) {
  * be answered without entering Go (impl/queuemirror.h), and a bad one
  * must still be refused, with the same error. */
 static void good_launch(ol_queue_handle_t q, ol_symbol_handle_t k) {
+  OLC_HOST_VISIBLE();
   uint32_t *o = olc_alloc(OL_ALLOC_TYPE_MANAGED, 64 * sizeof(uint32_t));
   if (!o)
     return;
@@ -746,6 +756,7 @@ static void good_launch(ol_queue_handle_t q, ol_symbol_handle_t k) {
 }
 
 static void test_bad_sizes(void) {
+  OLC_HOST_VISIBLE();
   ol_symbol_handle_t k = kern("foo", "foo");
   uint32_t out[64];
   if (!k)
@@ -823,6 +834,7 @@ static void test_bad_sizes(void) {
 }
 
 static void test_bad_arguments(void) {
+  OLC_HOST_VISIBLE();
   ol_symbol_handle_t k = kern("foo", "foo");
   ol_symbol_handle_t m = kern("multiargs", "multiargs");
   uint32_t out[64];

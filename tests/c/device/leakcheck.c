@@ -59,7 +59,8 @@ static void test_reports_leaks(void) {
   OLC_OK(olCreateEvent(q, &e));
   ol_program_handle_t p = olc_program("foo");
   /* something that was released must not be listed */
-  void *freed = olc_alloc(OL_ALLOC_TYPE_HOST, 777);
+  /* (a remote device has DEVICE memory only) */
+  void *freed = olc_alloc(olc_remote ? OL_ALLOC_TYPE_DEVICE : OL_ALLOC_TYPE_HOST, 777);
   OLC_OK(olMemFree(freed));
   shutdown_capturing();
   char want[128];
@@ -80,7 +81,7 @@ static void test_reports_leaks(void) {
 static void test_clean_run(void) {
   fresh_init(true);
   ol_queue_handle_t q = olc_queue();
-  void *mem = olc_alloc(OL_ALLOC_TYPE_MANAGED, 64);
+  void *mem = olc_alloc(olc_remote ? OL_ALLOC_TYPE_DEVICE : OL_ALLOC_TYPE_MANAGED, 64);
   ol_event_handle_t e = NULL;
   OLC_OK(olCreateEvent(q, &e));
   OLC_OK(olDestroyEvent(e));

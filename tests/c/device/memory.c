@@ -9,6 +9,7 @@ static const ol_alloc_type_t all_types[] = {OL_ALLOC_TYPE_HOST, OL_ALLOC_TYPE_DE
 /* ------------------------------------------------------------ olMemAlloc */
 
 static void test_alloc_each_type(void) {
+  OLC_HOST_VISIBLE();
   for (int t = 0; t < 3; t++) {
     void *p = NULL;
     if (!OLC_OK(olMemAlloc(olc_dev, all_types[t], 1024, &p)))
@@ -52,6 +53,7 @@ static void test_alloc_odd_sizes(void) {
 }
 
 static void test_alloc_many(void) {
+  OLC_HOST_VISIBLE();
   enum { N = 500 };
   static void *p[N];
   int made = 0;
@@ -211,6 +213,7 @@ static void test_alloc_errors(void) {
 /* ------------------------------------------------------------- olMemFree */
 
 static void test_free_errors(void) {
+  OLC_HOST_VISIBLE();
   void *p = olc_alloc(OL_ALLOC_TYPE_HOST, 256);
   if (!p)
     return;
@@ -224,6 +227,7 @@ static void test_free_errors(void) {
 /* ---------------------------------------------------------- olGetMemInfo */
 
 static void test_mem_info(void) {
+  OLC_HOST_VISIBLE();
   for (int t = 0; t < 3; t++) {
     char *p = olc_alloc(all_types[t], 1024);
     if (!p)
@@ -276,6 +280,7 @@ static void test_mem_info_errors(void) {
 }
 
 static void test_mem_info_size(void) {
+  OLC_HOST_VISIBLE();
   char *p = olc_alloc(OL_ALLOC_TYPE_MANAGED, 1024);
   if (!p)
     return;
@@ -312,6 +317,7 @@ static void fill_seq(uint8_t *p, size_t n, unsigned seed) {
 }
 
 static void test_memcpy_every_pair(void) {
+  OLC_HOST_VISIBLE();
   enum { N = 256 }; /* the size of the `global` variable of global.so */
   ol_program_handle_t prog = olc_program("global");
   void *gaddr = NULL;
@@ -385,6 +391,7 @@ static void test_memcpy_every_pair(void) {
 
 /* Copies on one queue run in order: a chain A -> B -> C -> D. */
 static void test_memcpy_queue_order(void) {
+  OLC_HOST_VISIBLE();
   enum { N = 1 << 20 };
   uint8_t *a = olc_alloc(OL_ALLOC_TYPE_HOST, N), *b = olc_alloc(OL_ALLOC_TYPE_DEVICE, N),
           *c = olc_alloc(OL_ALLOC_TYPE_MANAGED, N), *d = malloc(N);
@@ -420,6 +427,7 @@ static void test_memcpy_queue_order(void) {
  * kind of memory, queued or not, up and down, close (many pieces) and far
  * apart: GPU drivers' copies are not memmove. */
 static void test_memcpy_overlap(void) {
+  OLC_HOST_VISIBLE();
   enum { N = 70000 };
   static const long cases[][3] = {/* from, to, size */
                                   {0, 10, 50},   {10, 0, 50},    {0, 1, 4096},
@@ -548,6 +556,7 @@ _Static_assert(sizeof(struct pat17) == 17, "17-byte pattern");
 /* Fills with `psize`-byte patterns and checks every element, for a NULL
  * queue and a queue, in several kinds of memory. */
 static void check_fill(size_t psize, size_t total) {
+  OLC_HOST_VISIBLE();
   uint8_t pat[64]; /* the longest pattern used below */
   for (size_t i = 0; i < psize; i++)
     pat[i] = (uint8_t)(0xa0 + i * 3);
@@ -633,6 +642,7 @@ static void test_fill_pattern_copied(void) {
 }
 
 static void test_fill_errors(void) {
+  OLC_HOST_VISIBLE();
   uint8_t *mem = olc_alloc(OL_ALLOC_TYPE_MANAGED, 1025);
   uint16_t pat = 7;
   if (!mem)
@@ -652,6 +662,7 @@ static void test_fill_errors(void) {
 /* --------------------------------------------------- olMemRegister etc. */
 
 static void test_register_basic(void) {
+  OLC_HOST_VISIBLE();
   uint32_t arr[256];
   void *pinned = NULL;
   if (!OLC_OK(olMemRegister(olc_dev, arr, sizeof arr, 0, &pinned)))
@@ -672,6 +683,7 @@ static void test_register_basic(void) {
 }
 
 static void test_register_twice(void) {
+  OLC_HOST_VISIBLE();
   char arr[4096];
   void *p1 = NULL, *p2 = NULL;
   OLC_OK(olMemRegister(olc_dev, arr, sizeof arr, 0, &p1));
@@ -685,6 +697,7 @@ static void test_register_twice(void) {
 }
 
 static void test_register_contained(void) {
+  OLC_HOST_VISIBLE();
   char arr[4096];
   void *p = NULL;
   OLC_OK(olMemRegister(olc_dev, arr, sizeof arr, 0, &p));
@@ -697,6 +710,7 @@ static void test_register_contained(void) {
 }
 
 static void test_register_overlap(void) {
+  OLC_HOST_VISIBLE();
   uint32_t arr[64];
   void *p = NULL;
   OLC_OK(olMemRegister(olc_dev, arr, sizeof arr, 0, &p));
@@ -720,6 +734,7 @@ static void test_register_overlap(void) {
 }
 
 static void test_register_errors(void) {
+  OLC_HOST_VISIBLE();
   char arr[64];
   void *p = (void *)0x1;
   OLC_ERR_CODE(olMemUnregister(olc_dev, arr), OL_ERRC_INVALID_ARGUMENT);
@@ -730,6 +745,7 @@ static void test_register_errors(void) {
 
 /* A range that runs past the end of the address space is not a range. */
 static void test_register_wrapping_range(void) {
+  OLC_HOST_VISIBLE();
   void *p = NULL;
   void *top = (void *)(UINTPTR_MAX - 10);
   ol_result_t r = olMemRegister(olc_dev, top, 100, 0, &p);
@@ -763,6 +779,7 @@ static void *register_worker(void *arg) {
 }
 
 static void test_register_threads(void) {
+  OLC_HOST_VISIBLE();
   char *mem = olc_alloc(OL_ALLOC_TYPE_HOST, 8 * 1024);
   if (!mem)
     return;

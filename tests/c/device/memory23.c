@@ -55,6 +55,7 @@ static bool aligned_one(ol_alloc_type_t type, const char *tname, size_t size, si
 /* Every power of two from 1 to 1 MiB (64 MiB on the host device), every
  * allocation type, a small size and one of two alignments. */
 static void test_aligned_every_power(void) {
+  OLC_HOST_VISIBLE();
   unsigned top = olc_on_host ? 26 : 20;
   for (size_t ti = 0; ti < 3; ti++)
     for (unsigned s = 0; s <= top; s++) {
@@ -68,6 +69,7 @@ static void test_aligned_every_power(void) {
 
 /* Many at once: all aligned, none overlapping, every one freed. */
 static void test_aligned_many(void) {
+  OLC_HOST_VISIBLE();
   enum { N = 64 };
   void *p[N] = {0};
   size_t align = 4096;
@@ -108,6 +110,7 @@ static void test_aligned_pooled(void) {
 }
 
 static void test_aligned_errors(void) {
+  OLC_HOST_VISIBLE();
   void *p = (void *)0x1;
   OLC_ERR_CODE(olMemAllocAligned(olc_dev, OL_ALLOC_TYPE_DEVICE, 64, 0, &p), OL_ERRC_INVALID_ARGUMENT);
   OLC_ERR_CODE(olMemAllocAligned(olc_dev, OL_ALLOC_TYPE_DEVICE, 64, 3, &p), OL_ERRC_INVALID_ARGUMENT);
@@ -150,6 +153,7 @@ static void test_aligned_in_queue(void) {
 /* Managed memory moved to the device and back, in the queue's order; the
  * data intact each way. */
 static void test_prefetch_managed(void) {
+  OLC_HOST_VISIBLE();
   enum { N = 1 << 16 };
   uint32_t *m = olc_alloc(OL_ALLOC_TYPE_MANAGED, N * sizeof(uint32_t));
   ol_queue_handle_t q = olc_queue();
@@ -190,6 +194,7 @@ out:
 /* A hint: Count 0, non-managed memory, memory the library did not allocate,
  * zero-sized entries (even NULL) are accepted and change nothing. */
 static void test_prefetch_accepts(void) {
+  OLC_HOST_VISIBLE();
   ol_queue_handle_t q = olc_queue();
   uint32_t *d = olc_alloc(OL_ALLOC_TYPE_DEVICE, 4096);
   uint32_t *hm = olc_alloc(OL_ALLOC_TYPE_HOST, 4096);
@@ -225,6 +230,7 @@ out:
 }
 
 static void test_prefetch_errors(void) {
+  OLC_HOST_VISIBLE();
   ol_queue_handle_t q = olc_queue();
   uint32_t *m = olc_alloc(OL_ALLOC_TYPE_MANAGED, 4096);
   if (!q || !m)
@@ -264,6 +270,7 @@ out:
 /* ---------------------------------- olMemRegister/olMemUnregister flags --- */
 
 static void test_register_flags(void) {
+  OLC_HOST_VISIBLE();
   static uint32_t arr[1024];
   void *pinned = NULL;
   OLC_OK(olMemRegister(olc_dev, arr, sizeof arr, OL_MEMORY_REGISTER_FLAG_LOCK_MEMORY, &pinned));

@@ -24,6 +24,7 @@ static void test_positive(void) {
 
 /* The suggested size is a launchable group size. */
 static void test_suggestion_launches(void) {
+  OLC_HOST_VISIBLE();
   ol_symbol_handle_t foo = olc_kernel(foo_prog, "foo");
   ol_symbol_handle_t red = olc_kernel(red_prog, "localmem_reduction");
   size_t gs = 0;

@@ -60,6 +60,7 @@ static void append_fn(void *user) {
 }
 
 static void test_in_order(void) {
+  OLC_HOST_VISIBLE();
   ol_queue_handle_t q = olc_queue();
   uint32_t *buf = olc_alloc(OL_ALLOC_TYPE_MANAGED, 64 * sizeof(uint32_t));
   if (!buf)
@@ -247,6 +248,7 @@ static void *open_later(void *user) {
 }
 
 static void test_sync_after_idle(void) {
+  OLC_HOST_VISIBLE();
   ol_queue_handle_t q = olc_queue(), a = olc_queue();
   enum { BIG = 64 << 20 };
   uint32_t *src = malloc(BIG), *dst = malloc(BIG);

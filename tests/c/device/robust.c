@@ -12,6 +12,7 @@ struct out_args {
 /* ------------------------------------------------------------ sizes --- */
 
 static void test_alloc_sizes_that_wrap(void) {
+  OLC_HOST_VISIBLE();
   static const size_t sizes[] = {SIZE_MAX, SIZE_MAX - 1, SIZE_MAX - 62, SIZE_MAX / 2 + 1,
                                  (size_t)1 << 62};
   for (int t = OL_ALLOC_TYPE_HOST; t <= OL_ALLOC_TYPE_MANAGED; t++)
@@ -64,6 +65,7 @@ static void launch3(ol_queue_handle_t q, ol_symbol_handle_t k, void *args, size_
 }
 
 static void test_grids_that_wrap(void) {
+  OLC_HOST_VISIBLE();
   OLC_ONLY(OLC_HOST, "the host device's grid limit (MAX_WORK_SIZE 2^32-1) and its messages");
   ol_program_handle_t prog = NULL;
   ol_symbol_handle_t k = counter_kernel(&prog);
@@ -102,6 +104,7 @@ static void test_grids_that_wrap(void) {
 }
 
 static void test_copy_and_fill_sizes(void) {
+  OLC_HOST_VISIBLE();
   enum { N = 4096 };
   unsigned char *a = olc_alloc(OL_ALLOC_TYPE_DEVICE, N);
   unsigned char *b = olc_alloc(OL_ALLOC_TYPE_HOST, N);
@@ -158,6 +161,7 @@ static void test_copy_and_fill_sizes(void) {
 
 /* Image and argument sizes are checked before anything is copied or read. */
 static void test_program_and_argument_sizes(void) {
+  OLC_HOST_VISIBLE();
   size_t n = 0;
   void *img = olc_image("foo", &n);
   if (!img)
@@ -216,6 +220,7 @@ static void test_program_and_argument_sizes(void) {
 /* A large pattern outside the library's allocations is copied into C
  * memory (not Go memory) and still fills correctly. */
 static void test_large_pattern(void) {
+  OLC_HOST_VISIBLE();
   enum { P = 3 * 4096 + 5, R = 7 };
   unsigned char *pat = malloc(P);
   unsigned char *dst = olc_alloc(OL_ALLOC_TYPE_MANAGED, (size_t)P * R);
@@ -246,6 +251,10 @@ static void test_large_pattern(void) {
 static void test_event_handles_never_come_back(void) {
   OLC_ONLY(OLC_HOST, "handle generations are the library's, not the device's: 4.5 million event "
            "cycles run once, on the host device");
+  if (olc_remote) {
+    olc_skip(__FILE__, __LINE__, "runs once, on the local host device (not on a remote one)");
+    return;
+  }
   enum { CYCLES = 4500000 };
   ol_queue_handle_t q = olc_queue();
   ol_event_handle_t first = NULL;
@@ -276,6 +285,10 @@ static void test_event_handles_never_come_back(void) {
 static void test_handles_of_old_initialisations(void) {
   OLC_ONLY(OLC_HOST, "initialisation epochs are the library's, not the device's: 66,000 init cycles "
            "run once, on the host device");
+  if (olc_remote) {
+    olc_skip(__FILE__, __LINE__, "runs once, on the local host device (not on a remote one)");
+    return;
+  }
   enum { CYCLES = 66000 };
   OLC_OK(olShutDown()); /* the reference of olc_start */
   /* The epochs are the library's: the cycles initialise the host platform
@@ -345,6 +358,7 @@ static void self_sync(void *user) {
 }
 
 static void test_host_function_waits_for_itself(void) {
+  OLC_HOST_VISIBLE();
   ol_queue_handle_t q = olc_queue();
   uint32_t *flag = olc_alloc(OL_ALLOC_TYPE_MANAGED, sizeof(uint32_t));
   ol_program_handle_t prog = NULL;
@@ -395,6 +409,7 @@ static void cross_sync(void *user) {
 }
 
 static void test_host_function_waits_through_events(void) {
+  OLC_HOST_VISIBLE();
   ol_queue_handle_t q1 = olc_queue(), q2 = olc_queue(), q3 = olc_queue();
   unsigned char *buf = olc_alloc(OL_ALLOC_TYPE_MANAGED, 64);
   if (!q1 || !q2 || !q3 || !buf)
@@ -474,6 +489,7 @@ static void block_until_open(void *user) {
 }
 
 static void test_many_blocked_host_functions(void) {
+  OLC_HOST_VISIBLE();
   OLC_ONLY(OLC_HOST, "counts the library's host-function threads of the host device");
   enum { Q = 1000 };
   static ol_queue_handle_t qs[Q];

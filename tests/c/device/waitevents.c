@@ -39,6 +39,7 @@ static void nap(void *user) {
  * variant 1: everything on one queue, waiting on its own events
  * variant 2: each queue waits for the events of all previous queues */
 static void run_chain(int variant) {
+  OLC_HOST_VISIBLE();
   uint32_t *out = olc_alloc(OL_ALLOC_TYPE_MANAGED, (STEPS + 2) * sizeof(uint32_t));
   if (!out || !seq_kernel)
     return;

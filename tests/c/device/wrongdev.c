@@ -167,7 +167,7 @@ static void test_copy_named_with_another_device(void) {
     as_device(a);
     for (int ki = 0; ki < 3; ki++) {
       uint8_t *p = NULL;
-      if (!OLC_OK(olMemAlloc(dev[a], kinds[ki], N, (void **)&p)))
+      if (!olc_alloc_on(dev[a], kinds[ki], N, (void **)&p))
         continue;
       for (int b = 0; b < ndev; b++) {
         if (b == a)
@@ -304,7 +304,7 @@ static void test_fill_on_another_device_queue(void) {
     as_device(a);
     uint8_t *p[3] = {NULL, NULL, NULL};
     for (int ki = 0; ki < 3; ki++)
-      OLC_OK(olMemAlloc(dev[a], kinds[ki], N, (void **)&p[ki]));
+      olc_alloc_on(dev[a], kinds[ki], N, (void **)&p[ki]);
     for (int b = 0; b < ndev; b++) {
       ol_queue_handle_t q = NULL;
       uint8_t *bmem = NULL;
@@ -337,7 +337,7 @@ static void test_prefetch_on_another_device_queue(void) {
   for (int a = 0; a < ndev; a++) {
     as_device(a);
     uint8_t *p = NULL;
-    if (!OLC_OK(olMemAlloc(dev[a], OL_ALLOC_TYPE_MANAGED, N, (void **)&p)))
+    if (!olc_alloc_on(dev[a], OL_ALLOC_TYPE_MANAGED, N, (void **)&p))
       continue;
     for (int b = 0; b < ndev; b++) {
       ol_queue_handle_t q = NULL;

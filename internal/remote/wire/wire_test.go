@@ -1,0 +1,133 @@
+package wire
+
+import (
+	"bytes"
+	"errors"
+	"reflect"
+	"testing"
+
+	"github.com/liboffload-go/liboffload-go/api/ol"
+	"github.com/liboffload-go/liboffload-go/plugins/plugin"
+)
+
+func TestRoundTrip(t *testing.T) {
+	for op := OpHello; op < opCount; op++ {
+		l := layouts[op]
+		m := Msg{Op: op, Seq: 1<<63 + uint64(op)}
+		for i := 0; i < l.args; i++ {
+			m.Args[i] = uint64(i+1) << (6 * i)
+		}
+		if l.data {
+			m.Data = bytes.Repeat([]byte{byte(op)}, 300)
+		}
+		if l.text {
+			m.Text = "kernel_name"
+		}
+		b, err := Encode(&m)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := Decode(b)
+		if err != nil {
+			t.Fatalf("%v: %v", op, err)
+		}
+		if got.Op != m.Op || got.Seq != m.Seq || got.Args != m.Args || !bytes.Equal(got.Data, m.Data) || got.Text != m.Text {
+			t.Fatalf("%v: sent %+v, decoded %+v", op, m, got)
+		}
+		// every strict prefix is refused
+		for n := 0; n < len(b); n++ {
+			if _, err := Decode(b[:n]); !errors.Is(err, ErrMalformed) {
+				t.Fatalf("%v cut to %d of %d bytes: %v", op, n, len(b), err)
+			}
+		}
+		if _, err := Decode(append(b, 0)); !errors.Is(err, ErrMalformed) {
+			t.Fatalf("%v with a trailing byte: %v", op, err)
+		}
+	}
+}
+
+func TestRefused(t *testing.T) {
+	for _, b := range [][]byte{
+		{0}, {byte(opCount)}, {255},
+		// a 65-bit sequence number
+		{byte(OpPing), 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x7f},
+		// a payload longer than the message
+		{byte(OpCopyTo), 0, 1, 2, 3, 200, 1, 1, 2},
+		// a text longer than MaxText
+		append([]byte{byte(OpGlobal), 0, 1, 0x81, 0x40}, make([]byte, MaxText+1)...),
+	} {
+		if _, err := Decode(b); !errors.Is(err, ErrMalformed) {
+			t.Errorf("% x: %v", b, err)
+		}
+	}
+}
+
+func TestParams(t *testing.T) {
+	in := [][2]uint64{{0, 8}, {8, 4}, {16, 1 << 40}}
+	out, err := DecodeParams(AppendParams(nil, in))
+	if err != nil || len(out) != 3 || out[2] != in[2] {
+		t.Fatalf("%v %v", out, err)
+	}
+	if _, err := DecodeParams([]byte{0xff, 0xff, 0xff, 0x7f}); err == nil {
+		t.Fatal("a count past the bytes decoded")
+	}
+}
+
+// FuzzDecode: any bytes decode or are refused with ErrMalformed, never a
+// panic; what decodes encodes back to the same bytes (one encoding).
+func FuzzDecode(f *testing.F) {
+	for op := OpHello; op < opCount; op++ {
+		m := Msg{Op: op, Seq: 7, Args: [MaxArgs]uint64{1, 2, 3, 4, 5, 6, 7, 8, 9, 10}, Data: []byte("abc"), Text: "k"}
+		b, _ := Encode(&m)
+		f.Add(b)
+	}
+	f.Fuzz(func(t *testing.T, b []byte) {
+		m, err := Decode(b)
+		if err != nil {
+			if !errors.Is(err, ErrMalformed) {
+				t.Fatalf("error %v does not wrap ErrMalformed", err)
+			}
+			return
+		}
+		again, err := Encode(&m)
+		if err != nil {
+			t.Fatal(err)
+		}
+		// varints have non-minimal forms: compare decoded values
+		m2, err := Decode(again)
+		if err != nil || m2.Op != m.Op || m2.Seq != m.Seq || m2.Args != m.Args || !bytes.Equal(m2.Data, m.Data) || m2.Text != m.Text {
+			t.Fatalf("re-encoded %+v decodes as %+v (%v)", m, m2, err)
+		}
+		_, _ = DecodeParams(m.Data)
+		_, _ = DecodeInventory(m.Data)
+	})
+}
+
+func TestInventory(t *testing.T) {
+	info := plugin.DeviceInfo{
+		Type:                         plugin.Some(ol.DeviceTypeGpu),
+		Name:                         plugin.Some("gfx90a"),
+		MaxWorkGroupSizePerDimension: plugin.Some(ol.Dimensions{X: 1024, Y: 1024, Z: 1 << 31}),
+		GlobalMemSize:                plugin.Some[uint64](1 << 40),
+		HalfFpSupport:                plugin.Some(false),
+		DoubleFpSupport:              plugin.Some(true),
+	}
+	in := Inventory{Host: "gpu1", Platforms: []PlatformDesc{
+		{Name: "AMDGPU", Vendor: "AMD", Version: "v1", Backend: 3, Devices: []DeviceDesc{{Index: 0, Info: info}, {Index: 1}}},
+		{Name: "Host", Backend: 4},
+	}}
+	b := AppendInventory(nil, &in)
+	out, err := DecodeInventory(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(in.Platforms[0].Devices, out.Platforms[0].Devices) || out.Host != "gpu1" || len(out.Platforms) != 2 ||
+		out.Platforms[1].Name != "Host" || out.Platforms[0].Backend != 3 {
+		t.Fatalf("sent %+v, decoded %+v", in, out)
+	}
+	for n := 0; n < len(b); n++ {
+		if _, err := DecodeInventory(b[:n]); !errors.Is(err, ErrMalformed) {
+			t.Fatalf("cut to %d of %d bytes: %v", n, len(b), err)
+		}
+	}
+}

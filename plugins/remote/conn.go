@@ -1,0 +1,267 @@
+package remote
+
+/*
+#include <stdint.h>
+static void remote_call_host_fn(void *fn, void *user) { ((void (*)(void *))fn)(user); }
+// set while this thread runs a host function (CallbackPlatform)
+static __thread int remote_in_host_fn;
+static void remote_set_in_host_fn(int v) { remote_in_host_fn = v; }
+static int remote_get_in_host_fn(void) { return remote_in_host_fn; }
+*/
+import "C"
+
+import (
+	"errors"
+	"fmt"
+	"runtime"
+	"sync"
+	"sync/atomic"
+	"time"
+	"unsafe"
+
+	"github.com/liboffload-go/liboffload-go/api/ol"
+	"github.com/liboffload-go/liboffload-go/internal/cmem"
+	"github.com/liboffload-go/liboffload-go/internal/remote/link"
+	"github.com/liboffload-go/liboffload-go/internal/remote/wire"
+	"github.com/liboffload-go/liboffload-go/plugins/plugin"
+)
+
+// ids numbers the objects (queues, events, programs, kernels) and the
+// tokens (reads, host calls) the client names on proxies, and the
+// requests' sequence numbers: never reused in the process, so a late
+// answer of an earlier epoch matches nothing.
+var ids atomic.Uint64
+
+func nextID() uint64 { return ids.Add(1) }
+
+func ptr(a uintptr) unsafe.Pointer { return *(*unsafe.Pointer)(unsafe.Pointer(&a)) }
+
+// read is where the bytes of a CopyFrom chunk go.
+type read struct {
+	dst uintptr
+	n   uint64
+}
+
+// conn is the client's side of one proxy rank.
+type conn struct {
+	ep      link.Endpoint
+	rank    int
+	host    string
+	timeout time.Duration
+	chunk   uint64
+	reserve bool // reserve the ranges of allocations here (reserve.go)
+
+	mu        sync.Mutex
+	pending   map[uint64]chan wire.Msg // by sequence number
+	reads     map[uint64]read          // by token
+	hostCalls map[uint64]func() error  // by token
+	dead      error                    // set once: every later call fails with it
+
+	lastHeard atomic.Int64 // unix nanoseconds of the last message from the proxy
+	calls     sync.WaitGroup
+}
+
+func newConn(ep link.Endpoint, p link.Peer, timeout time.Duration, chunk uint64) *conn {
+	c := &conn{ep: ep, rank: p.Rank, host: p.Host, timeout: timeout, chunk: chunk,
+		pending: map[uint64]chan wire.Msg{}, reads: map[uint64]read{}, hostCalls: map[uint64]func() error{}}
+	c.lastHeard.Store(time.Now().UnixNano())
+	return c
+}
+
+// where names the proxy in errors.
+func (c *conn) where() string { return fmt.Sprintf("remote rank %d (host %s)", c.rank, c.host) }
+
+func (c *conn) failed() error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.dead
+}
+
+// kill marks the proxy unusable: pending calls end with err.
+func (c *conn) kill(err error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.dead != nil {
+		return
+	}
+	c.dead = err
+	for s, ch := range c.pending {
+		close(ch)
+		delete(c.pending, s)
+	}
+}
+
+func (c *conn) send(m *wire.Msg) error {
+	if err := c.failed(); err != nil {
+		return err
+	}
+	var b []byte
+	if n := uint64(len(m.Data) + len(m.Text) + 16*(wire.MaxArgs+3)); n >= bigMessage {
+		cb, err := cmem.Malloc(n, "a remote request's message")
+		if err != nil {
+			return err
+		}
+		defer cmem.Free(cb)
+		b = unsafe.Slice((*byte)(cb), n)[:0]
+	}
+	b, err := wire.Append(b, m)
+	if err != nil {
+		return ol.Errorf(ol.ErrcInvalidArgument, "%s: %v", c.where(), err)
+	}
+	if err := c.ep.Send(c.rank, b, c.timeout); err != nil {
+		e := ol.Errorf(ol.ErrcBackendFailure, "%s: %v", c.where(), err)
+		c.kill(e)
+		return e
+	}
+	return nil
+}
+
+// post sends a request that is not answered (its errors come at the next
+// sync).
+func (c *conn) post(op wire.Op, data []byte, args ...uint64) error {
+	m := wire.Msg{Op: op, Seq: 0, Data: data}
+	copy(m.Args[:], args)
+	return c.send(&m)
+}
+
+// call sends a request and waits for its reply: while the proxy answers
+// pings (sent every quarter of the timeout) the wait goes on, so that a
+// long kernel is not taken for a dead proxy; timeout without a word from
+// the proxy ends it with an error naming the rank and host.
+func (c *conn) call(op wire.Op, data []byte, text string, args ...uint64) (wire.Msg, error) {
+	m := wire.Msg{Op: op, Seq: nextID(), Data: data, Text: text}
+	copy(m.Args[:], args)
+	ch := make(chan wire.Msg, 1)
+	c.mu.Lock()
+	if c.dead != nil {
+		c.mu.Unlock()
+		return wire.Msg{}, c.dead
+	}
+	c.pending[m.Seq] = ch
+	c.mu.Unlock()
+	c.calls.Add(1)
+	defer c.calls.Done()
+	if err := c.send(&m); err != nil {
+		c.forget(m.Seq)
+		return wire.Msg{}, err
+	}
+	start := time.Now()
+	tick := time.NewTicker(max(c.timeout/4, time.Millisecond))
+	defer tick.Stop()
+	for {
+		select {
+		case r, ok := <-ch:
+			if !ok {
+				return wire.Msg{}, c.failed()
+			}
+			if code := ol.Errc(r.Args[0]); code != ol.ErrcSuccess {
+				return r, ol.Errorf(code, "%s: %s", c.where(), r.Text)
+			}
+			return r, nil
+		case now := <-tick.C:
+			heard := time.Unix(0, c.lastHeard.Load())
+			if heard.Before(start) {
+				heard = start
+			}
+			if now.Sub(heard) > c.timeout {
+				c.kill(ol.Errorf(ol.ErrcBackendFailure, "%s has not answered for %v (%s): its devices are no longer usable",
+					c.where(), c.timeout.Round(time.Millisecond), EnvTimeout))
+				return wire.Msg{}, c.failed()
+			}
+			_ = c.post(wire.OpPing, nil) // its reply matches no call: it only shows the proxy is alive
+		}
+	}
+}
+
+func (c *conn) forget(seq uint64) {
+	c.mu.Lock()
+	delete(c.pending, seq)
+	c.mu.Unlock()
+}
+
+// deliver handles one message from the proxy (on the receiver goroutine).
+func (c *conn) deliver(b []byte) {
+	c.lastHeard.Store(time.Now().UnixNano())
+	m, err := wire.Decode(b)
+	if err != nil {
+		c.kill(ol.Errorf(ol.ErrcBackendFailure, "%s sent a malformed message: %v", c.where(), err))
+		return
+	}
+	switch m.Op {
+	case wire.OpReply:
+		c.mu.Lock()
+		ch := c.pending[m.Seq]
+		delete(c.pending, m.Seq)
+		c.mu.Unlock()
+		if ch != nil {
+			ch <- m
+		}
+	case wire.OpData:
+		c.mu.Lock()
+		r, ok := c.reads[m.Args[0]]
+		delete(c.reads, m.Args[0])
+		c.mu.Unlock()
+		if !ok || m.Args[1] != 0 || uint64(len(m.Data)) != r.n {
+			c.kill(ol.Errorf(ol.ErrcBackendFailure, "%s sent %d bytes for copy %d, which expects %d", c.where(), len(m.Data), m.Args[0], r.n))
+			return
+		}
+		copy(unsafe.Slice((*byte)(ptr(r.dst)), r.n), m.Data)
+	case wire.OpCallHost:
+		c.mu.Lock()
+		fn := c.hostCalls[m.Args[0]]
+		delete(c.hostCalls, m.Args[0])
+		c.mu.Unlock()
+		token := m.Args[0]
+		if fn == nil {
+			_ = c.post(wire.OpHostDone, nil, token, uint64(ol.ErrcInvalidArgument))
+			return
+		}
+		// fn may block and call the library (which waits for this
+		// receiver): it runs on a goroutine of its own
+		c.calls.Add(1)
+		go func() {
+			defer c.calls.Done()
+			err := runHostCall(fn)
+			m := wire.Msg{Op: wire.OpHostDone, Args: [wire.MaxArgs]uint64{token}}
+			if err != nil {
+				code, details := ol.ErrcUnknown, err.Error()
+				var oe *ol.Error
+				if errors.As(err, &oe) {
+					code, details = oe.Code, oe.Details
+				}
+				m.Args[1], m.Text = uint64(code), details[:min(len(details), wire.MaxText)]
+			}
+			_ = c.send(&m)
+		}()
+	}
+}
+
+func runHostCall(fn func() error) (err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = ol.Errorf(ol.ErrcUnknown, "a host call panicked: %v", r)
+		}
+	}()
+	return fn()
+}
+
+// callHostFn runs a host function on this goroutine's thread, marked as
+// such (InCallback) for the runtime's checks of waits and shutdowns.
+func callHostFn(fn, user unsafe.Pointer) {
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	C.remote_set_in_host_fn(1)
+	plugin.EnterHostFunction()
+	defer func() {
+		plugin.LeaveHostFunction()
+		C.remote_set_in_host_fn(0)
+	}()
+	C.remote_call_host_fn(fn, user)
+}
+
+func inHostFn() bool { return C.remote_get_in_host_fn() != 0 }
+
+// bigMessage is the size from which a message is encoded in C memory: a
+// large copy or fill pattern that does not fit is then OUT_OF_RESOURCES,
+// never a Go heap exhaustion, which would end the process.
+const bigMessage = 64 << 10

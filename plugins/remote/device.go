@@ -1,0 +1,420 @@
+package remote
+
+import (
+	"math"
+	"sync"
+	"unsafe"
+
+	"github.com/liboffload-go/liboffload-go/api/ol"
+	"github.com/liboffload-go/liboffload-go/internal/remote/wire"
+	"github.com/liboffload-go/liboffload-go/plugins/plugin"
+)
+
+// Device is a device of a proxy.
+type Device struct {
+	p     *Platform
+	c     *conn
+	index uint32
+	info  plugin.DeviceInfo
+
+	mu    sync.Mutex
+	sizes map[uintptr]uint64 // reserved allocations (conn.reserve)
+}
+
+// Info implements plugin.Device: the proxied device's own answers.
+func (d *Device) Info() *plugin.DeviceInfo { return &d.info }
+
+// IsHost implements plugin.Device: a remote device's memory is never this
+// process's.
+func (d *Device) IsHost() bool { return false }
+
+func (d *Device) name() string {
+	return d.c.where() + " device " + d.info.Name.V
+}
+
+// Alloc implements plugin.Device: device memory of the proxy, at the
+// address the proxy's device gave.
+func (d *Device) Alloc(kind ol.AllocType, size uint64) (uintptr, error) {
+	if kind != ol.AllocTypeDevice {
+		return 0, ol.Errorf(ol.ErrcUnsupported, "%s: %v memory is not supported on a remote device (only DEVICE memory)", d.name(), kind)
+	}
+	if !d.c.reserve {
+		r, err := d.c.call(wire.OpAlloc, nil, "", uint64(d.index), uint64(kind), size)
+		return uintptr(r.Args[1]), err
+	}
+	// an allocation whose range is not free here is kept until the end,
+	// so that the proxy does not give it again
+	var held []uintptr
+	defer func() {
+		for _, p := range held {
+			_, _ = d.c.call(wire.OpFree, nil, "", uint64(d.index), uint64(p), uint64(kind))
+		}
+	}()
+	for range maxReserveAttempts {
+		r, err := d.c.call(wire.OpAlloc, nil, "", uint64(d.index), uint64(kind), size)
+		if err != nil {
+			return 0, err
+		}
+		p := uintptr(r.Args[1])
+		if reserve(d.c.rank, p, size) {
+			d.mu.Lock()
+			d.sizes[p] = size
+			d.mu.Unlock()
+			return p, nil
+		}
+		held = append(held, p)
+	}
+	return 0, ol.Errorf(ol.ErrcOutOfResources, "%s: %d allocations of %d bytes all overlap memory of this process or of another proxy (first at %#x)",
+		d.name(), len(held), size, held[0])
+}
+
+// maxReserveAttempts bounds the allocations tried for one whose range is
+// free in this process.
+const maxReserveAttempts = 16
+
+// Free implements plugin.Device.
+func (d *Device) Free(p uintptr, kind ol.AllocType) error {
+	_, err := d.c.call(wire.OpFree, nil, "", uint64(d.index), uint64(p), uint64(kind))
+	if err == nil && d.c.reserve {
+		d.mu.Lock()
+		size, ok := d.sizes[p]
+		delete(d.sizes, p)
+		d.mu.Unlock()
+		if ok {
+			unreserve(p, size)
+		}
+	}
+	return err
+}
+
+// Register implements plugin.Device: UNSUPPORTED (this process's memory
+// cannot be mapped into a device of another machine).
+func (d *Device) Register(uintptr, uint64) (uintptr, error) {
+	return 0, ol.Errorf(ol.ErrcUnsupported, "%s: olMemRegister is not supported on a remote device", d.name())
+}
+
+// Unregister implements plugin.Device.
+func (d *Device) Unregister(uintptr) error {
+	return ol.Errorf(ol.ErrcUnsupported, "%s: olMemUnregister is not supported on a remote device", d.name())
+}
+
+// NewQueue implements plugin.Device: the proxy makes the queue when the
+// request arrives; an error comes at its first sync.
+func (d *Device) NewQueue() (plugin.Queue, error) {
+	q := &Queue{d: d, c: d.c, id: nextID()}
+	if err := d.c.post(wire.OpQueueNew, nil, uint64(d.index), q.id); err != nil {
+		return nil, err
+	}
+	return q, nil
+}
+
+// IsValidBinary implements plugin.Device (the proxy's device answers).
+func (d *Device) IsValidBinary(image []byte) bool {
+	r, err := d.c.call(wire.OpValidBinary, image, "", uint64(d.index))
+	return err == nil && r.Args[1] == 1
+}
+
+// LoadProgram implements plugin.Device: the image is sent once.
+func (d *Device) LoadProgram(image []byte) (plugin.Program, error) {
+	p := &Program{d: d, id: nextID()}
+	if _, err := d.c.call(wire.OpLoad, image, "", uint64(d.index), p.id); err != nil {
+		return nil, err
+	}
+	return p, nil
+}
+
+// Program is a program loaded on a proxy's device.
+type Program struct {
+	d  *Device
+	id uint64
+}
+
+// Kernel implements plugin.Program.
+func (p *Program) Kernel(name string) (plugin.Kernel, error) {
+	k := &Kernel{p: p, id: nextID()}
+	r, err := p.d.c.call(wire.OpKernel, nil, name, p.id, k.id)
+	if err != nil {
+		return nil, err
+	}
+	if r.Args[1] == 1 {
+		pairs, err := wire.DecodeParams(r.Data)
+		if err != nil {
+			return nil, ol.Errorf(ol.ErrcBackendFailure, "%s: %v", p.d.c.where(), err)
+		}
+		k.params = make([]plugin.Param, len(pairs))
+		for i, pr := range pairs {
+			k.params[i] = plugin.Param{Offset: pr[0], Size: pr[1]}
+		}
+		k.hasParams = true
+	}
+	k.coop = r.Args[2] == 1
+	return k, nil
+}
+
+// Global implements plugin.Program: the global's remote address.
+func (p *Program) Global(name string) (uintptr, uint64, error) {
+	r, err := p.d.c.call(wire.OpGlobal, nil, name, p.id)
+	if err != nil {
+		return 0, 0, err
+	}
+	return uintptr(r.Args[1]), r.Args[2], nil
+}
+
+// Unload implements plugin.Program: the proxy's plugin keeps the image
+// for launches still queued. It waits for the proxy, so that what the
+// program held there is released when olDestroyProgram returns.
+func (p *Program) Unload() error {
+	if p.d.c.failed() != nil {
+		return nil // nothing is left of it on a proxy that is gone
+	}
+	_, err := p.d.c.call(wire.OpUnload, nil, "", p.id)
+	return err
+}
+
+// Kernel is a kernel of a remote program.
+type Kernel struct {
+	p         *Program
+	id        uint64
+	params    []plugin.Param
+	hasParams bool
+	coop      bool
+}
+
+// MaxGroupSize implements plugin.Kernel.
+func (k *Kernel) MaxGroupSize(dynShared uint64) (uint64, error) {
+	r, err := k.p.d.c.call(wire.OpMaxGroup, nil, "", k.id, dynShared)
+	return r.Args[1], err
+}
+
+// Params implements plugin.ParamKernel with the proxy's answer.
+func (k *Kernel) Params() ([]plugin.Param, bool) { return k.params, k.hasParams }
+
+// MaxCooperativeGroups implements plugin.CooperativeKernel.
+func (k *Kernel) MaxCooperativeGroups(groupSize ol.Dimensions, dynShared uint64) (uint32, error) {
+	if !k.coop {
+		return 0, ol.Errorf(ol.ErrcUnsupported, "%s: the device has no cooperative launches", k.p.d.name())
+	}
+	r, err := k.p.d.c.call(wire.OpMaxCoop, nil, "", k.id, uint64(groupSize.X), uint64(groupSize.Y), uint64(groupSize.Z), dynShared)
+	if r.Args[1] > math.MaxUint32 {
+		return 0, ol.Errorf(ol.ErrcBackendFailure, "%s answered %d groups", k.p.d.c.where(), r.Args[1])
+	}
+	return uint32(r.Args[1]), err
+}
+
+// Queue is a queue on a proxy's device. Its operations are sent without
+// waiting; Sync collects their errors.
+type Queue struct {
+	d  *Device
+	c  *conn
+	id uint64
+}
+
+func (q *Queue) own(d plugin.Device) (*Device, error) {
+	rd, ok := d.(*Device)
+	if !ok || rd.c != q.c || rd.p != q.d.p {
+		return nil, ol.Errorf(ol.ErrcInvalidDevice, "%s: the device is not on the queue's platform", q.c.where())
+	}
+	return rd, nil
+}
+
+// CopyToDevice implements plugin.Queue, in pieces of the chunk size.
+func (q *Queue) CopyToDevice(dst uintptr, dev plugin.Device, src uintptr, size uint64) error {
+	d, err := q.own(dev)
+	if err != nil {
+		return err
+	}
+	for off := uint64(0); off < size; off += q.c.chunk {
+		n := min(q.c.chunk, size-off)
+		data := unsafe.Slice((*byte)(ptr(src+uintptr(off))), n)
+		if err := q.c.post(wire.OpCopyTo, data, q.id, uint64(d.index), uint64(dst)+off); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// CopyFromDevice implements plugin.Queue: each piece comes back as a Data
+// message, written to dst by the receiver before the reply to any later
+// sync (the proxy sends them in the queue's order).
+func (q *Queue) CopyFromDevice(dst, src uintptr, dev plugin.Device, size uint64) error {
+	d, err := q.own(dev)
+	if err != nil {
+		return err
+	}
+	for off := uint64(0); off < size; off += q.c.chunk {
+		n := min(q.c.chunk, size-off)
+		token := nextID()
+		q.c.mu.Lock()
+		q.c.reads[token] = read{dst: dst + uintptr(off), n: n}
+		q.c.mu.Unlock()
+		if err := q.c.post(wire.OpCopyFrom, nil, q.id, uint64(d.index), uint64(src)+off, n, token); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// CopyDevice implements plugin.Queue: both devices are on the proxy.
+func (q *Queue) CopyDevice(dst uintptr, dstDev plugin.Device, src uintptr, srcDev plugin.Device, size uint64) error {
+	dd, err := q.own(dstDev)
+	if err != nil {
+		return err
+	}
+	sd, err := q.own(srcDev)
+	if err != nil {
+		return err
+	}
+	return q.c.post(wire.OpCopyDevice, nil, q.id, uint64(dd.index), uint64(dst), uint64(sd.index), uint64(src), size)
+}
+
+// Fill implements plugin.Queue (the pattern travels with the request).
+func (q *Queue) Fill(p uintptr, pattern unsafe.Pointer, patternSize, size uint64) error {
+	return q.c.post(wire.OpFill, unsafe.Slice((*byte)(pattern), patternSize), q.id, uint64(p), size)
+}
+
+func (q *Queue) launch(k plugin.Kernel, args []byte, size plugin.LaunchSize, coop uint64) error {
+	rk, ok := k.(*Kernel)
+	if !ok || rk.p.d.c != q.c {
+		return ol.Errorf(ol.ErrcInvalidArgument, "%s: the kernel is not of a program on this proxy", q.c.where())
+	}
+	g, b := size.NumGroups, size.GroupSize
+	return q.c.post(wire.OpLaunch, args, q.id, rk.id, uint64(g.X), uint64(g.Y), uint64(g.Z),
+		uint64(b.X), uint64(b.Y), uint64(b.Z), size.DynSharedMemory, coop)
+}
+
+// Launch implements plugin.Queue.
+func (q *Queue) Launch(k plugin.Kernel, args []byte, size plugin.LaunchSize) error {
+	return q.launch(k, args, size, 0)
+}
+
+// LaunchCooperative implements plugin.CooperativeQueue. The grid is
+// checked against the device's limit first (one round trip), so that a
+// grid too large is refused by the call, as on a local device.
+func (q *Queue) LaunchCooperative(k plugin.Kernel, args []byte, size plugin.LaunchSize) error {
+	rk, ok := k.(*Kernel)
+	if ok {
+		most, err := rk.MaxCooperativeGroups(size.GroupSize, size.DynSharedMemory)
+		if err != nil {
+			return err
+		}
+		g := size.NumGroups
+		if n := uint64(g.X) * uint64(g.Y) * uint64(g.Z); n > uint64(most) {
+			return ol.Errorf(ol.ErrcInvalidArgument, "%s: a cooperative launch of %d groups, more than the %d the device runs at once", q.c.where(), n, most)
+		}
+	}
+	return q.launch(k, args, size, 1)
+}
+
+// HostFunc implements plugin.Queue: fn runs in this process when the
+// remote queue reaches it (the proxy's queue waits for it).
+func (q *Queue) HostFunc(fn, user unsafe.Pointer) error {
+	return q.HostCall(func() error { callHostFn(fn, user); return nil })
+}
+
+// HostCall implements plugin.Queue: the proxy tells this process when the
+// queue reaches the call, and holds the queue until fn has returned here.
+func (q *Queue) HostCall(fn func() error) error {
+	token := nextID()
+	q.c.mu.Lock()
+	q.c.hostCalls[token] = fn
+	q.c.mu.Unlock()
+	if err := q.c.post(wire.OpHostCall, nil, q.id, token); err != nil {
+		q.c.mu.Lock()
+		delete(q.c.hostCalls, token)
+		q.c.mu.Unlock()
+		return err
+	}
+	return nil
+}
+
+// Record implements plugin.Queue.
+func (q *Queue) Record() (plugin.Event, error) { return q.record(false) }
+
+// RecordTimed implements plugin.TimedQueue: the times are the proxy
+// device's.
+func (q *Queue) RecordTimed() (plugin.TimedEvent, error) { return q.record(true) }
+
+func (q *Queue) record(timed bool) (*Event, error) {
+	e := &Event{q: q, id: nextID()}
+	t := uint64(0)
+	if timed {
+		t = 1
+	}
+	if err := q.c.post(wire.OpRecord, nil, q.id, e.id, t); err != nil {
+		return nil, err
+	}
+	return e, nil
+}
+
+// Wait implements plugin.Queue.
+func (q *Queue) Wait(e plugin.Event) error {
+	re, ok := e.(*Event)
+	if !ok || re.q.c != q.c {
+		return ol.Errorf(ol.ErrcInvalidEvent, "%s: the event is not of this proxy", q.c.where())
+	}
+	return q.c.post(wire.OpWait, nil, q.id, re.id)
+}
+
+// Sync implements plugin.Queue: it reports the first error of the work
+// sent before it.
+func (q *Queue) Sync() error {
+	_, err := q.c.call(wire.OpQueueSync, nil, "", q.id)
+	return err
+}
+
+// Empty implements plugin.Queue.
+func (q *Queue) Empty() bool {
+	r, err := q.c.call(wire.OpQueueEmpty, nil, "", q.id)
+	return err != nil || r.Args[1] == 1
+}
+
+// Release implements plugin.Queue.
+func (q *Queue) Release() error {
+	err := q.c.post(wire.OpQueueRelease, nil, q.id)
+	if q.c.failed() != nil {
+		return nil // nothing is left to release on a proxy that is gone
+	}
+	return err
+}
+
+// Event is an event of a remote queue.
+type Event struct {
+	q  *Queue
+	id uint64
+}
+
+// Sync implements plugin.Event.
+func (e *Event) Sync() error {
+	_, err := e.q.c.call(wire.OpEventSync, nil, "", e.id)
+	return err
+}
+
+// Done implements plugin.Event (a proxy that is gone: done, its Sync says why).
+func (e *Event) Done() bool {
+	r, err := e.q.c.call(wire.OpEventDone, nil, "", e.id)
+	return err != nil || r.Args[1] == 1
+}
+
+// Release implements plugin.Event.
+func (e *Event) Release() error {
+	if e.q.c.failed() != nil {
+		return nil
+	}
+	return e.q.c.post(wire.OpEventRelease, nil, e.id)
+}
+
+// ElapsedSince implements plugin.TimedEvent, measured on the proxy.
+func (e *Event) ElapsedSince(start plugin.TimedEvent) (float32, error) {
+	s, ok := start.(*Event)
+	if !ok || s.q.c != e.q.c {
+		return 0, ol.Errorf(ol.ErrcInvalidEvent, "%s: the start event is not of this proxy", e.q.c.where())
+	}
+	r, err := e.q.c.call(wire.OpElapsed, nil, "", e.id, s.id)
+	return math.Float32frombits(uint32(r.Args[1])), err
+}
+
+// OwnsPointer implements plugin.PointerDevice: the application reaches a
+// remote device's memory only through olMemAlloc's allocations and loaded
+// programs' globals, which the runtime places itself, so any other pointer
+// is not this device's.
+func (d *Device) OwnsPointer(uintptr) bool { return false }

@@ -1,0 +1,47 @@
+package remote
+
+import (
+	"sync"
+	"time"
+
+	"github.com/liboffload-go/liboffload-go/internal/mpi"
+	"github.com/liboffload-go/liboffload-go/internal/remote/link"
+	"github.com/liboffload-go/liboffload-go/internal/remote/wire"
+	"github.com/liboffload-go/liboffload-go/plugins/plugin"
+)
+
+// exitBound bounds MPI_Finalize at the process's exit (it waits for every
+// rank of the job: the proxies end once every client has said Exit).
+const exitBound = 30 * time.Second
+
+var exitOnce sync.Once
+
+// mpiConnector is the default Connector: under an MPI launch with other
+// ranks (internal/mpi.Launched) or OFFLOAD_REMOTE=mpi, the client's
+// Endpoint of internal/mpi (Open MPI, loaded at run time). At the
+// process's exit every proxy is told Exit, so that it can end and the
+// job's MPI_Finalize can complete.
+func mpiConnector(env plugin.Env, want bool) (link.Endpoint, error) {
+	if !want && !mpi.Launched(env.Lookup) {
+		return nil, nil
+	}
+	ep, err := mpi.Open(link.Client, 0)
+	if err != nil {
+		return nil, err
+	}
+	exitOnce.Do(func() {
+		mpi.AtExit(func() { sayExit(ep) }, exitBound)
+	})
+	return ep, nil
+}
+
+// sayExit tells every proxy that this client has ended (each proxy ends
+// once every client of the job has).
+func sayExit(ep link.Endpoint) {
+	b, _ := wire.Encode(&wire.Msg{Op: wire.OpExit})
+	for _, p := range ep.Proxies() {
+		_ = ep.Send(p.Rank, b, time.Second)
+	}
+}
+
+func init() { connector = mpiConnector }
