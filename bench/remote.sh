@@ -22,6 +22,7 @@ missing=""
 command -v mpicc >/dev/null || missing="no mpicc/mpirun (Debian: openmpi-bin libopenmpi-dev)"
 [ -x "$bin/offload-proxy" ] || missing=${missing:-"no $bin/offload-proxy (make lib)"}
 out=$bin/remote.out
+load=$(cut -d' ' -f1-3 /proc/loadavg) # other jobs on the machine: see the section
 if [ -z "$missing" ]; then
   gcc -O3 -fPIC -shared -I"$root/include" "$root/bench/kernels.c" -o "$bin/bench_kernels.so"
   # -fPIC: an executable built without it gets a copy relocation of
@@ -58,6 +59,9 @@ ok4=$(awk -v a="$p2p" -v b="$bw" 'BEGIN { print (a >= 0.9 * b) ? 1 : 0 }')
 [ "$ok2" = 1 ] || echo "remote queued launch $(us "$lb") each, above MPI's one-way latency $(us "$one")" >> "$md"
 [ "$ok3" = 1 ] || echo "256 MiB host → remote device $h2d GB/s, below 0.9 × MPI's $bw GB/s" >> "$md"
 [ "$ok4" = 1 ] || echo "256 MiB proxy → proxy $p2p GB/s, below 0.9 × MPI's $bw GB/s" >> "$md"
+busy=""
+awk -v l="${load%% *}" -v c="$(nproc)" 'BEGIN { exit !(l > c || c < 4) }' &&
+  busy=" (fewer cores than the job's 4 ranks, or more load than cores: not the numbers of an idle machine, on which the targets are judged)"
 r() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.2f", a / b }'; }
 cat <<MD
 
@@ -75,9 +79,8 @@ and a proxy. $(v rounds) rounds, each first MPI, then the remote rows; medians
 over rounds. Launches: \`bench/kernels.c\`'s \`empty\` (1×1, no arguments),
 2,000 timed after 200 warm-up; copies: \`olMemcpy\` with a NULL queue, the
 median of 3 after one warm-up; MPI's bandwidth: one 256 MiB message from
-rank 0 to rank 1 until a 1-byte answer. Load average at the start: $(cut -d' ' -f1-3 /proc/loadavg)
-on $(nproc) cores (4 ranks on them: well above the core count, these are not
-the numbers of an idle machine; the targets are judged on one).
+rank 0 to rank 1 until a 1-byte answer. Load average at the start: $load
+on $(nproc) cores$busy.
 
 | what | remote | MPI, same job | ratio | target | status |
 |---|---|---|---|---|---|
