@@ -29,6 +29,16 @@
 enum { TAG = 11, CMD_DONE = 0, CMD_ROUND = 1, SMALL = 8, PINGS = 10000, BATCH = 10000, LAUNCHES = 2000, REPS = 3 };
 static const size_t BIG = (size_t)256 << 20;
 
+// the library makes MPI_COMM_WORLD's errors return codes: check them
+#define MCK(x)                                                                 \
+  do {                                                                         \
+    int rc_ = (x);                                                             \
+    if (rc_ != MPI_SUCCESS) {                                                  \
+      fprintf(stderr, "%s:%d: %s -> MPI error %d\n", __FILE__, __LINE__, #x, rc_); \
+      exit(1);                                                                 \
+    }                                                                          \
+  } while (0)
+
 // one round of raw MPI between rank 0 (first) and rank 1
 static void raw_round(int me, double *rtt, double *bw) {
   int peer = 1 - me;
@@ -39,11 +49,11 @@ static void raw_round(int me, double *rtt, double *bw) {
   for (int i = 0; i < PINGS / 10 + PINGS; i++) {
     double t0 = now_ns();
     if (me == 0) {
-      MPI_Send(small, SMALL, MPI_BYTE, peer, TAG, MPI_COMM_WORLD);
-      MPI_Recv(small, SMALL, MPI_BYTE, peer, TAG, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+      MCK(MPI_Send(small, SMALL, MPI_BYTE, peer, TAG, MPI_COMM_WORLD));
+      MCK(MPI_Recv(small, SMALL, MPI_BYTE, peer, TAG, MPI_COMM_WORLD, MPI_STATUS_IGNORE));
     } else {
-      MPI_Recv(small, SMALL, MPI_BYTE, peer, TAG, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
-      MPI_Send(small, SMALL, MPI_BYTE, peer, TAG, MPI_COMM_WORLD);
+      MCK(MPI_Recv(small, SMALL, MPI_BYTE, peer, TAG, MPI_COMM_WORLD, MPI_STATUS_IGNORE));
+      MCK(MPI_Send(small, SMALL, MPI_BYTE, peer, TAG, MPI_COMM_WORLD));
     }
     if (i >= PINGS / 10) t[i - PINGS / 10] = now_ns() - t0;
   }
@@ -51,11 +61,11 @@ static void raw_round(int me, double *rtt, double *bw) {
   for (int r = 0; r < REPS + 1; r++) { // the first is a warm-up
     double t0 = now_ns();
     if (me == 0) {
-      MPI_Send(big, (int)BIG, MPI_BYTE, peer, TAG, MPI_COMM_WORLD);
-      MPI_Recv(&ack, 1, MPI_BYTE, peer, TAG, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+      MCK(MPI_Send(big, (int)BIG, MPI_BYTE, peer, TAG, MPI_COMM_WORLD));
+      MCK(MPI_Recv(&ack, 1, MPI_BYTE, peer, TAG, MPI_COMM_WORLD, MPI_STATUS_IGNORE));
     } else {
-      MPI_Recv(big, (int)BIG, MPI_BYTE, peer, TAG, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
-      MPI_Send(&ack, 1, MPI_BYTE, peer, TAG, MPI_COMM_WORLD);
+      MCK(MPI_Recv(big, (int)BIG, MPI_BYTE, peer, TAG, MPI_COMM_WORLD, MPI_STATUS_IGNORE));
+      MCK(MPI_Send(&ack, 1, MPI_BYTE, peer, TAG, MPI_COMM_WORLD));
     }
     b[r] = BIG / (now_ns() - t0);
   }
@@ -70,15 +80,19 @@ static void partner(void) {
   for (;;) {
     int cmd = -1, done = 0;
     MPI_Request rq;
-    MPI_Irecv(&cmd, 1, MPI_INT, 0, TAG, MPI_COMM_WORLD, &rq);
-    while (MPI_Test(&rq, &done, MPI_STATUS_IGNORE), !done) nanosleep(&(struct timespec){0, 200000}, NULL);
+    MCK(MPI_Irecv(&cmd, 1, MPI_INT, 0, TAG, MPI_COMM_WORLD, &rq));
+    for (;;) {
+      MCK(MPI_Test(&rq, &done, MPI_STATUS_IGNORE));
+      if (done) break;
+      nanosleep(&(struct timespec){0, 200000}, NULL);
+    }
     if (cmd != CMD_ROUND) return;
     double rtt, bw;
     raw_round(1, &rtt, &bw);
   }
 }
 
-static void command(int cmd) { MPI_Send(&cmd, 1, MPI_INT, 1, TAG, MPI_COMM_WORLD); }
+static void command(int cmd) { MCK(MPI_Send(&cmd, 1, MPI_INT, 1, TAG, MPI_COMM_WORLD)); }
 
 struct pick {
   ol_device_handle_t local, remote[2];
@@ -111,8 +125,8 @@ int main(int argc, char **argv) {
   if (rounds < 1 || rounds > 64) rounds = 3;
   CK(olInit());
   int me, size;
-  MPI_Comm_rank(MPI_COMM_WORLD, &me);
-  MPI_Comm_size(MPI_COMM_WORLD, &size);
+  MCK(MPI_Comm_rank(MPI_COMM_WORLD, &me));
+  MCK(MPI_Comm_size(MPI_COMM_WORLD, &size));
   if (me == 1) {
     partner();
     CK(olShutDown());
