@@ -75,15 +75,22 @@ static void raw_round(int me, double *rtt, double *bw) {
   free(big);
 }
 
-// rank 1: sleeps between rounds (MPI_Recv would spin a core)
+// rank 1: sleeps between rounds (MPI_Recv would spin a core); gives up
+// after PARTNER_WAIT_S without a command (rank 0 failed), so that a failed
+// run does not hold the job until mpirun.sh's bound
+enum { PARTNER_WAIT_S = 300 };
 static void partner(void) {
   for (;;) {
     int cmd = -1, done = 0;
     MPI_Request rq;
     MCK(MPI_Irecv(&cmd, 1, MPI_INT, 0, TAG, MPI_COMM_WORLD, &rq));
-    for (;;) {
+    for (double t0 = now_ns();;) {
       MCK(MPI_Test(&rq, &done, MPI_STATUS_IGNORE));
       if (done) break;
+      if (now_ns() - t0 > PARTNER_WAIT_S * 1e9) {
+        fprintf(stderr, "remote: rank 1: no word from rank 0 in %d s: ending\n", PARTNER_WAIT_S);
+        exit(1);
+      }
       nanosleep(&(struct timespec){0, 200000}, NULL);
     }
     if (cmd != CMD_ROUND) return;
@@ -92,7 +99,18 @@ static void partner(void) {
   }
 }
 
-static void command(int cmd) { MCK(MPI_Send(&cmd, 1, MPI_INT, 1, TAG, MPI_COMM_WORLD)); }
+static bool told_done;
+static void command(int cmd) {
+  told_done |= cmd == CMD_DONE;
+  MCK(MPI_Send(&cmd, 1, MPI_INT, 1, TAG, MPI_COMM_WORLD));
+}
+
+// rank 0 ending early (CK exits): rank 1 ends too. Registered after
+// olInit, so it runs before the library's exit hook finalizes MPI.
+static void end_partner(void) {
+  int cmd = CMD_DONE;
+  if (!told_done) MPI_Send(&cmd, 1, MPI_INT, 1, TAG, MPI_COMM_WORLD);
+}
 
 struct pick {
   ol_device_handle_t local, remote[2];
@@ -133,11 +151,11 @@ int main(int argc, char **argv) {
     return 0;
   }
   if (me != 0) { fprintf(stderr, "remote: rank %d: run as -np 2 remote : -np 2 offload-proxy\n", me); return 2; }
+  atexit(end_partner);
   struct pick p = {0};
   CK(olIterateDevices(pick_devices, &p));
   if (!p.local || p.nremote < 2) {
     fprintf(stderr, "remote: want the local host device and two remote host devices, found %d remote\n", p.nremote);
-    command(CMD_DONE);
     return 1;
   }
   ol_device_handle_t a = p.remote[0], b = p.remote[1];
