@@ -344,7 +344,8 @@ gpu-check: $(LIBS)
 # library built from that revision, in the same run. Its baselines' Debian
 # packages (PoCL) are installed by scripts/deps.sh --bench when run as root;
 # a missing one is named in the output (and fails the run with CI=true).
-bench: $(LIB)
+# The remote rows (bench/remote.sh) run offload-proxy under mpirun.
+bench: $(LIB) $(PROXY)
 	BASELINE='$(BASELINE)' bash bench/run.sh
 
 # The remote platform's MPI baseline alone: MPI's round trip, one-way

@@ -587,6 +587,14 @@ double, both share one lock with its packet processor: the contention
 grows faster than either side's own cost.
 "
 
+# ---- remote platform over MPI (bench/remote.sh) ----------------------------
+# one MPI job: the application and its raw-MPI partner, two offload-proxy
+# ranks; the section and its missed targets come from bench/remote.sh
+remote_md=$(bash "$root/bench/remote.sh" --md "$bin/remote.missed")
+while IFS= read -r t; do
+  case $t in "remote rows not measured"*) baseline_missing+=("$t") ;; *) missed+=("$t") ;; esac
+done < "$bin/remote.missed"
+
 # ---- against an earlier build (make bench BASELINE=<git revision>) ----------
 # The same programs run alternately on this build and on the library built
 # from the given revision (in a temporary git worktree), 5 rounds, medians:
@@ -895,6 +903,7 @@ printf '%s\n' "$barrier_md" >> "$root/docs/benchmarks.md"
 printf '%s\n' "$cuda_md" >> "$root/docs/benchmarks.md"
 printf '%s\n' "$hsa_md" >> "$root/docs/benchmarks.md"
 printf '%s\n' "$pool_md" >> "$root/docs/benchmarks.md"
+printf '%s\n' "$remote_md" >> "$root/docs/benchmarks.md"
 [ -n "$base_md" ] && printf '%s\n' "$base_md" >> "$root/docs/benchmarks.md"
 cat "$root/docs/benchmarks.md"
 for b in ${baseline_missing[@]+"${baseline_missing[@]}"}; do echo "bench: BASELINE MISSING: $b"; done
