@@ -25,10 +25,9 @@ out=$bin/remote.out
 load=$(cut -d' ' -f1-3 /proc/loadavg) # other jobs on the machine: see the section
 if [ -z "$missing" ]; then
   gcc -O3 -fPIC -shared -I"$root/include" "$root/bench/kernels.c" -o "$bin/bench_kernels.so"
-  # -fPIC: an executable built without it gets a copy relocation of
-  # ompi_mpi_comm_world, which the library (looking the symbol up in
-  # libmpi) then does not see: its MPI_Init path crashes
-  gcc -std=gnu17 -O2 -fPIC -Wall -Werror -I"$root/include" $(mpicc --showme:compile) "$root/bench/remote.c" \
+  # built as mpicc would (no -fPIC: the executable holds copies of
+  # MPI_COMM_WORLD's globals, which the library must find, not libmpi's own)
+  gcc -std=gnu17 -O2 -Wall -Werror -I"$root/include" $(mpicc --showme:compile) "$root/bench/remote.c" \
     -o "$bin/remote" -L"$root/build/lib" -l:libLLVMOffload.so.22.1 -Wl,-rpath,"$root/build/lib" $(mpicc --showme:link)
   if ! bash "$root/tests/remote/mpirun.sh" -t 600 -np 2 "$bin/remote" "$bin/bench_kernels.so" "$rounds" \
     : -np 2 "$bin/offload-proxy" > "$out" 2> "$bin/remote.err" || ! grep -q '^remote_p2p_gbs ' "$out"; then
