@@ -124,7 +124,7 @@ static void *amap_writer(void *arg) {
       uint64_t base = region + (uint64_t)i * (16ull << 20) + (rnd(&seed) % 64) * 64;
       if (base + size > region + (uint64_t)(i + 1) * (16ull << 20))
         size = region + (uint64_t)(i + 1) * (16ull << 20) - base;
-      ol_amap_hit a = {base, size, dev_for(base, size), 1, (uint32_t)i, OL_AMAP_FOREIGN};
+      ol_amap_hit a = {.base = base, .size = size, .dev = dev_for(base, size), .kind = 1, .aux = (uint32_t)i, .flags = OL_AMAP_FOREIGN};
       CHECK(ol_amap_insert(amap_mem, &a), "insert %#llx", (unsigned long long)base);
       bases[i] = base, sizes[i] = size;
     }
@@ -192,7 +192,7 @@ static void test_amap(void) {
     fixed_buf[i] = malloc(fixed_size[i]);
     for (uint64_t k = 0; k < fixed_size[i]; k++)
       fixed_buf[i][k] = (unsigned char)(k * 7 + (uint64_t)i);
-    ol_amap_hit a = {(uint64_t)(uintptr_t)fixed_buf[i], fixed_size[i], HOST_DEV, 2, 0, 0};
+    ol_amap_hit a = {.base = (uint64_t)(uintptr_t)fixed_buf[i], .size = fixed_size[i], .dev = HOST_DEV, .kind = 2};
     CHECK(ol_amap_insert(amap_mem, &a), "insert fixed %d", i);
   }
   ol_fast_publish(HOST_DEV, amap_mem, amap_globals, 1);
@@ -484,7 +484,7 @@ static void *submitter(void *arg) {
 
 static void test_qmirror(void) {
   ol_fast_publish(HOST_DEV, amap_mem, amap_globals, 1);
-  ol_amap_hit d = {DEV_BUF_BASE, DEV_BUF_SIZE, GPU_DEV, 1 /* DEVICE */, 0, OL_AMAP_FOREIGN};
+  ol_amap_hit d = {.base = DEV_BUF_BASE, .size = DEV_BUF_SIZE, .dev = GPU_DEV, .kind = 1 /* DEVICE */, .flags = OL_AMAP_FOREIGN};
   CHECK(ol_amap_insert(amap_mem, &d), "insert device buffer");
   atomic_store(&mirror_stop, 0);
   pthread_t owners[NQUEUES + 1];
