@@ -214,6 +214,9 @@ func (p *Platform) newDevice(pl *Plugin, agent uint64, ordinal int, pools []pool
 		copy(unsafe.Slice((*uint64)(unsafe.Pointer(dev.peers)), len(peers)), peers)
 		dev.nPeers = len(peers)
 	}
+	// nil (out of memory): the device is not pooled
+	dev.fast = C.lgo_hsa_fastalloc_new(p.run, C.uint64_t(devPool), dev.peers, C.uint32_t(dev.nPeers),
+		C.uint64_t(p.hostPool), p.agentsC, C.uint32_t(len(p.gpus)))
 	return dev, nil
 }
 
@@ -353,6 +356,9 @@ func (p *Platform) release() error {
 		p.agentsC = nil
 	}
 	for _, d := range p.devices {
+		// the runtime has given back its pool's slabs before Deinit
+		C.lgo_hsa_fastalloc_free(d.fast)
+		d.fast = nil
 		if d.peers != nil {
 			cmem.Free(unsafe.Pointer(d.peers))
 			d.peers, d.nPeers = nil, 0
@@ -379,7 +385,8 @@ type Device struct {
 	nPeers int
 
 	pinned pinned.Ranges[lockedRange] // registered ranges and their agent addresses
-	mem    *gpu.MemPools              // olMemAlloc's memory of at most gpu.MaxPooled bytes
+	mem    *gpu.MemPools              // olMemAlloc's memory the runtime's pool does not serve, of at most gpu.MaxPooled bytes
+	fast   *C.ol_fastalloc            // the runtime pool's slabs (FastAlloc); nil: none
 
 	queues    hwQueues
 	queueSize uint32

@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"unsafe"
 
 	"github.com/liboffload-go/liboffload-go/api/ol"
 )
@@ -27,6 +28,13 @@ const (
 func (d *Device) Alloc(kind ol.AllocType, size uint64) (uintptr, error) {
 	return d.mem.Alloc(kind, size)
 }
+
+// FastAlloc implements plugin.FastAllocDevice: the runtime's pool (which
+// serves olMemAlloc of up to 64 KiB) gets its slabs from ROCr as
+// DriverAlloc allocates them, straight from C (lgo_hsa_fastalloc_new); the
+// device's Go pools (Alloc) then see only larger allocations and those the
+// runtime's pool could not serve.
+func (d *Device) FastAlloc() unsafe.Pointer { return unsafe.Pointer(d.fast) }
 
 // Free implements plugin.Device: the memory goes back to the device's
 // pools (which keep it or give it back to the runtime).

@@ -2,6 +2,7 @@
 #include "shim.h"
 
 #include <sched.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "_cgo_export.h"
@@ -80,6 +81,59 @@ uint32_t lgo_hsa_allow_access(const lgo_hsa_fns *f, const uint64_t *agents, uint
   return ((uint32_t(*)(uint32_t, const lgo_hsa_handle_t *, const uint32_t *, const void *))f->allow_access)(
       n, (const lgo_hsa_handle_t *)agents, NULL, (const void *)p);
 }
+
+typedef struct {
+  ol_fastalloc a;
+  const lgo_hsa_fns *f;
+  uint64_t pool[3];           // by OL_ALLOC_TYPE_*
+  const uint64_t *agents[3];  // who must be allowed to reach it
+  uint32_t n[3];
+} hsa_fastalloc;
+
+static uint64_t hsa_slab_alloc(ol_fastalloc *a, uint64_t n, uint32_t kind) {
+  const hsa_fastalloc *s = a->state;
+  if (kind > 2 || s->pool[kind] == 0)
+    return 0;
+  // any failure reads as out of memory: the runtime then trims its pool,
+  // and if that does not help, olMemAlloc takes the plugin's Go path, which
+  // reports the runtime's error
+  lgo_hsa_r r = lgo_hsa_pool_allocate(s->f, s->pool[kind], (size_t)n);
+  if (r.st != 0 || r.v == 0)
+    return 0;
+  if (s->n[kind] > 0 && lgo_hsa_allow_access(s->f, s->agents[kind], s->n[kind], (uintptr_t)r.v) != 0) {
+    (void)lgo_hsa_pool_free(s->f, (uintptr_t)r.v);
+    return 0;
+  }
+  return r.v;
+}
+
+static void hsa_slab_free(ol_fastalloc *a, uint64_t p, uint64_t n, uint32_t kind) {
+  (void)n, (void)kind;
+  const hsa_fastalloc *s = a->state;
+  (void)lgo_hsa_pool_free(s->f, (uintptr_t)p);
+}
+
+ol_fastalloc *lgo_hsa_fastalloc_new(const lgo_hsa_fns *f, uint64_t dev_pool, const uint64_t *peers,
+                                    uint32_t n_peers, uint64_t host_pool, const uint64_t *agents,
+                                    uint32_t n_agents) {
+  hsa_fastalloc *s = calloc(1, sizeof *s);
+  if (s == NULL)
+    return NULL;
+  s->f = f;
+  s->pool[0] = s->pool[2] = host_pool;
+  s->agents[0] = s->agents[2] = agents;
+  s->n[0] = s->n[2] = n_agents;
+  s->pool[1] = dev_pool;
+  s->agents[1] = peers;
+  s->n[1] = n_peers;
+  uint32_t kinds = (host_pool ? 5u : 0u) | (dev_pool ? 2u : 0u);
+  // HOST and MANAGED are the same memory, but the runtime files a slab
+  // under one kind, so each kind keeps slabs of its own
+  s->a = (ol_fastalloc){hsa_slab_alloc, hsa_slab_free, kinds, 0u, s};
+  return &s->a;
+}
+
+void lgo_hsa_fastalloc_free(ol_fastalloc *a) { free(a == NULL ? NULL : a->state); }
 
 lgo_hsa_r lgo_hsa_lock(const lgo_hsa_fns *f, uintptr_t p, size_t size, const uint64_t *agents, uint32_t n) {
   void *agent_ptr = NULL;

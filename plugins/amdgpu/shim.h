@@ -14,6 +14,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "../plugin/fastalloc.h"
+
 #define LGO_HIDDEN __attribute__((visibility("hidden")))
 
 LGO_HIDDEN uint32_t lgo_hsa_init(uintptr_t fn);
@@ -55,6 +57,16 @@ LGO_HIDDEN uint32_t lgo_hsa_pool_free(const lgo_hsa_fns *f, uintptr_t p);
 LGO_HIDDEN uint32_t lgo_hsa_allow_access(const lgo_hsa_fns *f, const uint64_t *agents, uint32_t n, uintptr_t p);
 LGO_HIDDEN lgo_hsa_r lgo_hsa_lock(const lgo_hsa_fns *f, uintptr_t p, size_t size, const uint64_t *agents, uint32_t n);
 LGO_HIDDEN uint32_t lgo_hsa_unlock(const lgo_hsa_fns *f, uintptr_t p);
+// The runtime pool's slabs (plugin.FastAllocDevice): an ol_fastalloc that
+// allocates as the plugin's DriverAlloc does, DEVICE memory from dev_pool
+// made reachable by the n_peers agents at peers, HOST and MANAGED memory
+// from host_pool made reachable by the n_agents agents at agents (a pool
+// of 0: that memory is not pooled). The arrays stay the caller's and must
+// outlive it. NULL when out of memory; lgo_hsa_fastalloc_free releases it.
+LGO_HIDDEN ol_fastalloc *lgo_hsa_fastalloc_new(const lgo_hsa_fns *f, uint64_t dev_pool, const uint64_t *peers,
+                                               uint32_t n_peers, uint64_t host_pool, const uint64_t *agents,
+                                               uint32_t n_agents);
+LGO_HIDDEN void lgo_hsa_fastalloc_free(ol_fastalloc *a);
 // What hsa_amd_pointer_info says of p: its type (hsa_amd_pointer_type_t;
 // 0 when the runtime does not know it or the query fails), its owning
 // agent, and the address a GPU uses for it (p itself for runtime

@@ -95,6 +95,7 @@ func (pl *Plugin) Init(env plugin.Env) (plugin.Platform, error) {
 			return nil, d.failure(fmt.Sprintf("cuDevicePrimaryCtxRetain(%d)", i), r)
 		}
 		dev.ctx = ctx
+		dev.fast = C.lgo_cu_fastalloc_new(d.run, ctx) // nil (out of memory): the device is not pooled
 		p.AddDevice(dev)
 		p.devices = append(p.devices, dev)
 	}
@@ -307,6 +308,9 @@ func (p *Platform) Deinit() error {
 				first = err
 			}
 		}
+		// the runtime has given back its pool's slabs before Deinit
+		C.lgo_cu_fastalloc_free(d.fast)
+		d.fast = nil
 		if d.ctx == 0 {
 			continue
 		}
@@ -330,7 +334,8 @@ type Device struct {
 	ordinal int32
 	ctx     C.uintptr_t         // the primary context, retained for this initialisation
 	pinned  pinned.Ranges[bool] // registered ranges: whether the plugin page-locked each
-	mem     *gpu.MemPools       // olMemAlloc's memory of at most gpu.MaxPooled bytes
+	mem     *gpu.MemPools       // olMemAlloc's memory the runtime's pool does not serve, of at most gpu.MaxPooled bytes
+	fast    *C.ol_fastalloc     // the runtime pool's slabs (FastAlloc); nil: none
 	streams streams
 	unloads sync.WaitGroup // programs unloading once their launches are done
 

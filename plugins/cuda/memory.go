@@ -8,6 +8,7 @@ import "C"
 import (
 	"errors"
 	"fmt"
+	"unsafe"
 
 	"github.com/liboffload-go/liboffload-go/api/ol"
 )
@@ -25,6 +26,13 @@ func (d *Device) call(what string, r C.int) error {
 func (d *Device) Alloc(kind ol.AllocType, size uint64) (uintptr, error) {
 	return d.mem.Alloc(kind, size)
 }
+
+// FastAlloc implements plugin.FastAllocDevice: the runtime's pool (which
+// serves olMemAlloc of up to 64 KiB of every kind) gets its slabs from the
+// driver as lgo_cu_alloc allocates them, straight from C; the device's Go
+// pools (Alloc) then see only larger allocations and those the runtime's
+// pool could not serve.
+func (d *Device) FastAlloc() unsafe.Pointer { return unsafe.Pointer(d.fast) }
 
 // Free implements plugin.Device: the memory goes back to the device's
 // pools (which keep it or give it back to the driver).

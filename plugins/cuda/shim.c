@@ -1,5 +1,8 @@
 // See shim.h.
 #include "shim.h"
+
+#include <stdlib.h>
+
 #include "_cgo_export.h"
 
 typedef int (*set_t)(uintptr_t);
@@ -30,6 +33,42 @@ int lgo_cu_free(const lgo_cu_fns *f, uintptr_t ctx, int host, uintptr_t p) {
   BIND(f, ctx);
   return ((int (*)(uintptr_t))(host ? f->mem_free_host : f->mem_free))(p);
 }
+
+typedef struct {
+  ol_fastalloc a;
+  const lgo_cu_fns *f;
+  uintptr_t ctx;
+} cu_fastalloc;
+
+static uint64_t cu_slab_alloc(ol_fastalloc *a, uint64_t n, uint32_t kind) {
+  const cu_fastalloc *s = a->state;
+  uintptr_t p = 0;
+  // any failure reads as out of memory: the runtime then trims its pool,
+  // and if that does not help, olMemAlloc takes the plugin's Go path, which
+  // reports the driver's error
+  if (lgo_cu_alloc(s->f, s->ctx, (int)kind, &p, (size_t)n) != 0)
+    return 0;
+  return p;
+}
+
+static void cu_slab_free(ol_fastalloc *a, uint64_t p, uint64_t n, uint32_t kind) {
+  (void)n;
+  const cu_fastalloc *s = a->state;
+  (void)lgo_cu_free(s->f, s->ctx, kind == 0, (uintptr_t)p);
+}
+
+ol_fastalloc *lgo_cu_fastalloc_new(const lgo_cu_fns *f, uintptr_t ctx) {
+  cu_fastalloc *s = calloc(1, sizeof *s);
+  if (s == NULL)
+    return NULL;
+  s->f = f;
+  s->ctx = ctx;
+  // every kind, each in slabs of its own
+  s->a = (ol_fastalloc){cu_slab_alloc, cu_slab_free, 7u, 0u, s};
+  return &s->a;
+}
+
+void lgo_cu_fastalloc_free(ol_fastalloc *a) { free(a == NULL ? NULL : a->state); }
 
 int lgo_cu_register(const lgo_cu_fns *f, uintptr_t ctx, uintptr_t p, size_t size) {
   BIND(f, ctx);

@@ -11,6 +11,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "../plugin/fastalloc.h"
 #include "../plugin/fastq.h"
 
 // Entry points that run with a context, in one struct per driver.
@@ -43,6 +44,12 @@ int lgo_cu_peer(const lgo_cu_fns *f, uintptr_t can_access, uintptr_t change, uin
 
 int lgo_cu_alloc(const lgo_cu_fns *f, uintptr_t ctx, int kind, uintptr_t *out, size_t size);
 int lgo_cu_free(const lgo_cu_fns *f, uintptr_t ctx, int host, uintptr_t p);
+// The runtime pool's slabs (plugin.FastAllocDevice): an ol_fastalloc whose
+// alloc and free are lgo_cu_alloc and lgo_cu_free with ctx current
+// (OL_ALLOC_TYPE_* numbers the kinds as lgo_cu_alloc does); NULL when out
+// of memory. lgo_cu_fastalloc_free releases it (Deinit).
+ol_fastalloc *lgo_cu_fastalloc_new(const lgo_cu_fns *f, uintptr_t ctx);
+void lgo_cu_fastalloc_free(ol_fastalloc *a);
 int lgo_cu_register(const lgo_cu_fns *f, uintptr_t ctx, uintptr_t p, size_t size);
 int lgo_cu_unregister(const lgo_cu_fns *f, uintptr_t ctx, uintptr_t p);
 

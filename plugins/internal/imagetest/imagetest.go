@@ -409,11 +409,13 @@ func (f Fake) CheckDeferredFree(t *testing.T, name, live string) {
 
 // CheckPools checks the device's memory pools through the API against the
 // double (live is its live-count hook, memEnv its device memory size):
-// a freed small allocation is handed out again without the driver; idle
-// pooled memory stays within OFFLOAD_GPU_POOL_IDLE_BYTES; an allocation the
-// driver refuses for lack of memory succeeds once the cache is released;
-// and after the final olShutDown the driver's live bytes are back where
-// they started.
+// a freed small allocation is handed out again without the driver; many
+// allocations of up to 64 KiB of every kind take few driver allocations
+// (the runtime's pool cuts them out of slabs); idle pooled memory stays
+// within OFFLOAD_GPU_POOL_IDLE_BYTES; an allocation the driver refuses for
+// lack of memory succeeds once the cache is released; and after the final
+// olShutDown the driver's live bytes and allocations (the slabs included)
+// are back where they started.
 func (f Fake) CheckPools(t *testing.T, name, live, memEnv string) {
 	lib := f.Build(t, name)
 	impl.UsePlugins(amdgpu.New(), cuda.New(), host.New())
@@ -425,6 +427,10 @@ func (f Fake) CheckPools(t *testing.T, name, live, memEnv string) {
 	hooks := fakedriver.OpenHooks(t, lib)
 	driverBytes := func() int { return hooks.Count(live, "bytes") }
 	start := driverBytes()
+	// the doubles' live allocations ("host": CUDA's pinned host memory;
+	// the HSA double counts every allocation as "alloc" and answers -1)
+	driverAllocs := func() [2]int { return [2]int{hooks.Count(live, "alloc"), hooks.Count(live, "host")} }
+	startAllocs := driverAllocs()
 	Must(t, "olInit", impl.OlInit(nil))
 	up := true
 	defer func() {
@@ -457,6 +463,24 @@ func (f Fake) CheckPools(t *testing.T, name, live, memEnv string) {
 		Must(t, "olMemFree", impl.OlMemFree(b, nil))
 	}
 
+	// small blocks of every kind come from the runtime's pool: 64 of them
+	// take a slab or two of each kind, not 64 driver allocations
+	for _, kind := range []ol.AllocType{ol.AllocTypeDevice, ol.AllocTypeHost, ol.AllocTypeManaged} {
+		n0 := driverAllocs()
+		var small []unsafe.Pointer
+		for i := 0; i < 64; i++ {
+			var p unsafe.Pointer
+			Must(t, fmt.Sprintf("olMemAlloc(%s, 1000)", kind), impl.OlMemAlloc(dev, uint32(kind), 1000, unsafe.Pointer(&p), nil))
+			small = append(small, p)
+		}
+		if n := driverAllocs(); n[0]+n[1]-n0[0]-n0[1] > 2 {
+			t.Errorf("64 allocations of 1000 bytes of %s memory took %d driver allocations, want at most 2 (slabs of the runtime's pool)", kind, n[0]+n[1]-n0[0]-n0[1])
+		}
+		for _, p := range small {
+			Must(t, "olMemFree", impl.OlMemFree(p, nil))
+		}
+	}
+
 	before = driverBytes()
 	var ps []unsafe.Pointer
 	for i := 0; i < 16; i++ {
@@ -487,5 +511,8 @@ func (f Fake) CheckPools(t *testing.T, name, live, memEnv string) {
 	Must(t, "olShutDown", impl.OlShutDown(nil))
 	if n := driverBytes(); n != start {
 		t.Errorf("the driver holds %d bytes after the final olShutDown, %d before olInit", n, start)
+	}
+	if n := driverAllocs(); n != startAllocs {
+		t.Errorf("the driver holds %v allocations (device/managed, pinned host) after the final olShutDown, %v before olInit", n, startAllocs)
 	}
 }
