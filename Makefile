@@ -109,9 +109,12 @@ test-static:
 # then the memory-growth checks once more without -race (the race
 # detector's own memory grows with the work, which would hide a leak), and
 # every fuzz target for 10,000 inputs.
+# -timeout 30m: go test's 10 minutes per package is a bound on a package's
+# whole run, which a loaded machine running the other suites beside it can
+# pass without anything hanging (each test bounds its own waits).
 test-go: test-go-race test-go-ol23 test-fuzz
 test-go-race:
-	$(GO) test -race -count=1 ./...
+	$(GO) test -race -count=1 -timeout 30m ./...
 test-go-ol23:
 	$(GO) test -race -count=1 -tags ol23 ./impl/ ./cmd/...
 	$(GO) test -race -count=1 -tags olfault -run 'TestPanicsReleaseLocks' ./tests/go/
