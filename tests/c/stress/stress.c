@@ -22,6 +22,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "allocmap.h"
 #include "doneevents.h"
@@ -573,6 +574,17 @@ static void *snap_reader(void *arg) {
     int n = ol_snap_list(0, l, SNAP_SLOTS);
     if (n >= 0)
       CHECK(n == SNAP_SLOTS && l[3] == (0xB1ull << 56 | 3), "list %d", n);
+  }
+  // A loaded machine may not run the publisher while the loop above runs
+  // (a snapshot is answered only while one is published): wait for one
+  // answer, for at most 10 s, before calling it missing.
+  time_t until = time(NULL) + 10;
+  uint64_t buf[4];
+  while (got == 0 && time(NULL) < until) {
+    if (ol_snap_info(0, 0xB1ull << 56, 0, sizeof buf, buf))
+      got++;
+    else
+      sched_yield();
   }
   CHECK(got > 0, "no snapshot answer at all");
   return NULL;
