@@ -418,10 +418,10 @@ void ol_fast_clear_pools(void) {
   }
 }
 
-void ol_fast_add_pool(uint64_t dev, void *pool) {
+void ol_fast_add_pool(uint64_t dev, struct ol_pool *pool) {
   for (unsigned i = 0; i < OL_FAST_POOLS; i++) {
     if (LD(fast_pool_dev[i]) == 0 || LD(fast_pool_dev[i]) == dev) {
-      ST(fast_pool[i], (struct ol_pool *)pool);
+      ST(fast_pool[i], pool);
       ST(fast_pool_dev[i], dev);
       return;
     }

@@ -77,7 +77,8 @@ int ol_amap_find_raw(const ol_amap *m, uint64_t p, ol_amap_hit *out) OL_AMAP_HID
 // the allocation pools (pool.h) of up to OL_FAST_POOLS devices
 // (ol_fast_add_pool, before the publish).
 #define OL_FAST_POOLS 8
-void ol_fast_add_pool(uint64_t dev, void *pool) OL_AMAP_HIDDEN;
+struct ol_pool;
+void ol_fast_add_pool(uint64_t dev, struct ol_pool *pool) OL_AMAP_HIDDEN;
 void ol_fast_publish(uint64_t host, ol_amap *mem, ol_amap *globals,
                      int multi) OL_AMAP_HIDDEN;
 void ol_fast_unpublish(void) OL_AMAP_HIDDEN;

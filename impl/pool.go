@@ -8,7 +8,6 @@ import "C"
 import (
 	"strconv"
 	"strings"
-	"unsafe"
 
 	"github.com/liboffload-go/liboffload-go/api/ol"
 	"github.com/liboffload-go/liboffload-go/plugins/plugin"
@@ -87,7 +86,7 @@ func (c *Context) publishPools() {
 	n := 0
 	for _, d := range c.deviceList {
 		if d.pool != nil && n < C.OL_FAST_POOLS {
-			C.ol_fast_add_pool(C.uint64_t(d.h), unsafe.Pointer(d.pool))
+			C.ol_fast_add_pool(C.uint64_t(d.h), d.pool)
 			n++
 		}
 	}
