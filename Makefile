@@ -183,7 +183,7 @@ test-c: test-conformance test-lifecycle test-device-22 test-device-23
 test-remote: $(LIBS) $(PROXY)
 	$(MAKE) --no-print-directory -C tests/c/device check-remote
 	$(MAKE) --no-print-directory -C tests/c/device check-remote RELEASE=23.1 REMOTE_TESTS="launch23 event23 memory23"
-	$(MAKE) --no-print-directory -C tests/c/device check-remote-mpi REMOTE_MPI_TESTS="device memory event hostfunc kernel waitevents wrongdev"
+	$(MAKE) --no-print-directory -C tests/c/device check-remote-mpi REMOTE_MPI_TESTS="device memory event hostfunc kernel waitevents wrongdev crosscopy"
 
 test-conformance: $(LIBS)
 	$(MAKE) --no-print-directory -C tests/c/conformance check IMPL=ours

@@ -150,6 +150,10 @@ func (c *Context) olMemcpy(q *Queue, dst uintptr, dstDev *Device, src uintptr, s
 		return q.q.CopyToDevice(d, dstDev.d, s, size)
 	case srcDev.platform == qp && dstDev.d.IsHost():
 		return q.q.CopyFromDevice(d, s, srcDev.d, size)
+	case srcDev.platform == qp && peers(srcDev, dstDev):
+		if pq, ok := q.q.(plugin.PeerQueue); ok {
+			return pq.CopyToPeer(d, dstDev.d, s, srcDev.d, size)
+		}
 	}
 	// The queue's platform cannot make this copy: the queue holds its later
 	// work while the runtime makes it with the platforms that can.
@@ -172,8 +176,24 @@ func copyNow(dst uintptr, dstDev *Device, src uintptr, srcDev *Device, size uint
 		return onTempQueue(srcDev, func(q plugin.Queue) error { return q.CopyFromDevice(dst, src, srcDev.d, size) })
 	case dstDev.platform == srcDev.platform:
 		return onTempQueue(srcDev, func(q plugin.Queue) error { return q.CopyDevice(dst, dstDev.d, src, srcDev.d, size) })
+	case peers(srcDev, dstDev):
+		return onTempQueue(srcDev, func(q plugin.Queue) error {
+			pq, ok := q.(plugin.PeerQueue)
+			if !ok {
+				return ol.Errorf(ol.ErrcUnknown, "olMemcpy: device %#x (%s) copies to device %#x itself, but its queue cannot", srcDev.h, srcDev.platform.name, dstDev.h)
+			}
+			return pq.CopyToPeer(dst, dstDev.d, src, srcDev.d, size)
+		})
 	}
 	return stagedCopy(dst, dstDev, src, srcDev, size)
+}
+
+// peers reports whether the plugin of src copies to dst, a device of
+// another platform, itself (plugin.PeerDevice: between two proxies, the
+// bytes go from one to the other, not through this process).
+func peers(src, dst *Device) bool {
+	pd, ok := src.d.(plugin.PeerDevice)
+	return ok && src.platform != dst.platform && pd.PeerOf(dst.d)
 }
 
 // stageChunk is the size of each of the two host buffers a copy between

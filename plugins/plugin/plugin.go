@@ -234,6 +234,27 @@ type SyncQueueDevice interface {
 	NewSyncQueue() (Queue, error)
 }
 
+// PeerDevice is implemented by devices whose plugin copies between its
+// own platforms without the runtime's staging through host memory (the
+// remote plugin: each proxy's platforms are platforms of their own, and a
+// proxy sends to another proxy directly). Without it, the runtime copies
+// between devices of two platforms through host buffers of its own.
+type PeerDevice interface {
+	// PeerOf reports whether the device's queues copy from it to dst, a
+	// device of another platform, with PeerQueue.CopyToPeer.
+	PeerOf(dst Device) bool
+}
+
+// PeerQueue is implemented by the queues of a PeerDevice.
+type PeerQueue interface {
+	// CopyToPeer queues a copy of size bytes from src on srcDev (a device
+	// of the queue's platform) to dst on dstDev (a device srcDev is
+	// PeerOf). It is complete, as the other operations, when the queue's
+	// later work may run: the queue's Sync and events cover it, and its
+	// errors are the queue's.
+	CopyToPeer(dst uintptr, dstDev Device, src uintptr, srcDev Device, size uint64) error
+}
+
 // LaunchSize is the grid of a kernel launch.
 type LaunchSize struct {
 	NumGroups, GroupSize ol.Dimensions

@@ -91,9 +91,17 @@ func (c *conn) kill(err error) {
 	}
 }
 
+// copiedBytes counts the bytes of copies between this process and proxies
+// (CopyTo and Data payloads): the tests check that a copy between two
+// proxies adds none.
+var copiedBytes atomic.Uint64
+
 func (c *conn) send(m *wire.Msg) error {
 	if err := c.failed(); err != nil {
 		return err
+	}
+	if m.Op == wire.OpCopyTo {
+		copiedBytes.Add(uint64(len(m.Data)))
 	}
 	var b []byte
 	if n := uint64(len(m.Data) + len(m.Text) + 16*(wire.MaxArgs+3)); n >= bigMessage {
@@ -206,6 +214,7 @@ func (c *conn) deliver(b []byte) {
 			return
 		}
 		copy(unsafe.Slice((*byte)(ptr(r.dst)), r.n), m.Data)
+		copiedBytes.Add(r.n)
 	case wire.OpCallHost:
 		c.mu.Lock()
 		fn := c.hostCalls[m.Args[0]]

@@ -3,6 +3,7 @@ package remote
 import (
 	"math"
 	"sync"
+	"time"
 	"unsafe"
 
 	"github.com/liboffload-go/liboffload-go/api/ol"
@@ -265,6 +266,35 @@ func (q *Queue) CopyDevice(dst uintptr, dstDev plugin.Device, src uintptr, srcDe
 		return err
 	}
 	return q.c.post(wire.OpCopyDevice, nil, q.id, uint64(dd.index), uint64(dst), uint64(sd.index), uint64(src), size)
+}
+
+// PeerOf implements plugin.PeerDevice: a device of another proxy of the
+// same session (one olInit), to which the proxy sends directly.
+func (d *Device) PeerOf(dst plugin.Device) bool {
+	rd, ok := dst.(*Device)
+	return ok && rd.c != d.c && rd.p.s == d.p.s
+}
+
+// CopyToPeer implements plugin.PeerQueue: the destination proxy is asked
+// to accept the copy (a round trip, so that a refusal is this call's
+// error), then the queue's proxy is told to send it there when the queue
+// reaches it (internal/remote/server/peer.go). No byte passes through
+// this process.
+func (q *Queue) CopyToPeer(dst uintptr, dstDev plugin.Device, src uintptr, srcDev plugin.Device, size uint64) error {
+	sd, err := q.own(srcDev)
+	if err != nil {
+		return err
+	}
+	dd, ok := dstDev.(*Device)
+	if !ok || !sd.PeerOf(dd) {
+		return ol.Errorf(ol.ErrcInvalidDevice, "%s: the destination is not a device of another proxy", q.c.where())
+	}
+	token := nextID()
+	if _, err := dd.c.call(wire.OpPeerRecv, nil, "", uint64(dd.index), uint64(dst), size, uint64(q.c.rank), token); err != nil {
+		return err
+	}
+	ms := min(max(uint64(q.c.timeout/time.Millisecond), 1), uint64(time.Hour/time.Millisecond))
+	return q.c.post(wire.OpPeerSend, nil, q.id, uint64(sd.index), uint64(src), size, uint64(dd.c.rank), token, q.c.chunk, ms)
 }
 
 // Fill implements plugin.Queue (the pattern travels with the request).

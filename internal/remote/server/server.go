@@ -54,6 +54,7 @@ type Server struct {
 	clients map[int]*client
 	exited  int
 	wg      sync.WaitGroup // requests running on goroutines of their own
+	peer    peers          // copies between proxies (peer.go), under mu
 }
 
 // New returns a server of platforms (initialised, with their devices)
@@ -225,6 +226,10 @@ func (s *Server) reply(rank int, seq uint64, err error, m wire.Msg) {
 // wait (syncs, loads, allocations) run on a goroutine of their own so that
 // the loop keeps reading (a HostDone that a sync waits for).
 func (s *Server) handle(src int, m *wire.Msg) {
+	if m.Op == wire.OpPeerData || m.Op == wire.OpPeerDone {
+		s.fromPeer(src, m)
+		return
+	}
 	c := s.client(src)
 	a := m.Args
 	if m.Op.WantsReply() {
@@ -257,7 +262,7 @@ func (s *Server) handle(src int, m *wire.Msg) {
 		}
 		ch <- herr
 	case wire.OpQueueRelease, wire.OpCopyTo, wire.OpCopyFrom, wire.OpCopyDevice, wire.OpFill,
-		wire.OpLaunch, wire.OpHostCall, wire.OpRecord, wire.OpWait:
+		wire.OpLaunch, wire.OpHostCall, wire.OpRecord, wire.OpWait, wire.OpPeerSend:
 		q, err = c.queue(a[0])
 		if err == nil {
 			err = s.queueOp(c, q, m)
@@ -436,6 +441,8 @@ func (s *Server) queueOp(c *client, q *queue, m *wire.Msg) error {
 			return err
 		}
 		return q.q.CopyDevice(uintptr(a[2]), dd.d, uintptr(a[4]), sd.d, a[5])
+	case wire.OpPeerSend:
+		return s.peerSend(c, q, a)
 	case wire.OpFill:
 		ps := uint64(len(m.Data))
 		if ps == 0 || a[2]%ps != 0 {
@@ -577,6 +584,8 @@ func (s *Server) call(c *client, m *wire.Msg, r *wire.Msg) error {
 		return nil
 	case wire.OpPing:
 		return nil
+	case wire.OpPeerRecv:
+		return s.peerRecv(c, a)
 	case wire.OpBye:
 		s.byeClient(c.rank)
 		return nil
@@ -815,6 +824,7 @@ func (s *Server) byeClient(rank int) {
 	c.queues, c.events, c.programs = map[uint64]*queue{}, map[uint64]plugin.Event{}, map[uint64]plugin.Program{}
 	c.allocs, c.kernels, c.globals = map[uint64]alloc{}, map[uint64]kernel{}, nil
 	c.mu.Unlock()
+	s.dropGrants(rank)
 	for _, q := range queues {
 		_ = q.q.Sync()
 		_ = q.q.Release()

@@ -27,7 +27,7 @@ import (
 
 // Version is the protocol version a client sends in Hello; a proxy refuses
 // another.
-const Version = 1
+const Version = 2
 
 // MaxText bounds a message's text (names of kernels and globals, error
 // details).
@@ -45,7 +45,11 @@ type Op uint8
 // proxy, not answered: Exit, QueueNew, QueueRelease, CopyTo, CopyFrom,
 // CopyDevice, Fill, Launch, HostCall, Record, Wait, EventRelease, HostDone.
 // Proxy to client: Reply, Data (bytes of a CopyFrom), CallHost (a queue
-// reached a HostCall).
+// reached a HostCall). A copy between two proxies: the client asks the
+// destination proxy to accept it (PeerRecv, answered) and then queues
+// PeerSend on the source proxy's queue; there the source sends the bytes
+// to the destination proxy (PeerData, proxy to proxy), which answers with
+// PeerDone once they are in its device memory or have failed.
 const (
 	OpInvalid Op = iota
 	OpHello
@@ -82,6 +86,10 @@ const (
 	OpReply
 	OpData
 	OpCallHost
+	OpPeerRecv
+	OpPeerSend
+	OpPeerData
+	OpPeerDone
 	opCount
 )
 
@@ -138,6 +146,10 @@ var layouts = [opCount]layout{
 	OpReply:        {"Reply", ReplyArgs, true, true, false},    // see ReplyArgs
 	OpData:         {"Data", 2, true, false, false},            // token offset; bytes
 	OpCallHost:     {"CallHost", 1, false, false, false},       // token
+	OpPeerRecv:     {"PeerRecv", 5, false, false, true},        // dev dst size srcRank token
+	OpPeerSend:     {"PeerSend", 8, false, false, false},       // queue dev src size dstRank token chunk timeoutMs
+	OpPeerData:     {"PeerData", 3, true, false, false},        // client token offset; bytes
+	OpPeerDone:     {"PeerDone", 3, false, true, false},        // client token code; details
 }
 
 func (o Op) String() string {
@@ -184,6 +196,25 @@ func Append(buf []byte, m *Msg) ([]byte, error) {
 	}
 	return buf, nil
 }
+
+// AppendHeader encodes m as Append would with a payload of dataLen bytes,
+// up to where the payload starts: the caller places the payload right
+// after it (a large payload is then not copied into the message). m's
+// operation must have a payload and no text.
+func AppendHeader(buf []byte, m *Msg, dataLen uint64) ([]byte, error) {
+	if m.Op <= OpInvalid || m.Op >= opCount || !layouts[m.Op].data || layouts[m.Op].text {
+		return buf, fmt.Errorf("wire: no header of %v", m.Op)
+	}
+	buf = append(buf, byte(m.Op))
+	buf = binary.AppendUvarint(buf, m.Seq)
+	for i := 0; i < layouts[m.Op].args; i++ {
+		buf = binary.AppendUvarint(buf, m.Args[i])
+	}
+	return binary.AppendUvarint(buf, dataLen), nil
+}
+
+// MaxHeader bounds what AppendHeader writes.
+const MaxHeader = 1 + (MaxArgs+2)*binary.MaxVarintLen64
 
 // Encode returns m encoded.
 func Encode(m *Msg) ([]byte, error) { return Append(make([]byte, 0, 32+len(m.Data)+len(m.Text)), m) }

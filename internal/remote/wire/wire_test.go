@@ -98,9 +98,47 @@ func FuzzDecode(f *testing.F) {
 		if err != nil || m2.Op != m.Op || m2.Seq != m.Seq || m2.Args != m.Args || !bytes.Equal(m2.Data, m.Data) || m2.Text != m.Text {
 			t.Fatalf("re-encoded %+v decodes as %+v (%v)", m, m2, err)
 		}
+		// a payload placed after AppendHeader is the same message
+		if l := layouts[m.Op]; l.data && !l.text {
+			h, err := AppendHeader(nil, &m, uint64(len(m.Data)))
+			if err != nil || len(h) > MaxHeader || !bytes.Equal(append(h, m.Data...), again) {
+				t.Fatalf("%v: header % x (%v) + payload is not % x", m.Op, h, err, again)
+			}
+		}
 		_, _ = DecodeParams(m.Data)
 		_, _ = DecodeInventory(m.Data)
 	})
+}
+
+// AppendHeader and the payload after it are the message Append writes;
+// it refuses operations without a payload or with a text.
+func TestAppendHeader(t *testing.T) {
+	m := Msg{Op: OpPeerData, Seq: 1 << 63, Args: [MaxArgs]uint64{1<<64 - 1, 1 << 40, 5}, Data: bytes.Repeat([]byte{9}, 70000)}
+	h, err := AppendHeader(nil, &m, uint64(len(m.Data)))
+	if err != nil || len(h) > MaxHeader {
+		t.Fatalf("%d bytes, %v", len(h), err)
+	}
+	want, _ := Encode(&m)
+	if !bytes.Equal(append(h, m.Data...), want) {
+		t.Fatal("header + payload differ from Encode")
+	}
+	got, err := Decode(want)
+	if err != nil || got.Args != m.Args || !bytes.Equal(got.Data, m.Data) {
+		t.Fatalf("%+v %v", got.Args, err)
+	}
+	for _, op := range []Op{OpInvalid, OpPing, OpReply, OpPeerDone, opCount} {
+		if _, err := AppendHeader(nil, &Msg{Op: op}, 1); err == nil {
+			t.Errorf("a header of %v", op)
+		}
+	}
+	// the longest header: every argument of 64 bits
+	big := Msg{Op: OpLaunch, Seq: 1<<64 - 1}
+	for i := range big.Args {
+		big.Args[i] = 1<<64 - 1
+	}
+	if h, _ := AppendHeader(nil, &big, 1<<64-1); len(h) > MaxHeader {
+		t.Fatalf("a %d-byte header, more than MaxHeader %d", len(h), MaxHeader)
+	}
 }
 
 func TestInventory(t *testing.T) {

@@ -1,0 +1,421 @@
+package server
+
+import (
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+	"unsafe"
+
+	"github.com/liboffload-go/liboffload-go/api/ol"
+	"github.com/liboffload-go/liboffload-go/internal/cmem"
+	"github.com/liboffload-go/liboffload-go/internal/remote/link"
+	"github.com/liboffload-go/liboffload-go/internal/remote/wire"
+	"github.com/liboffload-go/liboffload-go/plugins/plugin"
+)
+
+// Copies between two proxies (docs/remote.md, "Copies between proxies").
+// The client first asks the destination proxy to accept a copy (PeerRecv:
+// a grant for one range of its own memory, from one proxy rank), then
+// queues PeerSend on a queue of the source proxy. When that queue reaches
+// it, the source reads the range in chunks and sends each to the
+// destination as PeerData, straight after its header in one buffer; the
+// destination writes each into its device memory as it comes and answers
+// PeerDone once all of it is there, or at its first error. The source's
+// queue is held until then, so the client's sync of that queue (or an
+// event recorded after the copy) covers the whole copy. The bytes never
+// pass through the client.
+
+// peerKey names one copy: the client that asked for it and its token.
+type peerKey struct {
+	client int
+	token  uint64
+}
+
+// grant is a copy a destination proxy accepted. mu is held while a
+// chunk is written, so that the client's Bye (dropGrants) waits for the
+// write before its memory is freed.
+type grant struct {
+	mu         sync.Mutex
+	dropped    bool
+	c          *client
+	dev        *device
+	dst, size  uint64
+	from       int    // the source proxy's rank
+	next       uint64 // the offset the next PeerData must have
+	q          plugin.Queue
+	queueError error
+}
+
+// peers is the state of copies between proxies (under mu, made on first use).
+type peers struct {
+	grants map[peerKey]*grant     // as the destination
+	sends  map[peerKey]*peerWaits // as the source
+}
+
+// peerWaits is a source's copy waiting for its destination's PeerDone.
+type peerWaits struct {
+	to   link.Peer
+	done chan error
+}
+
+// Bounds of PeerSend's chunk and timeout arguments (the client's
+// OFFLOAD_REMOTE_CHUNK and OFFLOAD_REMOTE_TIMEOUT).
+const (
+	minPeerChunk   = 4096
+	maxPeerChunk   = 1 << 30
+	maxPeerTimeout = time.Hour
+)
+
+func (s *Server) peerState() *peers {
+	if s.peer.grants == nil {
+		s.peer.grants, s.peer.sends = map[peerKey]*grant{}, map[peerKey]*peerWaits{}
+	}
+	return &s.peer
+}
+
+// proxyPeer returns another proxy of the job.
+func (s *Server) proxyPeer(rank uint64) (link.Peer, error) {
+	for _, p := range s.ep.Proxies() {
+		if uint64(p.Rank) == rank && p.Rank != s.ep.Rank() {
+			return p, nil
+		}
+	}
+	return link.Peer{}, bad("rank %d is not another proxy of the job", rank)
+}
+
+// ownsOn is owns for memory of device d: an allocation of d, or a global.
+func (c *client) ownsOn(what string, d *device, p, n uint64) error {
+	if err := c.owns(what, p, n); err != nil {
+		return err
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for base, a := range c.allocs {
+		if p >= base && p+n <= base+a.size && a.dev != d {
+			return bad("%s %#x..%#x is memory of device %d, not of device %d", what, p, p+n, a.dev.index, d.index)
+		}
+	}
+	return nil
+}
+
+// peerRecv accepts a copy into the client's memory from another proxy
+// (PeerRecv: dev dst size srcRank token).
+func (s *Server) peerRecv(c *client, a [wire.MaxArgs]uint64) error {
+	d, err := s.device(a[0])
+	if err != nil {
+		return err
+	}
+	dst, size, token := a[1], a[2], a[4]
+	if size == 0 || size > MaxCopy {
+		return bad("copy of %d bytes from another proxy", size)
+	}
+	from, err := s.proxyPeer(a[3])
+	if err != nil {
+		return err
+	}
+	if err := c.ownsOn("copy destination", d, dst, size); err != nil {
+		return err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	ps := s.peerState()
+	k := peerKey{c.rank, token}
+	if ps.grants[k] != nil {
+		return bad("copy %d exists", token)
+	}
+	ps.grants[k] = &grant{c: c, dev: d, dst: dst, size: size, from: from.Rank}
+	return nil
+}
+
+// peerSend checks a PeerSend (queue dev src size dstRank token chunk
+// timeoutMs) and queues the copy on q.
+func (s *Server) peerSend(c *client, q *queue, a [wire.MaxArgs]uint64) error {
+	d, err := s.devOf(q, a[1])
+	if err != nil {
+		return err
+	}
+	src, size, token, chunk, ms := a[2], a[3], a[5], a[6], a[7]
+	if size == 0 || size > MaxCopy {
+		return bad("copy of %d bytes to another proxy", size)
+	}
+	if chunk < minPeerChunk || chunk > maxPeerChunk {
+		return bad("copy chunk of %d bytes (%d to %d)", chunk, minPeerChunk, maxPeerChunk)
+	}
+	timeout := time.Duration(ms) * time.Millisecond
+	if ms == 0 || ms > uint64(maxPeerTimeout/time.Millisecond) {
+		return bad("copy timeout of %d ms", ms)
+	}
+	to, err := s.proxyPeer(a[4])
+	if err != nil {
+		return err
+	}
+	if err := c.ownsOn("copy source", d, src, size); err != nil {
+		return err
+	}
+	k := peerKey{c.rank, token}
+	w := &peerWaits{to: to, done: make(chan error, 1)}
+	s.mu.Lock()
+	ps := s.peerState()
+	dup := ps.sends[k] != nil
+	if !dup {
+		ps.sends[k] = w
+	}
+	s.mu.Unlock()
+	if dup {
+		return bad("copy %d exists", token)
+	}
+	forget := func() {
+		s.mu.Lock()
+		delete(s.peerState().sends, k)
+		s.mu.Unlock()
+	}
+	return s.after(q, func() error {
+		defer forget()
+		err := s.sendToPeer(k, w, d, src, size, chunk, timeout)
+		if err != nil {
+			var oe *ol.Error
+			code := ol.ErrcBackendFailure
+			if errors.As(err, &oe) {
+				code, err = oe.Code, errors.New(oe.Details)
+			}
+			return ol.Errorf(code, "copy to remote rank %d (host %s): %v", to.Rank, to.Host, err)
+		}
+		return nil
+	}, forget)
+}
+
+// sendToPeer reads [src, src+size) of d in chunks into two buffers (the
+// device reads the next chunk while the last one is sent), sends each as
+// PeerData, and waits for the destination's PeerDone.
+func (s *Server) sendToPeer(k peerKey, w *peerWaits, d *device, src, size, chunk uint64, timeout time.Duration) error {
+	chunk = min(chunk, size)
+	slot := uint64(wire.MaxHeader) + chunk
+	buf, err := cmem.Malloc(2*slot, "the buffers of a copy to another proxy")
+	if err != nil {
+		return err
+	}
+	defer cmem.Free(buf)
+	tq, err := d.d.NewQueue()
+	if err != nil {
+		return err
+	}
+	defer func() { _ = tq.Sync(); _ = tq.Release() }()
+	read := func(i uint64) (plugin.Event, error) {
+		off := i * chunk
+		at := uintptr(buf) + uintptr((i%2)*slot) + wire.MaxHeader
+		if err := tq.CopyFromDevice(at, uintptr(src+off), d.d, min(chunk, size-off)); err != nil {
+			return nil, err
+		}
+		return tq.Record()
+	}
+	n := (size + chunk - 1) / chunk
+	ev, err := read(0)
+	if err != nil {
+		return err
+	}
+	var hdr [wire.MaxHeader]byte
+	for i := uint64(0); i < n; i++ {
+		var next plugin.Event
+		if i+1 < n {
+			if next, err = read(i + 1); err != nil {
+				_ = ev.Release()
+				return err
+			}
+		}
+		err = ev.Sync()
+		_ = ev.Release()
+		if err != nil {
+			if next != nil {
+				_ = next.Release()
+			}
+			return err
+		}
+		ev = next
+		select {
+		case err := <-w.done: // the destination gave up early
+			if ev != nil {
+				_ = ev.Release()
+			}
+			if err == nil {
+				err = errors.New("the destination ended the copy before all of it was sent")
+			}
+			return err
+		default:
+		}
+		off := i * chunk
+		m := min(chunk, size-off)
+		h, _ := wire.AppendHeader(hdr[:0], &wire.Msg{Op: wire.OpPeerData, Args: [wire.MaxArgs]uint64{uint64(k.client), k.token, off}}, m)
+		at := (i % 2) * slot
+		msg := unsafe.Slice((*byte)(buf), 2*slot)[at+wire.MaxHeader-uint64(len(h)) : at+wire.MaxHeader+m]
+		copy(msg, h)
+		if err := s.ep.Send(w.to.Rank, msg, timeout); err != nil {
+			if ev != nil {
+				_ = ev.Release()
+			}
+			return err
+		}
+	}
+	t := time.NewTimer(timeout)
+	defer t.Stop()
+	select {
+	case err := <-w.done:
+		return err
+	case <-t.C:
+		return fmt.Errorf("no answer within %v (OFFLOAD_REMOTE_TIMEOUT): the proxy is treated as lost", timeout)
+	}
+}
+
+// fromPeer handles a message of another proxy (on the receive loop): the
+// bytes of a copy it was granted, or the answer to one this proxy sent.
+func (s *Server) fromPeer(src int, m *wire.Msg) {
+	a := m.Args
+	k := peerKey{int(min(a[0], 1<<31)), a[1]}
+	if m.Op == wire.OpPeerDone {
+		s.mu.Lock()
+		w := s.peerState().sends[k]
+		s.mu.Unlock()
+		if w == nil || w.to.Rank != src {
+			s.logf("PeerDone from rank %d for no copy of its (client %d, copy %d)", src, a[0], a[1])
+			return
+		}
+		var err error
+		if a[2] != 0 {
+			err = ol.NewError(ol.Errc(min(a[2], 1<<31)), m.Text)
+		}
+		select {
+		case w.done <- err:
+		default: // one answer per copy
+		}
+		return
+	}
+	s.mu.Lock()
+	g := s.peerState().grants[k]
+	s.mu.Unlock()
+	if g != nil {
+		g.mu.Lock()
+		defer g.mu.Unlock()
+	}
+	if g == nil || g.from != src || g.dropped {
+		s.peerDone(src, k, bad("PeerData for no copy (client %d, copy %d) this proxy accepted from rank %d", a[0], a[1], src))
+		return
+	}
+	off, n := a[2], uint64(len(m.Data))
+	var err error
+	switch {
+	case off != g.next || n == 0 || n > g.size-off:
+		err = bad("%d bytes at offset %d of a %d-byte copy that expects offset %d", n, off, g.size, g.next)
+	default:
+		err = g.c.ownsOn("copy destination", g.dev, g.dst+off, n)
+	}
+	if err == nil {
+		err = g.write(g.dst+off, m.Data)
+	}
+	if err == nil {
+		g.next += n
+		if g.next < g.size {
+			return
+		}
+	}
+	s.mu.Lock()
+	delete(s.peerState().grants, k)
+	s.mu.Unlock()
+	g.dropped = true
+	if err != nil || g.q == nil {
+		if err == nil {
+			err = g.queueError
+		}
+		if g.q != nil {
+			_ = g.q.Sync()
+			_ = g.q.Release()
+			g.q = nil
+		}
+		s.peerDone(src, k, err)
+		return
+	}
+	// the device's queue ends the writes off the receive loop
+	s.wg.Add(1)
+	q := g.q
+	g.q = nil
+	go func() {
+		defer s.wg.Done()
+		err := q.Sync()
+		_ = q.Release()
+		s.peerDone(src, k, err)
+	}()
+}
+
+// write puts b at dst: the CPU writes memory of a device whose memory is
+// the host's; another device's queue copies it from a staging buffer.
+func (g *grant) write(dst uint64, b []byte) error {
+	n := uint64(len(b))
+	if g.dev.d.IsHost() {
+		copy(unsafe.Slice((*byte)(unsafe.Add(nil, uintptr(dst))), n), b)
+		return nil
+	}
+	if g.q == nil {
+		q, err := g.dev.d.NewQueue()
+		if err != nil {
+			return err
+		}
+		g.q = q
+	}
+	buf, err := staging(n)
+	if err != nil {
+		return err
+	}
+	copy(unsafe.Slice((*byte)(buf), n), b)
+	if err := g.q.CopyToDevice(uintptr(dst), g.dev.d, uintptr(buf), n); err != nil {
+		cmem.Free(buf)
+		return err
+	}
+	if err := g.q.HostCall(func() error { cmem.Free(buf); return nil }); err != nil {
+		// the queue is broken: the buffer may still be read, so it stays
+		g.queueError = err
+		return err
+	}
+	return nil
+}
+
+// peerDone answers a source proxy's copy.
+func (s *Server) peerDone(to int, k peerKey, err error) {
+	m := wire.Msg{Op: wire.OpPeerDone, Args: [wire.MaxArgs]uint64{uint64(k.client), k.token}}
+	if err != nil {
+		code, details := ol.ErrcUnknown, err.Error()
+		var oe *ol.Error
+		if errors.As(err, &oe) {
+			code, details = oe.Code, oe.Details
+		}
+		if code == ol.ErrcSuccess {
+			code = ol.ErrcUnknown
+		}
+		m.Args[2], m.Text = uint64(code), details[:min(len(details), wire.MaxText)]
+	}
+	if err := s.send(to, &m); err != nil {
+		s.logf("PeerDone to rank %d: %v", to, err)
+	}
+}
+
+// dropGrants forgets the copies a client's rank had accepted here, once
+// no chunk of them is being written.
+func (s *Server) dropGrants(rank int) {
+	s.mu.Lock()
+	var gs []*grant
+	for k, g := range s.peerState().grants {
+		if k.client == rank {
+			delete(s.peer.grants, k)
+			gs = append(gs, g)
+		}
+	}
+	s.mu.Unlock()
+	for _, g := range gs {
+		g.mu.Lock()
+		g.dropped = true
+		if g.q != nil {
+			_ = g.q.Sync()
+			_ = g.q.Release()
+			g.q = nil
+		}
+		g.mu.Unlock()
+	}
+}
