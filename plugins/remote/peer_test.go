@@ -2,13 +2,17 @@ package remote
 
 import (
 	"bytes"
+	"os"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/liboffload-go/liboffload-go/api/ol"
+	"github.com/liboffload-go/liboffload-go/internal/fakegpu"
+	"github.com/liboffload-go/liboffload-go/internal/remote/link"
 	"github.com/liboffload-go/liboffload-go/internal/remote/server"
 	"github.com/liboffload-go/liboffload-go/internal/remote/wire"
+	"github.com/liboffload-go/liboffload-go/plugins/plugin"
 )
 
 // two proxies' devices of one client
@@ -237,4 +241,83 @@ func TestCopyToDeadProxy(t *testing.T) {
 	if _, err := d2.Alloc(ol.AllocTypeDevice, 64); err == nil {
 		t.Fatal("a dead proxy's device allocated")
 	}
+}
+
+// Proxies serving devices whose memory the CPU cannot touch (a CPU access
+// would fault): the source reads and the destination writes through their
+// devices' queues, and neither plugin sees a foreign address.
+func TestCopyBetweenProxiesOfGPUs(t *testing.T) {
+	ends := link.Pipe(1, 2)
+	var fakes []*fakegpu.Plugin
+	var done []chan error
+	for _, e := range ends[1:] {
+		f := fakegpu.New(fakegpu.Options{Name: "fake"})
+		pl, err := f.Init(mapEnv{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		fakes = append(fakes, f)
+		s := server.New(e, []plugin.Platform{pl}, os.Stderr)
+		ch := make(chan error, 1)
+		done = append(done, ch)
+		go func() { ch <- s.Serve(); _ = pl.Deinit() }()
+	}
+	t.Cleanup(func() {
+		for i, ch := range done {
+			ends[1+i].Close()
+			if err := <-ch; err != nil {
+				t.Error(err)
+			}
+			for _, v := range fakes[i].Platform.Violations() {
+				t.Errorf("plugin contract broken: %s", v)
+			}
+		}
+	})
+	j := &job{ends: ends, clients: 1}
+	g := j.connect(t, 0, mapEnv{EnvChunk: "65536"})
+	d1, d2 := g.Platforms()[0].Devices()[0].(*Device), g.Platforms()[1].Devices()[0].(*Device)
+	const n = 5<<16 + 4097
+	p1, err := d1.Alloc(ol.AllocTypeDevice, n)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p2, err := d2.Alloc(ol.AllocTypeDevice, n)
+	if err != nil {
+		t.Fatal(err)
+	}
+	src, back := cbuf(t, n), cbuf(t, n)
+	for i := range src {
+		src[i] = byte(i*5 + i>>10)
+	}
+	q1, _ := d1.NewQueue()
+	defer q1.Release()
+	if err := q1.CopyToDevice(p1, d1, addr(src), n); err != nil {
+		t.Fatal(err)
+	}
+	before := copiedBytes.Load()
+	if err := q1.(*Queue).CopyToPeer(p2, d2, p1, d1, n); err != nil {
+		t.Fatal(err)
+	}
+	if err := q1.Sync(); err != nil {
+		t.Fatal(err)
+	}
+	if got := copiedBytes.Load() - before; got != 0 {
+		t.Fatalf("the client's transport carried %d bytes of a copy between proxies", got)
+	}
+	q2, _ := d2.NewQueue()
+	defer q2.Release()
+	if err := q2.CopyFromDevice(addr(back), p2, d2, n); err != nil {
+		t.Fatal(err)
+	}
+	if err := q2.Sync(); err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(src, back) {
+		t.Fatal("the copy between the proxies' GPUs differs")
+	}
+	if fakes[0].Platform.Copies.Load() < 6 || fakes[1].Platform.Copies.Load() < 6 {
+		t.Errorf("%d and %d device copies: the chunks did not go through the devices' queues", fakes[0].Platform.Copies.Load(), fakes[1].Platform.Copies.Load())
+	}
+	d1.Free(p1, ol.AllocTypeDevice)
+	d2.Free(p2, ol.AllocTypeDevice)
 }

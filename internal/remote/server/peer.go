@@ -185,9 +185,11 @@ func (s *Server) peerSend(c *client, q *queue, a [wire.MaxArgs]uint64) error {
 	}, forget)
 }
 
-// sendToPeer reads [src, src+size) of d in chunks into two buffers (the
-// device reads the next chunk while the last one is sent), sends each as
-// PeerData, and waits for the destination's PeerDone.
+// sendToPeer reads [src, src+size) of d in chunks and sends each as
+// PeerData, then waits for the destination's PeerDone. A host device's
+// memory is read by this thread (it runs in d's queue order); another
+// device reads into two buffers on a queue of its own, the next chunk
+// while the last one is sent.
 func (s *Server) sendToPeer(k peerKey, w *peerWaits, d *device, src, size, chunk uint64, timeout time.Duration) error {
 	chunk = min(chunk, size)
 	slot := uint64(wire.MaxHeader) + chunk
@@ -196,47 +198,58 @@ func (s *Server) sendToPeer(k peerKey, w *peerWaits, d *device, src, size, chunk
 		return err
 	}
 	defer cmem.Free(buf)
-	tq, err := d.d.NewQueue()
-	if err != nil {
-		return err
+	bufs := unsafe.Slice((*byte)(buf), 2*slot)
+	var tq plugin.Queue
+	if !d.d.IsHost() {
+		if tq, err = d.d.NewQueue(); err != nil {
+			return err
+		}
+		defer func() { _ = tq.Sync(); _ = tq.Release() }()
 	}
-	defer func() { _ = tq.Sync(); _ = tq.Release() }()
+	// read starts reading chunk i into its buffer; the event (nil: the
+	// bytes are there) completes when they are
 	read := func(i uint64) (plugin.Event, error) {
 		off := i * chunk
-		at := uintptr(buf) + uintptr((i%2)*slot) + wire.MaxHeader
-		if err := tq.CopyFromDevice(at, uintptr(src+off), d.d, min(chunk, size-off)); err != nil {
+		m := min(chunk, size-off)
+		at := (i%2)*slot + wire.MaxHeader
+		if tq == nil {
+			copy(bufs[at:at+m], unsafe.Slice((*byte)(unsafe.Add(nil, uintptr(src+off))), m))
+			return nil, nil
+		}
+		if err := tq.CopyFromDevice(uintptr(buf)+uintptr(at), uintptr(src+off), d.d, m); err != nil {
 			return nil, err
 		}
 		return tq.Record()
 	}
+	var pending []plugin.Event
+	defer func() {
+		for _, e := range pending {
+			if e != nil {
+				_ = e.Release()
+			}
+		}
+	}()
 	n := (size + chunk - 1) / chunk
-	ev, err := read(0)
-	if err != nil {
-		return err
-	}
 	var hdr [wire.MaxHeader]byte
 	for i := uint64(0); i < n; i++ {
-		var next plugin.Event
-		if i+1 < n {
-			if next, err = read(i + 1); err != nil {
-				_ = ev.Release()
+		for uint64(len(pending)) < min(2, n-i) && (tq != nil || len(pending) == 0) {
+			e, err := read(i + uint64(len(pending)))
+			if err != nil {
+				return err
+			}
+			pending = append(pending, e)
+		}
+		if e := pending[0]; e != nil {
+			err := e.Sync()
+			_ = e.Release()
+			if err != nil {
+				pending = pending[1:]
 				return err
 			}
 		}
-		err = ev.Sync()
-		_ = ev.Release()
-		if err != nil {
-			if next != nil {
-				_ = next.Release()
-			}
-			return err
-		}
-		ev = next
+		pending = pending[1:]
 		select {
 		case err := <-w.done: // the destination gave up early
-			if ev != nil {
-				_ = ev.Release()
-			}
 			if err == nil {
 				err = errors.New("the destination ended the copy before all of it was sent")
 			}
@@ -246,13 +259,10 @@ func (s *Server) sendToPeer(k peerKey, w *peerWaits, d *device, src, size, chunk
 		off := i * chunk
 		m := min(chunk, size-off)
 		h, _ := wire.AppendHeader(hdr[:0], &wire.Msg{Op: wire.OpPeerData, Args: [wire.MaxArgs]uint64{uint64(k.client), k.token, off}}, m)
-		at := (i % 2) * slot
-		msg := unsafe.Slice((*byte)(buf), 2*slot)[at+wire.MaxHeader-uint64(len(h)) : at+wire.MaxHeader+m]
+		at := (i%2)*slot + wire.MaxHeader
+		msg := bufs[at-uint64(len(h)) : at+m]
 		copy(msg, h)
 		if err := s.ep.Send(w.to.Rank, msg, timeout); err != nil {
-			if ev != nil {
-				_ = ev.Release()
-			}
 			return err
 		}
 	}
