@@ -90,9 +90,9 @@ on $(nproc) cores$busy.
 
 Reading: a copy between two proxies goes from proxy A to proxy B
 directly (docs/remote.md, "Copies between proxies"): after one round
-trip to B (the grant), A's queue reads \`OFFLOAD_REMOTE_CHUNK\` (4 MiB)
-pieces into two buffers and sends each to B, which writes it into its
-device memory; MPI's number is one message of 256 MiB with no copy on
+trip to B (the grant), A reads \`OFFLOAD_REMOTE_CHUNK\` (4 MiB) pieces
+into its send buffer in the copy queue's order and sends each to B,
+which writes it into its device memory; MPI's number is one message of 256 MiB with no copy on
 either side. A local host → remote copy is sent in
 \`OFFLOAD_REMOTE_CHUNK\` pieces through the Endpoint, each copied
 into and out of the messages on both sides.
