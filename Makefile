@@ -175,15 +175,24 @@ test-abi: $(LIBS)
 # calls, TESTS23 of tests/c/device/Makefile).
 test-c: test-conformance test-lifecycle test-device-22 test-device-23
 
-# The device suite on remote devices (docs/remote.md): two proxies' host
-# devices served in-process over the remote protocol (OFFLOAD_REMOTE=
-# loopback:2, no MPI), both releases (23.1: the tests of its calls); then
-# part of it under mpirun with two offload-proxy ranks, and the fault test
-# (a proxy killed with work queued).
-test-remote: $(LIBS) $(PROXY)
+# The remote platform (docs/remote.md, "What is tested where"): the device
+# suite on two proxies' host devices served in-process over the remote
+# protocol (OFFLOAD_REMOTE=loopback:2, no MPI), both releases (23.1: the
+# tests of its calls); then under mpirun (tests/remote/mpirun.sh, each test
+# program beside two offload-proxy ranks): the device suite on the
+# proxies' host devices with the fault tests (a proxy killed, a proxy
+# stopped, with work queued), on the proxies' fake CUDA and AMD GPUs (the
+# driver doubles); the conformance suite beside two proxies' host devices,
+# in loopback and under mpirun; and the Python package on a proxy's device,
+# both libraries.
+test-remote: test-images $(LIBS) $(PROXY)
 	$(MAKE) --no-print-directory -C tests/c/device check-remote
 	$(MAKE) --no-print-directory -C tests/c/device check-remote RELEASE=23.1 REMOTE_TESTS="launch23 event23 memory23"
-	$(MAKE) --no-print-directory -C tests/c/device check-remote-mpi REMOTE_MPI_TESTS="device memory event hostfunc kernel waitevents wrongdev crosscopy"
+	$(MAKE) --no-print-directory -C tests/c/device check-remote-mpi
+	$(MAKE) --no-print-directory -C tests/c/device check-remote-mpi-fake
+	$(MAKE) --no-print-directory -C tests/c/conformance check-remote IMPL=ours BUILD=$(CURDIR)/$(BUILD)/tests/conformance-remote
+	$(MAKE) --no-print-directory -C tests/c/conformance check-remote-mpi IMPL=ours BUILD=$(CURDIR)/$(BUILD)/tests/conformance-remote OFFLOAD_PROXY=$(abspath $(PROXY))
+	bash tests/remote/python.sh $(PYTHON) $(abspath $(PROXY)) $(abspath $(LIB)) $(abspath $(LIB23))
 
 test-conformance: $(LIBS)
 	$(MAKE) --no-print-directory -C tests/c/conformance check IMPL=ours
@@ -309,23 +318,24 @@ test-python: $(LIBS)
 # and not); a CMake find_package consumer, a pkg-config + make consumer and a
 # FetchContent consumer of this tree each run a kernel on the host device;
 # make uninstall must leave the prefix empty (tests/consumers/run.sh).
-test-install: $(LIBS)
+test-install: $(LIBS) $(PROXY)
 	LIBOFFLOAD_BUILD=$(abspath $(BUILD)) bash tests/consumers/run.sh
 
 clean:
 	rm -rf $(BUILD)
 
 # ---- install ----------------------------------------------------------------
-# make install [PREFIX=/usr/local] [DESTDIR=staging root] [libdir=…] [includedir=…]
-# installs the library and its links into libdir, the headers into
+# make install [PREFIX=/usr/local] [DESTDIR=staging root] [bindir=…] [libdir=…] [includedir=…]
+# installs offload-proxy into bindir, the library and its links into libdir, the headers into
 # includedir, pkg-config files (offload, LLVMOffload) and CMake packages
 # (Offload, liboffload-go; target offload::offload), and a manifest that
 # make uninstall (same PREFIX and DESTDIR) removes exactly (scripts/install.sh).
 PREFIX     ?= /usr/local
+bindir     ?= $(PREFIX)/bin
 libdir     ?= $(PREFIX)/lib
 includedir ?= $(PREFIX)/include
-install: $(LIBS)
-	@PREFIX='$(PREFIX)' DESTDIR='$(DESTDIR)' libdir='$(libdir)' includedir='$(includedir)' bash scripts/install.sh install $(abspath $(LIBDIR))
+install: $(LIBS) $(PROXY)
+	@PREFIX='$(PREFIX)' DESTDIR='$(DESTDIR)' bindir='$(bindir)' libdir='$(libdir)' includedir='$(includedir)' bash scripts/install.sh install $(abspath $(LIBDIR)) $(abspath $(dir $(PROXY)))
 
 uninstall:
 	@PREFIX='$(PREFIX)' DESTDIR='$(DESTDIR)' bash scripts/install.sh uninstall

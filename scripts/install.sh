@@ -2,13 +2,18 @@
 # Installs or uninstalls liboffload-go. Used by `make install`/`make uninstall`
 # and by the CMake front end's install step, so both install the same files.
 #
-#   scripts/install.sh install BUILT_LIBDIR   copy the library from BUILT_LIBDIR
+#   scripts/install.sh install BUILT_LIBDIR [BUILT_BINDIR]
+#                                             copy the libraries from BUILT_LIBDIR and
+#                                             offload-proxy from BUILT_BINDIR
+#                                             (default: BUILT_LIBDIR/../bin)
 #   scripts/install.sh uninstall              remove what the manifest lists
 #
 # Environment: PREFIX (default /usr/local), DESTDIR (staging root, empty for a
-# real install), libdir (default $PREFIX/lib), includedir (default
-# $PREFIX/include). All but DESTDIR must be absolute. Installed:
+# real install), bindir (default $PREFIX/bin), libdir (default $PREFIX/lib),
+# includedir (default $PREFIX/include). All but DESTDIR must be absolute.
+# Installed:
 #
+#   $bindir/offload-proxy (the remote platform's proxy, docs/remote.md)
 #   $libdir/libLLVMOffload.so.22.1 and libLLVMOffload.so.23.1 (one library per
 #   release, each with its soname), links libLLVMOffload.so and liboffload.so
 #   to the newest (23.1: what LLVM 23's tools dlopen)
@@ -55,15 +60,16 @@ hdrsrc() { if [ "$2" = "$DEFAULT" ]; then echo "$1/include"; else echo "$1/inclu
 
 PREFIX=${PREFIX:-/usr/local}
 DESTDIR=${DESTDIR:-}
+bindir=${bindir:-$PREFIX/bin}
 libdir=${libdir:-$PREFIX/lib}
 includedir=${includedir:-$PREFIX/include}
-PREFIX=${PREFIX%/}; libdir=${libdir%/}; includedir=${includedir%/}
+PREFIX=${PREFIX%/}; bindir=${bindir%/}; libdir=${libdir%/}; includedir=${includedir%/}
 [ -n "$PREFIX" ] || PREFIX=/ # PREFIX=/ loses its slash above
 MANIFEST=$PREFIX/share/liboffload-go/install_manifest.txt
 MANIFEST=${MANIFEST#/}; MANIFEST=/$MANIFEST
 
 die() { echo "install.sh: $*" >&2; exit 1; }
-for v in PREFIX libdir includedir; do
+for v in PREFIX bindir libdir includedir; do
   case ${!v} in /*) ;; *) die "$v must be an absolute path, not '${!v}'" ;; esac
 done
 case $DESTDIR in ''|/*) ;; *) DESTDIR=$(pwd)/$DESTDIR ;; esac
@@ -90,13 +96,15 @@ under() {
 }
 
 do_install() {
-  local built=${1:?usage: install.sh install BUILT_LIBDIR}
+  local built=${1:?usage: install.sh install BUILT_LIBDIR [BUILT_BINDIR]}
+  local builtbin=${2:-$built/../bin}
   local r
   for r in "${RELEASES[@]}"; do
     [ -f "$built/$(soname "$r")" ] || die "$built/$(soname "$r") not found: build the libraries first (make lib)"
   done
+  [ -f "$builtbin/offload-proxy" ] || die "$builtbin/offload-proxy not found: build it first (make lib)"
   local cmakedir=$libdir/cmake
-  local dirs=("$libdir" "$libdir/pkgconfig" "$(dirname "$MANIFEST")")
+  local dirs=("$bindir" "$libdir" "$libdir/pkgconfig" "$(dirname "$MANIFEST")")
   for r in "${RELEASES[@]}"; do
     dirs+=("$cmakedir/Offload$(cmsuffix "$r")" "$cmakedir/liboffload-go$(cmsuffix "$r")"
            "$(incdir "$r")/offload")
@@ -121,6 +129,7 @@ do_install() {
     install -m "$1" "$2" "$DESTDIR$3"
     files+=("$3")
   }
+  put 755 "$builtbin/offload-proxy" "$bindir/offload-proxy"
   for r in "${RELEASES[@]}"; do
     put 755 "$built/$(soname "$r")" "$libdir/$(soname "$r")"
   done
@@ -224,5 +233,5 @@ do_uninstall() {
 case ${1:-} in
   install) shift; do_install "$@" ;;
   uninstall) do_uninstall ;;
-  *) die "usage: install.sh install BUILT_LIBDIR | uninstall" ;;
+  *) die "usage: install.sh install BUILT_LIBDIR [BUILT_BINDIR] | uninstall" ;;
 esac

@@ -161,49 +161,87 @@ type tempLocks struct {
 type tempLock struct {
 	start, end, agent uintptr
 	users             int
+	// held counts the runtime's locks at start that this one answers
+	// for: its own, and those of earlier temporary locks at the same start
+	// whose last user went while this one was live. hsa_amd_memory_unlock
+	// names a range by its start alone, so unlocking one of two locks at
+	// one address (a copy from a buffer freed and allocated again, larger,
+	// before the first copy's entry was reclaimed) could release the one
+	// a pending copy still needs: every lock at a start is undone only once
+	// none there is in use.
+	held int
 }
 
 // hostAddr returns the address the GPUs use for size bytes of host memory
 // at h, and the temporary lock taken for it (nil when none was needed:
 // memory of the runtime's pools or locked memory).
 func (p *Platform) hostAddr(h uintptr, size uint64) (uintptr, *tempLock, error) {
-	r := C.lgo_hsa_pointer_info(p.run, C.uintptr_t(h))
-	if r._type != pointerUnknown {
-		return uintptr(r.agent_addr), nil, nil
-	}
 	end := h + uintptr(size)
 	p.tlocks.mu.Lock()
 	defer p.tlocks.mu.Unlock()
+	partly := false
 	for _, l := range p.tlocks.list {
 		if l.start <= h && end <= l.end {
 			l.users++
 			return l.agent + (h - l.start), l, nil
+		}
+		partly = partly || (l.start <= h && h < l.end)
+	}
+	// the runtime knows h when one of these locks holds it, but not the
+	// rest of the range: lock the range for this copy
+	if !partly {
+		if r := C.lgo_hsa_pointer_info(p.run, C.uintptr_t(h)); r._type != pointerUnknown {
+			return uintptr(r.agent_addr), nil, nil
 		}
 	}
 	lr := C.lgo_hsa_lock(p.run, C.uintptr_t(h), C.size_t(size), p.agentsC, C.uint32_t(len(p.gpus)))
 	if lr.st != hsaStatusSuccess {
 		return 0, nil, p.drv.failure(fmt.Sprintf("hsa_amd_memory_lock of %d bytes of host memory at %#x for a copy", size, h), uint32(lr.st))
 	}
-	l := &tempLock{start: h, end: end, agent: uintptr(lr.v), users: 1}
+	l := &tempLock{start: h, end: end, agent: uintptr(lr.v), users: 1, held: 1}
 	p.tlocks.list = append(p.tlocks.list, l)
 	return l.agent, l, nil
 }
 
-// unlockTemp drops one user of a temporary lock.
+// partlyLocked reports whether host memory at h is inside a temporary lock
+// that does not cover size bytes from h: the runtime knows h then (the
+// lock), so a copy must not take it as memory the runtime covers whole.
+func (p *Platform) partlyLocked(h uintptr, size uint64) bool {
+	end := h + uintptr(size)
+	p.tlocks.mu.Lock()
+	defer p.tlocks.mu.Unlock()
+	for _, l := range p.tlocks.list {
+		if l.start <= h && h < l.end && end > l.end {
+			return true
+		}
+	}
+	return false
+}
+
+// unlockTemp drops one user of a temporary lock; the last one unlocks it,
+// unless another temporary lock at the same start is in use (see held).
 func (p *Platform) unlockTemp(l *tempLock) {
 	p.tlocks.mu.Lock()
 	l.users--
-	last := l.users == 0
-	if last {
+	n := 0
+	if l.users == 0 {
 		for i, v := range p.tlocks.list {
 			if v == l {
 				p.tlocks.list = append(p.tlocks.list[:i], p.tlocks.list[i+1:]...)
 				break
 			}
 		}
+		n = l.held
+		for _, v := range p.tlocks.list {
+			if v.start == l.start {
+				v.held += n
+				n = 0
+				break
+			}
+		}
 	}
 	p.tlocks.mu.Unlock()
-	if last {
+	for ; n > 0; n-- {
 		_ = C.lgo_hsa_unlock(p.run, C.uintptr_t(l.start))
 	}
 }
@@ -214,7 +252,9 @@ func (t *tempLocks) releaseAll(p *Platform) error {
 	defer t.mu.Unlock()
 	var errs []error
 	for _, l := range t.list {
-		errs = append(errs, p.drv.check(fmt.Sprintf("hsa_amd_memory_unlock at %#x", l.start), C.lgo_hsa_unlock(p.run, C.uintptr_t(l.start))))
+		for range l.held {
+			errs = append(errs, p.drv.check(fmt.Sprintf("hsa_amd_memory_unlock at %#x", l.start), C.lgo_hsa_unlock(p.run, C.uintptr_t(l.start))))
+		}
 	}
 	t.list = nil
 	return errors.Join(errs...)

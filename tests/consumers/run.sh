@@ -11,7 +11,7 @@
 #   bash tests/consumers/run.sh
 #
 # Environment: LIBOFFLOAD_BUILD, the make build directory whose lib/ holds the
-# library (default: the repository's build/; make test passes it), KEEP=1
+# library and bin/ offload-proxy (default: the repository's build/; make test passes it), KEEP=1
 # keeps the temporary directory. Needs cmake, pkg-config, cc, go (for the
 # FetchContent consumer, which builds the library from this working tree).
 # Prints PASS/FAIL per step and a total; exits 1 if any step failed.
@@ -30,7 +30,8 @@ PREFIX=$T/prefix
 SONAME=libLLVMOffload.so.22.1   # the default release's (unversioned names)
 SONAME23=libLLVMOffload.so.23.1 # the newest: libLLVMOffload.so links to it
 # what an install holds, relative to the prefix (libdir = PREFIX/lib)
-EXPECTED="include/offload.h
+EXPECTED="bin/offload-proxy
+include/offload.h
 include/offload/OffloadAPI.h
 include/offload/kernel.h
 include/offload-23.1/offload.h
@@ -95,6 +96,8 @@ check_tree() {
     cmp "$BUILD/lib/$so" "$root/lib/$so" || fail_with "installed library differs from $BUILD/lib/$so"
     readelf -d "$root/lib/$so" | grep -F "Library soname: [$so]" || fail_with "lib/$so: soname is not $so"
   done
+  cmp "$BUILD/bin/offload-proxy" "$root/bin/offload-proxy" || fail_with "installed offload-proxy differs from $BUILD/bin/offload-proxy"
+  [ -x "$root/bin/offload-proxy" ] || fail_with "bin/offload-proxy is not executable"
   cmp "$ROOT/include/offload/kernel.h" "$root/include/offload/kernel.h"
   cmp "$ROOT/include/offload/kernel.h" "$root/include/offload-23.1/offload/kernel.h"
   cmp "$ROOT/include/offload/OffloadAPI.h" "$root/include/offload/OffloadAPI.h"
@@ -290,6 +293,7 @@ fetchcontent_install() {
   grep -qx "prefix=$p" "$p/lib/pkgconfig/offload.pc"
   grep -qx "$p/lib/$SONAME" "$b/install_manifest.txt" || fail_with "CMake's install_manifest.txt lacks the library"
   grep -qx "$p/lib/$SONAME23" "$b/install_manifest.txt" || fail_with "CMake's install_manifest.txt lacks the 23.1 library"
+  grep -qx "$p/bin/offload-proxy" "$b/install_manifest.txt" || fail_with "CMake's install_manifest.txt lacks offload-proxy"
   # CMake's install drops the build RPATH: the installed app finds the library by LD_LIBRARY_PATH
   LD_LIBRARY_PATH=$p/lib "$p/bin/app" "$b/kernel.so"
   $MAKE --no-print-directory -C "$ROOT" uninstall PREFIX="$p"

@@ -8,6 +8,10 @@
 # CONFORMANCE_DRIVER_DIR, when set, goes on the library path after LIBDIR:
 # the directory of a driver double (check-fake-cuda: libcuda.so and
 # libcuda.so.1 of tests/drivers/fake_cuda.c), found by both libraries.
+# CONFORMANCE_LAUNCHER, when set, is a command that runs each test program
+# (given as its arguments) in its place: tests/remote/job.sh, which runs it
+# as the application of an MPI job beside offload-proxy ranks
+# (check-remote-mpi). The trace comparison runs without it.
 set -u
 impl=$1 libdir=$2 llvm_libdir=$3 build=$4
 shift 4
@@ -48,13 +52,13 @@ run_one() {
   total_skip=$((total_skip + s))
 }
 
-echo "== conformance: IMPL=$impl LIBDIR=$libdir${CONFORMANCE_DRIVER_DIR:+ drivers: $CONFORMANCE_DRIVER_DIR}"
+echo "== conformance: IMPL=$impl LIBDIR=$libdir${CONFORMANCE_DRIVER_DIR:+ drivers: $CONFORMANCE_DRIVER_DIR}${CONFORMANCE_LAUNCHER:+ launcher: $CONFORMANCE_LAUNCHER}${OFFLOAD_REMOTE:+ OFFLOAD_REMOTE=$OFFLOAD_REMOTE}"
 for t in "$@"; do
   echo "-- test_$t"
   run_one "test_$t" env -u OFFLOAD_TRACE -u OFFLOAD_TRACE_FILE \
     -u OFFLOAD_DISABLE_VALIDATION -u OFFLOAD_LEAK_CHECK -u OFFLOAD_PLUGINS \
     LD_LIBRARY_PATH="$libpath" OFFLOAD_TEST_IMPL="$impl" \
-    timeout 120 "$build/test_$t"
+    timeout 120 ${CONFORMANCE_LAUNCHER:-} "$build/test_$t"
 done
 
 echo "-- trace comparison ($libdir vs $llvm_libdir)"

@@ -489,6 +489,60 @@ static void test_memcpy_queued_is_async(void) {
   OLC_OK(olDestroyQueue(q));
 }
 
+/* Copies from host memory the runtime does not know, in flight at once
+ * from the same address with different sizes, on two queues: a GPU
+ * backend that makes such memory reachable for each copy (AMDGPU locks
+ * it, and hsa_amd_memory_unlock names a range by its start alone) must
+ * keep it reachable until the last copy from that address has run. The
+ * first copy is done (its queue has not yet given back what it held); the
+ * second, larger, waits behind a gate while the first queue moves on. */
+static void test_memcpy_same_start_in_flight(void) {
+  enum { N = 4096 };
+  uint8_t *h = aligned_alloc(4096, N), back[N];
+  uint8_t *d1 = olc_alloc(OL_ALLOC_TYPE_DEVICE, N), *d2 = olc_alloc(OL_ALLOC_TYPE_DEVICE, N);
+  ol_queue_handle_t q1 = olc_queue(), q2 = olc_queue();
+  if (!h || !d1 || !d2 || !q1 || !q2)
+    goto out;
+  for (int i = 0; i < N; i++)
+    h[i] = (uint8_t)(i * 7 + 3);
+  /* the first copy has run when q1 reaches the gate behind it; q1 has not
+   * been synced, so it still holds what the copy needed */
+  olc_gate g1, g2;
+  OLC_OK(olMemcpy(q1, d1, olc_dev, h, olc_host, 1));
+  if (!olc_gate_close(&g1, q1))
+    goto out;
+  OLC_TRUE(olc_gate_wait_entered(&g1));
+  if (!olc_gate_close(&g2, q2)) {
+    olc_gate_open(&g1);
+    goto out;
+  }
+  OLC_OK(olMemcpy(q2, d2, olc_dev, h, olc_host, N));
+  olc_gate_open(&g1);
+  /* q1 moves on (and gives back what its first copy held) while the
+   * second copy waits */
+  OLC_OK(olMemcpy(q1, d1 + 8, olc_dev, h + 8, olc_host, 8));
+  OLC_OK(olSyncQueue(q1));
+  olc_gate_open(&g2);
+  OLC_OK(olSyncQueue(q2));
+  memset(back, 0, sizeof back);
+  OLC_TRUE(olc_read(back, d2, N));
+  OLC_EQ_ARRAY(back, N, (uint8_t)(i * 7 + 3));
+  memset(back, 0, sizeof back);
+  OLC_TRUE(olc_read(back, d1, 16));
+  OLC_EQ(back[0], 3);
+  OLC_EQ_ARRAY(back + 8, 8, (uint8_t)((i + 8) * 7 + 3));
+out:
+  if (q1)
+    OLC_OK(olDestroyQueue(q1));
+  if (q2)
+    OLC_OK(olDestroyQueue(q2));
+  if (d1)
+    OLC_OK(olMemFree(d1));
+  if (d2)
+    OLC_OK(olMemFree(d2));
+  free(h);
+}
+
 /* A copy queued on a queue of another platform than the memory's (the host
  * device's queue, copying the device's DEVICE memory): the queue holds its
  * later work while the runtime makes the copy (impl/route.go), so the copy
@@ -806,6 +860,7 @@ int main(int argc, char **argv) {
     OLC_RUN(test_memcpy_queue_order);
     OLC_RUN(test_memcpy_overlap);
     OLC_RUN(test_memcpy_queued_is_async);
+    OLC_RUN(test_memcpy_same_start_in_flight);
     OLC_RUN(test_memcpy_on_other_platform_queue);
     OLC_RUN(test_memcpy_errors);
     OLC_RUN(test_fill_patterns);

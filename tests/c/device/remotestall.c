@@ -1,0 +1,145 @@
+/* A proxy that stops answering (docs/remote.md, "How errors look"): the
+ * job is -np 1 this : -np 2 offload-proxy on one machine, and the first
+ * selected device must be a remote host device (OFFLOAD_TEST_DEVICES=
+ * host:1,host:2). A kernel on it reports its process's ID (the proxy's:
+ * fx_getpid); the test stops that process with SIGSTOP, as a hung proxy or
+ * a dead link would leave it: alive to MPI, silent. Then work queued on
+ * it fails at the next sync within OFFLOAD_REMOTE_TIMEOUT (2 s here) with
+ * an error naming the rank and host; later calls on its devices fail at
+ * once; the other proxy's device and the local host device keep working;
+ * olShutDown completes; a new olInit leaves the silent proxy out within
+ * the bound (its Hello is not answered) and still lists the other's
+ * device. Last, SIGCONT lets it receive the application's Exit at the end,
+ * so that the job ends cleanly. Not part of the device suite.
+ * SPDX-License-Identifier: Apache-2.0 */
+#include <signal.h>
+
+#include "oldevices.h"
+
+static pid_t stopped; /* the proxy this test stopped, continued at the end */
+
+/* The platform name of d ("remote rank R (host H): ..."). */
+static void platform_name(ol_device_handle_t d, char *buf, size_t n) {
+  buf[0] = 0;
+  olGetPlatformInfo(olc_platform_of(d), OL_PLATFORM_INFO_NAME, n, buf);
+}
+
+/* The number of devices whose platform name starts with prefix. */
+static int devices_named(const char *prefix) {
+  olc_devlist l;
+  OLC_OK(olc_list_devices(&l));
+  int n = 0;
+  for (int i = 0; i < l.n; i++) {
+    char name[256];
+    platform_name(l.dev[i], name, sizeof name);
+    n += strncmp(name, prefix, strlen(prefix)) == 0;
+  }
+  return n;
+}
+
+static void test_silent_proxy(void) {
+  if (!olc_remote) {
+    olc_fail(__FILE__, __LINE__, "the first device must be a remote device (OFFLOAD_TEST_DEVICES)");
+    return;
+  }
+  ol_device_handle_t silent = olc_dev;
+  char pname[256], who[128];
+  platform_name(silent, pname, sizeof pname);
+  /* "remote rank 1 (host H)": what every error about it must name */
+  const char *colon = strstr(pname, "):");
+  if (!OLC_TRUE(strncmp(pname, "remote rank ", 12) == 0 && colon != NULL))
+    return;
+  snprintf(who, sizeof who, "%.*s", (int)(colon + 1 - pname), pname);
+
+  ol_program_handle_t p = olc_program("fx_getpid");
+  ol_symbol_handle_t k = p ? olc_kernel(p, "get_pid") : NULL;
+  int64_t *out = olc_alloc(OL_ALLOC_TYPE_DEVICE, 4096);
+  if (!k || !out)
+    return;
+  ol_queue_handle_t q = olc_queue();
+  ol_kernel_launch_size_args_t l = olc_size1(1, 1);
+  struct {
+    int64_t *out;
+  } a = {out};
+  OLC_OK(olLaunchKernel(q, silent, k, &a, sizeof a, &l));
+  OLC_OK(olSyncQueue(q));
+  int64_t pid = 0;
+  OLC_TRUE(olc_read(&pid, out, sizeof pid));
+  if (!OLC_TRUE(pid > 1 && pid != getpid()))
+    return;
+  stopped = (pid_t)pid;
+  if (!OLC_CHECK(kill(stopped, SIGSTOP) == 0, "kill(%d, SIGSTOP): %s", (int)stopped, strerror(errno)))
+    return;
+
+  /* work queued on the silent proxy reports it at the sync, in time */
+  uint8_t pat = 7;
+  OLC_OK(olMemFill(q, out, 1, &pat, 4096));
+  OLC_OK(olLaunchKernel(q, silent, k, &a, sizeof a, &l));
+  double t0 = olc_now_ms();
+  ol_result_t r = olSyncQueue(q);
+  double took = olc_now_ms() - t0;
+  OLC_ERR_HAS(r, OL_ERRC_BACKEND_FAILURE, who);
+  if (r)
+    OLC_ERR_HAS(r, OL_ERRC_BACKEND_FAILURE, "OFFLOAD_REMOTE_TIMEOUT");
+  OLC_CHECK(took >= 1000 && took < 10000, "the sync took %.0f ms with OFFLOAD_REMOTE_TIMEOUT=2s", took);
+  /* later calls on its devices fail at once, naming it */
+  void *m2 = NULL;
+  t0 = olc_now_ms();
+  OLC_ERR_HAS(olMemAlloc(silent, OL_ALLOC_TYPE_DEVICE, 64, &m2), OL_ERRC_BACKEND_FAILURE, who);
+  ol_queue_handle_t q2 = NULL;
+  OLC_ERR_HAS(olCreateQueue(silent, &q2), OL_ERRC_BACKEND_FAILURE, who);
+  OLC_CHECK(olc_now_ms() - t0 < 1000, "calls on a lost proxy waited %.0f ms", olc_now_ms() - t0);
+  /* its objects can still be released */
+  OLC_OK(olDestroyQueue(q));
+  olMemFree(out);
+  olDestroyProgram(p);
+
+  /* the other proxy and the local host device keep working */
+  OLC_TRUE(olc_next_device());
+  OLC_TRUE(olc_remote && olc_dev != silent);
+  uint32_t v = 0x5a5a5a5a, back = 0;
+  void *m = olc_alloc(OL_ALLOC_TYPE_DEVICE, sizeof v);
+  if (m) {
+    OLC_TRUE(olc_write(m, &v, sizeof v));
+    OLC_TRUE(olc_read(&back, m, sizeof back));
+    OLC_EQ(back, v);
+    OLC_OK(olMemFree(m));
+  }
+  void *h = NULL;
+  OLC_OK(olMemAlloc(olc_host, OL_ALLOC_TYPE_HOST, 64, &h));
+  if (h)
+    OLC_OK(olMemFree(h));
+  char other[256];
+  platform_name(olc_dev, other, sizeof other);
+
+  /* olShutDown completes with the proxy silent; a new olInit asks it
+   * again (Hello) and leaves it out within the bound */
+  t0 = olc_now_ms();
+  OLC_OK(olShutDown());
+  OLC_CHECK(olc_now_ms() - t0 < 10000, "olShutDown took %.0f ms", olc_now_ms() - t0);
+  t0 = olc_now_ms();
+  OLC_OK(olInit());
+  took = olc_now_ms() - t0;
+  OLC_CHECK(took < 10000, "olInit with a silent proxy took %.0f ms with OFFLOAD_REMOTE_TIMEOUT=2s", took);
+  OLC_EQ(devices_named(who), 0);
+  const char *ocolon = strstr(other, "):");
+  if (ocolon) {
+    char owho[128];
+    snprintf(owho, sizeof owho, "%.*s", (int)(ocolon + 1 - other), other);
+    OLC_EQ(devices_named(owho), 1);
+  }
+  olc_host = olc_host_device();
+}
+
+int main(int argc, char **argv) {
+  setenv("OFFLOAD_REMOTE_TIMEOUT", "2s", 1);
+  olc_start(argc, argv);
+  if (olc_next_device())
+    OLC_RUN(test_silent_proxy);
+  int rc = olc_finish("remotestall");
+  /* let it go: it receives this process's Exit at its end, and the job
+   * ends with every rank */
+  if (stopped > 0)
+    kill(stopped, SIGCONT);
+  return rc;
+}
