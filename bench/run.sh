@@ -714,11 +714,9 @@ cycles (ours); each allocation and free of the doubles' own sleeps 20 µs
 (\`FAKE_CUDA_ALLOC_US\`, \`FAKE_HSA_ALLOC_US\`; the sleep itself takes longer
 on a busy machine). Baselines, 5,000 cycles: the driver's own allocation +
 free, and LLVM 22.1's library on the CUDA double. 3 rounds, each in its own
-process, medians. Of the sizes, 64 B to 64 KiB are blocks of the runtime's
-pool, answered in C; 256 KiB and 1 MiB come from the plugins' cache through
-Go, with the runtime's per-call work (the C→Go entry, the allocation map,
-the deferred-free check) on top of the cache's (about 60 ns:
-\`go test -bench MemPools ./plugins/internal/gpu\`).
+process, medians. Every size is a block of the runtime's pool, answered in
+C (64 B to 64 KiB cut from slabs, 256 KiB and 1 MiB whole driver
+allocations kept for reuse).
 
 | double | ours, per cycle | driver's own (raw) | LLVM 22.1 | raw / ours | target | status |
 |---|---|---|---|---|---|---|
