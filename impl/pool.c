@@ -50,6 +50,7 @@ typedef struct {
 struct ol_pool {
   ol_fastalloc *src;
   uint64_t dev, max_size;
+  uint32_t kinds, same_kinds; // src's, read by every call from here
   int64_t idle_max;
   int64_t share; // idle_max / (2 narenas)
   uint32_t narenas;
@@ -84,12 +85,15 @@ int ol_pool_class(const ol_pool *p, uint64_t size) {
 }
 
 static inline unsigned kind_index(const ol_pool *p, uint32_t kind) {
-  return p->src->same_kinds ? 0 : kind;
+  return p->same_kinds ? 0 : kind;
 }
 
 int ol_pool_kind_ok(const ol_pool *p, uint32_t kind) {
-  return p != NULL && kind < OL_POOL_KINDS && (p->src->kinds >> kind & 1u);
+  return p != NULL && kind < OL_POOL_KINDS && (p->kinds >> kind & 1u);
 }
+
+// round64 rounds n up to whole cache lines
+static inline size_t round64(size_t n) { return (n + 63) & ~(size_t)63; }
 
 static inline void lock(bin *b) {
   unsigned spins = 0;
@@ -111,9 +115,11 @@ static inline void unlock(bin *b) { atomic_store_explicit(&b->lock, 0, memory_or
 
 ol_pool *ol_pool_new(uint64_t dev, ol_fastalloc *src, uint64_t idle_max) {
   pthread_once(&classes_once, init_classes);
-  ol_pool *p = calloc(1, sizeof *p);
+  // read by every call: on cache lines that nothing else writes
+  ol_pool *p = aligned_alloc(64, round64(sizeof *p));
   if (p == NULL)
     return NULL;
+  memset(p, 0, sizeof *p);
   long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
   uint32_t n = ncpu < 1 ? 1 : (uint32_t)ncpu * 2;
   if (n > MAX_ARENAS)
@@ -126,6 +132,8 @@ ol_pool *ol_pool_new(uint64_t dev, ol_fastalloc *src, uint64_t idle_max) {
   memset(p->arenas, 0, sizeof(arena) * n);
   p->src = src;
   p->dev = dev;
+  p->kinds = src->kinds;
+  p->same_kinds = src->same_kinds;
   p->max_size = src->max_size > OL_POOL_SMALL_SIZE ? OL_POOL_MAX_SIZE : OL_POOL_SMALL_SIZE;
   p->narenas = n;
   // checked every share an arena takes back: idle memory stays under
@@ -212,9 +220,6 @@ uint64_t ol_pool_alloc(ol_pool *p, uint64_t size, uint32_t kind) {
   return k.base;
 }
 
-// round64 rounds n up to whole cache lines
-static inline size_t round64(size_t n) { return (n + 63) & ~(size_t)63; }
-
 ol_slab *ol_pool_slab_new(ol_pool *p, uint64_t size, uint32_t kind) {
   int c = ol_pool_class(p, size);
   if (c < 0 || !ol_pool_kind_ok(p, kind))
@@ -224,7 +229,7 @@ ol_slab *ol_pool_slab_new(ol_pool *p, uint64_t size, uint32_t kind) {
   // whole driver allocation: an idle one goes back alone)
   uint64_t bytes = cs > OL_POOL_SMALL_SIZE ? cs : cs * SLAB_BLOCKS > SLAB_MIN ? cs * SLAB_BLOCKS : SLAB_MIN;
   uint32_t n = (uint32_t)(bytes / cs);
-  uint32_t mkind = p->src->same_kinds ? 0 : kind;
+  uint32_t mkind = p->same_kinds ? 0 : kind;
   ol_slab *s = NULL;
   pthread_mutex_lock(&p->spare_mu);
   if ((s = p->spare[c]) != NULL)
