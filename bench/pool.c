@@ -9,7 +9,11 @@
 //        pool threads N MAX STEPS    rate (pairs/s) of 1 and of 2 threads,
 //                                    each with its own N/threads live ones,
 //                                    best of 7 runs each (other jobs on a
-//                                    shared machine only lower a rate)
+//                                    shared machine only lower a rate),
+//                                    and the CPU time per pair of each
+//                                    (a line written by both threads
+//                                    raises the 2-thread one; time
+//                                    slicing by other jobs does not)
 #define BENCH_OFFLOAD
 #include "common.h"
 #include <math.h>
@@ -38,7 +42,8 @@ typedef struct {
   int ours;
   size_t n, steps;
   uint64_t seed;
-  double ns; // per pair
+  double ns;  // per pair
+  double cpu; // the thread's CPU time per pair
 } job;
 
 static size_t round64(size_t s) { return (s + 63) & ~(size_t)63; }
@@ -56,7 +61,7 @@ static void *run(void *arg) {
     else if (!(live[i] = aligned_alloc(64, round64(sz))))
       exit(1);
   }
-  double t = now_ns();
+  double t = now_ns(), u = thread_cpu_ns();
   for (size_t k = 0; k < j->steps; k++) {
     size_t i = rng(&s) % j->n;
     size_t sz = sizes[k & (nsz - 1)];
@@ -70,6 +75,7 @@ static void *run(void *arg) {
     }
   }
   j->ns = (now_ns() - t) / j->steps;
+  j->cpu = (thread_cpu_ns() - u) / j->steps;
   // freed in random order too
   for (size_t i = j->n; i > 1; i--) {
     size_t r = rng(&s) % i;
@@ -88,7 +94,9 @@ static void *run(void *arg) {
   return NULL;
 }
 
-static double rate(int ours, int threads, size_t n, size_t steps) {
+// rate runs threads jobs at once: their pairs per second together, and in
+// *cpu the mean of their CPU time per pair
+static double rate(int ours, int threads, size_t n, size_t steps, double *cpu) {
   pthread_t t[2];
   job j[2];
   for (int i = 0; i < threads; i++) {
@@ -98,8 +106,11 @@ static double rate(int ours, int threads, size_t n, size_t steps) {
   for (int i = 0; i < threads; i++)
     pthread_join(t[i], NULL);
   double r = 0;
-  for (int i = 0; i < threads; i++)
+  *cpu = 0;
+  for (int i = 0; i < threads; i++) {
     r += 1e9 / j[i].ns;
+    *cpu += j[i].cpu / threads;
+  }
   return r;
 }
 
@@ -120,15 +131,18 @@ int main(int argc, char **argv) {
     CK(olSyncQueue(q));
   }
   if (threads) {
-    double m1 = 0, m2 = 0, l1 = 0, l2 = 0;
+    double m1 = 0, m2 = 0, l1 = 0, l2 = 0, c1 = 1e18, c2 = 1e18, c;
     for (int r = 0; r < 7; r++) {
       double x;
-      if ((x = rate(1, 1, n, steps)) > m1) m1 = x;
-      if ((x = rate(1, 2, n, steps)) > m2) m2 = x;
-      if ((x = rate(0, 1, n, steps)) > l1) l1 = x;
-      if ((x = rate(0, 2, n, steps)) > l2) l2 = x;
+      if ((x = rate(1, 1, n, steps, &c)) > m1) m1 = x;
+      if (c < c1) c1 = c;
+      if ((x = rate(1, 2, n, steps, &c)) > m2) m2 = x;
+      if (c < c2) c2 = c;
+      if ((x = rate(0, 1, n, steps, &c)) > l1) l1 = x;
+      if ((x = rate(0, 2, n, steps, &c)) > l2) l2 = x;
     }
     printf("pool_rate1 %.0f\npool_rate2 %.0f\npool_scale %.2f\n", m1, m2, m2 / m1);
+    printf("pool_cpu1_ns %.1f\npool_cpu2_ns %.1f\n", c1, c2);
     printf("pool_libc_rate1 %.0f\npool_libc_rate2 %.0f\npool_libc_scale %.2f\n", l1, l2, l2 / l1);
   } else {
     double o[3], c[3];

@@ -14,8 +14,8 @@
 #define MAX_ARENAS 64u
 #define SLAB_MIN (256u << 10)
 #define SLAB_BLOCKS 16u
-// a block's word: its size (up to 64 KiB: 17 bits) and kind, 0 when free
-#define WORD_SIZE 0x3ffffu
+// a block's word: its size (up to 1 MiB: 21 bits) and kind, 0 when free
+#define WORD_SIZE 0x0fffffffu
 #define WORD_KIND_SHIFT 28
 
 struct ol_slab {
@@ -43,14 +43,16 @@ typedef struct {
 
 typedef struct {
   _Atomic int64_t idle; // bytes in free blocks of the arena's slabs
-  _Atomic int64_t limit; // ol_pool_over's bound (the arena's share, raised by a trim that could not reach it)
+  _Atomic int64_t limit; // ol_pool_over's bound: the arena's idle at the last check, plus a share
   bin bins[OL_POOL_KINDS][OL_POOL_CLASSES];
 } arena;
 
 struct ol_pool {
   ol_fastalloc *src;
-  uint64_t dev;
-  int64_t share; // idle_max / narenas
+  uint64_t dev, max_size;
+  uint32_t kinds, same_kinds; // src's, read by every call from here
+  int64_t idle_max;
+  int64_t share; // idle_max / (2 narenas)
   uint32_t narenas;
   pthread_mutex_t spare_mu;
   ol_slab *spare[OL_POOL_CLASSES]; // descriptors of released slabs, by class
@@ -71,22 +73,27 @@ static void init_classes(void) {
   }
 }
 
-int ol_pool_class(uint64_t size) {
-  if (size == 0 || size > OL_POOL_MAX_SIZE)
-    return -1;
+static inline int class_of(uint64_t size) {
   if (size <= 256)
     return (int)((size + 63) / 64) - 1;
   unsigned b = 63 - (unsigned)__builtin_clzll(size - 1); // 2^b <= size-1 < 2^(b+1)
   return (int)(4 + (b - 8) * 4 + ((size - 1) >> (b - 2)) - 4);
 }
 
+int ol_pool_class(const ol_pool *p, uint64_t size) {
+  return size == 0 || size > p->max_size ? -1 : class_of(size);
+}
+
 static inline unsigned kind_index(const ol_pool *p, uint32_t kind) {
-  return p->src->same_kinds ? 0 : kind;
+  return p->same_kinds ? 0 : kind;
 }
 
 int ol_pool_kind_ok(const ol_pool *p, uint32_t kind) {
-  return p != NULL && kind < OL_POOL_KINDS && (p->src->kinds >> kind & 1u);
+  return p != NULL && kind < OL_POOL_KINDS && (p->kinds >> kind & 1u);
 }
+
+// round64 rounds n up to whole cache lines
+static inline size_t round64(size_t n) { return (n + 63) & ~(size_t)63; }
 
 static inline void lock(bin *b) {
   unsigned spins = 0;
@@ -108,9 +115,11 @@ static inline void unlock(bin *b) { atomic_store_explicit(&b->lock, 0, memory_or
 
 ol_pool *ol_pool_new(uint64_t dev, ol_fastalloc *src, uint64_t idle_max) {
   pthread_once(&classes_once, init_classes);
-  ol_pool *p = calloc(1, sizeof *p);
+  // read by every call: on cache lines that nothing else writes
+  ol_pool *p = aligned_alloc(64, round64(sizeof *p));
   if (p == NULL)
     return NULL;
+  memset(p, 0, sizeof *p);
   long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
   uint32_t n = ncpu < 1 ? 1 : (uint32_t)ncpu * 2;
   if (n > MAX_ARENAS)
@@ -123,8 +132,14 @@ ol_pool *ol_pool_new(uint64_t dev, ol_fastalloc *src, uint64_t idle_max) {
   memset(p->arenas, 0, sizeof(arena) * n);
   p->src = src;
   p->dev = dev;
+  p->kinds = src->kinds;
+  p->same_kinds = src->same_kinds;
+  p->max_size = src->max_size > OL_POOL_SMALL_SIZE ? OL_POOL_MAX_SIZE : OL_POOL_SMALL_SIZE;
   p->narenas = n;
-  p->share = (int64_t)(idle_max / n);
+  // checked every share an arena takes back: idle memory stays under
+  // idle_max plus a share per arena (1.5 idle_max)
+  p->idle_max = idle_max > INT64_MAX / 2 ? INT64_MAX / 2 : (int64_t)idle_max;
+  p->share = p->idle_max / (2 * (int64_t)n);
   for (uint32_t i = 0; i < n; i++)
     atomic_store(&p->arenas[i].limit, p->share);
   pthread_mutex_init(&p->spare_mu, NULL);
@@ -165,7 +180,9 @@ void ol_pool_free(ol_pool *p) {
 }
 
 // the calling thread's arena: assigned round robin at its first use
-static __thread uint32_t my_arena; // 0: none yet, else index + 1
+// (initial-exec: read without a call into the dynamic linker; the Go
+// runtime of this library takes static TLS already)
+static __thread uint32_t my_arena __attribute__((tls_model("initial-exec"))); // 0: none yet, else index + 1
 static _Atomic uint32_t next_arena;
 
 static inline arena *arena_of(ol_pool *p, uint32_t *index) {
@@ -181,7 +198,7 @@ static inline uint32_t word_of(uint64_t size, uint32_t kind) {
 }
 
 uint64_t ol_pool_alloc(ol_pool *p, uint64_t size, uint32_t kind) {
-  int c = ol_pool_class(size);
+  int c = ol_pool_class(p, size);
   if (c < 0 || !ol_pool_kind_ok(p, kind))
     return 0;
   uint32_t ai;
@@ -204,19 +221,23 @@ uint64_t ol_pool_alloc(ol_pool *p, uint64_t size, uint32_t kind) {
 }
 
 ol_slab *ol_pool_slab_new(ol_pool *p, uint64_t size, uint32_t kind) {
-  int c = ol_pool_class(size);
+  int c = ol_pool_class(p, size);
   if (c < 0 || !ol_pool_kind_ok(p, kind))
     return NULL;
   uint64_t cs = class_size[c];
-  uint64_t bytes = cs * SLAB_BLOCKS > SLAB_MIN ? cs * SLAB_BLOCKS : SLAB_MIN;
+  // up to 64 KiB, many blocks to a slab; larger, a slab is one block (a
+  // whole driver allocation: an idle one goes back alone)
+  uint64_t bytes = cs > OL_POOL_SMALL_SIZE ? cs : cs * SLAB_BLOCKS > SLAB_MIN ? cs * SLAB_BLOCKS : SLAB_MIN;
   uint32_t n = (uint32_t)(bytes / cs);
-  uint32_t mkind = p->src->same_kinds ? 0 : kind;
+  uint32_t mkind = p->same_kinds ? 0 : kind;
   ol_slab *s = NULL;
   pthread_mutex_lock(&p->spare_mu);
   if ((s = p->spare[c]) != NULL)
     p->spare[c] = s->next;
   pthread_mutex_unlock(&p->spare_mu);
-  if (s == NULL && (s = malloc(sizeof *s + sizeof(uint32_t) * n)) == NULL)
+  // on cache lines of its own: another arena's slab is written by another
+  // thread
+  if (s == NULL && (s = aligned_alloc(64, round64(sizeof *s + sizeof(uint32_t) * n))) == NULL)
     return NULL;
   uint64_t base = p->src->alloc(p->src, bytes, mkind);
   if (base == 0) {
@@ -273,11 +294,16 @@ uint64_t ol_pool_slab_add(ol_pool *p, ol_slab *s, uint64_t size, uint32_t kind) 
     uint32_t cap = b->cap ? b->cap : 64;
     while (cap < b->total + s->nblocks)
       cap *= 2;
-    blk *st = realloc(b->stack, sizeof(blk) * cap);
+    // on cache lines of its own (not realloc: another arena's stack may
+    // follow it in the heap)
+    blk *st = aligned_alloc(64, round64(sizeof(blk) * cap));
     if (st == NULL) {
       unlock(b);
       return 0;
     }
+    if (b->n > 0)
+      memcpy(st, b->stack, sizeof(blk) * b->n);
+    free(b->stack);
     b->stack = st;
     b->cap = cap;
   }
@@ -379,21 +405,37 @@ static size_t trim_bin(arena *a, bin *b, int64_t target, int all, ol_slab **out,
 
 size_t ol_pool_trim(ol_pool *p, const ol_slab *from, ol_slab **out, size_t cap) {
   size_t k = 0;
-  for (uint32_t ai = 0; ai < p->narenas && k < cap; ai++) {
-    if (from != NULL && ai != from->arena)
-      continue;
-    arena *a = &p->arenas[ai];
+  if (from == NULL) {
+    for (uint32_t ai = 0; ai < p->narenas && k < cap; ai++) {
+      arena *a = &p->arenas[ai];
+      for (unsigned c = OL_POOL_CLASSES; c-- > 0 && k < cap;)
+        for (unsigned kd = 0; kd < OL_POOL_KINDS && k < cap; kd++)
+          k += trim_bin(a, &a->bins[kd][c], 0, 1, out + k, cap - k);
+    }
+    return k;
+  }
+  // the bound is the pool's: an arena over its limit gives back what the
+  // pool holds past idle_max (all arenas' idle memory together), so one
+  // busy thread may keep the whole bound
+  int64_t total = 0;
+  for (uint32_t ai = 0; ai < p->narenas; ai++)
+    total += atomic_load_explicit(&p->arenas[ai].idle, memory_order_relaxed);
+  arena *a = &p->arenas[from->arena];
+  if (total > p->idle_max) {
+    int64_t target = atomic_load_explicit(&a->idle, memory_order_relaxed) - (total - p->idle_max);
+    if (target < 0)
+      target = 0;
     // largest classes first: fewest slabs for the most memory
     for (unsigned c = OL_POOL_CLASSES; c-- > 0 && k < cap;)
       for (unsigned kd = 0; kd < OL_POOL_KINDS && k < cap; kd++)
-        k += trim_bin(a, &a->bins[kd][c], p->share, from == NULL, out + k, cap - k);
-    if (from != NULL) {
-      // what could not be released (blocks still allocated in every slab
-      // of the arena) stays; the next trim waits until another share of
-      // idle memory has come back
-      int64_t idle = atomic_load_explicit(&a->idle, memory_order_relaxed);
-      atomic_store_explicit(&a->limit, idle > p->share ? idle + p->share : p->share, memory_order_relaxed);
-    }
+        k += trim_bin(a, &a->bins[kd][c], target, 0, out + k, cap - k);
+  }
+  // every arena may take back another share before the next check (what
+  // could not be released, blocks still allocated in every slab, stays)
+  for (uint32_t ai = 0; ai < p->narenas; ai++) {
+    arena *b = &p->arenas[ai];
+    atomic_store_explicit(&b->limit, atomic_load_explicit(&b->idle, memory_order_relaxed) + p->share,
+                          memory_order_relaxed);
   }
   return k;
 }

@@ -95,7 +95,7 @@ func (c *Context) publishPools() {
 // pooled reports whether an allocation of size bytes of typ aligned to
 // alignment comes from dev's pool.
 func (d *Device) pooled(typ ol.AllocType, size, alignment uint64) bool {
-	return d.pool != nil && alignment <= 64 && C.ol_pool_class(C.uint64_t(size)) >= 0 &&
+	return d.pool != nil && alignment <= 64 && C.ol_pool_class(d.pool, C.uint64_t(size)) >= 0 &&
 		C.ol_pool_kind_ok(d.pool, C.uint32_t(typ)) != 0
 }
 

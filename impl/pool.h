@@ -1,12 +1,17 @@
-// The allocation pool: olMemAlloc and olMemFree of up to OL_POOL_MAX_SIZE
-// bytes, on a device that gives the runtime its allocator in C
-// (plugin.FastAllocDevice, plugins/plugin/fastalloc.h), are blocks cut out
-// of larger slabs of that device's memory (RATIONALE.md, "Why is small
-// memory pooled, and the pool in C?").
+// The allocation pool: olMemAlloc and olMemFree of up to the device's
+// max_size bytes (64 KiB on the host device, 1 MiB on the GPUs), on a
+// device that gives the runtime its allocator in C (plugin.FastAllocDevice,
+// plugins/plugin/fastalloc.h), are blocks cut out of larger slabs of that
+// device's memory (RATIONALE.md, "Why is small memory pooled, and the pool
+// in C?").
 //
 // Size classes: multiples of 64 bytes (every block is 64-byte aligned, as
 // the host device's own allocations), 64 to 256 B, then four classes per
-// doubling up to 64 KiB (a block wastes under 25%): 36 classes.
+// doubling up to 1 MiB (a block wastes under 25%): 52 classes, of which a
+// device uses those up to its max_size. A slab of a class up to 64 KiB
+// holds at least 16 blocks (256 KiB at least); one of a larger class is a
+// single block, a whole driver allocation, so that each idle block can go
+// back to the driver on its own.
 //
 // A slab is one allocation in the allocation map (allocmap.h, flag
 // OL_AMAP_SLAB) whose node points at its descriptor, which keeps a word per
@@ -19,9 +24,10 @@
 // Free blocks are kept by arenas: each thread takes one (round robin at its
 // first use), a slab belongs to the arena that made it, and a freed block
 // goes back to its slab's arena, each (kind, class) bin of an arena under
-// its own spin lock. Two threads thus use different locks and cache lines.
-// A bin's stack of free blocks has room for every block of its slabs, so
-// returning a block never allocates.
+// its own spin lock. Two threads thus use different locks and cache lines:
+// every descriptor, bin and stack of free blocks lies on cache lines of its
+// own. A bin's stack of free blocks has room for every block of its slabs,
+// so returning a block never allocates.
 //
 // What only Go can do (slabs enter and leave the allocation map under its
 // writers' lock) Go does: the C paths answer when a free block is at hand
@@ -39,8 +45,9 @@
 
 #define OL_POOL_HIDDEN __attribute__((visibility("hidden")))
 
-#define OL_POOL_MAX_SIZE (64u << 10)
-#define OL_POOL_CLASSES 36u
+#define OL_POOL_MAX_SIZE (1u << 20)
+#define OL_POOL_SMALL_SIZE (64u << 10) // the largest class cut many to a slab
+#define OL_POOL_CLASSES 52u
 #define OL_POOL_KINDS 3u
 
 typedef struct ol_pool ol_pool;
@@ -54,10 +61,10 @@ ol_pool *ol_pool_new(uint64_t dev, ol_fastalloc *src, uint64_t idle_max) OL_POOL
 // olShutDown, after the allocation map has let go of every slab).
 void ol_pool_free(ol_pool *p) OL_POOL_HIDDEN;
 
-// ol_pool_class is the class of size bytes, -1 when the pool does not
-// serve that size (0 or over OL_POOL_MAX_SIZE); ol_pool_kind_ok: 1 when
-// the pool serves allocations of kind.
-int ol_pool_class(uint64_t size) OL_POOL_HIDDEN;
+// ol_pool_class is the class of size bytes, -1 when pool p does not serve
+// that size (0 or over its device's max_size); ol_pool_kind_ok: 1 when the
+// pool serves allocations of kind.
+int ol_pool_class(const ol_pool *p, uint64_t size) OL_POOL_HIDDEN;
 int ol_pool_kind_ok(const ol_pool *p, uint32_t kind) OL_POOL_HIDDEN;
 
 // ol_pool_alloc takes a free block of the calling thread's arena for size
@@ -96,15 +103,16 @@ int ol_pool_take(ol_slab *s, uint64_t base) OL_POOL_HIDDEN;
 // ol_pool_put returns the block at base of s, taken, to its arena's bin.
 void ol_pool_put(ol_slab *s, uint64_t base) OL_POOL_HIDDEN;
 // ol_pool_over reports whether returning the block at base of s would take
-// its arena's idle memory over the arena's share of the bound (then Go
-// frees it and trims).
+// its arena's idle memory past the arena's limit (another share of the
+// bound since the last check: then Go frees it and trims).
 int ol_pool_over(const ol_slab *s, uint64_t base) OL_POOL_HIDDEN;
 
 // ol_pool_trim takes out of the bins slabs whose blocks are all free, of
-// the arena of slab s (NULL: of every arena, and all of them: an
-// allocation failed), until the arena's idle memory is under its share of
-// the bound; it writes up to cap of them to out and returns their number.
-// Go takes them out of the map, then calls ol_pool_slab_release.
+// the arena of slab s while the pool's idle memory (every arena's) is over
+// the bound, and sets every arena's next limit (s NULL: every free slab of
+// every arena: an allocation failed, or olShutDown); it writes up to cap of
+// them to out and returns their number. Go takes them out of the map, then
+// calls ol_pool_slab_release.
 size_t ol_pool_trim(ol_pool *p, const ol_slab *s, ol_slab **out, size_t cap) OL_POOL_HIDDEN;
 
 // ol_pool_slab_live copies the live block of s from block index *i on

@@ -72,7 +72,7 @@ func (pl *Plugin) Init(env plugin.Env) (plugin.Platform, error) {
 		pl.SetAbsent(why)
 		return nil, nil
 	}
-	p, err := pl.newPlatform(d, gpu.PoolIdle(env))
+	p, err := pl.newPlatform(d)
 	if err != nil || p == nil {
 		if serr := d.shutDown(); err == nil && serr != nil {
 			err = serr
@@ -87,7 +87,7 @@ func (pl *Plugin) Init(env plugin.Env) (plugin.Platform, error) {
 
 // newPlatform describes the agents of an initialised runtime; nil without
 // a GPU agent.
-func (pl *Plugin) newPlatform(d *driver, poolIdle uint64) (*Platform, error) {
+func (pl *Plugin) newPlatform(d *driver) (*Platform, error) {
 	version, err := d.version()
 	if err != nil {
 		return nil, err
@@ -96,7 +96,7 @@ func (pl *Plugin) newPlatform(d *driver, poolIdle uint64) (*Platform, error) {
 	if err != nil {
 		return nil, err
 	}
-	p := &Platform{Platform: pl.NewPlatform(version), drv: d, run: d.run, freq: d.timestampFrequency(), poolIdle: poolIdle}
+	p := &Platform{Platform: pl.NewPlatform(version), drv: d, run: d.run, freq: d.timestampFrequency()}
 	var cpus []uint64
 	for _, a := range agents {
 		var kind uint32 // hsa_device_type_t
@@ -183,7 +183,6 @@ func (p *Platform) newDevice(pl *Plugin, agent uint64, ordinal int, pools []pool
 		Unsupported: pl.Unsupported(), Images: gpu.Images{Target: image.AMDGPUTarget(info.Name.V)},
 		p: p, agent: agent, ordinal: ordinal, info: info, devPool: devPool,
 	}
-	dev.mem = gpu.NewMemPools(driverMem{dev}, p.poolIdle)
 	dev.queueSize = defaultQueueSize
 	var qmax uint32
 	if err := d.agentInfo(agent, agentInfoQueueMaxSize, unsafe.Pointer(&qmax)); err == nil && qmax != 0 && qmax < dev.queueSize {
@@ -286,7 +285,6 @@ type Platform struct {
 	// memory); kernargPool kernel arguments.
 	hostPool, kernargPool uint64
 	freq                  uint64 // timestamp frequency: the unit of wait timeouts
-	poolIdle              uint64 // bound on each device's idle pooled bytes
 	cpu                   uint64 // the first CPU agent (0: none): where prefetches toward the host go
 
 	signals  signalPool
@@ -347,8 +345,6 @@ func (p *Platform) release() error {
 	p.workers.stop()
 	for _, d := range p.devices {
 		errs = append(errs, d.unlockAll())
-		// after the queues: nothing runs on the cached memory
-		errs = append(errs, d.mem.Release())
 	}
 	errs = append(errs, p.tlocks.releaseAll(p), p.kernargs.release(), p.signals.release())
 	if p.agentsC != nil {
@@ -385,7 +381,6 @@ type Device struct {
 	nPeers int
 
 	pinned pinned.Ranges[lockedRange] // registered ranges and their agent addresses
-	mem    *gpu.MemPools              // olMemAlloc's memory the runtime's pool does not serve, of at most gpu.MaxPooled bytes
 	fast   *C.ol_fastalloc            // the runtime pool's slabs (FastAlloc); nil: none
 
 	queues    hwQueues

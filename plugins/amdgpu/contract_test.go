@@ -26,7 +26,7 @@ func TestContract(t *testing.T) {
 				}
 			},
 			AfterRelease: func() {
-				if n := liveUnpooled(d, "alloc"); n != 0 {
+				if n := d.Live("alloc"); n != 0 {
 					d.T.Errorf("%d allocations left: staging buffers are not freed", n)
 				}
 			},

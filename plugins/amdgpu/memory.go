@@ -23,32 +23,19 @@ const (
 	pointerIPC      = 4
 )
 
-// Alloc implements plugin.Device: from the device's pools (gpu.MemPools),
-// whose memory comes from the runtime as driverMem allocates it.
-func (d *Device) Alloc(kind ol.AllocType, size uint64) (uintptr, error) {
-	return d.mem.Alloc(kind, size)
-}
-
 // FastAlloc implements plugin.FastAllocDevice: the runtime's pool (which
-// serves olMemAlloc of up to 64 KiB) gets its slabs from ROCr as
-// DriverAlloc allocates them, straight from C (lgo_hsa_fastalloc_new); the
-// device's Go pools (Alloc) then see only larger allocations and those the
-// runtime's pool could not serve.
+// serves olMemAlloc of up to 1 MiB, RATIONALE.md "Why is small memory
+// pooled, and the pool in C?") gets its memory from ROCr as Alloc
+// allocates it, straight from C (lgo_hsa_fastalloc_new); Alloc then sees
+// only larger allocations, those aligned beyond 64 bytes, and those the
+// pool could not serve.
 func (d *Device) FastAlloc() unsafe.Pointer { return unsafe.Pointer(d.fast) }
 
-// Free implements plugin.Device: the memory goes back to the device's
-// pools (which keep it or give it back to the runtime).
-func (d *Device) Free(ptr uintptr, kind ol.AllocType) error { return d.mem.Free(ptr, kind) }
-
-// driverMem is the ROCr side of a device's pools.
-type driverMem struct{ d *Device }
-
-// DriverAlloc implements gpu.MemDriver: DEVICE memory comes from the
-// agent's coarse-grained pool (made reachable by the other GPUs where the
-// runtime needs to be told); HOST and MANAGED memory from fine-grained
-// system memory made accessible to every GPU agent.
-func (m driverMem) DriverAlloc(kind ol.AllocType, size uint64) (uintptr, error) {
-	d := m.d
+// Alloc implements plugin.Device: DEVICE memory comes from the agent's
+// coarse-grained pool (made reachable by the other GPUs where the runtime
+// needs to be told); HOST and MANAGED memory from fine-grained system
+// memory made accessible to every GPU agent.
+func (d *Device) Alloc(kind ol.AllocType, size uint64) (uintptr, error) {
 	p := d.p
 	pool, agents, n := p.hostPool, p.agentsC, len(p.gpus)
 	if kind == ol.AllocTypeDevice {
@@ -82,9 +69,8 @@ func (p *Platform) allowAccess(agents *C.uint64_t, n int, ptr uintptr) error {
 	return p.drv.check(fmt.Sprintf("hsa_amd_agents_allow_access for %#x", ptr), st)
 }
 
-// DriverFree implements gpu.MemDriver.
-func (m driverMem) DriverFree(ptr uintptr, kind ol.AllocType) error {
-	d := m.d
+// Free implements plugin.Device.
+func (d *Device) Free(ptr uintptr, kind ol.AllocType) error {
 	return d.call(fmt.Sprintf("hsa_amd_memory_pool_free of %s memory at %#x", kind, ptr), C.lgo_hsa_pool_free(d.p.run, C.uintptr_t(ptr)))
 }
 

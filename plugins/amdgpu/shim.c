@@ -129,7 +129,7 @@ ol_fastalloc *lgo_hsa_fastalloc_new(const lgo_hsa_fns *f, uint64_t dev_pool, con
   uint32_t kinds = (host_pool ? 5u : 0u) | (dev_pool ? 2u : 0u);
   // HOST and MANAGED are the same memory, but the runtime files a slab
   // under one kind, so each kind keeps slabs of its own
-  s->a = (ol_fastalloc){hsa_slab_alloc, hsa_slab_free, kinds, 0u, s};
+  s->a = (ol_fastalloc){hsa_slab_alloc, hsa_slab_free, kinds, 0u, 1u << 20, s};
   return &s->a;
 }
 

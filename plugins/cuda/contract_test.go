@@ -11,7 +11,7 @@ import (
 func TestContract(t *testing.T) {
 	contract.Run(t, fake.Fixture("libcuda-contract.so", fakedriver.FixtureWant{
 		Memory: func(*fakedriver.Double) contract.MemoryWant {
-			return contract.MemoryWant{FillStage: fillStage, DoubleFree: "freed already"}
+			return contract.MemoryWant{FillStage: fillStage, DoubleFree: "CUDA_ERROR_INVALID_VALUE"}
 		},
 		Register: func(*fakedriver.Double) contract.RegisterWant { return contract.RegisterWant{Locked: "register"} },
 		Programs: func(*fakedriver.Double) fakedriver.ProgramsWant {

@@ -83,7 +83,6 @@ func (pl *Plugin) Init(env plugin.Env) (plugin.Platform, error) {
 			Unsupported: pl.Unsupported(), Images: gpu.Images{Target: image.CUDATarget(major, minor)}, info: info,
 			drv: d, ordinal: int32(i),
 		}
-		dev.mem = gpu.NewMemPools(driverMem{dev}, gpu.PoolIdle(env))
 		if err := d.launchLimits(dev); err != nil {
 			_ = p.Deinit()
 			return nil, err
@@ -302,12 +301,6 @@ func (p *Platform) Deinit() error {
 		if err := d.unregisterAll(); err != nil && first == nil {
 			first = err
 		}
-		// after the streams: nothing runs on the cached memory
-		if d.mem != nil && d.ctx != 0 {
-			if err := d.mem.Release(); err != nil && first == nil {
-				first = err
-			}
-		}
 		// the runtime has given back its pool's slabs before Deinit
 		C.lgo_cu_fastalloc_free(d.fast)
 		d.fast = nil
@@ -334,7 +327,6 @@ type Device struct {
 	ordinal int32
 	ctx     C.uintptr_t         // the primary context, retained for this initialisation
 	pinned  pinned.Ranges[bool] // registered ranges: whether the plugin page-locked each
-	mem     *gpu.MemPools       // olMemAlloc's memory the runtime's pool does not serve, of at most gpu.MaxPooled bytes
 	fast    *C.ol_fastalloc     // the runtime pool's slabs (FastAlloc); nil: none
 	streams streams
 	unloads sync.WaitGroup // programs unloading once their launches are done

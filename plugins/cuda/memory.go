@@ -21,30 +21,17 @@ func (d *Device) call(what string, r C.int) error {
 	return d.drv.failure(what, int32(r))
 }
 
-// Alloc implements plugin.Device: from the device's pools (gpu.MemPools),
-// whose memory comes from the driver as driverMem allocates it.
-func (d *Device) Alloc(kind ol.AllocType, size uint64) (uintptr, error) {
-	return d.mem.Alloc(kind, size)
-}
-
 // FastAlloc implements plugin.FastAllocDevice: the runtime's pool (which
-// serves olMemAlloc of up to 64 KiB of every kind) gets its slabs from the
-// driver as lgo_cu_alloc allocates them, straight from C; the device's Go
-// pools (Alloc) then see only larger allocations and those the runtime's
+// serves olMemAlloc of up to 1 MiB of every kind, RATIONALE.md "Why is
+// small memory pooled, and the pool in C?") gets its memory from the
+// driver as lgo_cu_alloc allocates it, straight from C; Alloc then sees
+// only larger allocations, those aligned beyond 64 bytes, and those the
 // pool could not serve.
 func (d *Device) FastAlloc() unsafe.Pointer { return unsafe.Pointer(d.fast) }
 
-// Free implements plugin.Device: the memory goes back to the device's
-// pools (which keep it or give it back to the driver).
-func (d *Device) Free(p uintptr, kind ol.AllocType) error { return d.mem.Free(p, kind) }
-
-// driverMem is the driver side of a device's pools.
-type driverMem struct{ d *Device }
-
-// DriverAlloc implements gpu.MemDriver: DEVICE is cuMemAlloc, HOST pinned
-// host memory (cuMemAllocHost), MANAGED cuMemAllocManaged.
-func (m driverMem) DriverAlloc(kind ol.AllocType, size uint64) (uintptr, error) {
-	d := m.d
+// Alloc implements plugin.Device: DEVICE is cuMemAlloc, HOST pinned host
+// memory (cuMemAllocHost), MANAGED cuMemAllocManaged.
+func (d *Device) Alloc(kind ol.AllocType, size uint64) (uintptr, error) {
 	var k C.int
 	switch kind {
 	case ol.AllocTypeHost:
@@ -65,9 +52,8 @@ func (m driverMem) DriverAlloc(kind ol.AllocType, size uint64) (uintptr, error) 
 	return uintptr(p), nil
 }
 
-// DriverFree implements gpu.MemDriver.
-func (m driverMem) DriverFree(p uintptr, kind ol.AllocType) error {
-	d := m.d
+// Free implements plugin.Device.
+func (d *Device) Free(p uintptr, kind ol.AllocType) error {
 	host := C.int(0)
 	if kind == ol.AllocTypeHost {
 		host = 1

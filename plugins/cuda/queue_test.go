@@ -41,7 +41,7 @@ func TestFakeMemoryCopiesFills(t *testing.T) {
 	if n := d.Live("peer"); n != 2 {
 		t.Errorf("%d peer links enabled between 2 GPUs, want 2 (each way)", n)
 	}
-	fakedriver.CheckMemoryCopiesFills(t, d.Double, fakedriver.MemoryWant{FillStage: fillStage, DoubleFree: "freed already"})
+	fakedriver.CheckMemoryCopiesFills(t, d.Double, fakedriver.MemoryWant{FillStage: fillStage, DoubleFree: "CUDA_ERROR_INVALID_VALUE"})
 }
 
 // The double refuses driver calls on a thread without a current context;

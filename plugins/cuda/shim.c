@@ -64,7 +64,7 @@ ol_fastalloc *lgo_cu_fastalloc_new(const lgo_cu_fns *f, uintptr_t ctx) {
   s->f = f;
   s->ctx = ctx;
   // every kind, each in slabs of its own
-  s->a = (ol_fastalloc){cu_slab_alloc, cu_slab_free, 7u, 0u, s};
+  s->a = (ol_fastalloc){cu_slab_alloc, cu_slab_free, 7u, 0u, 1u << 20, s};
   return &s->a;
 }
 

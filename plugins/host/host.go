@@ -32,7 +32,7 @@ static void host_slab_free(ol_fastalloc *a, uint64_t p, uint64_t n, uint32_t kin
   __atomic_fetch_sub(&host_slab_live, n, __ATOMIC_RELAXED);
 }
 static uint64_t host_slab_bytes(void) { return __atomic_load_n(&host_slab_live, __ATOMIC_RELAXED); }
-static ol_fastalloc host_fastalloc = {host_slab_alloc, host_slab_free, 7u, 1u, NULL};
+static ol_fastalloc host_fastalloc = {host_slab_alloc, host_slab_free, 7u, 1u, 64u << 10, NULL};
 static void *host_fast_alloc(void) { return &host_fastalloc; }
 */
 import "C"

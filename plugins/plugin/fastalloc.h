@@ -1,8 +1,8 @@
 // The C view of a device's allocator (plugin.FastAllocDevice): where the
 // runtime's allocation pool (impl/pool.h) gets the large blocks, "slabs",
 // that it cuts into the blocks olMemAlloc hands out, so that olMemAlloc
-// and olMemFree of small sizes are answered in C from the pool without
-// entering Go or the driver (RATIONALE.md, "Why is small memory pooled,
+// and olMemFree of up to max_size bytes are answered in C from the pool
+// without entering Go or the driver (RATIONALE.md, "Why is small memory pooled,
 // and the pool in C?").
 //
 // The runtime calls alloc and free from Go (a slab is made when the pool
@@ -28,6 +28,10 @@ struct ol_fastalloc {
   // separate slabs per kind unless same_kinds is set (every kind is the
   // same memory, as on the host device)
   uint32_t kinds, same_kinds;
+  // max_size: the largest allocation the pool serves (up to
+  // OL_POOL_MAX_SIZE, 1 MiB; less is 64 KiB): 64 KiB where the device's own
+  // allocation is cheap (the host: malloc), 1 MiB where it is a driver call
+  uint64_t max_size;
   void *state; // the plugin's own
 };
 

@@ -27,7 +27,6 @@ import (
 	"github.com/liboffload-go/liboffload-go/plugins/cuda"
 	"github.com/liboffload-go/liboffload-go/plugins/host"
 	"github.com/liboffload-go/liboffload-go/plugins/internal/fakedriver"
-	"github.com/liboffload-go/liboffload-go/plugins/internal/gpu"
 	"github.com/liboffload-go/liboffload-go/tests/go/ccb"
 )
 
@@ -349,7 +348,7 @@ func (f Fake) CheckDeferredFree(t *testing.T, name, live string) {
 	})
 	// pooling off: every free the runtime makes reaches the driver, where
 	// this watches when it comes
-	devs := Init(t, f.Plugin, map[string]string{f.EnvLibrary: lib, f.GPUsEnv: "1", gpu.PoolIdleEnv: "0"})
+	devs := Init(t, f.Plugin, map[string]string{f.EnvLibrary: lib, f.GPUsEnv: "1", impl.EnvPoolIdle: "0"})
 	t.Cleanup(func() {
 		for _, g := range gates {
 			g.Open()
@@ -412,16 +411,20 @@ func (f Fake) CheckDeferredFree(t *testing.T, name, live string) {
 // a freed small allocation is handed out again without the driver; many
 // allocations of up to 64 KiB of every kind take few driver allocations
 // (the runtime's pool cuts them out of slabs); idle pooled memory stays
-// within OFFLOAD_GPU_POOL_IDLE_BYTES; an allocation the driver refuses for
-// lack of memory succeeds once the cache is released; and after the final
+// within OFFLOAD_POOL_IDLE; an allocation the driver refuses for lack of
+// memory succeeds once the pool's idle memory is released; and after the final
 // olShutDown the driver's live bytes and allocations (the slabs included)
 // are back where they started.
+// maxPooled is the largest allocation a GPU's pool serves (impl/pool.h
+// OL_POOL_MAX_SIZE).
+const maxPooled = 1 << 20
+
 func (f Fake) CheckPools(t *testing.T, name, live, memEnv string) {
 	lib := f.Build(t, name)
 	impl.UsePlugins(amdgpu.New(), cuda.New(), host.New())
 	const memory, bound = 64 << 20, 8 << 20
 	for k, v := range map[string]string{impl.EnvPlugins: f.Plugin, f.EnvLibrary: lib, f.GPUsEnv: "1",
-		memEnv: fmt.Sprint(memory), gpu.PoolIdleEnv: fmt.Sprint(bound)} {
+		memEnv: fmt.Sprint(memory), impl.EnvPoolIdle: fmt.Sprint(bound)} {
 		t.Setenv(k, v)
 	}
 	hooks := fakedriver.OpenHooks(t, lib)
@@ -484,7 +487,7 @@ func (f Fake) CheckPools(t *testing.T, name, live, memEnv string) {
 	before = driverBytes()
 	var ps []unsafe.Pointer
 	for i := 0; i < 16; i++ {
-		ps = append(ps, must(gpu.MaxPooled))
+		ps = append(ps, must(maxPooled))
 	}
 	for _, p := range ps {
 		Must(t, "olMemFree", impl.OlMemFree(p, nil))
@@ -501,7 +504,7 @@ func (f Fake) CheckPools(t *testing.T, name, live, memEnv string) {
 	}
 	Must(t, "olMemFree", impl.OlMemFree(big, nil))
 
-	for _, size := range []uint64{512, 4096, 65536, gpu.MaxPooled} {
+	for _, size := range []uint64{512, 4096, 65536, maxPooled} {
 		Must(t, "olMemFree", impl.OlMemFree(must(size), nil))
 	}
 	if driverBytes() == start {
