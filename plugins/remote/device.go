@@ -51,12 +51,16 @@ func (d *Device) Alloc(kind ol.AllocType, size uint64) (uintptr, error) {
 			_, _ = d.c.call(wire.OpFree, nil, "", uint64(d.index), uint64(p), uint64(kind))
 		}
 	}()
-	for range maxReserveAttempts {
-		r, err := d.c.call(wire.OpAlloc, nil, "", uint64(d.index), uint64(kind), size)
+	for i := range maxReserveAttempts {
+		r, err := d.c.call(wire.OpAlloc, nil, "", uint64(d.index), uint64(kind), reserveAttemptSize(size, i))
 		if err != nil {
+			if len(held) > 0 && i >= sameSizeAttempts {
+				break // a larger request the proxy could not serve
+			}
 			return 0, err
 		}
 		p := uintptr(r.Args[1])
+		// only the first size bytes of a larger block are used
 		if reserve(d.c.rank, p, size) {
 			d.mu.Lock()
 			d.sizes[p] = size
@@ -65,13 +69,32 @@ func (d *Device) Alloc(kind ol.AllocType, size uint64) (uintptr, error) {
 		}
 		held = append(held, p)
 	}
-	return 0, ol.Errorf(ol.ErrcOutOfResources, "%s: %d allocations of %d bytes all overlap memory of this process or of another proxy (first at %#x)",
+	return 0, ol.Errorf(ol.ErrcOutOfResources, "%s: %d allocations for %d bytes all overlap memory of this process or of another proxy (first at %#x)",
 		d.name(), len(held), size, held[0])
 }
 
 // maxReserveAttempts bounds the allocations tried for one whose range is
 // free in this process.
 const maxReserveAttempts = 16
+
+// sameSizeAttempts are made at the size asked. Small allocations come
+// from the proxy's pools, whose next blocks lie beside the one refused,
+// so they can all land in the same mapping of this process: later
+// attempts ask for a block beyond the pools (escapeSize, doubling), which
+// the proxy's driver maps afresh.
+const (
+	sameSizeAttempts = 2
+	escapeSize       = 4 << 20 // above the pools' largest blocks (gpu.MaxPooled, impl/pool.h)
+	maxEscapeSize    = 256 << 20
+)
+
+// reserveAttemptSize is the size requested by attempt i for size bytes.
+func reserveAttemptSize(size uint64, i int) uint64 {
+	if i < sameSizeAttempts {
+		return size
+	}
+	return max(size, min(uint64(escapeSize)<<(i-sameSizeAttempts), maxEscapeSize))
+}
 
 // Free implements plugin.Device.
 func (d *Device) Free(p uintptr, kind ol.AllocType) error {
