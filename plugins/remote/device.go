@@ -239,6 +239,17 @@ type Queue struct {
 	mu    sync.Mutex
 	ops   uint64
 	waits []queueWait
+	// done: the queue's work up to this operation is known complete (a
+	// sync or an emptiness query said so), so that Empty answers without
+	// a round trip while nothing was sent since (events of idle queues)
+	done uint64
+}
+
+// completed notes that the work up to operation pos is complete.
+func (q *Queue) completed(pos uint64) {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	q.done = max(q.done, pos)
 }
 
 // queueWait says that the queue's work from operation at waits for queue
@@ -507,6 +518,7 @@ func (q *Queue) Sync() error {
 	}
 	q.mu.Lock()
 	defer q.mu.Unlock()
+	q.done = max(q.done, pos)
 	kept := q.waits[:0]
 	for _, w := range q.waits {
 		if w.at > pos {
@@ -520,7 +532,16 @@ func (q *Queue) Sync() error {
 
 // Empty implements plugin.Queue.
 func (q *Queue) Empty() bool {
+	q.mu.Lock()
+	pos, idle := q.ops, q.ops == q.done
+	q.mu.Unlock()
+	if idle {
+		return true
+	}
 	r, err := q.c.call(wire.OpQueueEmpty, nil, "", q.id)
+	if err == nil && r.Args[1] == 1 {
+		q.completed(pos)
+	}
 	return err != nil || r.Args[1] == 1
 }
 
