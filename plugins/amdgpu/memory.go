@@ -206,8 +206,13 @@ func (p *Platform) partlyLocked(h uintptr, size uint64) bool {
 
 // unlockTemp drops one user of a temporary lock; the last one unlocks it,
 // unless another temporary lock at the same start is in use (see held).
+// The runtime's unlock is made under the list's lock: between the entry's
+// removal and the unlock, hostAddr would find the range still known to
+// the runtime (the lock about to go) and copy from it without a lock of
+// its own.
 func (p *Platform) unlockTemp(l *tempLock) {
 	p.tlocks.mu.Lock()
+	defer p.tlocks.mu.Unlock()
 	l.users--
 	n := 0
 	if l.users == 0 {
@@ -226,7 +231,6 @@ func (p *Platform) unlockTemp(l *tempLock) {
 			}
 		}
 	}
-	p.tlocks.mu.Unlock()
 	for ; n > 0; n-- {
 		_ = C.lgo_hsa_unlock(p.run, C.uintptr_t(l.start))
 	}

@@ -3,10 +3,11 @@ package remote
 /*
 #include <stdint.h>
 static void remote_call_host_fn(void *fn, void *user) { ((void (*)(void *))fn)(user); }
-// set while this thread runs a host function (CallbackPlatform)
-static __thread int remote_in_host_fn;
-static void remote_set_in_host_fn(int v) { remote_in_host_fn = v; }
-static int remote_get_in_host_fn(void) { return remote_in_host_fn; }
+// the host function this thread runs (0: none), for CallbackPlatform and
+// HostFunctionPlatform
+static __thread uint64_t remote_in_host_fn;
+static void remote_set_in_host_fn(uint64_t v) { remote_in_host_fn = v; }
+static uint64_t remote_get_in_host_fn(void) { return remote_in_host_fn; }
 */
 import "C"
 
@@ -254,21 +255,48 @@ func runHostCall(fn func() error) (err error) {
 	return fn()
 }
 
-// callHostFn runs a host function on this goroutine's thread, marked as
-// such (InCallback) for the runtime's checks of waits and shutdowns.
-func callHostFn(fn, user unsafe.Pointer) {
+// hostRun is a host function running now: its queue and operation.
+type hostRun struct {
+	q  *Queue
+	at uint64
+}
+
+// runningHostFns holds the host functions running now, by the token in
+// their thread's remote_in_host_fn.
+var runningHostFns sync.Map
+
+// callHostFn runs a host function, operation at of q, on this goroutine's
+// thread, marked as such (InCallback, RunningHostFunction) for the
+// runtime's checks of waits and shutdowns.
+func callHostFn(q *Queue, at uint64, fn, user unsafe.Pointer) {
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
-	C.remote_set_in_host_fn(1)
+	token := nextID()
+	runningHostFns.Store(token, hostRun{q: q, at: at})
+	C.remote_set_in_host_fn(C.uint64_t(token))
 	plugin.EnterHostFunction()
 	defer func() {
 		plugin.LeaveHostFunction()
 		C.remote_set_in_host_fn(0)
+		runningHostFns.Delete(token)
 	}()
 	C.remote_call_host_fn(fn, user)
 }
 
 func inHostFn() bool { return C.remote_get_in_host_fn() != 0 }
+
+// runningHostFn is the host function this thread runs (ok false: none).
+func runningHostFn() (hostRun, bool) {
+	token := uint64(C.remote_get_in_host_fn())
+	if token == 0 {
+		return hostRun{}, false
+	}
+	r, ok := runningHostFns.Load(token)
+	if !ok {
+		return hostRun{}, false
+	}
+	return r.(hostRun), true
+}
 
 // bigMessage is the size from which a message is encoded in C memory: a
 // large copy or fill pattern that does not fit is then OUT_OF_RESOURCES,

@@ -51,12 +51,16 @@ func (d *Device) Alloc(kind ol.AllocType, size uint64) (uintptr, error) {
 			_, _ = d.c.call(wire.OpFree, nil, "", uint64(d.index), uint64(p), uint64(kind))
 		}
 	}()
-	for range maxReserveAttempts {
-		r, err := d.c.call(wire.OpAlloc, nil, "", uint64(d.index), uint64(kind), size)
+	for i := range maxReserveAttempts {
+		r, err := d.c.call(wire.OpAlloc, nil, "", uint64(d.index), uint64(kind), reserveAttemptSize(size, i))
 		if err != nil {
+			if len(held) > 0 && i >= sameSizeAttempts {
+				break // a larger request the proxy could not serve
+			}
 			return 0, err
 		}
 		p := uintptr(r.Args[1])
+		// only the first size bytes of a larger block are used
 		if reserve(d.c.rank, p, size) {
 			d.mu.Lock()
 			d.sizes[p] = size
@@ -65,13 +69,32 @@ func (d *Device) Alloc(kind ol.AllocType, size uint64) (uintptr, error) {
 		}
 		held = append(held, p)
 	}
-	return 0, ol.Errorf(ol.ErrcOutOfResources, "%s: %d allocations of %d bytes all overlap memory of this process or of another proxy (first at %#x)",
+	return 0, ol.Errorf(ol.ErrcOutOfResources, "%s: %d allocations for %d bytes all overlap memory of this process or of another proxy (first at %#x)",
 		d.name(), len(held), size, held[0])
 }
 
 // maxReserveAttempts bounds the allocations tried for one whose range is
 // free in this process.
 const maxReserveAttempts = 16
+
+// sameSizeAttempts are made at the size asked. Small allocations come
+// from the proxy's pools, whose next blocks lie beside the one refused,
+// so they can all land in the same mapping of this process: later
+// attempts ask for a block beyond the pools (escapeSize, doubling), which
+// the proxy's driver maps afresh.
+const (
+	sameSizeAttempts = 2
+	escapeSize       = 4 << 20 // above the pools' largest blocks (gpu.MaxPooled, impl/pool.h)
+	maxEscapeSize    = 256 << 20
+)
+
+// reserveAttemptSize is the size requested by attempt i for size bytes.
+func reserveAttemptSize(size uint64, i int) uint64 {
+	if i < sameSizeAttempts {
+		return size
+	}
+	return max(size, min(uint64(escapeSize)<<(i-sameSizeAttempts), maxEscapeSize))
+}
 
 // Free implements plugin.Device.
 func (d *Device) Free(p uintptr, kind ol.AllocType) error {
@@ -208,6 +231,89 @@ type Queue struct {
 	d  *Device
 	c  *conn
 	id uint64
+
+	// The runtime's view of the queue's waits (plugin.WaitGraphQueue), so
+	// that a host function's sync that would wait for itself is refused:
+	// ops numbers the queue's operations in the order they are sent; waits are the olWaitEvents within the platform, kept until a
+	// sync has seen them done.
+	mu    sync.Mutex
+	ops   uint64
+	waits []queueWait
+	// done: the queue's work up to this operation is known complete (a
+	// sync or an emptiness query said so), so that Empty answers without
+	// a round trip while nothing was sent since (events of idle queues)
+	done uint64
+}
+
+// completed notes that the work up to operation pos is complete.
+func (q *Queue) completed(pos uint64) {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	q.done = max(q.done, pos)
+}
+
+// queueWait says that the queue's work from operation at waits for queue
+// on to reach operation mark.
+type queueWait struct {
+	at   uint64
+	on   *Queue
+	mark uint64
+}
+
+var (
+	_ plugin.WaitGraphQueue       = (*Queue)(nil)
+	_ plugin.PointEvent           = (*Event)(nil)
+	_ plugin.HostFunctionPlatform = (*Platform)(nil)
+)
+
+// post sends an operation of the queue (the next of Position).
+func (q *Queue) post(op wire.Op, data []byte, args ...uint64) error {
+	return q.numbered(func(uint64) error { return q.c.post(op, data, args...) })
+}
+
+// numbered sends an operation as the queue's next (Position counts them
+// all: the runtime's deferred frees take an unchanged position for no new
+// work).
+func (q *Queue) numbered(send func(at uint64) error) error {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	at := q.ops + 1
+	if err := send(at); err != nil {
+		return err
+	}
+	q.ops = at
+	return nil
+}
+
+// Position implements plugin.WaitGraphQueue.
+func (q *Queue) Position() uint64 {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	return q.ops
+}
+
+// Waits implements plugin.WaitGraphQueue: the queue's olWaitEvents.
+func (q *Queue) Waits(at uint64, visit func(plugin.Queue, uint64)) {
+	q.mu.Lock()
+	var found []queueWait
+	for _, w := range q.waits {
+		if w.at <= at {
+			found = append(found, w)
+		}
+	}
+	q.mu.Unlock()
+	for _, w := range found {
+		visit(w.on, w.mark)
+	}
+}
+
+// RunningHostFunction implements plugin.HostFunctionPlatform.
+func (p *Platform) RunningHostFunction() (plugin.Queue, uint64, bool) {
+	r, ok := runningHostFn()
+	if !ok || r.q.d.p != p {
+		return nil, 0, false
+	}
+	return r.q, r.at, true
 }
 
 func (q *Queue) own(d plugin.Device) (*Device, error) {
@@ -227,7 +333,7 @@ func (q *Queue) CopyToDevice(dst uintptr, dev plugin.Device, src uintptr, size u
 	for off := uint64(0); off < size; off += q.c.chunk {
 		n := min(q.c.chunk, size-off)
 		data := unsafe.Slice((*byte)(ptr(src+uintptr(off))), n)
-		if err := q.c.post(wire.OpCopyTo, data, q.id, uint64(d.index), uint64(dst)+off); err != nil {
+		if err := q.post(wire.OpCopyTo, data, q.id, uint64(d.index), uint64(dst)+off); err != nil {
 			return err
 		}
 	}
@@ -248,7 +354,7 @@ func (q *Queue) CopyFromDevice(dst, src uintptr, dev plugin.Device, size uint64)
 		q.c.mu.Lock()
 		q.c.reads[token] = read{dst: dst + uintptr(off), n: n}
 		q.c.mu.Unlock()
-		if err := q.c.post(wire.OpCopyFrom, nil, q.id, uint64(d.index), uint64(src)+off, n, token); err != nil {
+		if err := q.post(wire.OpCopyFrom, nil, q.id, uint64(d.index), uint64(src)+off, n, token); err != nil {
 			return err
 		}
 	}
@@ -265,7 +371,7 @@ func (q *Queue) CopyDevice(dst uintptr, dstDev plugin.Device, src uintptr, srcDe
 	if err != nil {
 		return err
 	}
-	return q.c.post(wire.OpCopyDevice, nil, q.id, uint64(dd.index), uint64(dst), uint64(sd.index), uint64(src), size)
+	return q.post(wire.OpCopyDevice, nil, q.id, uint64(dd.index), uint64(dst), uint64(sd.index), uint64(src), size)
 }
 
 // PeerOf implements plugin.PeerDevice: a device of another proxy of the
@@ -294,12 +400,12 @@ func (q *Queue) CopyToPeer(dst uintptr, dstDev plugin.Device, src uintptr, srcDe
 		return err
 	}
 	ms := min(max(uint64(q.c.timeout/time.Millisecond), 1), uint64(time.Hour/time.Millisecond))
-	return q.c.post(wire.OpPeerSend, nil, q.id, uint64(sd.index), uint64(src), size, uint64(dd.c.rank), token, q.c.chunk, ms)
+	return q.post(wire.OpPeerSend, nil, q.id, uint64(sd.index), uint64(src), size, uint64(dd.c.rank), token, q.c.chunk, ms)
 }
 
 // Fill implements plugin.Queue (the pattern travels with the request).
 func (q *Queue) Fill(p uintptr, pattern unsafe.Pointer, patternSize, size uint64) error {
-	return q.c.post(wire.OpFill, unsafe.Slice((*byte)(pattern), patternSize), q.id, uint64(p), size)
+	return q.post(wire.OpFill, unsafe.Slice((*byte)(pattern), patternSize), q.id, uint64(p), size)
 }
 
 func (q *Queue) launch(k plugin.Kernel, args []byte, size plugin.LaunchSize, coop uint64) error {
@@ -308,7 +414,7 @@ func (q *Queue) launch(k plugin.Kernel, args []byte, size plugin.LaunchSize, coo
 		return ol.Errorf(ol.ErrcInvalidArgument, "%s: the kernel is not of a program on this proxy", q.c.where())
 	}
 	g, b := size.NumGroups, size.GroupSize
-	return q.c.post(wire.OpLaunch, args, q.id, rk.id, uint64(g.X), uint64(g.Y), uint64(g.Z),
+	return q.post(wire.OpLaunch, args, q.id, rk.id, uint64(g.X), uint64(g.Y), uint64(g.Z),
 		uint64(b.X), uint64(b.Y), uint64(b.Z), size.DynSharedMemory, coop)
 }
 
@@ -338,23 +444,32 @@ func (q *Queue) LaunchCooperative(k plugin.Kernel, args []byte, size plugin.Laun
 // HostFunc implements plugin.Queue: fn runs in this process when the
 // remote queue reaches it (the proxy's queue waits for it).
 func (q *Queue) HostFunc(fn, user unsafe.Pointer) error {
-	return q.HostCall(func() error { callHostFn(fn, user); return nil })
+	return q.hostCall(func(at uint64) func() error {
+		return func() error { callHostFn(q, at, fn, user); return nil }
+	})
 }
 
 // HostCall implements plugin.Queue: the proxy tells this process when the
 // queue reaches the call, and holds the queue until fn has returned here.
 func (q *Queue) HostCall(fn func() error) error {
-	token := nextID()
-	q.c.mu.Lock()
-	q.c.hostCalls[token] = fn
-	q.c.mu.Unlock()
-	if err := q.c.post(wire.OpHostCall, nil, q.id, token); err != nil {
+	return q.hostCall(func(uint64) func() error { return fn })
+}
+
+// hostCall sends a host call; fn makes it, knowing its operation.
+func (q *Queue) hostCall(fn func(at uint64) func() error) error {
+	return q.numbered(func(at uint64) error {
+		token := nextID()
 		q.c.mu.Lock()
-		delete(q.c.hostCalls, token)
+		q.c.hostCalls[token] = fn(at)
 		q.c.mu.Unlock()
-		return err
-	}
-	return nil
+		if err := q.c.post(wire.OpHostCall, nil, q.id, token); err != nil {
+			q.c.mu.Lock()
+			delete(q.c.hostCalls, token)
+			q.c.mu.Unlock()
+			return err
+		}
+		return nil
+	})
 }
 
 // Record implements plugin.Queue.
@@ -370,7 +485,10 @@ func (q *Queue) record(timed bool) (*Event, error) {
 	if timed {
 		t = 1
 	}
-	if err := q.c.post(wire.OpRecord, nil, q.id, e.id, t); err != nil {
+	if err := q.numbered(func(at uint64) error {
+		e.mark = at
+		return q.c.post(wire.OpRecord, nil, q.id, e.id, t)
+	}); err != nil {
 		return nil, err
 	}
 	return e, nil
@@ -382,19 +500,48 @@ func (q *Queue) Wait(e plugin.Event) error {
 	if !ok || re.q.c != q.c {
 		return ol.Errorf(ol.ErrcInvalidEvent, "%s: the event is not of this proxy", q.c.where())
 	}
-	return q.c.post(wire.OpWait, nil, q.id, re.id)
+	return q.numbered(func(at uint64) error {
+		if err := q.c.post(wire.OpWait, nil, q.id, re.id); err != nil {
+			return err
+		}
+		q.waits = append(q.waits, queueWait{at: at, on: re.q, mark: re.mark})
+		return nil
+	})
 }
 
 // Sync implements plugin.Queue: it reports the first error of the work
-// sent before it.
+// sent before it. The waits it saw done are forgotten.
 func (q *Queue) Sync() error {
-	_, err := q.c.call(wire.OpQueueSync, nil, "", q.id)
-	return err
+	pos := q.Position()
+	if _, err := q.c.call(wire.OpQueueSync, nil, "", q.id); err != nil {
+		return err
+	}
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	q.done = max(q.done, pos)
+	kept := q.waits[:0]
+	for _, w := range q.waits {
+		if w.at > pos {
+			kept = append(kept, w)
+		}
+	}
+	clear(q.waits[len(kept):])
+	q.waits = kept
+	return nil
 }
 
 // Empty implements plugin.Queue.
 func (q *Queue) Empty() bool {
+	q.mu.Lock()
+	pos, idle := q.ops, q.ops == q.done
+	q.mu.Unlock()
+	if idle {
+		return true
+	}
 	r, err := q.c.call(wire.OpQueueEmpty, nil, "", q.id)
+	if err == nil && r.Args[1] == 1 {
+		q.completed(pos)
+	}
 	return err != nil || r.Args[1] == 1
 }
 
@@ -409,9 +556,13 @@ func (q *Queue) Release() error {
 
 // Event is an event of a remote queue.
 type Event struct {
-	q  *Queue
-	id uint64
+	q    *Queue
+	id   uint64
+	mark uint64 // the queue's operation (Point)
 }
+
+// Point implements plugin.PointEvent.
+func (e *Event) Point() (plugin.Queue, uint64) { return e.q, e.mark }
 
 // Sync implements plugin.Event.
 func (e *Event) Sync() error {
