@@ -414,21 +414,37 @@ size_t ol_pool_trim(ol_pool *p, const ol_slab *from, ol_slab **out, size_t cap) 
     }
     return k;
   }
-  // the bound is the pool's: an arena over its limit gives back what the
-  // pool holds past idle_max (all arenas' idle memory together), so one
-  // busy thread may keep the whole bound
-  int64_t total = 0;
-  for (uint32_t ai = 0; ai < p->narenas; ai++)
-    total += atomic_load_explicit(&p->arenas[ai].idle, memory_order_relaxed);
-  arena *a = &p->arenas[from->arena];
-  if (total > p->idle_max) {
-    int64_t target = atomic_load_explicit(&a->idle, memory_order_relaxed) - (total - p->idle_max);
+  // the bound is the pool's: an arena over its limit makes the pool give
+  // back what it holds past idle_max (all arenas' idle memory together),
+  // taken from the arenas holding the most first (an arena whose threads
+  // have ended keeps its free blocks until then: trimming only the busy
+  // caller's would send it back to the driver for every slab), so one busy
+  // thread may keep the whole bound
+  (void)from;
+  uint64_t tried = 0; // narenas <= MAX_ARENAS = 64
+  for (uint32_t round = 0; round < p->narenas && k < cap; round++) {
+    int64_t total = 0, most = -1;
+    arena *a = NULL;
+    for (uint32_t ai = 0; ai < p->narenas; ai++) {
+      int64_t idle = atomic_load_explicit(&p->arenas[ai].idle, memory_order_relaxed);
+      total += idle;
+      if (!(tried >> ai & 1) && idle > most) {
+        most = idle;
+        a = &p->arenas[ai];
+      }
+    }
+    if (total <= p->idle_max || a == NULL || most <= 0)
+      break;
+    int64_t target = most - (total - p->idle_max);
     if (target < 0)
       target = 0;
+    tried |= 1ull << (a - p->arenas);
     // largest classes first: fewest slabs for the most memory
     for (unsigned c = OL_POOL_CLASSES; c-- > 0 && k < cap;)
       for (unsigned kd = 0; kd < OL_POOL_KINDS && k < cap; kd++)
         k += trim_bin(a, &a->bins[kd][c], target, 0, out + k, cap - k);
+    // (what it could not give, free blocks in slabs with live ones, the
+    // next arena's round may)
   }
   // every arena may take back another share before the next check (what
   // could not be released, blocks still allocated in every slab, stays)
