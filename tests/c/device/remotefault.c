@@ -7,7 +7,7 @@
  * the other proxy's device and the local host device keep working; and
  * olShutDown completes. Not part of the device suite (it kills a proxy).
  * SPDX-License-Identifier: Apache-2.0 */
-#include "oldevices.h"
+#include "remotelost.h"
 
 static void test_dead_proxy(void) {
   if (!olc_remote) {
@@ -40,20 +40,7 @@ static void test_dead_proxy(void) {
   olMemFree(mem);
   olDestroyProgram(p);
   /* the other proxy and the local host device keep working */
-  OLC_TRUE(olc_next_device());
-  OLC_TRUE(olc_remote && olc_dev != dead);
-  uint32_t v = 0x5a5a5a5a, back = 0;
-  void *m = olc_alloc(OL_ALLOC_TYPE_DEVICE, sizeof v);
-  if (m) {
-    OLC_TRUE(olc_write(m, &v, sizeof v));
-    OLC_TRUE(olc_read(&back, m, sizeof back));
-    OLC_EQ(back, v);
-    OLC_OK(olMemFree(m));
-  }
-  void *h = NULL;
-  OLC_OK(olMemAlloc(olc_host, OL_ALLOC_TYPE_HOST, 64, &h));
-  if (h)
-    OLC_OK(olMemFree(h));
+  others_keep_working(dead);
 }
 
 int main(int argc, char **argv) {

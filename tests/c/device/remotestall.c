@@ -14,7 +14,7 @@
  * SPDX-License-Identifier: Apache-2.0 */
 #include <signal.h>
 
-#include "oldevices.h"
+#include "remotelost.h"
 
 static pid_t stopped; /* the proxy this test stopped, continued at the end */
 
@@ -95,20 +95,7 @@ static void test_silent_proxy(void) {
   olDestroyProgram(p);
 
   /* the other proxy and the local host device keep working */
-  OLC_TRUE(olc_next_device());
-  OLC_TRUE(olc_remote && olc_dev != silent);
-  uint32_t v = 0x5a5a5a5a, back = 0;
-  void *m = olc_alloc(OL_ALLOC_TYPE_DEVICE, sizeof v);
-  if (m) {
-    OLC_TRUE(olc_write(m, &v, sizeof v));
-    OLC_TRUE(olc_read(&back, m, sizeof back));
-    OLC_EQ(back, v);
-    OLC_OK(olMemFree(m));
-  }
-  void *h = NULL;
-  OLC_OK(olMemAlloc(olc_host, OL_ALLOC_TYPE_HOST, 64, &h));
-  if (h)
-    OLC_OK(olMemFree(h));
+  others_keep_working(silent);
   char other[256];
   platform_name(olc_dev, other, sizeof other);
 
