@@ -16,7 +16,7 @@ rc=0
 for lib in "$@"; do
   echo "== remote Python, $(basename "$lib")"
   out=$(mktemp)
-  OFFLOAD_LIB=$lib "$here/mpirun.sh" -t "${REMOTE_PYTHON_TIMEOUT:-120}" \
+  OFFLOAD_LIB=$lib "$here/mpirun.sh" -t "${REMOTE_PYTHON_TIMEOUT:-240}" \
     -np 1 "$py" "$here/../python/remote_mpi.py" : -np 1 "$proxy" 2>&1 | tee "$out"
   st=${PIPESTATUS[0]}
   line=$(grep -E '^remote-python: [0-9]+ passed, [0-9]+ failed, [0-9]+ skipped$' "$out" | tail -1)

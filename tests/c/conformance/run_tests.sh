@@ -12,6 +12,8 @@
 # (given as its arguments) in its place: tests/remote/job.sh, which runs it
 # as the application of an MPI job beside offload-proxy ranks
 # (check-remote-mpi). The trace comparison runs without it.
+# CONFORMANCE_TIMEOUT: seconds per test program (120; the MPI jobs get
+# more, tests/c/conformance/Makefile).
 set -u
 impl=$1 libdir=$2 llvm_libdir=$3 build=$4
 shift 4
@@ -58,7 +60,7 @@ for t in "$@"; do
   run_one "test_$t" env -u OFFLOAD_TRACE -u OFFLOAD_TRACE_FILE \
     -u OFFLOAD_DISABLE_VALIDATION -u OFFLOAD_LEAK_CHECK -u OFFLOAD_PLUGINS \
     LD_LIBRARY_PATH="$libpath" OFFLOAD_TEST_IMPL="$impl" \
-    timeout 120 ${CONFORMANCE_LAUNCHER:-} "$build/test_$t"
+    timeout "${CONFORMANCE_TIMEOUT:-120}" ${CONFORMANCE_LAUNCHER:-} "$build/test_$t"
 done
 
 echo "-- trace comparison ($libdir vs $llvm_libdir)"
