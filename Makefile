@@ -183,7 +183,7 @@ test-c: test-conformance test-lifecycle test-device-22 test-device-23
 # proxies' host devices with the fault tests (a proxy killed, a proxy
 # stopped, with work queued), on the proxies' fake CUDA and AMD GPUs (the
 # driver doubles); the conformance suite beside two proxies' host devices,
-# in loopback and under mpirun; and the Python package on a proxy's device,
+# in loopback and under mpirun, and its test_gpu on a proxy's fake CUDA GPUs; and the Python package on a proxy's device,
 # both libraries.
 test-remote: test-images $(LIBS) $(PROXY)
 	$(MAKE) --no-print-directory -C tests/c/device check-remote
@@ -192,6 +192,7 @@ test-remote: test-images $(LIBS) $(PROXY)
 	$(MAKE) --no-print-directory -C tests/c/device check-remote-mpi-fake
 	$(MAKE) --no-print-directory -C tests/c/conformance check-remote IMPL=ours BUILD=$(CURDIR)/$(BUILD)/tests/conformance-remote
 	$(MAKE) --no-print-directory -C tests/c/conformance check-remote-mpi IMPL=ours BUILD=$(CURDIR)/$(BUILD)/tests/conformance-remote OFFLOAD_PROXY=$(abspath $(PROXY))
+	$(MAKE) --no-print-directory -C tests/c/conformance check-remote-mpi-fake-cuda IMPL=ours BUILD=$(CURDIR)/$(BUILD)/tests/conformance-remote OFFLOAD_PROXY=$(abspath $(PROXY))
 	bash tests/remote/python.sh $(PYTHON) $(abspath $(PROXY)) $(abspath $(LIB)) $(abspath $(LIB23))
 
 test-conformance: $(LIBS)

@@ -6,6 +6,11 @@
  * sm_80 cubins, in CONFORMANCE_GPU_IMAGES (<kernel>.fakecubin). Without
  * them (plain `make check`) the tests are skipped.
  *
+ * `make check-remote-mpi-fake-cuda` runs the same on a proxy's CUDA GPUs
+ * (the double in the proxy's process, the application beside it loading no
+ * driver): HOST and MANAGED memory of a remote device are UNSUPPORTED
+ * (checked), so the memory test stages through this process's memory.
+ *
  * Where LLVM 22.1 and ours differ on a GPU, the check says so
  * (olc_known_diff) and checks each library's own answer; the reasons are in
  * the README of this suite.
@@ -79,8 +84,11 @@ static uint64_t num_info(ol_device_handle_t d, ol_device_info_t prop, size_t siz
  * reports it. */
 static void test_gpu_info(void) {
   (void)OLC_EQ(gpus.n, 2);
+  /* CONFORMANCE_GPU_REMOTE=1: the GPUs must be a proxy's (and 0: local) */
+  const char *remote = getenv("CONFORMANCE_GPU_REMOTE");
   FOR_EACH_GPU(i, d) {
     char s[256], want[256];
+    (void)OLC_EQ(olc_is_remote(d), remote != NULL && strcmp(remote, "1") == 0);
     (void)OLC_EQ(num_info(d, OL_DEVICE_INFO_TYPE, 4), OL_DEVICE_TYPE_GPU);
     str_info(d, OL_DEVICE_INFO_NAME, s, sizeof s);
     snprintf(want, sizeof want, "Fake CUDA GPU %d", i);
@@ -135,7 +143,10 @@ static void test_gpu_info(void) {
 }
 
 /* DEVICE, HOST and MANAGED memory; copies both ways with and without a
- * queue; fills with 1-, 4- and 8-byte patterns. */
+ * queue; fills with 1-, 4- and 8-byte patterns. On a remote GPU, whose HOST
+ * and MANAGED memory are UNSUPPORTED (checked), `host` is this process's
+ * own memory (named by the host device) and `managed` DEVICE memory, read
+ * back with a copy. */
 static void test_gpu_memory(void) {
   enum { N = 4096 };
   static unsigned char src[N], dst[N];
@@ -144,10 +155,20 @@ static void test_gpu_memory(void) {
   FOR_EACH_GPU(i, d) {
     void *dev = NULL, *host = NULL, *managed = NULL;
     ol_queue_handle_t q = NULL;
+    const bool remote = olc_is_remote(d);
+    ol_device_handle_t hostside = remote ? hostdev : d; /* names `host` in copies */
     (void)OLC_OK(olCreateQueue(d, &q));
     (void)OLC_OK(olMemAlloc(d, OL_ALLOC_TYPE_DEVICE, N, &dev));
-    (void)OLC_OK(olMemAlloc(d, OL_ALLOC_TYPE_HOST, N, &host));
-    (void)OLC_OK(olMemAlloc(d, OL_ALLOC_TYPE_MANAGED, N, &managed));
+    if (remote) {
+      void *none = NULL;
+      (void)OLC_ERR_CODE(olMemAlloc(d, OL_ALLOC_TYPE_HOST, N, &none), OL_ERRC_UNSUPPORTED);
+      (void)OLC_ERR_CODE(olMemAlloc(d, OL_ALLOC_TYPE_MANAGED, N, &none), OL_ERRC_UNSUPPORTED);
+      host = malloc(N);
+      (void)OLC_OK(olMemAlloc(d, OL_ALLOC_TYPE_DEVICE, N, &managed));
+    } else {
+      (void)OLC_OK(olMemAlloc(d, OL_ALLOC_TYPE_HOST, N, &host));
+      (void)OLC_OK(olMemAlloc(d, OL_ALLOC_TYPE_MANAGED, N, &managed));
+    }
     if (!dev || !host || !managed || !q)
       goto out;
     /* NULL queue: done on return */
@@ -157,18 +178,24 @@ static void test_gpu_memory(void) {
     (void)OLC_TRUE(memcmp(src, dst, N) == 0);
     /* on a queue, from and to pinned host memory, device to device */
     memcpy(host, src, N);
-    (void)OLC_OK(olMemcpy(q, managed, d, host, d, N));
+    (void)OLC_OK(olMemcpy(q, managed, d, host, hostside, N));
     (void)OLC_OK(olSyncQueue(q));
-    (void)OLC_TRUE(memcmp(managed, src, N) == 0);
+    if (remote) {
+      memset(dst, 0, N);
+      (void)OLC_OK(olMemcpy(NULL, dst, hostdev, managed, d, N));
+      (void)OLC_TRUE(memcmp(dst, src, N) == 0);
+    } else {
+      (void)OLC_TRUE(memcmp(managed, src, N) == 0);
+    }
     (void)OLC_OK(olMemFill(q, dev, 1, &(uint8_t){0x5a}, N));
-    (void)OLC_OK(olMemcpy(q, host, d, dev, d, N));
+    (void)OLC_OK(olMemcpy(q, host, hostside, dev, d, N));
     (void)OLC_OK(olSyncQueue(q));
     bool all = true;
     for (int k = 0; k < N; k++)
       all = all && ((unsigned char *)host)[k] == 0x5a;
     (void)OLC_TRUE(all);
     (void)OLC_OK(olMemFill(q, dev, 4, &(uint32_t){0x01020304}, N));
-    (void)OLC_OK(olMemcpy(q, host, d, dev, d, N));
+    (void)OLC_OK(olMemcpy(q, host, hostside, dev, d, N));
     (void)OLC_OK(olSyncQueue(q));
     all = true;
     for (int k = 0; k < N / 4; k++)
@@ -176,7 +203,7 @@ static void test_gpu_memory(void) {
     (void)OLC_TRUE(all);
     uint64_t pat = 0x1122334455667788ull;
     (void)OLC_OK(olMemFill(q, dev, 8, &pat, N));
-    (void)OLC_OK(olMemcpy(q, host, d, dev, d, N));
+    (void)OLC_OK(olMemcpy(q, host, hostside, dev, d, N));
     (void)OLC_OK(olSyncQueue(q));
     all = true;
     for (int k = 0; k < N / 8; k++)
@@ -200,11 +227,14 @@ static void test_gpu_memory(void) {
     (void)OLC_PTR_EQ(owner, d);
     (void)OLC_OK(olGetMemInfo((char *)dev + 100, OL_MEM_INFO_SIZE, sizeof size, &size));
     (void)OLC_EQ(size, N);
-    (void)OLC_OK(olGetMemInfo(host, OL_MEM_INFO_TYPE, sizeof type, &type));
-    (void)OLC_EQ(type, OL_ALLOC_TYPE_HOST);
+    if (!remote) {
+      (void)OLC_OK(olGetMemInfo(host, OL_MEM_INFO_TYPE, sizeof type, &type));
+      (void)OLC_EQ(type, OL_ALLOC_TYPE_HOST);
+    }
   out:
     if (dev) (void)OLC_OK(olMemFree(dev));
-    if (host) (void)OLC_OK(olMemFree(host));
+    if (host && remote) free(host);
+    else if (host) (void)OLC_OK(olMemFree(host));
     if (managed) (void)OLC_OK(olMemFree(managed));
     if (q) (void)OLC_OK(olDestroyQueue(q));
   }
