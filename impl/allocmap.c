@@ -489,12 +489,18 @@ int ol_fast_host_range_ok(const ol_fast_state *st, uint64_t p, uint64_t size) { 
 
 int ol_fast_memcpy(const void *queue, void *dst, const void *dstDev,
                    const void *src, const void *srcDev, size_t size) {
-  ol_fast_state st;
-  if (dst == NULL || src == NULL || !fast_load(&st))
+  if (dst == NULL || src == NULL)
     return 0;
-  if (queue != NULL)
-    return ol_qmirror_copy(&st, (uint64_t)(uintptr_t)queue, (uint64_t)(uintptr_t)dst, (uint64_t)(uintptr_t)dstDev,
+  if (queue != NULL) {
+    ol_fast_state qs;
+    return fast_load(&qs) &&
+           ol_qmirror_copy(&qs, (uint64_t)(uintptr_t)queue, (uint64_t)(uintptr_t)dst, (uint64_t)(uintptr_t)dstDev,
                            (uint64_t)(uintptr_t)src, (uint64_t)(uintptr_t)srcDev, size);
+  }
+  // a state of its own, which no call sees: it stays in registers
+  ol_fast_state st;
+  if (!fast_load(&st))
+    return 0;
   if (size >= OL_FAST_MAX_COPY)
     return 0;
   if ((uint64_t)(uintptr_t)dstDev != st.host || (uint64_t)(uintptr_t)srcDev != st.host)
