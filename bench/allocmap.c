@@ -13,14 +13,25 @@
 // With "threads": meminfo and copy16 lookups per second on one thread, and
 // on two threads at once on the two halves of the allocations (in address
 // order: two threads writing one cache line would measure the line's
-// transfers, not the library):
-//   rate1_meminfo, rate2_meminfo, rate1_copy16, rate2_copy16 (calls/s, the
-//     best of 14 runs: other work on a shared machine only lowers a rate)
-//   scale_meminfo, scale_copy16: rate2 / rate1
+// transfers, not the library). Each thread makes PASSES passes over its
+// half (a few ms), the two start together (a spin barrier: both are on a
+// core before either starts its clock), and the two-thread rate is their
+// calls over the span from the first start to the last end:
+//   rate1_K, rate2_K (calls/s, the best of 14 runs: other work on a shared
+//     machine only lowers a rate) and scale_K: rate2 / rate1
+//   cpu1_K_ns, cpu2_K_ns: CPU time per call of one thread alone, and of
+//     each of the two at once (their mean), the least of the runs: what
+//     other work on the machine moves least. Equal when the threads share
+//     no written cache line.
+// for K in meminfo, copy16 and bsearch: the same lookups as meminfo by a
+// binary search of the sorted bases in plain C, no library (what the
+// machine itself gives two threads that share nothing written).
 #define BENCH_OFFLOAD
 #include "common.h"
 
 #include <pthread.h>
+#include <sched.h>
+#include <stdatomic.h>
 
 static ol_device_handle_t dev;
 static char **live;
@@ -64,41 +75,95 @@ static void do_alloc(void) {
   for (int i = 0; i < EXTRA; i++) CK(olMemAlloc(dev, OL_ALLOC_TYPE_DEVICE, small_size(), (void **)&live[i]));
 }
 
+// what a pass of lookups calls
+enum { META, COPY16, BSEARCH };
+
+// on cache lines of its own: the two threads' parts lie side by side
 struct part {
-  char **ptrs;
+  _Alignas(64) char **ptrs;
   size_t n;
-  int copy;
-  double ns;
+  int what;
+  double t0, t1; // CLOCK_MONOTONIC ns: start and end of the timed loop
+  double cpu;    // the thread's CPU time per call
+  uintptr_t sink;
 };
 
-static void run_part(struct part *p) {
-  double t0 = now_ns();
-  void *base;
-  for (size_t i = 0; i < p->n; i++) {
-    if (p->copy)
-      CK(olMemcpy(NULL, p->ptrs[i], dev, src, dev, 16));
+enum { PASSES = 4 };
+
+// both threads wait here until both have arrived (the second spins on a
+// core of its own, so the first does not start alone)
+static _Atomic int arrived;
+
+static void barrier(int parties) {
+  atomic_fetch_add(&arrived, 1);
+  for (unsigned spins = 0; atomic_load(&arrived) < parties;)
+    if (++spins > 1000) {
+      sched_yield();
+      spins = 0;
+    }
+}
+
+// the base of the allocation of live (sorted) that contains p, in plain C:
+// the two-thread rows' reference for what the machine gives two threads
+// that share nothing written
+static uintptr_t bsearch_base(const char *p) {
+  size_t lo = 0, hi = nlive;
+  while (hi - lo > 1) {
+    size_t m = lo + (hi - lo) / 2;
+    if ((uintptr_t)live[m] <= (uintptr_t)p)
+      lo = m;
     else
-      CK(olGetMemInfo(p->ptrs[i], OL_MEM_INFO_BASE, sizeof base, &base));
+      hi = m;
   }
-  p->ns = now_ns() - t0;
+  return (uintptr_t)live[lo];
+}
+
+// one pass over p's pointers
+static void lookups(struct part *p) {
+  void *base;
+  uintptr_t sum = 0; // a local: p may share a cache line with the other thread's
+  for (size_t i = 0; i < p->n; i++) {
+    if (p->what == COPY16)
+      CK(olMemcpy(NULL, p->ptrs[i], dev, src, dev, 16));
+    else if (p->what == META)
+      CK(olGetMemInfo(p->ptrs[i], OL_MEM_INFO_BASE, sizeof base, &base));
+    else
+      sum += bsearch_base(p->ptrs[i]);
+  }
+  p->sink += sum;
+}
+
+static void run_part(struct part *p, int parties) {
+  barrier(parties);
+  double t0 = now_ns(), u0 = thread_cpu_ns();
+  for (int k = 0; k < PASSES; k++)
+    lookups(p);
+  p->cpu = (thread_cpu_ns() - u0) / ((double)p->n * PASSES);
+  p->t1 = now_ns();
+  p->t0 = t0;
 }
 
 static void *thread_main(void *u) {
-  run_part(u);
+  run_part(u, 2);
   return NULL;
 }
 
-// calls per second of one thread over the first half of order, and of two
-// threads over the two halves at once (the slower one's time)
-static void rates(int copy, double *r1, double *r2) {
-  struct part a = {order, LOOKUPS / 2, copy, 0}, b = {order + LOOKUPS / 2, LOOKUPS / 2, copy, 0};
-  run_part(&a);
-  *r1 = a.n / a.ns * 1e9;
+// calls per second (and CPU ns per call) of one thread over the first half
+// of order, and of two threads over the two halves at once
+static void rates(int what, double *r1, double *r2, double *c1, double *c2) {
+  struct part a = {order, LOOKUPS / 2, what, 0, 0, 0, 0}, b = {order + LOOKUPS / 2, LOOKUPS / 2, what, 0, 0, 0, 0};
+  atomic_store(&arrived, 0);
+  run_part(&a, 1);
+  *r1 = a.n * PASSES / (a.t1 - a.t0) * 1e9;
+  *c1 = a.cpu;
+  atomic_store(&arrived, 0);
   pthread_t t;
   pthread_create(&t, NULL, thread_main, &b);
-  run_part(&a);
+  run_part(&a, 2);
   pthread_join(t, NULL);
-  *r2 = (a.n + b.n) / (a.ns > b.ns ? a.ns : b.ns) * 1e9;
+  double t0 = a.t0 < b.t0 ? a.t0 : b.t0, t1 = a.t1 > b.t1 ? a.t1 : b.t1;
+  *r2 = (a.n + b.n) * PASSES / (t1 - t0) * 1e9;
+  *c2 = (a.cpu + b.cpu) / 2;
 }
 
 int main(int argc, char **argv) {
@@ -121,20 +186,24 @@ int main(int argc, char **argv) {
       size_t h = i < LOOKUPS / 2 ? 0 : nlive / 2;
       order[i] = live[h + rnd() % (nlive / 2)] + rnd() % 16;
     }
-    // best of the runs: other work on the machine only lowers a rate
-    double v1 = 0, v2 = 0, c1 = 0, c2 = 0, x, y;
-    rates(0, &x, &y); // warm up
+    // best of the runs: other work on the machine only lowers a rate, and
+    // only raises a CPU time
+    static const char *key[] = {"meminfo", "copy16", "bsearch"};
+    double r1[3] = {0}, r2[3] = {0}, c1[3] = {1e18, 1e18, 1e18}, c2[3] = {1e18, 1e18, 1e18}, x, y, cx, cy;
+    rates(META, &x, &y, &cx, &cy); // warm up
     for (int r = 0; r < 2 * BENCH_RUNS; r++) {
-      rates(0, &x, &y);
-      v1 = x > v1 ? x : v1;
-      v2 = y > v2 ? y : v2;
-      rates(1, &x, &y);
-      c1 = x > c1 ? x : c1;
-      c2 = y > c2 ? y : c2;
+      for (int w = META; w <= BSEARCH; w++) {
+        rates(w, &x, &y, &cx, &cy);
+        r1[w] = x > r1[w] ? x : r1[w];
+        r2[w] = y > r2[w] ? y : r2[w];
+        c1[w] = cx < c1[w] ? cx : c1[w];
+        c2[w] = cy < c2[w] ? cy : c2[w];
+      }
     }
-    printf("rate1_meminfo %.0f\nrate2_meminfo %.0f\n", v1, v2);
-    printf("rate1_copy16 %.0f\nrate2_copy16 %.0f\n", c1, c2);
-    printf("scale_meminfo %.2f\nscale_copy16 %.2f\n", v2 / v1, c2 / c1);
+    for (int w = META; w <= BSEARCH; w++) {
+      printf("rate1_%s %.0f\nrate2_%s %.0f\nscale_%s %.2f\n", key[w], r1[w], key[w], r2[w], key[w], r2[w] / r1[w]);
+      printf("cpu1_%s_ns %.2f\ncpu2_%s_ns %.2f\n", key[w], c1[w], key[w], c2[w]);
+    }
   } else {
     double a[BENCH_RUNS], f[BENCH_RUNS];
     do_free(); // warm up
@@ -150,9 +219,9 @@ int main(int argc, char **argv) {
     }
     printf("alloc_ns %.1f\nfree_ns %.1f\n", quantile(a, BENCH_RUNS, 0.5), quantile(f, BENCH_RUNS, 0.5));
     for (size_t i = 0; i < LOOKUPS; i++) order[i] = live[rnd() % nlive] + rnd() % 16;
-    struct part m = {order, LOOKUPS, 0, 0}, c = {order, LOOKUPS, 1, 0};
-    BENCH_MEDIAN("meminfo_ns", LOOKUPS, run_part(&m));
-    BENCH_MEDIAN("copy16_ns", LOOKUPS, run_part(&c));
+    struct part m = {order, LOOKUPS, META, 0, 0, 0, 0}, c = {order, LOOKUPS, COPY16, 0, 0, 0, 0};
+    BENCH_MEDIAN("meminfo_ns", LOOKUPS, lookups(&m));
+    BENCH_MEDIAN("copy16_ns", LOOKUPS, lookups(&c));
   }
   for (size_t i = 0; i < nlive; i++) CK(olMemFree(live[i]));
   CK(olShutDown());

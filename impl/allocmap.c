@@ -372,7 +372,10 @@ static int find_level(const ol_amap *m, unsigned l, uint64_t p, ol_amap_hit *out
   }
 }
 
-int ol_amap_find_raw(const ol_amap *m, uint64_t p, ol_amap_hit *out) {
+// The fast paths below call the inline forms of the lookup, the published
+// state's load and the range check: a call each fewer on the hottest
+// calls (a copy between host buffers makes two range checks).
+static inline int amap_find_raw(const ol_amap *m, uint64_t p, ol_amap_hit *out) {
   if (m == NULL) // released: the initialisation is over
     return 0;
   uint32_t lv = atomic_load_explicit((_Atomic uint32_t *)&m->levels, memory_order_acquire);
@@ -385,12 +388,16 @@ int ol_amap_find_raw(const ol_amap *m, uint64_t p, ol_amap_hit *out) {
   return 0;
 }
 
-int ol_amap_find(const ol_amap *m, uint64_t p, ol_amap_hit *out) {
-  if (!ol_amap_find_raw(m, p, out))
+int ol_amap_find_raw(const ol_amap *m, uint64_t p, ol_amap_hit *out) { return amap_find_raw(m, p, out); }
+
+static inline int amap_find(const ol_amap *m, uint64_t p, ol_amap_hit *out) {
+  if (!amap_find_raw(m, p, out))
     return 0;
   // allocations do not overlap: no other one contains p
   return (out->flags & OL_AMAP_SLAB) ? ol_pool_resolve(out, p) : 1;
 }
+
+int ol_amap_find(const ol_amap *m, uint64_t p, ol_amap_hit *out) { return amap_find(m, p, out); }
 
 // ---- the fast paths ---------------------------------------------------------
 
@@ -451,7 +458,7 @@ void ol_fast_publish(uint64_t host, ol_amap *mem, ol_amap *globals, int multi) {
   atomic_store_explicit(&fast_seq, LD(fast_seq) + 1, memory_order_release);
 }
 
-int ol_fast_load(ol_fast_state *st) {
+static inline int fast_load(ol_fast_state *st) {
   uint64_t s = atomic_load_explicit(&fast_seq, memory_order_acquire);
   if (s & 1)
     return 0;
@@ -463,27 +470,37 @@ int ol_fast_load(ol_fast_state *st) {
   return atomic_load_explicit(&fast_seq, memory_order_relaxed) == s;
 }
 
+int ol_fast_load(ol_fast_state *st) { return fast_load(st); }
+
 #define ALLOC_TYPE_DEVICE 1u
 
-// (see allocmap.h)
-int ol_fast_host_range_ok(const ol_fast_state *st, uint64_t p, uint64_t size) {
+static inline __attribute__((always_inline)) int host_range_ok(const ol_fast_state *st, uint64_t p, uint64_t size) {
   ol_amap_hit a;
-  if (ol_amap_find(st->mem, p, &a)) {
+  if (amap_find(st->mem, p, &a)) {
     if (p + size > a.base + a.size)
       return 0;
     return !(st->multi && (a.flags & OL_AMAP_FOREIGN) && a.kind == ALLOC_TYPE_DEVICE);
   }
-  return !(st->multi && ol_amap_find(st->globals, p, &a) && (a.flags & OL_AMAP_FOREIGN));
+  return !(st->multi && amap_find(st->globals, p, &a) && (a.flags & OL_AMAP_FOREIGN));
 }
+
+// (see allocmap.h)
+int ol_fast_host_range_ok(const ol_fast_state *st, uint64_t p, uint64_t size) { return host_range_ok(st, p, size); }
 
 int ol_fast_memcpy(const void *queue, void *dst, const void *dstDev,
                    const void *src, const void *srcDev, size_t size) {
-  ol_fast_state st;
-  if (dst == NULL || src == NULL || !ol_fast_load(&st))
+  if (dst == NULL || src == NULL)
     return 0;
-  if (queue != NULL)
-    return ol_qmirror_copy(&st, (uint64_t)(uintptr_t)queue, (uint64_t)(uintptr_t)dst, (uint64_t)(uintptr_t)dstDev,
+  if (queue != NULL) {
+    ol_fast_state qs;
+    return fast_load(&qs) &&
+           ol_qmirror_copy(&qs, (uint64_t)(uintptr_t)queue, (uint64_t)(uintptr_t)dst, (uint64_t)(uintptr_t)dstDev,
                            (uint64_t)(uintptr_t)src, (uint64_t)(uintptr_t)srcDev, size);
+  }
+  // a state of its own, which no call sees: it stays in registers
+  ol_fast_state st;
+  if (!fast_load(&st))
+    return 0;
   if (size >= OL_FAST_MAX_COPY)
     return 0;
   if ((uint64_t)(uintptr_t)dstDev != st.host || (uint64_t)(uintptr_t)srcDev != st.host)
@@ -491,7 +508,7 @@ int ol_fast_memcpy(const void *queue, void *dst, const void *dstDev,
   if (size == 0)
     return 1;
   uint64_t d = (uint64_t)(uintptr_t)dst, s = (uint64_t)(uintptr_t)src;
-  if (d + size < d || s + size < s || !ol_fast_host_range_ok(&st, d, size) || !ol_fast_host_range_ok(&st, s, size))
+  if (d + size < d || s + size < s || !host_range_ok(&st, d, size) || !host_range_ok(&st, s, size))
     return 0;
   memmove(dst, src, size);
   return 1;
@@ -514,8 +531,8 @@ int ol_fast_meminfo(const void *ptr, uint32_t prop, size_t propSize, void *value
   ol_fast_state st;
   ol_amap_hit a;
   size_t n = meminfo_size(prop);
-  if (ptr == NULL || value == NULL || n == 0 || propSize < n || !ol_fast_load(&st) ||
-      !ol_amap_find(st.mem, (uint64_t)(uintptr_t)ptr, &a))
+  if (ptr == NULL || value == NULL || n == 0 || propSize < n || !fast_load(&st) ||
+      !amap_find(st.mem, (uint64_t)(uintptr_t)ptr, &a))
     return 0;
   uint64_t v = prop == 0 ? a.dev : prop == 1 ? a.base : a.size;
   if (prop == 3) {
@@ -531,8 +548,8 @@ int ol_fast_meminfo_size(const void *ptr, uint32_t prop, size_t *sizeRet) {
   ol_fast_state st;
   ol_amap_hit a;
   size_t n = meminfo_size(prop);
-  if (ptr == NULL || sizeRet == NULL || n == 0 || !ol_fast_load(&st) ||
-      !ol_amap_find(st.mem, (uint64_t)(uintptr_t)ptr, &a))
+  if (ptr == NULL || sizeRet == NULL || n == 0 || !fast_load(&st) ||
+      !amap_find(st.mem, (uint64_t)(uintptr_t)ptr, &a))
     return 0;
   *sizeRet = n;
   return 1;
