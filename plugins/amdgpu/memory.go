@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"sync/atomic"
 	"unsafe"
 
 	"github.com/liboffload-go/liboffload-go/api/ol"
@@ -138,7 +139,15 @@ func (d *Device) OwnsPointer(p uintptr) bool {
 // tempLocks are host ranges the plugin locked itself for the copies that
 // use them (host memory the runtime did not allocate or lock), shared by
 // copies within the same range and unlocked when the last one has
-// completed.
+// completed. While one is held the runtime knows its memory as locked,
+// but only until its last copy completes: a copy from memory inside it
+// must join it (hostAddr), not take the memory as the runtime's for good.
+// C's lookup (lgo_hsa_copy_host) leaves locked memory to hostAddr while the
+// counts in the entry-point table say temporary locks may be held
+// (lockCounted, unlockCounted). A proxy's copies from several threads
+// meet this all the time: a staging buffer is freed once its copy has
+// run, before the queue gives back the copy's lock, and the next one
+// comes from the same place.
 type tempLocks struct {
 	mu   sync.Mutex
 	list []*tempLock
@@ -159,8 +168,9 @@ type tempLock struct {
 }
 
 // hostAddr returns the address the GPUs use for size bytes of host memory
-// at h, and the temporary lock taken for it (nil when none was needed:
-// memory of the runtime's pools or locked memory).
+// at h, and the temporary lock taken or joined for it (nil when none was
+// needed: memory of the runtime's pools, or locked memory no temporary
+// lock holds).
 func (p *Platform) hostAddr(h uintptr, size uint64) (uintptr, *tempLock, error) {
 	end := h + uintptr(size)
 	p.tlocks.mu.Lock()
@@ -180,7 +190,7 @@ func (p *Platform) hostAddr(h uintptr, size uint64) (uintptr, *tempLock, error) 
 			return uintptr(r.agent_addr), nil, nil
 		}
 	}
-	lr := C.lgo_hsa_lock(p.run, C.uintptr_t(h), C.size_t(size), p.agentsC, C.uint32_t(len(p.gpus)))
+	lr := p.lockCounted(h, size)
 	if lr.st != hsaStatusSuccess {
 		return 0, nil, p.drv.failure(fmt.Sprintf("hsa_amd_memory_lock of %d bytes of host memory at %#x for a copy", size, h), uint32(lr.st))
 	}
@@ -189,19 +199,23 @@ func (p *Platform) hostAddr(h uintptr, size uint64) (uintptr, *tempLock, error) 
 	return l.agent, l, nil
 }
 
-// partlyLocked reports whether host memory at h is inside a temporary lock
-// that does not cover size bytes from h: the runtime knows h then (the
-// lock), so a copy must not take it as memory the runtime covers whole.
-func (p *Platform) partlyLocked(h uintptr, size uint64) bool {
-	end := h + uintptr(size)
-	p.tlocks.mu.Lock()
-	defer p.tlocks.mu.Unlock()
-	for _, l := range p.tlocks.list {
-		if l.start <= h && h < l.end && end > l.end {
-			return true
-		}
+// lockCounted is hsa_amd_memory_lock of a temporary lock, counted in the
+// entry-point table first (see tempLocks); unlockCounted undoes one.
+func (p *Platform) lockCounted(h uintptr, size uint64) C.lgo_hsa_r {
+	live := (*uint64)(unsafe.Pointer(&p.run.tlocks_live))
+	atomic.AddUint64((*uint64)(unsafe.Pointer(&p.run.tlocks_taken)), 1)
+	atomic.AddUint64(live, 1)
+	r := C.lgo_hsa_lock(p.run, C.uintptr_t(h), C.size_t(size), p.agentsC, C.uint32_t(len(p.gpus)))
+	if r.st != hsaStatusSuccess {
+		atomic.AddUint64(live, ^uint64(0))
 	}
-	return false
+	return r
+}
+
+func (p *Platform) unlockCounted(start uintptr) C.uint32_t {
+	st := C.lgo_hsa_unlock(p.run, C.uintptr_t(start))
+	atomic.AddUint64((*uint64)(unsafe.Pointer(&p.run.tlocks_live)), ^uint64(0))
+	return st
 }
 
 // unlockTemp drops one user of a temporary lock; the last one unlocks it,
@@ -232,7 +246,7 @@ func (p *Platform) unlockTemp(l *tempLock) {
 		}
 	}
 	for ; n > 0; n-- {
-		_ = C.lgo_hsa_unlock(p.run, C.uintptr_t(l.start))
+		_ = p.unlockCounted(l.start)
 	}
 }
 
@@ -243,7 +257,7 @@ func (t *tempLocks) releaseAll(p *Platform) error {
 	var errs []error
 	for _, l := range t.list {
 		for range l.held {
-			errs = append(errs, p.drv.check(fmt.Sprintf("hsa_amd_memory_unlock at %#x", l.start), C.lgo_hsa_unlock(p.run, C.uintptr_t(l.start))))
+			errs = append(errs, p.drv.check(fmt.Sprintf("hsa_amd_memory_unlock at %#x", l.start), p.unlockCounted(l.start)))
 		}
 	}
 	t.list = nil

@@ -906,7 +906,7 @@ func (q *Queue) copyHost(what string, toHost bool, dst, src uintptr, agent uint6
 	if toHost {
 		host = dst
 	}
-	if gpu.Overlap(dst, src, size) || p.partlyLocked(host, size) {
+	if gpu.Overlap(dst, src, size) {
 		a, tl, err := p.hostAddr(host, size)
 		if err != nil {
 			return err

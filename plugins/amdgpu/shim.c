@@ -190,8 +190,15 @@ uint32_t lgo_hsa_copy_armed(const lgo_hsa_fns *f, uintptr_t dst, uint64_t dst_ag
 
 uint32_t lgo_hsa_copy_host(const lgo_hsa_fns *f, bool to_host, uintptr_t dst, uintptr_t src, uint64_t agent,
                            size_t size, uint64_t dep, uint64_t done) {
+  // a temporary lock the lookup finds was held before it (live) or taken
+  // during it (taken moved)
+  uint64_t taken = __atomic_load_n(&f->tlocks_taken, __ATOMIC_SEQ_CST);
+  uint64_t live = __atomic_load_n(&f->tlocks_live, __ATOMIC_SEQ_CST);
   lgo_hsa_ptr r = lgo_hsa_pointer_info(f, to_host ? dst : src);
   if (r.type == 0)
+    return LGO_HSA_UNKNOWN_HOST_MEMORY;
+  if (r.type == 2 /* HSA_EXT_POINTER_TYPE_LOCKED */ &&
+      (live != 0 || __atomic_load_n(&f->tlocks_taken, __ATOMIC_SEQ_CST) != taken))
     return LGO_HSA_UNKNOWN_HOST_MEMORY;
   if (to_host)
     dst = r.agent_addr;

@@ -543,6 +543,55 @@ out:
   free(h);
 }
 
+/* Copies from host memory the runtime does not know, in flight at once on
+ * two queues, the second inside the range of the first: the runtime knows
+ * the second's memory only through what the first copy made of it (AMDGPU
+ * locks it for the copy), which must last until the second copy has run
+ * too, not only the first. (In a proxy, the staging buffers of copies from
+ * several threads land where earlier ones were.) */
+static void test_memcpy_inside_in_flight(void) {
+  enum { N = 4096 };
+  uint8_t *h = aligned_alloc(4096, N), back[N];
+  uint8_t *d1 = olc_alloc(OL_ALLOC_TYPE_DEVICE, N), *d2 = olc_alloc(OL_ALLOC_TYPE_DEVICE, N);
+  ol_queue_handle_t q1 = olc_queue(), q2 = olc_queue();
+  if (!h || !d1 || !d2 || !q1 || !q2)
+    goto out;
+  for (int i = 0; i < N; i++)
+    h[i] = (uint8_t)(i * 5 + 1);
+  olc_gate g1, g2;
+  OLC_OK(olMemcpy(q1, d1, olc_dev, h, olc_host, N));
+  if (!olc_gate_close(&g1, q1))
+    goto out;
+  OLC_TRUE(olc_gate_wait_entered(&g1));
+  if (!olc_gate_close(&g2, q2)) {
+    olc_gate_open(&g1);
+    goto out;
+  }
+  OLC_OK(olMemcpy(q2, d2, olc_dev, h + 100, olc_host, 1000));
+  olc_gate_open(&g1);
+  /* q1 is done with its copy (and gives back what it held) while the
+   * second copy waits */
+  OLC_OK(olSyncQueue(q1));
+  olc_gate_open(&g2);
+  OLC_OK(olSyncQueue(q2));
+  memset(back, 0, sizeof back);
+  OLC_TRUE(olc_read(back, d2, 1000));
+  OLC_EQ_ARRAY(back, 1000, (uint8_t)((i + 100) * 5 + 1));
+  memset(back, 0, sizeof back);
+  OLC_TRUE(olc_read(back, d1, N));
+  OLC_EQ_ARRAY(back, N, (uint8_t)(i * 5 + 1));
+out:
+  if (q1)
+    OLC_OK(olDestroyQueue(q1));
+  if (q2)
+    OLC_OK(olDestroyQueue(q2));
+  if (d1)
+    OLC_OK(olMemFree(d1));
+  if (d2)
+    OLC_OK(olMemFree(d2));
+  free(h);
+}
+
 /* A copy queued on a queue of another platform than the memory's (the host
  * device's queue, copying the device's DEVICE memory): the queue holds its
  * later work while the runtime makes the copy (impl/route.go), so the copy
@@ -861,6 +910,7 @@ int main(int argc, char **argv) {
     OLC_RUN(test_memcpy_overlap);
     OLC_RUN(test_memcpy_queued_is_async);
     OLC_RUN(test_memcpy_same_start_in_flight);
+    OLC_RUN(test_memcpy_inside_in_flight);
     OLC_RUN(test_memcpy_on_other_platform_queue);
     OLC_RUN(test_memcpy_errors);
     OLC_RUN(test_fill_patterns);
