@@ -42,6 +42,9 @@ func sayExit(ep link.Endpoint) {
 	for _, p := range ep.Proxies() {
 		_ = ep.Send(p.Rank, b, time.Second)
 	}
+	if f, ok := ep.(interface{ Flush(time.Duration) }); ok {
+		f.Flush(time.Second)
+	}
 }
 
 func init() { connector = mpiConnector }
