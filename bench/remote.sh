@@ -103,5 +103,10 @@ back with \`bench/remote.sh 1\` on 2026-11-29 (load 9.6 to 12, 2 cores):
 host → remote 0.52 and 0.64 GB/s before, 1.64 and 2.34 after (MPI's
 5.6 to 7.0 and 3.9 to 6.1); proxy → proxy 0.50 and 0.51 before, 3.27
 and 3.04 after; launch + sync 862 and 674 µs before, 304 and 148 µs
-after; queued launches about 10 µs each both before and after.
+after; queued launches about 10 µs each both before and after. A
+second pair with the final branch (load 10 to 13): host → remote 0.43
+and 0.77 GB/s before, 2.57 and 2.57 after; proxy → proxy 0.47 and 0.93
+before, 2.56 and 3.89 after; launch + sync 848 and 1,136 µs before, 702
+and 160 µs after (MPI's own bandwidth in these jobs: 1.1 to 6.1 GB/s, so
+no ratio here says whether the targets are met on an idle machine).
 MD
