@@ -88,12 +88,25 @@ on $(nproc) cores$busy.
 | 256 MiB \`olMemcpy\` local host → remote DEVICE memory, GB/s vs MPI 256 MiB | $h2d | $bw | $(r "$h2d" "$bw") | ≥ 0.9× | $(st "$ok3") |
 | 256 MiB \`olMemcpy\` proxy A's DEVICE memory → proxy B's, GB/s vs MPI 256 MiB (sent from proxy A to proxy B: see below) | $p2p | $bw | $(r "$p2p" "$bw") | ≥ 0.9× | $(st "$ok4") |
 
-Reading: a copy between two proxies goes from proxy A to proxy B
-directly (docs/remote.md, "Copies between proxies"): after one round
-trip to B (the grant), A reads \`OFFLOAD_REMOTE_CHUNK\` (4 MiB) pieces
-into its send buffer in the copy queue's order and sends each to B,
-which writes it into its device memory; MPI's number is one message of 256 MiB with no copy on
-either side. A local host → remote copy is sent in
-\`OFFLOAD_REMOTE_CHUNK\` pieces through the Endpoint, each copied
-into and out of the messages on both sides.
+Reading: both copies go in \`OFFLOAD_REMOTE_CHUNK\` (4 MiB) pieces, each
+sent from where its bytes are (the application's buffer; proxy A's
+host-device memory) after a small header piece, and received straight
+into the destination proxy's device memory once the proxy has checked
+the header (docs/remote.md, "Copies without copying"): as in MPI's own
+number (one 256 MiB message), MPI's copy is the only pass over the
+bytes; what remains is a header and a wait per piece, and for a copy
+between proxies one round trip to B first (the grant). Waits poll
+without sleeping while messages flow (\`OFFLOAD_REMOTE_SPIN\`): with more
+ranks than cores they compete with the ranks they wait for. Before
+these changes each side passed over the bytes about three times; back to
+back with \`bench/remote.sh 1\` on 2026-11-29 (load 9.6 to 12, 2 cores):
+host → remote 0.52 and 0.64 GB/s before, 1.64 and 2.34 after (MPI's
+5.6 to 7.0 and 3.9 to 6.1); proxy → proxy 0.50 and 0.51 before, 3.27
+and 3.04 after; launch + sync 862 and 674 µs before, 304 and 148 µs
+after; queued launches about 10 µs each both before and after. A
+second pair with the final branch (load 10 to 13): host → remote 0.43
+and 0.77 GB/s before, 2.57 and 2.57 after; proxy → proxy 0.47 and 0.93
+before, 2.56 and 3.89 after; launch + sync 848 and 1,136 µs before, 702
+and 160 µs after (MPI's own bandwidth in these jobs: 1.1 to 6.1 GB/s, so
+no ratio here says whether the targets are met on an idle machine).
 MD

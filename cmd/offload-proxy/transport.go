@@ -1,8 +1,10 @@
 package main
 
 import (
+	"fmt"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/liboffload-go/liboffload-go/internal/mpi"
 	"github.com/liboffload-go/liboffload-go/internal/remote/link"
@@ -34,6 +36,20 @@ func connect() (link.Endpoint, int, error) {
 	return ep, clients, nil
 }
 
+// finishBound bounds MPI_Finalize: it waits for every rank of the job,
+// and a client that died (or exited without it) never comes.
+const finishBound = 30 * time.Second
+
 // finish ends MPI once the Endpoint is closed (it waits for the job's
-// other ranks to finalize, as MPI_Finalize does).
-func finish() error { return mpi.Finalize() }
+// other ranks to finalize, as MPI_Finalize does, at most finishBound;
+// past it the proxy exits without).
+func finish() error {
+	done := make(chan error, 1)
+	go func() { done <- mpi.Finalize() }()
+	select {
+	case err := <-done:
+		return err
+	case <-time.After(finishBound):
+		return fmt.Errorf("MPI_Finalize did not return within %v (a rank of the job that never finalizes): exiting without it", finishBound)
+	}
+}

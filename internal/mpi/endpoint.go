@@ -13,7 +13,6 @@ import (
 	"sort"
 	"sync"
 	"sync/atomic"
-	"syscall"
 	"time"
 	"unsafe"
 
@@ -33,7 +32,7 @@ const (
 	tagRawBench  = TagBase + 1 // make bench's raw MPI baseline
 	inlineMax    = 64 << 10    // payloads up to this are copied into one message
 	headerBytes  = 16
-	bigHeader    = 24 // a large message's header
+	bigHeader    = 32 // a large message's header
 	kindData     = 1  // the kinds of wire.go
 	kindBig      = 2
 	kindHello    = 3
@@ -76,6 +75,7 @@ type endpoint struct {
 	done       chan struct{}
 	closed     atomic.Bool
 	closeOnce  sync.Once
+	active     atomic.Int64 // unix nanoseconds of the last message sent or received
 	// life is read-held by every Send and Recv and write-held by Close,
 	// which so waits until none uses MPI any more (each notices done)
 	life    sync.RWMutex
@@ -83,6 +83,7 @@ type endpoint struct {
 	pending []item         // messages received during discovery (under tok)
 	nonce   uint64
 	replies map[int]link.Peer // discovery answers (under tok)
+	place   link.Place        // set before the first Recv (SetPlace)
 }
 
 // Open joins the job's message network as role, initialising MPI if the
@@ -170,6 +171,23 @@ func (e *endpoint) Close() error {
 	return nil
 }
 
+// Flush waits, at most timeout, until MPI has taken every message sent so
+// far (a process that exits right after a send, without MPI_Finalize,
+// would otherwise lose a message MPI had not yet pushed out).
+func (e *endpoint) Flush(timeout time.Duration) {
+	e.life.RLock()
+	defer e.life.RUnlock()
+	deadline := time.Now().Add(timeout)
+	for i := range e.dests {
+		d := &e.dests[i]
+		d.mu.Lock()
+		b := e.newBackoff()
+		for reap(d) == nil && len(d.flights) > 0 && b.Pause(deadline) {
+		}
+		d.mu.Unlock()
+	}
+}
+
 // shut frees what no request can still use (with life held, or before
 // Open returned).
 func (e *endpoint) shut() {
@@ -182,8 +200,8 @@ func (e *endpoint) shut() {
 	for i := range e.dests {
 		d := &e.dests[i]
 		d.mu.Lock()
-		b := newBackoff()
-		for reap(d) == nil && len(d.flights) > 0 && b.pause(deadline) {
+		b := e.newBackoff()
+		for reap(d) == nil && len(d.flights) > 0 && b.Pause(deadline) {
 		}
 		for _, f := range d.flights {
 			abandon(nil, f.buf)
@@ -196,51 +214,16 @@ func (e *endpoint) shut() {
 // ---- waiting ----------------------------------------------------------------
 
 // Polling: Open MPI's blocking calls spin, so nothing here blocks in MPI.
-// A wait spins (probing) for spinFor, yields the processor until yieldFor,
-// then sleeps, from 20 µs doubling to 1 ms: an idle rank costs little CPU,
-// a busy one answers within microseconds.
-var (
-	spinFor  = 50 * time.Microsecond
-	yieldFor = 200 * time.Microsecond
-	sleepMax = time.Millisecond
-)
+// Every wait is a link.Backoff that spins while messages flow (within
+// opts.Spin of the last message sent or received) and sleeps when idle.
 
-type backoff struct {
-	start time.Time
-	sleep time.Duration
+// newBackoff is a wait of the Endpoint.
+func (e *endpoint) newBackoff() link.Backoff {
+	return link.Backoff{Start: time.Now(), Spin: e.opts.Spin, Last: &e.active}
 }
 
-func newBackoff() backoff { return backoff{start: time.Now()} }
-
-// pause waits a little before the next poll; false once deadline passed
-// (a zero deadline never passes).
-func (b *backoff) pause(deadline time.Time) bool {
-	now := time.Now()
-	if !deadline.IsZero() && !now.Before(deadline) {
-		return false
-	}
-	el := now.Sub(b.start)
-	switch {
-	case el < spinFor:
-	case el < yieldFor:
-		runtime.Gosched()
-	default:
-		if b.sleep == 0 {
-			b.sleep = 20 * time.Microsecond
-		} else if b.sleep < sleepMax {
-			b.sleep *= 2
-		}
-		d := b.sleep
-		if !deadline.IsZero() {
-			d = min(d, time.Until(deadline)+time.Microsecond)
-		}
-		// nanosleep, not time.Sleep: Go's timers wake about 1 ms late
-		// here (measured: time.Sleep(20 µs) took 1.1 ms, nanosleep 0.14)
-		ts := syscall.NsecToTimespec(d.Nanoseconds())
-		syscall.Nanosleep(&ts, nil)
-	}
-	return true
-}
+// touch notes a message sent or received (the Endpoint is busy).
+func (e *endpoint) touch() { e.active.Store(time.Now().UnixNano()) }
 
 func deadlineOf(timeout time.Duration) time.Time {
 	if timeout <= 0 {
@@ -249,9 +232,9 @@ func deadlineOf(timeout time.Duration) time.Time {
 	return time.Now().Add(timeout)
 }
 
-// waitAll polls requests until all completed (true) or deadline passes.
-func waitAll(reqs []C.uintptr_t, deadline time.Time, done <-chan struct{}) (bool, error) {
-	b := newBackoff()
+// waitAll polls requests until all completed (true) or deadline passes;
+// a request that completes counts as a message for b.
+func waitAll(b link.Backoff, reqs []C.uintptr_t, deadline time.Time, done <-chan struct{}) (bool, error) {
 	for {
 		all := true
 		for i := range reqs {
@@ -264,6 +247,9 @@ func waitAll(reqs []C.uintptr_t, deadline time.Time, done <-chan struct{}) (bool
 			}
 			if flag != 0 {
 				reqs[i] = 0
+				if b.Last != nil {
+					b.Last.Store(time.Now().UnixNano())
+				}
 			} else {
 				all = false
 			}
@@ -278,7 +264,7 @@ func waitAll(reqs []C.uintptr_t, deadline time.Time, done <-chan struct{}) (bool
 			default:
 			}
 		}
-		if !b.pause(deadline) {
+		if !b.Pause(deadline) {
 			return false, nil
 		}
 	}
@@ -301,6 +287,12 @@ type flight struct {
 }
 
 func (e *endpoint) Send(rank int, msg []byte, timeout time.Duration) error {
+	return e.SendParts(rank, nil, msg, timeout)
+}
+
+// SendParts implements link.Gatherer: head and body are sent as one
+// message; a large one from where they are, without a copy.
+func (e *endpoint) SendParts(rank int, head, body []byte, timeout time.Duration) error {
 	e.life.RLock()
 	defer e.life.RUnlock()
 	if e.closed.Load() {
@@ -315,13 +307,17 @@ func (e *endpoint) Send(rank int, msg []byte, timeout time.Duration) error {
 	if d.failed != nil {
 		return d.failed
 	}
-	if len(msg) <= inlineMax {
-		return e.post(d, rank, kindData, msg, timeout)
+	n := len(head) + len(body)
+	if n <= inlineMax {
+		if len(head) > 0 {
+			body = append(head[:len(head):len(head)], body...)
+		}
+		return e.post(d, rank, kindData, body, timeout)
 	}
-	if len(msg) > MaxMessage {
-		return fmt.Errorf("mpi: send of %d bytes to %s: more than the %d a message may hold", len(msg), e.peer(rank), MaxMessage)
+	if n > MaxMessage {
+		return fmt.Errorf("mpi: send of %d bytes to %s: more than the %d a message may hold", n, e.peer(rank), MaxMessage)
 	}
-	return e.sendBig(d, rank, msg, timeout)
+	return e.sendBig(d, rank, head, body, timeout)
 }
 
 // reap frees the copies MPI has sent (under d.mu), oldest first, up to
@@ -357,12 +353,12 @@ func (e *endpoint) post(d *dest, rank int, kind byte, body []byte, timeout time.
 	}
 	if d.inFlight+n > sendBuffered {
 		deadline := deadlineOf(timeout)
-		b := newBackoff()
+		b := e.newBackoff()
 		for d.inFlight+n > sendBuffered {
 			if e.closed.Load() {
 				return link.ErrClosed
 			}
-			if !b.pause(deadline) {
+			if !b.Pause(deadline) {
 				return e.fail(d, rank, fmt.Errorf("%d bytes of messages to it not taken within %v: the peer is treated as lost: %w", d.inFlight, timeout, link.ErrTimeout))
 			}
 			if err := reap(d); err != nil {
@@ -384,6 +380,7 @@ func (e *endpoint) post(d *dest, rank int, kind byte, body []byte, timeout time.
 	}
 	d.flights = append(d.flights, flight{req, buf, n})
 	d.inFlight += n
+	e.touch()
 	return nil
 }
 
@@ -393,22 +390,33 @@ func (e *endpoint) fail(d *dest, rank int, err error) error {
 	return d.failed
 }
 
-// sendBig sends a header (a copy), then msg from its own memory (pinned:
-// MPI reads it after the calls return) in chunks on the message's chunk
-// tag, and waits until MPI has taken them all.
-func (e *endpoint) sendBig(d *dest, rank int, msg []byte, timeout time.Duration) error {
+// sendBig sends a header (a copy), then head and body from their own
+// memory (pinned: MPI reads it after the calls return) on the message's
+// chunk tag, head as one piece and body in chunks, and waits until MPI has
+// taken them all.
+func (e *endpoint) sendBig(d *dest, rank int, head, body []byte, timeout time.Duration) error {
+	if len(head) > 1<<30 {
+		// (never: a protocol header) sent as one contiguous message
+		body, head = append(head[:len(head):len(head)], body...), nil
+	}
 	tag := tagChunk0 + int(d.seq%nChunkTags)
 	d.seq++
 	chunk := int(chunkBytes.Load())
-	if err := e.post(d, rank, kindBig, bigBody(tag, len(msg), chunk), timeout); err != nil {
+	n := len(head) + len(body)
+	if err := e.post(d, rank, kindBig, bigBody(tag, n, chunk, len(head)), timeout); err != nil {
 		return err
 	}
-	n := (len(msg) + chunk - 1) / chunk
-	reqs := make([]C.uintptr_t, n)
+	var parts [][]byte
+	if len(head) > 0 {
+		parts = append(parts, head)
+	}
+	for off := 0; off < len(body); off += chunk {
+		parts = append(parts, body[off:min(len(body), off+chunk)])
+	}
+	reqs := make([]C.uintptr_t, len(parts))
 	pin := new(runtime.Pinner)
-	pin.Pin(&msg[0])
-	for i := 0; i < n; i++ {
-		part := msg[i*chunk : min(len(msg), (i+1)*chunk)]
+	for i, part := range parts {
+		pin.Pin(&part[0])
 		if rc := C.olm_isend(unsafe.Pointer(&part[0]), C.int(len(part)), C.int(rank), C.int(tag), &reqs[i]); rc != 0 {
 			// the header is out: the peer waits for a payload that will
 			// not come (until its stall bound)
@@ -416,48 +424,69 @@ func (e *endpoint) sendBig(d *dest, rank int, msg []byte, timeout time.Duration)
 			return e.fail(d, rank, mpiError("MPI_Isend", rc))
 		}
 	}
-	ok, err := waitAll(reqs, deadlineOf(timeout), e.done)
+	ok, err := waitAll(e.newBackoff(), reqs, deadlineOf(timeout), e.done)
 	if ok {
 		pin.Unpin()
 		return nil
 	}
-	// MPI may still read msg: it stays pinned for good
+	// MPI may still read the parts: they stay pinned for good
 	abandon(pin, nil)
 	if err == link.ErrClosed {
 		return err
 	}
 	if err == nil {
-		err = fmt.Errorf("a message of %d bytes not taken within %v: the peer is treated as lost: %w", len(msg), timeout, link.ErrTimeout)
+		err = fmt.Errorf("a message of %d bytes not taken within %v: the peer is treated as lost: %w", n, timeout, link.ErrTimeout)
 	}
 	return e.fail(d, rank, err)
 }
 
 // ---- receiving --------------------------------------------------------------
 
+// Recv polls with tok taken for each probe only, so that a goroutine
+// waiting for a reply (TryRecv) can probe itself between them.
 func (e *endpoint) Recv(timeout time.Duration) (int, []byte, error) {
 	deadline := deadlineOf(timeout)
 	e.life.RLock()
 	defer e.life.RUnlock()
-	if e.closed.Load() {
-		return -1, nil, link.ErrClosed
+	b := e.newBackoff()
+	for {
+		if e.closed.Load() {
+			return -1, nil, link.ErrClosed
+		}
+		src, msg, got, err := e.tryRecv()
+		if err != nil || got {
+			return src, msg, err
+		}
+		if !b.Pause(deadline) {
+			return -1, nil, link.ErrTimeout
+		}
 	}
-	// one goroutine probes at a time; the others wait here
+}
+
+// TryRecv implements link.Poller: a message if one is there and no other
+// goroutine is probing, without waiting.
+func (e *endpoint) TryRecv() (int, []byte, bool, error) {
+	e.life.RLock()
+	defer e.life.RUnlock()
+	if e.closed.Load() {
+		return -1, nil, false, link.ErrClosed
+	}
+	return e.tryRecv()
+}
+
+// SetPlace implements link.Placer.
+func (e *endpoint) SetPlace(p link.Place) { e.place = p }
+
+// Spin implements link.Poller.
+func (e *endpoint) Spin() time.Duration { return e.opts.Spin }
+
+// tryRecv probes (with tok, if no other goroutine holds it) until a
+// message of the caller's or none is there.
+func (e *endpoint) tryRecv() (int, []byte, bool, error) {
 	select {
 	case <-e.tok:
 	default:
-		var timer <-chan time.Time
-		if !deadline.IsZero() {
-			t := time.NewTimer(timeout)
-			defer t.Stop()
-			timer = t.C
-		}
-		select {
-		case <-e.tok:
-		case <-e.done:
-			return -1, nil, link.ErrClosed
-		case <-timer:
-			return -1, nil, link.ErrTimeout
-		}
+		return -1, nil, false, nil
 	}
 	held := true
 	release := func() {
@@ -470,25 +499,14 @@ func (e *endpoint) Recv(timeout time.Duration) (int, []byte, error) {
 	if len(e.pending) > 0 {
 		it := e.pending[0]
 		e.pending = e.pending[1:]
-		return it.src, it.msg, nil
+		return it.src, it.msg, true, nil
 	}
-	b := newBackoff()
 	for {
-		if e.closed.Load() {
-			return -1, nil, link.ErrClosed
-		}
 		src, msg, got, err := e.poll(release)
-		if err != nil || got {
-			return src, msg, err
+		if src == -2 && !got && err == nil && held {
+			continue // a control message was handled: probe again at once
 		}
-		if src == -2 {
-			// a control message was handled: probe again at once
-			b = newBackoff()
-			continue
-		}
-		if !b.pause(deadline) {
-			return -1, nil, link.ErrTimeout
-		}
+		return src, msg, got, err
 	}
 }
 
@@ -504,6 +522,7 @@ func (e *endpoint) poll(release func()) (src int, msg []byte, got bool, err erro
 	if found == 0 {
 		return -1, nil, false, nil
 	}
+	e.touch()
 	src = int(csrc)
 	if count < 1 || count > inlineMax+headerBytes {
 		// not one of ours (another user of the tag): taken and dropped
@@ -520,7 +539,7 @@ func (e *endpoint) poll(release func()) (src int, msg []byte, got bool, err erro
 	} else if flag != 0 {
 		ok = true // the usual case: a short message already here
 	} else {
-		ok, err = waitAll(reqs[:], time.Now().Add(e.opts.Stall), e.done)
+		ok, err = waitAll(e.newBackoff(), reqs[:], time.Now().Add(e.opts.Stall), e.done)
 	}
 	if !ok {
 		// MPI keeps writing into the buffer: a new one for the next
@@ -544,7 +563,10 @@ func (e *endpoint) poll(release func()) (src int, msg []byte, got bool, err erro
 	case kindData:
 		return src, slices.Clone(f.data), true, nil
 	case kindBig:
-		msg, err := e.recvBig(src, f.tag, f.n, f.chunk, release)
+		msg, placed, err := e.recvBig(src, f.tag, f.n, f.chunk, f.first, release)
+		if placed && err == nil {
+			return -2, nil, false, nil // the placer has it
+		}
 		return src, msg, err == nil, err
 	case kindHello:
 		e.hosts.Store(src, f.host)
@@ -568,7 +590,7 @@ func (e *endpoint) dropForeign(src int, mh C.uintptr_t, count C.int) (int, []byt
 		pin.Unpin()
 		return src, nil, false, mpiError("MPI_Imrecv", rc)
 	}
-	if ok, _ := waitAll(reqs, time.Now().Add(e.opts.Stall), e.done); !ok {
+	if ok, _ := waitAll(e.newBackoff(), reqs, time.Now().Add(e.opts.Stall), e.done); !ok {
 		abandon(pin, nil)
 	} else {
 		pin.Unpin()
@@ -576,30 +598,99 @@ func (e *endpoint) dropForeign(src int, mh C.uintptr_t, count C.int) (int, []byt
 	return -2, nil, false, nil
 }
 
-// recvBig receives a payload of n bytes from src on tag into Go memory
-// (pinned while MPI writes it). tok is released once the receives are
-// posted: other goroutines may receive meanwhile.
-func (e *endpoint) recvBig(src, tag, n, chunk int, release func()) ([]byte, error) {
-	msg := make([]byte, n)
+// recvBig receives a payload of n bytes from src on tag: its first bytes
+// (if first > 0: a head sent apart, SendParts), then the rest in chunks.
+// With a placer (SetPlace) and a head of at most maxPlaceHead bytes, the
+// head comes first and the placer may name memory for the rest, which
+// then goes there (placed true: no message for the caller). Otherwise the
+// payload goes into Go memory, pinned while MPI writes it. tok is released
+// once the receives are posted: other goroutines may receive meanwhile.
+func (e *endpoint) recvBig(src, tag, n, chunk, first int, release func()) (msg []byte, placed bool, err error) {
+	start := 0
+	if place := e.place; place != nil && first > 0 && first <= maxPlaceHead {
+		head, err := e.recvHead(src, tag, first)
+		if err != nil {
+			return nil, false, err
+		}
+		if dst, done := place(src, head, n-first); dst != nil {
+			lost, err := e.recvParts(src, tag, dst, n-first, 0, chunk, release)
+			done(err, lost)
+			return nil, true, err
+		}
+		msg = make([]byte, n)
+		copy(msg, head)
+		start = first
+	} else {
+		msg = make([]byte, n)
+	}
 	pin := new(runtime.Pinner)
 	pin.Pin(&msg[0])
-	parts := (n + chunk - 1) / chunk
-	reqs := make([]C.uintptr_t, parts)
-	for i := 0; i < parts; i++ {
-		part := msg[i*chunk : min(n, (i+1)*chunk)]
-		if rc := C.olm_irecv(unsafe.Pointer(&part[0]), C.int(len(part)), C.int(src), C.int(tag), &reqs[i]); rc != 0 {
-			e.cancel(reqs[:i], pin)
-			return nil, fmt.Errorf("mpi: receive from %s: %w", e.peer(src), mpiError("MPI_Irecv", rc))
+	lost, err := e.recvParts(src, tag, unsafe.Pointer(&msg[start]), n-start, first-start, chunk, release)
+	if lost {
+		abandon(pin, nil)
+	} else {
+		pin.Unpin()
+	}
+	if err != nil {
+		return nil, false, err
+	}
+	return msg, false, nil
+}
+
+// maxPlaceHead bounds the head of a message offered to a placer (a
+// protocol header: a few dozen bytes).
+const maxPlaceHead = 4096
+
+// recvHead receives the first bytes of a large message into rstage
+// (under tok) and returns a copy of them.
+func (e *endpoint) recvHead(src, tag, first int) ([]byte, error) {
+	var reqs [1]C.uintptr_t
+	if rc := C.olm_irecv(e.rstage, C.int(first), C.int(src), C.int(tag), &reqs[0]); rc != 0 {
+		return nil, fmt.Errorf("mpi: receive from %s: %w", e.peer(src), mpiError("MPI_Irecv", rc))
+	}
+	ok, err := waitAll(e.newBackoff(), reqs[:], time.Now().Add(e.opts.Stall), e.done)
+	if !ok {
+		// MPI may still write into the buffer: a new one for the next
+		abandon(nil, e.rstage)
+		e.rstage = nil
+		var nerr error
+		if e.rstage, nerr = cmem.Malloc(inlineMax+headerBytes, "mpi: receive buffer"); nerr != nil {
+			return nil, nerr
+		}
+		if err == nil {
+			err = fmt.Errorf("mpi: the head of a message from %s did not arrive within %v: %w", e.peer(src), e.opts.Stall, link.ErrTimeout)
+		}
+		return nil, err
+	}
+	return slices.Clone(unsafe.Slice((*byte)(e.rstage), first)), nil
+}
+
+// recvParts receives n bytes from src on tag into dst: the first bytes
+// (if first > 0) as one MPI message, the rest in chunks; the stall bound
+// restarts with each part that completes. lost is true when a receive
+// could not be cancelled after a failure: MPI may still write into dst.
+func (e *endpoint) recvParts(src, tag int, dst unsafe.Pointer, n, first, chunk int, release func()) (lost bool, err error) {
+	type part struct{ off, n int }
+	var parts []part
+	if first > 0 {
+		parts = append(parts, part{0, first})
+	}
+	for off := first; off < n; off += chunk {
+		parts = append(parts, part{off, min(n-off, chunk)})
+	}
+	reqs := make([]C.uintptr_t, len(parts))
+	for i, p := range parts {
+		if rc := C.olm_irecv(unsafe.Add(dst, p.off), C.int(p.n), C.int(src), C.int(tag), &reqs[i]); rc != 0 {
+			release()
+			return !e.cancel(reqs[:i]), fmt.Errorf("mpi: receive from %s: %w", e.peer(src), mpiError("MPI_Irecv", rc))
 		}
 	}
 	release()
-	// the stall bound restarts with each chunk that completes
-	left := parts
+	left := len(parts)
 	for {
-		ok, err := waitAll(reqs, time.Now().Add(e.opts.Stall), e.done)
+		ok, err := waitAll(e.newBackoff(), reqs, time.Now().Add(e.opts.Stall), e.done)
 		if ok {
-			pin.Unpin()
-			return msg, nil
+			return false, nil
 		}
 		now := 0
 		for _, r := range reqs {
@@ -611,18 +702,17 @@ func (e *endpoint) recvBig(src, tag, n, chunk int, release func()) ([]byte, erro
 			left = now
 			continue
 		}
-		left = now
-		e.cancel(reqs, pin)
+		lost := !e.cancel(reqs)
 		if err == nil {
-			err = fmt.Errorf("mpi: %d of a %d-byte message from %s did not arrive within %v: %w", left, n, e.peer(src), e.opts.Stall, link.ErrTimeout)
+			err = fmt.Errorf("mpi: %d of a %d-byte message from %s did not arrive within %v: %w", now, n, e.peer(src), e.opts.Stall, link.ErrTimeout)
 		}
-		return nil, err
+		return lost, err
 	}
 }
 
-// cancel cancels receives; if one cannot be cancelled, its memory stays
-// pinned for good.
-func (e *endpoint) cancel(reqs []C.uintptr_t, pin *runtime.Pinner) {
+// cancel cancels receives; false if one could not be (MPI may still
+// write into its memory).
+func (e *endpoint) cancel(reqs []C.uintptr_t) bool {
 	all := true
 	for i := range reqs {
 		if reqs[i] == 0 {
@@ -633,11 +723,7 @@ func (e *endpoint) cancel(reqs []C.uintptr_t, pin *runtime.Pinner) {
 			all = false
 		}
 	}
-	if all {
-		pin.Unpin()
-	} else {
-		abandon(pin, nil)
-	}
+	return all
 }
 
 // ---- discovery --------------------------------------------------------------
@@ -706,7 +792,7 @@ func (e *endpoint) discover(env Env) error {
 		}
 	}
 	deadline := time.Now().Add(e.opts.Discovery)
-	b := newBackoff()
+	b := e.newBackoff()
 	noop := func() {}
 	for {
 		all := true
@@ -728,10 +814,9 @@ func (e *endpoint) discover(env Env) error {
 			continue
 		}
 		if src == -2 {
-			b = newBackoff()
 			continue
 		}
-		if !b.pause(deadline) {
+		if !b.Pause(deadline) {
 			break
 		}
 	}
@@ -744,4 +829,9 @@ func (e *endpoint) discover(env Env) error {
 	return nil
 }
 
-var _ link.Endpoint = (*endpoint)(nil)
+var (
+	_ link.Endpoint = (*endpoint)(nil)
+	_ link.Poller   = (*endpoint)(nil)
+	_ link.Gatherer = (*endpoint)(nil)
+	_ link.Placer   = (*endpoint)(nil)
+)

@@ -29,6 +29,9 @@ const (
 	// EnvProxyRanks lists the proxies' ranks (comma-separated) for
 	// launchers that do not say which program each rank runs.
 	EnvProxyRanks = "OFFLOAD_REMOTE_PROXY_RANKS"
+	// EnvSpin is how long a rank keeps polling without sleeping after its
+	// last message, and a caller waiting for a reply polls itself.
+	EnvSpin = "OFFLOAD_REMOTE_SPIN"
 )
 
 // DefaultLibrary is Open MPI 4.x's soname (5.x keeps it).
@@ -38,6 +41,8 @@ const DefaultLibrary = "libmpi.so.40"
 const (
 	DefaultDiscovery = 10 * time.Second
 	DefaultStall     = 30 * time.Second
+	DefaultSpin      = time.Millisecond
+	maxSpin          = time.Second
 )
 
 // Env looks a variable up; Getenv is the process's (through the C
@@ -141,13 +146,16 @@ type Options struct {
 	// ProxyRanks, when not nil, are the ranks that are proxies: discovery
 	// asks them only and waits for each of them.
 	ProxyRanks []int
+	// Spin is how long the Endpoint polls without sleeping after the
+	// last message it sent or received (0: it sleeps at once).
+	Spin time.Duration
 }
 
 // OptionsFromEnv reads EnvLibrary, EnvDiscovery, EnvStall and
-// EnvProxyRanks; durations are Go durations ("5s", "250ms") or a number
+// EnvProxyRanks and EnvSpin; durations are Go durations ("5s", "250ms") or a number
 // of seconds.
 func OptionsFromEnv(env Env) (Options, error) {
-	o := Options{Library: DefaultLibrary, Discovery: DefaultDiscovery, Stall: DefaultStall}
+	o := Options{Library: DefaultLibrary, Discovery: DefaultDiscovery, Stall: DefaultStall, Spin: DefaultSpin}
 	if v, ok := env(EnvLibrary); ok && v != "" {
 		o.Library = v
 	}
@@ -164,6 +172,15 @@ func OptionsFromEnv(env Env) (Options, error) {
 			return o, fmt.Errorf("%s=%q: %v", d.name, v, err)
 		}
 		*d.dst = t
+	}
+	if v, ok := env(EnvSpin); ok && strings.TrimSpace(v) != "" {
+		if f, err := strconv.ParseFloat(strings.TrimSpace(v), 64); err == nil && f == 0 {
+			o.Spin = 0
+		} else if t, err := parseDuration(v); err != nil || t > maxSpin {
+			return o, fmt.Errorf("%s=%q: not a duration from 0 to %v (250us, 2ms) or a number of seconds", EnvSpin, v, maxSpin)
+		} else {
+			o.Spin = t
+		}
 	}
 	if v, ok := env(EnvProxyRanks); ok {
 		r, err := parseRanks(v)

@@ -63,7 +63,7 @@ func TestRemoteModeAndUse(t *testing.T) {
 
 func TestOptionsFromEnv(t *testing.T) {
 	o, err := OptionsFromEnv(envOf())
-	if err != nil || o.Library != "libmpi.so.40" || o.Discovery != 10*time.Second || o.Stall != 30*time.Second || o.ProxyRanks != nil {
+	if err != nil || o.Library != "libmpi.so.40" || o.Discovery != 10*time.Second || o.Stall != 30*time.Second || o.ProxyRanks != nil || o.Spin != time.Millisecond {
 		t.Fatalf("defaults: %+v, %v", o, err)
 	}
 	o, err = OptionsFromEnv(envOf(EnvDiscovery, "250ms", EnvStall, "2.5", EnvProxyRanks, "3,4 7", EnvLibrary, "/opt/ompi/lib/libmpi.so.40"))
@@ -71,7 +71,13 @@ func TestOptionsFromEnv(t *testing.T) {
 		!reflect.DeepEqual(o.ProxyRanks, []int{3, 4, 7}) || o.Library != "/opt/ompi/lib/libmpi.so.40" {
 		t.Fatalf("set: %+v, %v", o, err)
 	}
-	for _, kv := range [][2]string{{EnvDiscovery, "0"}, {EnvDiscovery, "-1s"}, {EnvStall, "soon"}, {EnvProxyRanks, "1,x"}, {EnvProxyRanks, "-2"}} {
+	for v, want := range map[string]time.Duration{"250us": 250 * time.Microsecond, "0": 0, "0.002": 2 * time.Millisecond, "1s": time.Second} {
+		if o, err := OptionsFromEnv(envOf(EnvSpin, v)); err != nil || o.Spin != want {
+			t.Errorf("%s=%s: %v, %v; want %v", EnvSpin, v, o.Spin, err, want)
+		}
+	}
+	for _, kv := range [][2]string{{EnvDiscovery, "0"}, {EnvDiscovery, "-1s"}, {EnvStall, "soon"}, {EnvProxyRanks, "1,x"}, {EnvProxyRanks, "-2"},
+		{EnvSpin, "-1ms"}, {EnvSpin, "2s"}, {EnvSpin, "fast"}} {
 		if _, err := OptionsFromEnv(envOf(kv[0], kv[1])); err == nil || !strings.Contains(err.Error(), kv[0]) {
 			t.Errorf("%s=%s: error %v, want one naming the variable", kv[0], kv[1], err)
 		}
@@ -99,23 +105,6 @@ func TestAppContexts(t *testing.T) {
 		if _, _, ok := appContexts(c.env, c.rank, c.size); ok {
 			t.Errorf("rank %d of %d accepted", c.rank, c.size)
 		}
-	}
-}
-
-// TestBackoff: an idle wait sleeps (little CPU) and ends at its deadline.
-func TestBackoff(t *testing.T) {
-	b := newBackoff()
-	deadline := time.Now().Add(50 * time.Millisecond)
-	n := 0
-	for b.pause(deadline) {
-		n++
-	}
-	if late := time.Since(deadline); late > 20*time.Millisecond {
-		t.Errorf("ended %v after its deadline", late)
-	}
-	// a busy spin would poll millions of times in 50 ms
-	if n > 20000 {
-		t.Errorf("%d polls in 50 ms: spinning, not sleeping", n)
 	}
 }
 
@@ -185,7 +174,7 @@ func TestMPMD(t *testing.T) {
 	if err != nil {
 		t.Errorf("the job failed: %v", err)
 	}
-	for _, name := range []string{"launched", "go signals", "discovery", "ordered echo", "empty message", "64 MiB message", "chunked message", "foreign messages", "concurrent senders",
+	for _, name := range []string{"launched", "go signals", "discovery", "ordered echo", "empty message", "64 MiB message", "placed message", "chunked message", "foreign messages", "concurrent senders",
 		"receive timeout", "peer not receiving", "peer killed", "closed", "reopen without contexts", "reopen with proxy ranks"} {
 		if !strings.Contains(out.String(), "PASS "+name+"\n") {
 			t.Errorf("no PASS %s", name)

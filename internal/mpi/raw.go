@@ -11,6 +11,7 @@ import (
 	"unsafe"
 
 	"github.com/liboffload-go/liboffload-go/internal/cmem"
+	"github.com/liboffload-go/liboffload-go/internal/remote/link"
 )
 
 // Raw MPI, timed in C, for make bench's baselines (bench/mpilink): the
@@ -76,7 +77,7 @@ func sendRaw(rank, tag int, b []byte) error {
 		cmem.Free(buf)
 		return mpiError("MPI_Isend", rc)
 	}
-	if ok, err := waitAll(reqs[:], time.Now().Add(10*time.Second), nil); !ok {
+	if ok, err := waitAll(link.Backoff{Start: time.Now(), Spin: DefaultSpin}, reqs[:], time.Now().Add(10*time.Second), nil); !ok {
 		abandon(nil, buf)
 		if err == nil {
 			err = fmt.Errorf("mpi: a raw message to rank %d not taken", rank)

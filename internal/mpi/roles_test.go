@@ -12,11 +12,14 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"slices"
 	"strings"
 	"sync"
 	"syscall"
 	"time"
+	"unsafe"
 
+	"github.com/liboffload-go/liboffload-go/internal/cmem"
 	"github.com/liboffload-go/liboffload-go/internal/remote/link"
 )
 
@@ -53,6 +56,7 @@ const (
 	opKill  = 'K' // SIGKILL itself
 	opHang  = 'H' // stop receiving, for hangFor
 	opExit  = 'X' // close, finalize and end
+	opPlace = 'P' // a head the proxy's placer takes: answer the head and the SHA-256 of the body
 )
 
 const hangFor = 3 * time.Second
@@ -63,6 +67,29 @@ func roleProxy() int {
 		fmt.Fprintln(os.Stderr, "proxy:", err)
 		return 1
 	}
+	// bodies after an opPlace head go into C memory the placer chose
+	ep.(link.Placer).SetPlace(func(src int, head []byte, n int) (unsafe.Pointer, func(error, bool)) {
+		if len(head) == 0 || head[0] != opPlace {
+			return nil, nil
+		}
+		buf, err := cmem.Malloc(uint64(n), "a placed body")
+		if err != nil {
+			return nil, nil
+		}
+		return buf, func(err error, lost bool) {
+			reply := fmt.Appendf(nil, "placing failed: %v", err)
+			if err == nil {
+				sum := sha256.Sum256(unsafe.Slice((*byte)(buf), n))
+				reply = append(slices.Clone(head), sum[:]...)
+			}
+			if !lost {
+				cmem.Free(buf)
+			}
+			if err := ep.Send(src, reply, 30*time.Second); err != nil {
+				fmt.Fprintln(os.Stderr, "proxy: send:", err)
+			}
+		}
+	})
 	type key struct{ src, g int }
 	last := map[key]uint32{}
 	count, bad := 0, ""
@@ -277,6 +304,43 @@ func roleClient() int {
 		}
 		fmt.Printf("client: 64 MiB there, its sum back, and back whole: %v\n", time.Since(t0).Round(time.Millisecond))
 		return err
+	}())
+
+	// A message sent in two parts (SendParts): a head the proxy's placer
+	// takes has its body received into the placer's memory (the proxy
+	// answers the head and the body's SHA-256, and the message itself is
+	// never delivered); one it refuses arrives whole; with a body of
+	// several chunks too; and messages after them keep their order.
+	c.report("placed message", func() error {
+		g := ep.(link.Gatherer)
+		chunkBytes.Store(1<<20 + 7)
+		defer chunkBytes.Store(1 << 30)
+		for i, n := range []int{inlineMax + 1, 3<<20 + 5} {
+			body := pattern(n, byte(0x44+i))
+			head := []byte{opPlace, byte(i), 2, 3}
+			if err := g.SendParts(p2, head, body, 30*time.Second); err != nil {
+				return err
+			}
+			whole := []byte{opEcho, byte(i)}
+			if err := g.SendParts(p2, whole, body, 30*time.Second); err != nil {
+				return err
+			}
+			r, err := recvFrom(p2, 30*time.Second)
+			if err != nil {
+				return err
+			}
+			sum := sha256.Sum256(body)
+			if want := append(head, sum[:]...); !bytes.Equal(r, want) {
+				return fmt.Errorf("%d bytes placed: the proxy answered %q, want the head and the body's SHA-256", n, r[:min(len(r), 64)])
+			}
+			if r, err = recvFrom(p2, 30*time.Second); err != nil {
+				return err
+			}
+			if want := append(whole, body...); !bytes.Equal(r, want) {
+				return fmt.Errorf("%d bytes refused by the placer: %d bytes came back, differing from the %d sent", n, len(r), len(want))
+			}
+		}
+		return nil
 	}())
 
 	// MPI's int count caps a chunk at 2 GiB - 1: a message past the chunk

@@ -10,8 +10,10 @@ import (
 // TagBase whose first byte is its kind:
 //
 //	kindData   [1] payload                      a message up to inlineMax bytes
-//	kindBig    [2 0 0 0][tag u32][n u64][chunk u64]
-//	                                            n bytes follow on tag, in chunks
+//	kindBig    [2 0 0 0][tag u32][n u64][chunk u64][first u64]
+//	                                            n bytes follow on tag: the
+//	                                            first bytes (if first > 0),
+//	                                            then the rest in chunks
 //	kindHello  [3 role 0 0 0 0 0 0][nonce u64] host   discovery's question
 //	kindReply  [4 role 0 0 0 0 0 0][nonce u64] host   and its answer
 //
@@ -21,20 +23,22 @@ import (
 type frame struct {
 	kind  byte
 	data  []byte // kindData: the message (in's bytes)
-	tag   int    // kindBig: the payload's tag, size and chunk size
+	tag   int    // kindBig: the payload's tag, size, chunk size and first piece
 	n     int
 	chunk int
+	first int
 	role  link.Role // kindHello, kindReply
 	nonce uint64
 	host  string
 }
 
 // bigBody is a kindBig header after its kind byte.
-func bigBody(tag, n, chunk int) []byte {
+func bigBody(tag, n, chunk, first int) []byte {
 	h := make([]byte, bigHeader-1)
 	binary.LittleEndian.PutUint32(h[3:], uint32(tag))
 	binary.LittleEndian.PutUint64(h[7:], uint64(n))
 	binary.LittleEndian.PutUint64(h[15:], uint64(chunk))
+	binary.LittleEndian.PutUint64(h[23:], uint64(first))
 	return h
 }
 
@@ -77,10 +81,12 @@ func parseFrame(in []byte) (frame, bool) {
 		tag := binary.LittleEndian.Uint32(in[4:])
 		n := binary.LittleEndian.Uint64(in[8:])
 		chunk := binary.LittleEndian.Uint64(in[16:])
-		if tag < tagChunk0 || tag >= tagChunk0+nChunkTags || n <= inlineMax || n > MaxMessage || chunk == 0 || chunk > 1<<30 {
+		first := binary.LittleEndian.Uint64(in[24:])
+		if tag < tagChunk0 || tag >= tagChunk0+nChunkTags || n <= inlineMax || n > MaxMessage || chunk == 0 || chunk > 1<<30 ||
+			first > n || first > 1<<30 {
 			return frame{}, false
 		}
-		f.tag, f.n, f.chunk = int(tag), int(n), int(chunk)
+		f.tag, f.n, f.chunk, f.first = int(tag), int(n), int(chunk), int(first)
 		return f, true
 	case kindHello, kindReply:
 		if len(in) < headerBytes || len(in) > headerBytes+maxHostBytes || !zero(in[2:8]) {

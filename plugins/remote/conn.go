@@ -45,6 +45,7 @@ type read struct {
 
 // conn is the client's side of one proxy rank.
 type conn struct {
+	s       *session
 	ep      link.Endpoint
 	rank    int
 	host    string
@@ -62,8 +63,8 @@ type conn struct {
 	calls     sync.WaitGroup
 }
 
-func newConn(ep link.Endpoint, p link.Peer, timeout time.Duration, chunk uint64) *conn {
-	c := &conn{ep: ep, rank: p.Rank, host: p.Host, timeout: timeout, chunk: chunk,
+func newConn(s *session, p link.Peer, timeout time.Duration, chunk uint64) *conn {
+	c := &conn{s: s, ep: s.ep, rank: p.Rank, host: p.Host, timeout: timeout, chunk: chunk,
 		pending: map[uint64]chan wire.Msg{}, reads: map[uint64]read{}, hostCalls: map[uint64]func() error{}}
 	c.lastHeard.Store(time.Now().UnixNano())
 	return c
@@ -103,6 +104,19 @@ func (c *conn) send(m *wire.Msg) error {
 	}
 	if m.Op == wire.OpCopyTo {
 		copiedBytes.Add(uint64(len(m.Data)))
+	}
+	if g, ok := c.ep.(link.Gatherer); ok && len(m.Data) >= bigMessage && len(m.Text) == 0 {
+		// a copy's bytes go from where they are (no copy into the message)
+		var hb [wire.MaxHeader]byte
+		head, err := wire.AppendHeader(hb[:0], m, uint64(len(m.Data)))
+		if err == nil {
+			if err := g.SendParts(c.rank, head, m.Data, c.timeout); err != nil {
+				e := ol.Errorf(ol.ErrcBackendFailure, "%s: %v", c.where(), err)
+				c.kill(e)
+				return e
+			}
+			return nil
+		}
 	}
 	var b []byte
 	if n := uint64(len(m.Data) + len(m.Text) + 16*(wire.MaxArgs+3)); n >= bigMessage {
@@ -155,18 +169,15 @@ func (c *conn) call(op wire.Op, data []byte, text string, args ...uint64) (wire.
 		return wire.Msg{}, err
 	}
 	start := time.Now()
+	if r, ok, err := c.await(ch, start); ok {
+		return r, err
+	}
 	tick := time.NewTicker(max(c.timeout/4, time.Millisecond))
 	defer tick.Stop()
 	for {
 		select {
 		case r, ok := <-ch:
-			if !ok {
-				return wire.Msg{}, c.failed()
-			}
-			if code := ol.Errc(r.Args[0]); code != ol.ErrcSuccess {
-				return r, ol.Errorf(code, "%s: %s", c.where(), r.Text)
-			}
-			return r, nil
+			return c.result(r, ok)
 		case now := <-tick.C:
 			heard := time.Unix(0, c.lastHeard.Load())
 			if heard.Before(start) {
@@ -178,6 +189,53 @@ func (c *conn) call(op wire.Op, data []byte, text string, args ...uint64) (wire.
 				return wire.Msg{}, c.failed()
 			}
 			_ = c.post(wire.OpPing, nil) // its reply matches no call: it only shows the proxy is alive
+		}
+	}
+}
+
+func (c *conn) result(r wire.Msg, ok bool) (wire.Msg, error) {
+	if !ok {
+		return wire.Msg{}, c.failed()
+	}
+	if code := ol.Errc(r.Args[0]); code != ol.ErrcSuccess {
+		return r, ol.Errorf(code, "%s: %s", c.where(), r.Text)
+	}
+	return r, nil
+}
+
+// await receives for itself while the reply on ch is awaited (over a
+// link.Poller, until the spin time passed since start or the last message
+// handled): the reply is then handled on
+// this goroutine, which never sleeps meanwhile. done is false when the
+// spin time passed first (call then waits on ch for the receiver).
+func (c *conn) await(ch chan wire.Msg, start time.Time) (r wire.Msg, done bool, err error) {
+	p := c.s.poller
+	if p == nil || p.Spin() <= 0 {
+		return r, false, nil
+	}
+	c.s.waiters.Add(1)
+	defer c.s.waiters.Add(-1)
+	for spin := p.Spin(); ; {
+		select {
+		case r, ok := <-ch:
+			r, err := c.result(r, ok)
+			return r, true, err
+		default:
+		}
+		got, err := c.s.pollOnce(false)
+		if err != nil {
+			c.s.lost(err)
+			continue // ch is closed now
+		}
+		if !got {
+			from := start
+			if h := time.Unix(0, c.s.heard.Load()); h.After(from) {
+				from = h
+			}
+			if time.Since(from) > spin {
+				return r, false, nil
+			}
+			link.Yield()
 		}
 	}
 }

@@ -42,6 +42,15 @@ func sayExit(ep link.Endpoint) {
 	for _, p := range ep.Proxies() {
 		_ = ep.Send(p.Rank, b, time.Second)
 	}
+	if f, ok := ep.(interface{ Flush(time.Duration) }); ok {
+		f.Flush(time.Second)
+	}
+	// closed, so that MPI_Finalize runs next (internal/mpi's exit hook
+	// skips it while an Endpoint is open): the proxies, told Exit, are in
+	// MPI_Finalize, which Open MPI completes only once every rank has
+	// called it; a client that exited without it left them hanging there
+	// in some jobs (a proxy's goroutines all in finish, MPI_Finalize)
+	_ = ep.Close()
 }
 
 func init() { connector = mpiConnector }

@@ -20,6 +20,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
 
 	"github.com/liboffload-go/liboffload-go/api/ol"
@@ -165,11 +166,12 @@ func (p *Plugin) Init(env plugin.Env) (plugin.Platform, error) {
 		return nil, nil
 	}
 	s := &session{ep: ep, conns: map[int]*conn{}, stop: make(chan struct{}), done: make(chan struct{})}
+	s.poller, _ = ep.(link.Poller)
 	// the proxies' memory is another address space's, whose ranges are
 	// reserved here (reserve.go); an in-process Pipe's is this one's
 	_, shared := ep.(interface{ SharedAddressSpace() bool })
 	for _, peer := range ep.Proxies() {
-		c := newConn(ep, peer, timeout, chunk)
+		c := newConn(s, peer, timeout, chunk)
 		c.reserve = !shared
 		s.conns[peer.Rank] = c
 	}
@@ -245,6 +247,17 @@ type session struct {
 	stop      chan struct{}
 	done      chan struct{}
 	closeOnce sync.Once
+
+	// With a link.Poller (MPI), a goroutine waiting for a reply receives
+	// itself (conn.call) and the receiver goroutine stands aside meanwhile:
+	// no hand-off between goroutines on the way of a reply. rmu makes one
+	// goroutine at a time take and handle a message, so that messages are
+	// handled in the order they came (a copy's data before the reply to
+	// the sync after it).
+	poller  link.Poller
+	rmu     sync.Mutex
+	waiters atomic.Int32 // goroutines receiving for themselves
+	heard   atomic.Int64 // unix nanoseconds of the last message handled
 }
 
 // pollInterval is how often the receiver looks whether it should stop (it
@@ -253,6 +266,10 @@ const pollInterval = 100 * time.Millisecond
 
 func (s *session) receive() {
 	defer close(s.done)
+	if s.poller != nil {
+		s.receivePolling()
+		return
+	}
 	for {
 		select {
 		case <-s.stop:
@@ -264,15 +281,69 @@ func (s *session) receive() {
 			continue
 		}
 		if err != nil {
-			for _, c := range s.conns {
-				c.kill(ol.Errorf(ol.ErrcBackendFailure, "%s: %v", c.where(), err))
-			}
+			s.lost(err)
 			return
 		}
 		if c := s.conns[src]; c != nil {
 			c.deliver(b)
 		}
 	}
+}
+
+// lost fails every proxy after the Endpoint failed.
+func (s *session) lost(err error) {
+	for _, c := range s.conns {
+		c.kill(ol.Errorf(ol.ErrcBackendFailure, "%s: %v", c.where(), err))
+	}
+}
+
+// receivePolling is receive over a Poller: it polls (link.Backoff: it
+// sleeps when idle), except while a caller receives for itself.
+func (s *session) receivePolling() {
+	b := link.Backoff{Start: time.Now(), Spin: s.poller.Spin(), Last: &s.heard}
+	for {
+		select {
+		case <-s.stop:
+			return
+		default:
+		}
+		if s.waiters.Load() > 0 {
+			// a caller polls: look again shortly (a sleep, not a spin:
+			// the core is the caller's)
+			ts := syscall.NsecToTimespec(int64(50 * time.Microsecond))
+			syscall.Nanosleep(&ts, nil)
+			continue
+		}
+		got, err := s.pollOnce(true)
+		if err != nil {
+			s.lost(err)
+			return
+		}
+		if !got {
+			b.Pause(time.Time{})
+		}
+	}
+}
+
+// pollOnce takes and handles one message if one is there (with wait,
+// after the goroutine handling one now has finished; without, it gives
+// up at once).
+func (s *session) pollOnce(wait bool) (bool, error) {
+	if wait {
+		s.rmu.Lock()
+	} else if !s.rmu.TryLock() {
+		return false, nil
+	}
+	defer s.rmu.Unlock()
+	src, b, ok, err := s.poller.TryRecv()
+	if err != nil || !ok {
+		return false, err
+	}
+	s.heard.Store(time.Now().UnixNano())
+	if c := s.conns[src]; c != nil {
+		c.deliver(b)
+	}
+	return true, nil
 }
 
 func (s *session) close() {

@@ -9,6 +9,7 @@ package link
 import (
 	"errors"
 	"time"
+	"unsafe"
 )
 
 // Role is what a process is in the job.
@@ -62,3 +63,40 @@ type Endpoint interface {
 
 // ErrTimeout is returned by Recv when its timeout passes without a message.
 var ErrTimeout = errors.New("link: timed out")
+
+// Poller is an Endpoint whose messages a goroutine waiting for a reply can
+// take itself, without a hand-off through another goroutine (internal/mpi's:
+// its Recv polls and sleeps when idle).
+type Poller interface {
+	// TryRecv returns a message if one has arrived and no other goroutine
+	// is receiving at this moment (ok false otherwise), without waiting.
+	TryRecv() (src int, msg []byte, ok bool, err error)
+	// Spin is how long a waiting goroutine should poll before it sleeps.
+	Spin() time.Duration
+}
+
+// Gatherer is an Endpoint that sends a message given in two parts, head
+// then body, as Send sends their concatenation, a large body from where it
+// is (no copy).
+type Gatherer interface {
+	SendParts(rank int, head, body []byte, timeout time.Duration) error
+}
+
+// Placer is an Endpoint whose receiver may choose where the body of a
+// large message sent with SendParts goes, once it has seen the head
+// (internal/mpi's: a copy's bytes then arrive where they belong, with no
+// copy in between).
+type Placer interface {
+	// SetPlace installs p; call it before the first Recv.
+	SetPlace(p Place)
+}
+
+// Place is called on the receiving goroutine, within Recv, with a large
+// message's sender, head and body size n. It returns nil to have the
+// message received whole (Recv returns it as usual), or memory outside
+// Go's heap of at least n bytes, valid until done is called, and done.
+// The body is then received there and done is called on the same
+// goroutine: err nil once all of it arrived; otherwise, lost true when
+// the transport may still write into dst (it must never be reused). Recv
+// does not return a placed message; a failed one fails Recv as well.
+type Place func(src int, head []byte, n int) (dst unsafe.Pointer, done func(err error, lost bool))

@@ -206,6 +206,12 @@ func (s *Server) sendToPeer(k peerKey, w *peerWaits, d *device, src, size, chunk
 		}
 		defer func() { _ = tq.Sync(); _ = tq.Release() }()
 	}
+	// a host device's memory goes from where it is (no copy), MPI reading
+	// it within SendParts, on this thread in the queue's order
+	gather, _ := s.ep.(link.Gatherer)
+	if tq != nil {
+		gather = nil
+	}
 	// read starts reading chunk i into its buffer; the event (nil: the
 	// bytes are there) completes when they are
 	read := func(i uint64) (plugin.Event, error) {
@@ -213,6 +219,9 @@ func (s *Server) sendToPeer(k peerKey, w *peerWaits, d *device, src, size, chunk
 		m := min(chunk, size-off)
 		at := (i%2)*slot + wire.MaxHeader
 		if tq == nil {
+			if gather != nil {
+				return nil, nil // sent from where it is
+			}
 			copy(bufs[at:at+m], unsafe.Slice((*byte)(unsafe.Add(nil, uintptr(src+off))), m))
 			return nil, nil
 		}
@@ -259,6 +268,12 @@ func (s *Server) sendToPeer(k peerKey, w *peerWaits, d *device, src, size, chunk
 		off := i * chunk
 		m := min(chunk, size-off)
 		h, _ := wire.AppendHeader(hdr[:0], &wire.Msg{Op: wire.OpPeerData, Args: [wire.MaxArgs]uint64{uint64(k.client), k.token, off}}, m)
+		if gather != nil {
+			if err := gather.SendParts(w.to.Rank, h, unsafe.Slice((*byte)(unsafe.Add(nil, uintptr(src+off))), m), timeout); err != nil {
+				return err
+			}
+			continue
+		}
 		at := (i%2)*slot + wire.MaxHeader
 		msg := bufs[at-uint64(len(h)) : at+m]
 		copy(msg, h)
@@ -311,16 +326,25 @@ func (s *Server) fromPeer(src int, m *wire.Msg) {
 		return
 	}
 	off, n := a[2], uint64(len(m.Data))
-	var err error
-	switch {
-	case off != g.next || n == 0 || n > g.size-off:
-		err = bad("%d bytes at offset %d of a %d-byte copy that expects offset %d", n, off, g.size, g.next)
-	default:
-		err = g.c.ownsOn("copy destination", g.dev, g.dst+off, n)
-	}
+	err := g.check(off, n)
 	if err == nil {
 		err = g.write(g.dst+off, m.Data)
 	}
+	s.peerWritten(src, k, g, n, err)
+}
+
+// check checks that n bytes at offset off are the copy's next chunk, in
+// memory the client owns (with g.mu held).
+func (g *grant) check(off, n uint64) error {
+	if off != g.next || n == 0 || n > g.size-off {
+		return bad("%d bytes at offset %d of a %d-byte copy that expects offset %d", n, off, g.size, g.next)
+	}
+	return g.c.ownsOn("copy destination", g.dev, g.dst+off, n)
+}
+
+// peerWritten ends a chunk of n bytes whose write ended with err (with
+// g.mu held): after the last chunk or an error the copy is answered.
+func (s *Server) peerWritten(src int, k peerKey, g *grant, n uint64, err error) {
 	if err == nil {
 		g.next += n
 		if g.next < g.size {

@@ -67,6 +67,9 @@ func New(ep link.Endpoint, platforms []plugin.Platform, log io.Writer) *Server {
 			s.devices = append(s.devices, device{uint32(len(s.devices)), p, d})
 		}
 	}
+	if p, ok := ep.(link.Placer); ok {
+		p.SetPlace(s.place)
+	}
 	return s
 }
 
@@ -233,6 +236,13 @@ func (s *Server) handle(src int, m *wire.Msg) {
 	c := s.client(src)
 	a := m.Args
 	if m.Op.WantsReply() {
+		if s.quick(c, m) {
+			// answered here, at once: no hand-off to another goroutine
+			var r wire.Msg
+			err := s.call(c, m, &r)
+			s.reply(src, m.Seq, err, r)
+			return
+		}
 		s.wg.Add(1)
 		go func() {
 			defer s.wg.Done()
@@ -293,6 +303,33 @@ func (s *Server) handle(src int, m *wire.Msg) {
 		c.errs = append(c.errs, fmt.Errorf("%v: %w", m.Op, err))
 		c.mu.Unlock()
 	}
+}
+
+// quickWait is how long the loop waits for a queue to finish its work
+// before a sync goes to a goroutine of its own: an empty kernel's launch
+// just before a sync is then answered from the loop.
+const quickWait = 20 * time.Microsecond
+
+// quick says whether a request that wants a reply can be answered without
+// waiting: a ping, a question about a queue or event, a sync of a queue
+// that is (or within quickWait becomes) idle.
+func (s *Server) quick(c *client, m *wire.Msg) bool {
+	switch m.Op {
+	case wire.OpPing, wire.OpQueueEmpty, wire.OpEventDone:
+		return true
+	case wire.OpQueueSync:
+		q, err := c.queue(m.Args[0])
+		if err != nil {
+			return true // the error is the answer
+		}
+		for start := time.Now(); !q.q.Empty(); link.Yield() {
+			if time.Since(start) > quickWait {
+				return false
+			}
+		}
+		return true
+	}
+	return false
 }
 
 // owns checks that [p, p+n) lies in one allocation of the client or one

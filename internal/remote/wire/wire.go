@@ -285,6 +285,33 @@ func Decode(b []byte) (Msg, error) {
 	return m, nil
 }
 
+// DecodeHeader reads what AppendHeader wrote: a message of an operation
+// with a payload and no text, without the payload's bytes, whose length
+// it returns. Any error wraps ErrMalformed.
+func DecodeHeader(b []byte) (Msg, uint64, error) {
+	var m Msg
+	if len(b) == 0 {
+		return m, 0, fmt.Errorf("%w: empty", ErrMalformed)
+	}
+	m.Op = Op(b[0])
+	if m.Op <= OpInvalid || m.Op >= opCount || !layouts[m.Op].data || layouts[m.Op].text {
+		return Msg{}, 0, fmt.Errorf("%w: no header of operation %d", ErrMalformed, b[0])
+	}
+	r := reader{b: b[1:]}
+	m.Seq = r.uvarint("sequence number")
+	for i := 0; i < layouts[m.Op].args; i++ {
+		m.Args[i] = r.uvarint(fmt.Sprintf("%v argument %d", m.Op, i))
+	}
+	n := r.uvarint(m.Op.String() + " payload length")
+	if r.err != nil {
+		return Msg{}, 0, r.err
+	}
+	if len(r.b) != 0 {
+		return Msg{}, 0, fmt.Errorf("%w: %d bytes after a %v header", ErrMalformed, len(r.b), m.Op)
+	}
+	return m, n, nil
+}
+
 // AppendParams encodes a kernel's parameters (offset, size pairs) for a
 // Kernel reply.
 func AppendParams(buf []byte, params [][2]uint64) []byte {

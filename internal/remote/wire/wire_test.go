@@ -82,6 +82,16 @@ func FuzzDecode(f *testing.F) {
 		f.Add(b)
 	}
 	f.Fuzz(func(t *testing.T, b []byte) {
+		// a header alone (a placed message's, link.Placer)
+		if hm, n, err := DecodeHeader(b); err == nil {
+			h, err := AppendHeader(nil, &hm, n)
+			hm2, n2, err2 := DecodeHeader(h)
+			if err != nil || err2 != nil || hm2.Op != hm.Op || hm2.Seq != hm.Seq || hm2.Args != hm.Args || n2 != n {
+				t.Fatalf("header %+v (%d bytes of payload) re-encoded decodes as %+v, %d (%v, %v)", hm, n, hm2, n2, err, err2)
+			}
+		} else if !errors.Is(err, ErrMalformed) {
+			t.Fatalf("error %v does not wrap ErrMalformed", err)
+		}
 		m, err := Decode(b)
 		if err != nil {
 			if !errors.Is(err, ErrMalformed) {
@@ -125,6 +135,18 @@ func TestAppendHeader(t *testing.T) {
 	got, err := Decode(want)
 	if err != nil || got.Args != m.Args || !bytes.Equal(got.Data, m.Data) {
 		t.Fatalf("%+v %v", got.Args, err)
+	}
+	// DecodeHeader reads it back, with the payload's length; a header cut
+	// short, with bytes after it, or of an operation without a payload is
+	// malformed
+	hm, n, err := DecodeHeader(h)
+	if err != nil || hm.Op != m.Op || hm.Seq != m.Seq || hm.Args != m.Args || n != uint64(len(m.Data)) || hm.Data != nil {
+		t.Fatalf("DecodeHeader: %+v, %d, %v", hm, n, err)
+	}
+	for _, b := range [][]byte{h[:len(h)-1], append(h[:len(h):len(h)], 0), {byte(OpPing), 0}, want[:len(h)+1], nil} {
+		if _, _, err := DecodeHeader(b); !errors.Is(err, ErrMalformed) {
+			t.Errorf("DecodeHeader(% x): %v, want ErrMalformed", b[:min(len(b), 16)], err)
+		}
 	}
 	for _, op := range []Op{OpInvalid, OpPing, OpReply, OpPeerDone, opCount} {
 		if _, err := AppendHeader(nil, &Msg{Op: op}, 1); err == nil {

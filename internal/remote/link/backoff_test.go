@@ -1,0 +1,50 @@
+package link
+
+import (
+	"sync/atomic"
+	"testing"
+	"time"
+)
+
+// TestBackoffIdle: an idle wait sleeps (little CPU) and ends at its deadline.
+func TestBackoffIdle(t *testing.T) {
+	b := Backoff{Start: time.Now(), Spin: time.Millisecond}
+	deadline := time.Now().Add(50 * time.Millisecond)
+	n := 0
+	for b.Pause(deadline) {
+		n++
+	}
+	if late := time.Since(deadline); late > 20*time.Millisecond {
+		t.Errorf("ended %v after its deadline", late)
+	}
+	// a busy spin would poll millions of times in 50 ms
+	if n > 20000 {
+		t.Errorf("%d polls in 50 ms: spinning, not sleeping", n)
+	}
+}
+
+// TestBackoffSpinsWhileBusy: a wait does not sleep within the spin time
+// of the last message, however long it has waited, and sleeps past it.
+func TestBackoffSpinsWhileBusy(t *testing.T) {
+	var last atomic.Int64
+	b := Backoff{Start: time.Now().Add(-time.Hour), Spin: 10 * time.Second, Last: &last}
+	last.Store(time.Now().UnixNano())
+	for range 10 {
+		b.Pause(time.Time{})
+		if b.sleep != 0 {
+			t.Fatalf("slept %v within the spin time of the last message", b.sleep)
+		}
+	}
+	last.Store(time.Now().Add(-time.Minute).UnixNano())
+	b.Pause(time.Time{})
+	if b.sleep == 0 {
+		t.Fatalf("a wait idle for a minute past a 10 s spin time did not sleep")
+	}
+	// with no spin time (OFFLOAD_REMOTE_SPIN=0) it sleeps at once
+	c := Backoff{Start: time.Now(), Last: &last}
+	last.Store(time.Now().UnixNano())
+	c.Pause(time.Time{})
+	if c.sleep == 0 {
+		t.Fatalf("a wait with no spin time did not sleep")
+	}
+}
