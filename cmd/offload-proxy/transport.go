@@ -1,6 +1,8 @@
 package main
 
 import (
+	"time"
+
 	"github.com/liboffload-go/liboffload-go/internal/mpi"
 	"github.com/liboffload-go/liboffload-go/internal/remote/link"
 )
@@ -18,6 +20,10 @@ func connect() (link.Endpoint, int, error) {
 	return ep, mpi.Clients(ep), nil
 }
 
+// finishBound bounds the wait for the job's other ranks to finalize.
+const finishBound = 30 * time.Second
+
 // finish ends MPI once the Endpoint is closed (it waits for the job's
-// other ranks to finalize, as MPI_Finalize does).
-func finish() error { return mpi.Finalize() }
+// other ranks to finalize, as MPI_Finalize does, at most finishBound:
+// past it the proxy exits without, which --enable-recovery tolerates).
+func finish() error { return mpi.FinalizeWithin(finishBound) }

@@ -265,6 +265,22 @@ func TestLauncherBound(t *testing.T) {
 	}
 }
 
+// TestFinalizeBound: FinalizeWithin returns at its bound beside a rank
+// that never finalizes, where MPI_Finalize itself would wait for it.
+func TestFinalizeBound(t *testing.T) {
+	sh := launcher(t)
+	self, _ := os.Executable()
+	cmd := exec.Command("bash", sh, "-t", "60", "-np", "1", self, "-linkcheck=finalize-bound", ":", "-np", "1", self, "-linkcheck=holdout")
+	out, err := runBounded(cmd, 90*time.Second)
+	t.Logf("mpirun.sh: %v\n%s", err, out)
+	if !strings.Contains(out, "PASS finalize bound") {
+		t.Error("no PASS finalize bound")
+	}
+	if l := leftovers(t); len(l) > 0 {
+		t.Errorf("ranks left running: %v", l)
+	}
+}
+
 // TestAppInit: an application that initialised MPI itself (a singleton
 // run, no launcher): MPI_THREAD_SINGLE is refused by name,
 // MPI_THREAD_MULTIPLE is reused.
