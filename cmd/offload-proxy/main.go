@@ -29,16 +29,16 @@ func (osEnv) Lookup(k string) (string, bool) { return os.LookupEnv(k) }
 func main() { os.Exit(run()) }
 
 func run() int {
-	ep, clients, err := connect()
-	if err != nil {
-		fmt.Fprintf(os.Stderr, "offload-proxy: %v\n", err)
-		return 1
-	}
+	// The devices come up before the proxy joins the job: a client that
+	// has found the proxy (discovery) asks for its platforms at once and
+	// waits OFFLOAD_REMOTE_TIMEOUT at most, which plugin start-up on a
+	// loaded machine could otherwise take up.
 	var platforms []plugin.Platform
+	var initErrs []string
 	for _, p := range []plugin.Plugin{amdgpu.New(), cuda.New(), host.New()} {
 		pl, err := p.Init(osEnv{})
 		if err != nil {
-			fmt.Fprintf(os.Stderr, "offload-proxy rank %d: platform %s: %v\n", ep.Rank(), p.Name(), err)
+			initErrs = append(initErrs, fmt.Sprintf("platform %s: %v", p.Name(), err))
 			continue
 		}
 		if pl == nil {
@@ -49,6 +49,17 @@ func run() int {
 			continue
 		}
 		platforms = append(platforms, pl)
+	}
+	ep, clients, err := connect()
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "offload-proxy: %v\n", err)
+		for _, pl := range platforms {
+			_ = pl.Deinit()
+		}
+		return 1
+	}
+	for _, e := range initErrs {
+		fmt.Fprintf(os.Stderr, "offload-proxy rank %d: %s\n", ep.Rank(), e)
 	}
 	s := server.New(ep, platforms, os.Stderr)
 	s.Clients = clients

@@ -84,6 +84,7 @@ type endpoint struct {
 	nonce   uint64
 	replies map[int]link.Peer // discovery answers (under tok)
 	place   link.Place        // set before the first Recv (SetPlace)
+	clients int               // the job's clients, for a proxy (Clients)
 }
 
 // Open joins the job's message network as role, initialising MPI if the
@@ -750,7 +751,9 @@ func (e *endpoint) answer(src int, nonce uint64) {
 //     each awaited until the bound.
 func (e *endpoint) discover(env Env) error {
 	var ask, await []int
-	switch ctxs, own, ok := appContexts(env, e.rank, e.size); {
+	ctxs, own, ok := appContexts(env, e.rank, e.size)
+	defer func() { e.clients = clientCount(e.rank, e.size, e.opts.ProxyRanks, ctxs, own, ok, e.proxies) }()
+	switch {
 	case e.opts.ProxyRanks != nil:
 		for _, r := range e.opts.ProxyRanks {
 			if r >= e.size {
@@ -827,6 +830,46 @@ func (e *endpoint) discover(env Env) error {
 	}
 	sort.Slice(e.proxies, func(i, j int) bool { return e.proxies[i].Rank < e.proxies[j].Rank })
 	return nil
+}
+
+// Clients is how many ranks of a proxy's job are clients (the Exits that
+// end the proxy): see clientCount. ep must be an Endpoint of this package
+// opened as a proxy.
+func Clients(ep link.Endpoint) int {
+	if e, ok := ep.(*endpoint); ok {
+		return e.clients
+	}
+	return 0
+}
+
+// clientCount counts the clients of the job of the proxy rank, by the
+// launch's own word where there is one: the ranks that
+// OFFLOAD_REMOTE_PROXY_RANKS does not name, or those outside the proxy's
+// application context (less any proxy found there). Only without either
+// does it rest on discovery alone (every other rank that did not answer as
+// a proxy). A proxy that answered discovery late (a loaded machine) is so
+// never counted as a client, whose Exit the proxy would wait for forever.
+func clientCount(rank, size int, proxyRanks []int, ctxs [][2]int, own int, haveCtxs bool, proxies []link.Peer) int {
+	switch {
+	case proxyRanks != nil:
+		named := map[int]bool{rank: true}
+		for _, r := range proxyRanks {
+			if r >= 0 && r < size {
+				named[r] = true
+			}
+		}
+		return size - len(named)
+	case haveCtxs:
+		n := size - (ctxs[own][1] - ctxs[own][0])
+		for _, p := range proxies {
+			if p.Rank < ctxs[own][0] || p.Rank >= ctxs[own][1] {
+				n--
+			}
+		}
+		return max(n, 0)
+	default:
+		return max(size-1-len(proxies), 0)
+	}
 }
 
 var (

@@ -62,15 +62,26 @@ func olmpiAtExit() {
 		// an Endpoint still open: nothing may run on it after Finalize
 		return
 	}
+	if err := FinalizeWithin(bound); err != nil {
+		fmt.Fprintln(os.Stderr, "liboffload-go: remote:", err)
+	}
+}
+
+// FinalizeWithin is Finalize waiting at most bound: Open MPI's
+// MPI_Finalize waits for every rank of the job, and one that never
+// finalizes (a rank that died, an application that exits without) may
+// keep it waiting for good (seen: a proxy beside one killed by
+// remotefault, on a loaded machine, until the job's bound). Past the
+// bound it returns an error and MPI_Finalize goes on in the background:
+// only a process about to exit may call it.
+func FinalizeWithin(bound time.Duration) error {
 	done := make(chan error, 1)
 	go func() { done <- Finalize() }()
 	select {
 	case err := <-done:
-		if err != nil {
-			fmt.Fprintln(os.Stderr, "liboffload-go: remote:", err)
-		}
+		return err
 	case <-time.After(bound):
-		fmt.Fprintf(os.Stderr, "liboffload-go: remote: MPI_Finalize did not return within %v (a rank of the job that never finalizes): exiting without it\n", bound)
+		return fmt.Errorf("MPI_Finalize did not return within %v (a rank of the job that never finalizes): exiting without it", bound)
 	}
 }
 

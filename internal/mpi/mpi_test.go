@@ -108,6 +108,44 @@ func TestAppContexts(t *testing.T) {
 	}
 }
 
+// TestClientCount: the clients whose Exits end a proxy. With Open MPI's
+// application contexts (or OFFLOAD_REMOTE_PROXY_RANKS) the count does not
+// depend on which proxies answered discovery in time: a proxy that missed
+// its peer's late answer still waits for the one client of
+// -np 1 app : -np 2 offload-proxy, not for two.
+func TestClientCount(t *testing.T) {
+	ctxs := [][2]int{{0, 1}, {1, 3}} // -np 1 app : -np 2 offload-proxy
+	peer := func(ranks ...int) []link.Peer {
+		var ps []link.Peer
+		for _, r := range ranks {
+			ps = append(ps, link.Peer{Rank: r, Role: link.Proxy})
+		}
+		return ps
+	}
+	three := [][2]int{{0, 2}, {2, 3}, {3, 4}} // -np 2 app : -np 1 proxy : -np 1 proxy
+	for _, c := range []struct {
+		name       string
+		rank, size int
+		proxyRanks []int
+		ctxs       [][2]int
+		own        int
+		proxies    []link.Peer
+		want       int
+	}{
+		{"contexts, peer found", 1, 3, nil, ctxs, 1, peer(2), 1},
+		{"contexts, peer missed", 1, 3, nil, ctxs, 1, nil, 1},
+		{"proxy contexts of one each, peer found", 2, 4, nil, three, 1, peer(3), 2},
+		{"proxy ranks, peer missed", 1, 3, []int{1, 2}, nil, 0, nil, 1},
+		{"proxy ranks without itself", 2, 4, []int{3}, nil, 0, nil, 2},
+		{"no word, peer found", 1, 3, nil, nil, 0, peer(2), 1},
+		{"no word, alone", 0, 1, nil, nil, 0, nil, 0},
+	} {
+		if got := clientCount(c.rank, c.size, c.proxyRanks, c.ctxs, c.own, c.ctxs != nil, c.proxies); got != c.want {
+			t.Errorf("%s: %d clients, want %d", c.name, got, c.want)
+		}
+	}
+}
+
 func needMPI(t *testing.T) {
 	t.Helper()
 	if err := Available(""); err != nil {
@@ -210,6 +248,22 @@ func TestLauncherBound(t *testing.T) {
 	}
 	if el > 30*time.Second {
 		t.Errorf("took %v with a 3 s bound", el)
+	}
+	if l := leftovers(t); len(l) > 0 {
+		t.Errorf("ranks left running: %v", l)
+	}
+}
+
+// TestFinalizeBound: FinalizeWithin returns at its bound beside a rank
+// that never finalizes, where MPI_Finalize itself would wait for it.
+func TestFinalizeBound(t *testing.T) {
+	sh := launcher(t)
+	self, _ := os.Executable()
+	cmd := exec.Command("bash", sh, "-t", "60", "-np", "1", self, "-linkcheck=finalize-bound", ":", "-np", "1", self, "-linkcheck=holdout")
+	out, err := runBounded(cmd, 90*time.Second)
+	t.Logf("mpirun.sh: %v\n%s", err, out)
+	if !strings.Contains(out, "PASS finalize bound") {
+		t.Error("no PASS finalize bound")
 	}
 	if l := leftovers(t); len(l) > 0 {
 		t.Errorf("ranks left running: %v", l)

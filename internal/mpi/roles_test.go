@@ -39,6 +39,10 @@ func runRole(args []string) (int, bool) {
 				return 0, true
 			case "appinit-single", "appinit-multiple":
 				return roleAppInit(r), true
+			case "finalize-bound":
+				return roleFinalizeBound(), true
+			case "holdout":
+				return roleHoldout(), true
 			}
 			fmt.Fprintf(os.Stderr, "unknown role %q\n", r)
 			return 2, true
@@ -596,5 +600,34 @@ func roleAppInit(r string) int {
 		}
 		fmt.Println("PASS reused")
 	}
+	return 0
+}
+
+// roleFinalizeBound finalizes within 2 s beside a rank that never does
+// (holdout): Open MPI's MPI_Finalize waits for it, FinalizeWithin must not.
+func roleFinalizeBound() int {
+	if _, _, _, err := World(""); err != nil {
+		fmt.Println("FAIL init:", err)
+		return 1
+	}
+	t0 := time.Now()
+	err := FinalizeWithin(2 * time.Second)
+	el := time.Since(t0)
+	if err == nil || !strings.Contains(err.Error(), "did not return within 2s") || el > 10*time.Second {
+		fmt.Printf("FAIL finalize bound: %v after %v\n", err, el)
+		return 1
+	}
+	fmt.Printf("PASS finalize bound: %v after %v\n", err, el.Round(time.Millisecond))
+	return 0
+}
+
+// roleHoldout initialises MPI, then stays 15 s and exits without
+// MPI_Finalize.
+func roleHoldout() int {
+	if _, _, _, err := World(""); err != nil {
+		fmt.Println("FAIL init:", err)
+		return 1
+	}
+	time.Sleep(15 * time.Second)
 	return 0
 }
