@@ -235,7 +235,10 @@ func (c *conn) await(ch chan wire.Msg, start time.Time) (r wire.Msg, done bool, 
 			if time.Since(from) > spin {
 				return r, false, nil
 			}
-			link.Yield()
+			// the caller may be a C thread's call (a goroutine locked
+			// to its thread): no runtime.Gosched, which would hand the
+			// thread's processor away and back (two thread wake-ups)
+			link.YieldThread()
 		}
 	}
 }

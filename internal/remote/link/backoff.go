@@ -75,3 +75,11 @@ func Yield() {
 	runtime.Gosched()
 	syscall.RawSyscall(syscall.SYS_SCHED_YIELD, 0, 0, 0)
 }
+
+// YieldThread lets other threads run without Go's scheduler, for a
+// goroutine that may be locked to its thread (a C thread's call into the
+// library): there runtime.Gosched hands the thread's processor to another
+// thread and takes it back, two thread wake-ups each time.
+func YieldThread() {
+	syscall.RawSyscall(syscall.SYS_SCHED_YIELD, 0, 0, 0)
+}
