@@ -91,7 +91,7 @@ static void partner(void) {
         fprintf(stderr, "remote: rank 1: no word from rank 0 in %d s: ending\n", PARTNER_WAIT_S);
         exit(1);
       }
-      nanosleep(&(struct timespec){0, 200000}, NULL);
+      nanosleep(&(struct timespec){0, 2000000}, NULL); // 2 ms: its wake-ups share a core with a proxy
     }
     if (cmd != CMD_ROUND) return;
     double rtt, bw;

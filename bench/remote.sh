@@ -29,8 +29,9 @@ if [ -z "$missing" ]; then
   # MPI_COMM_WORLD's globals, which the library must find, not libmpi's own)
   gcc -std=gnu17 -O2 -Wall -Werror -I"$root/include" $(mpicc --showme:compile) "$root/bench/remote.c" \
     -o "$bin/remote" -L"$root/build/lib" -l:libLLVMOffload.so.22.1 -Wl,-rpath,"$root/build/lib" $(mpicc --showme:link)
-  if ! bash "$root/tests/remote/mpirun.sh" -t 600 -np 2 "$bin/remote" "$bin/bench_kernels.so" "$rounds" \
-    : -np 2 "$bin/offload-proxy" > "$out" 2> "$bin/remote.err" || ! grep -q '^remote_p2p_gbs ' "$out"; then
+  pin=$root/bench/pin-rank.sh
+  if ! bash "$root/tests/remote/mpirun.sh" -t 600 -np 2 "$pin" "$bin/remote" "$bin/bench_kernels.so" "$rounds" \
+    : -np 2 "$pin" "$bin/offload-proxy" > "$out" 2> "$bin/remote.err" || ! grep -q '^remote_p2p_gbs ' "$out"; then
     missing="the job failed: $(tail -n 1 "$bin/remote.err")"
   fi
 fi
@@ -78,7 +79,11 @@ and a proxy. $(v rounds) rounds, each first MPI, then the remote rows; medians
 over rounds. Launches: \`bench/kernels.c\`'s \`empty\` (1×1, no arguments),
 2,000 timed after 200 warm-up; copies: \`olMemcpy\` with a NULL queue, the
 median of 3 after one warm-up; MPI's bandwidth: one 256 MiB message from
-rank 0 to rank 1 until a 1-byte answer. Load average at the start: $load
+rank 0 to rank 1 until a 1-byte answer. Each rank runs on a core
+\`bench/pin-rank.sh\` chooses from its rank (its own with 4 cores or more;
+on fewer, the application never shares one with proxy A), as
+\`mpirun --bind-to core\` places an HPC job's ranks; MPI's rows run under
+the same placement. Load average at the start: $load
 on $(nproc) cores$busy.
 
 | what | remote | MPI, same job | ratio | target | status |
@@ -109,4 +114,17 @@ and 0.77 GB/s before, 2.57 and 2.57 after; proxy → proxy 0.47 and 0.93
 before, 2.56 and 3.89 after; launch + sync 848 and 1,136 µs before, 702
 and 160 µs after (MPI's own bandwidth in these jobs: 1.1 to 6.1 GB/s, so
 no ratio here says whether the targets are met on an idle machine).
+
+Launch + sync: a caller waiting for its reply polls MPI itself; it
+yields the core with \`sched_yield\` alone (a C thread's call is a
+goroutine locked to its thread, where Go's own yield handed the thread's
+processor away and back on every poll), and the plugin's receiver
+goroutine sleeps 1 ms at a time meanwhile (its 50 µs naps took the
+caller's core). One application and one proxy on the 2 cores, 3 rounds
+of 2,000 each (2026-11-29, load ~1): 130 to 330 µs per round before;
+after, 10 to 15 µs in about half the rounds and about 100 µs in the
+others, depending on which core each thread landed on; 10 to 14 µs in
+every round with the two ranks pinned to a core each. The four ranks
+of this job pinned (load 10, other work on the cores): 16.6 and
+17.3 µs against an MPI round trip of 2.2 µs.
 MD
