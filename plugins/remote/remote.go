@@ -145,16 +145,19 @@ func (p *Plugin) Init(env plugin.Env) (plugin.Platform, error) {
 	default:
 		return nil, ol.Errorf(ol.ErrcInvalidValue, "%s=%q: expected auto, mpi, off or loopback:N", EnvRemote, mode)
 	}
-	timeout, chunk, err := settings(env)
-	if err != nil {
-		return nil, err
-	}
+	// the job's Endpoint first, then the settings: once it is open, the
+	// process tells the proxies Exit at its exit, so that a client whose
+	// settings are refused does not leave them waiting for it
 	var ep link.Endpoint
 	if isLoop {
 		ep, err = loopbackEndpoint(nLoop)
 	} else {
 		ep, err = getEndpoint(env, mode == "mpi")
 	}
+	if err != nil {
+		return nil, err
+	}
+	timeout, chunk, err := settings(env)
 	if err != nil {
 		return nil, err
 	}
