@@ -84,19 +84,29 @@ func (s *Server) proxyPeer(rank uint64) (link.Peer, error) {
 	return link.Peer{}, bad("rank %d is not another proxy of the job", rank)
 }
 
-// ownsOn is owns for memory of device d: an allocation of d, or a global.
+// ownsOn is owns for memory of device d (nil: any device): an allocation
+// of d, or a global.
 func (c *client) ownsOn(what string, d *device, p, n uint64) error {
-	if err := c.owns(what, p, n); err != nil {
-		return err
+	end := p + n
+	if end < p {
+		return bad("%s %#x + %d wraps around", what, p, n)
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	for base, a := range c.allocs {
-		if p >= base && p+n <= base+a.size && a.dev != d {
-			return bad("%s %#x..%#x is memory of device %d, not of device %d", what, p, p+n, a.dev.index, d.index)
+		if p >= base && end <= base+a.size {
+			if d != nil && a.dev != d {
+				return bad("%s %#x..%#x is memory of device %d, not of device %d", what, p, end, a.dev.index, d.index)
+			}
+			return nil
 		}
 	}
-	return nil
+	for _, g := range c.globals {
+		if p >= g.addr && end <= g.addr+g.size {
+			return nil
+		}
+	}
+	return bad("%s %#x..%#x is not in an allocation or a global of this client", what, p, end)
 }
 
 // peerRecv accepts a copy into the client's memory from another proxy

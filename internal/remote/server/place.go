@@ -39,7 +39,7 @@ func (s *Server) placeCopy(src int, m *wire.Msg, n uint64) (unsafe.Pointer, func
 		return nil, nil
 	}
 	d, err := s.devOf(q, a[1])
-	if err != nil || n > MaxCopy || c.owns("copy destination", a[2], n) != nil {
+	if err != nil || n > MaxCopy {
 		return nil, nil
 	}
 	fail := func(err error) {
@@ -57,6 +57,9 @@ func (s *Server) placeCopy(src int, m *wire.Msg, n uint64) (unsafe.Pointer, func
 				fail(err)
 			}
 		}
+	}
+	if c.owns("copy destination", a[2], n) != nil {
+		return nil, nil
 	}
 	buf, err := staging(n)
 	if err != nil {

@@ -335,25 +335,7 @@ func (s *Server) quick(c *client, m *wire.Msg) bool {
 // owns checks that [p, p+n) lies in one allocation of the client or one
 // global of its programs: copies and fills reach no other memory of the
 // proxy (a hostile client cannot write over the proxy's own).
-func (c *client) owns(what string, p, n uint64) error {
-	end := p + n
-	if end < p {
-		return bad("%s %#x + %d wraps around", what, p, n)
-	}
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	for base, a := range c.allocs {
-		if p >= base && end <= base+a.size {
-			return nil
-		}
-	}
-	for _, g := range c.globals {
-		if p >= g.addr && end <= g.addr+g.size {
-			return nil
-		}
-	}
-	return bad("%s %#x..%#x is not in an allocation or a global of this client", what, p, end)
-}
+func (c *client) owns(what string, p, n uint64) error { return c.ownsOn(what, nil, p, n) }
 
 func (c *client) queue(id uint64) (*queue, error) {
 	c.mu.Lock()
