@@ -29,18 +29,7 @@ func TestCopyBetweenProxies(t *testing.T) {
 	for _, chunk := range []string{"", "4096"} {
 		_, d1, d2 := twoDevices(t, mapEnv{EnvChunk: chunk})
 		const n = 9<<20 + 13
-		p1, err := d1.Alloc(ol.AllocTypeDevice, n)
-		if err != nil {
-			t.Fatal(err)
-		}
-		p2, err := d2.Alloc(ol.AllocTypeDevice, n)
-		if err != nil {
-			t.Fatal(err)
-		}
-		src, back := cbuf(t, n), cbuf(t, n)
-		for i := range src {
-			src[i] = byte(i*13 + i>>11)
-		}
+		p1, p2, src, back := copyPair(t, d1, d2, n, func(i int) byte { return byte(i*13 + i>>11) })
 		q1, _ := d1.NewQueue()
 		q2, _ := d2.NewQueue()
 		zero := []byte{0}
@@ -277,18 +266,7 @@ func TestCopyBetweenProxiesOfGPUs(t *testing.T) {
 	g := j.connect(t, 0, mapEnv{EnvChunk: "65536"})
 	d1, d2 := g.Platforms()[0].Devices()[0].(*Device), g.Platforms()[1].Devices()[0].(*Device)
 	const n = 5<<16 + 4097
-	p1, err := d1.Alloc(ol.AllocTypeDevice, n)
-	if err != nil {
-		t.Fatal(err)
-	}
-	p2, err := d2.Alloc(ol.AllocTypeDevice, n)
-	if err != nil {
-		t.Fatal(err)
-	}
-	src, back := cbuf(t, n), cbuf(t, n)
-	for i := range src {
-		src[i] = byte(i*5 + i>>10)
-	}
+	p1, p2, src, back := copyPair(t, d1, d2, n, func(i int) byte { return byte(i*5 + i>>10) })
 	q1, _ := d1.NewQueue()
 	defer q1.Release()
 	if err := q1.CopyToDevice(p1, d1, addr(src), n); err != nil {
@@ -320,4 +298,24 @@ func TestCopyBetweenProxiesOfGPUs(t *testing.T) {
 	}
 	d1.Free(p1, ol.AllocTypeDevice)
 	d2.Free(p2, ol.AllocTypeDevice)
+}
+
+// copyPair allocates n bytes of DEVICE memory on each of d1 and d2, and
+// two host buffers of n bytes: src filled by pattern, back for reading
+// a copy back.
+func copyPair(t *testing.T, d1, d2 *Device, n uint64, pattern func(i int) byte) (p1, p2 uintptr, src, back []byte) {
+	t.Helper()
+	p1, err := d1.Alloc(ol.AllocTypeDevice, n)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p2, err = d2.Alloc(ol.AllocTypeDevice, n)
+	if err != nil {
+		t.Fatal(err)
+	}
+	src, back = cbuf(t, n), cbuf(t, n)
+	for i := range src {
+		src[i] = pattern(i)
+	}
+	return p1, p2, src, back
 }
