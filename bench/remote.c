@@ -43,9 +43,12 @@ static const size_t BIG = (size_t)256 << 20;
 static void raw_round(int me, double *rtt, double *bw) {
   int peer = 1 - me;
   char small[SMALL] = {0}, ack = 0;
-  char *big = calloc(1, BIG);
+  // real data on both sides, as the remote copies have: untouched memory
+  // would send from the kernel's one zero page (always in cache)
+  char *big = malloc(BIG);
   double *t = malloc(PINGS * sizeof *t);
   if (!big || !t) { fprintf(stderr, "remote: out of memory\n"); exit(1); }
+  memset(big, 1 + me, BIG);
   for (int i = 0; i < PINGS / 10 + PINGS; i++) {
     double t0 = now_ns();
     if (me == 0) {
