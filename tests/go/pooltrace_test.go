@@ -3,6 +3,7 @@ package tests
 import (
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
 	"unsafe"
@@ -19,6 +20,9 @@ import (
 // by 64 allocations), a freed block is handed out again, every call is
 // traced, and the final olShutDown gives the slabs back.
 func TestTracingKeepsPooling(t *testing.T) {
+	// one OS thread: the freed block is in the calling thread's arena
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
 	path := filepath.Join(t.TempDir(), "trace.txt")
 	t.Setenv("OFFLOAD_TRACE_FILE", path)
 	start := host.SlabBytes()

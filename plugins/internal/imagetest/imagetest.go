@@ -421,6 +421,10 @@ func (f Fake) CheckDeferredFree(t *testing.T, name, live string) {
 const maxPooled = 1 << 20
 
 func (f Fake) CheckPools(t *testing.T, name, live, memEnv string) {
+	// one OS thread throughout: a thread takes its own arena of the pool,
+	// and a freed block is handed out again to the thread whose arena has it
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
 	lib := f.Build(t, name)
 	impl.UsePlugins(amdgpu.New(), cuda.New(), host.New())
 	const memory, bound = 64 << 20, 8 << 20
