@@ -90,18 +90,8 @@ struct part {
 
 enum { PASSES = 4 };
 
-// both threads wait here until both have arrived (the second spins on a
-// core of its own, so the first does not start alone)
+// both threads wait here until both have arrived (bench_barrier)
 static _Atomic int arrived;
-
-static void barrier(int parties) {
-  atomic_fetch_add(&arrived, 1);
-  for (unsigned spins = 0; atomic_load(&arrived) < parties;)
-    if (++spins > 1000) {
-      sched_yield();
-      spins = 0;
-    }
-}
 
 // the base of the allocation of live (sorted) that contains p, in plain C:
 // the two-thread rows' reference for what the machine gives two threads
@@ -134,7 +124,7 @@ static void lookups(struct part *p) {
 }
 
 static void run_part(struct part *p, int parties) {
-  barrier(parties);
+  bench_barrier(&arrived, parties);
   double t0 = now_ns(), u0 = thread_cpu_ns();
   for (int k = 0; k < PASSES; k++)
     lookups(p);

@@ -4,6 +4,8 @@
 #ifndef BENCH_COMMON_H
 #define BENCH_COMMON_H
 #define _GNU_SOURCE
+#include <sched.h>
+#include <stdatomic.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -24,6 +26,19 @@ static inline double thread_cpu_ns(void) {
   struct timespec ts;
   clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
   return ts.tv_sec * 1e9 + ts.tv_nsec;
+}
+
+// bench_barrier: the calling thread counts itself in *arrived and waits
+// until parties threads have (spinning on a core of its own, so that the
+// first to arrive does not start alone: two-thread rates are measured over
+// the span from the first start to the last end). *arrived starts at 0.
+static inline void bench_barrier(_Atomic int *arrived, int parties) {
+  atomic_fetch_add(arrived, 1);
+  for (unsigned spins = 0; atomic_load(arrived) < parties;)
+    if (++spins > 1000) {
+      sched_yield();
+      spins = 0;
+    }
 }
 
 static int cmp_double(const void *a, const void *b) {

@@ -14,10 +14,16 @@
 //                                    (a line written by both threads
 //                                    raises the 2-thread one; time
 //                                    slicing by other jobs does not)
+// The threads make their live allocations, then start their clocks
+// together (bench_barrier), and the 2-thread rate is all their pairs over
+// the span from the first start to the last end: a thread that starts
+// late, or runs while the other is still making its allocations, lowers
+// it, instead of each thread's own rate counting in full.
 #define BENCH_OFFLOAD
 #include "common.h"
 #include <math.h>
 #include <pthread.h>
+#include <stdatomic.h>
 
 static ol_device_handle_t dev;
 static uint64_t max_size;
@@ -42,9 +48,14 @@ typedef struct {
   int ours;
   size_t n, steps;
   uint64_t seed;
-  double ns;  // per pair
-  double cpu; // the thread's CPU time per pair
+  int parties;   // threads that start together (bench_barrier)
+  double ns;     // per pair
+  double cpu;    // the thread's CPU time per pair
+  double t0, t1; // CLOCK_MONOTONIC ns: start and end of the timed steps
 } job;
+
+// the threads of a rate wait here until all have made their allocations
+static _Atomic int arrived;
 
 static size_t round64(size_t s) { return (s + 63) & ~(size_t)63; }
 
@@ -61,6 +72,8 @@ static void *run(void *arg) {
     else if (!(live[i] = aligned_alloc(64, round64(sz))))
       exit(1);
   }
+  if (j->parties > 1)
+    bench_barrier(&arrived, j->parties);
   double t = now_ns(), u = thread_cpu_ns();
   for (size_t k = 0; k < j->steps; k++) {
     size_t i = rng(&s) % j->n;
@@ -74,8 +87,10 @@ static void *run(void *arg) {
         exit(1);
     }
   }
-  j->ns = (now_ns() - t) / j->steps;
   j->cpu = (thread_cpu_ns() - u) / j->steps;
+  j->t1 = now_ns();
+  j->t0 = t;
+  j->ns = (j->t1 - t) / j->steps;
   // freed in random order too
   for (size_t i = j->n; i > 1; i--) {
     size_t r = rng(&s) % i;
@@ -94,24 +109,27 @@ static void *run(void *arg) {
   return NULL;
 }
 
-// rate runs threads jobs at once: their pairs per second together, and in
-// *cpu the mean of their CPU time per pair
+// rate runs threads jobs at once, started together: their pairs per second
+// over the span from the first start to the last end, and in *cpu the mean
+// of their CPU time per pair
 static double rate(int ours, int threads, size_t n, size_t steps, double *cpu) {
   pthread_t t[2];
   job j[2];
+  atomic_store(&arrived, 0);
   for (int i = 0; i < threads; i++) {
-    j[i] = (job){ours, n / threads, steps, 12345 + i, 0};
+    j[i] = (job){.ours = ours, .n = n / threads, .steps = steps, .seed = 12345 + i, .parties = threads};
     pthread_create(&t[i], NULL, run, &j[i]);
   }
   for (int i = 0; i < threads; i++)
     pthread_join(t[i], NULL);
-  double r = 0;
+  double t0 = j[0].t0, t1 = j[0].t1;
   *cpu = 0;
   for (int i = 0; i < threads; i++) {
-    r += 1e9 / j[i].ns;
+    t0 = j[i].t0 < t0 ? j[i].t0 : t0;
+    t1 = j[i].t1 > t1 ? j[i].t1 : t1;
     *cpu += j[i].cpu / threads;
   }
-  return r;
+  return (double)steps * threads / (t1 - t0) * 1e9;
 }
 
 int main(int argc, char **argv) {
@@ -147,10 +165,10 @@ int main(int argc, char **argv) {
   } else {
     double o[3], c[3];
     for (int r = 0; r < 3; r++) {
-      job j = {1, n, steps, 777 + r, 0};
+      job j = {.ours = 1, .n = n, .steps = steps, .seed = 777 + r, .parties = 1};
       run(&j);
       o[r] = j.ns;
-      job k = {0, n, steps, 777 + r, 0};
+      job k = {.ours = 0, .n = n, .steps = steps, .seed = 777 + r, .parties = 1};
       run(&k);
       c[r] = k.ns;
     }

@@ -834,7 +834,12 @@ Pooled allocation (issue 30): \`bench/pool\` on the host device,
 (sizes log-uniform, shuffled), then 1,000,000 steps each freeing a random
 live one and allocating a new size in its place; ns per pair, 3 rounds,
 medians. Both are answered in C from the device's pool (RATIONALE.md,
-"Why is small memory pooled, and the pool in C?").
+"Why is small memory pooled, and the pool in C?"). The two-thread rows:
+1,000,000 steps per thread, each thread with its own half of the live
+allocations; both make them, then start their clocks together (a spin
+barrier), and the rate is all their pairs over the span from the first
+start to the last end (best of 7 runs); CPU time per pair is what other
+work on the machine moves least.
 
 | live allocations, sizes | ours | \`aligned_alloc\` + \`free\` | ratio | target | status |
 |---|---|---|---|---|---|

@@ -412,14 +412,19 @@ func (f Fake) CheckDeferredFree(t *testing.T, name, live string) {
 // allocations of up to 64 KiB of every kind take few driver allocations
 // (the runtime's pool cuts them out of slabs); idle pooled memory stays
 // within OFFLOAD_POOL_IDLE; an allocation the driver refuses for lack of
-// memory succeeds once the pool's idle memory is released; and after the final
-// olShutDown the driver's live bytes and allocations (the slabs included)
-// are back where they started.
+// memory succeeds once the pool's idle memory is released (a larger one
+// the device allocates itself, and one the pool serves from a new slab);
+// and after the final olShutDown the driver's live bytes and allocations
+// (the slabs included) are back where they started.
 // maxPooled is the largest allocation a GPU's pool serves (impl/pool.h
 // OL_POOL_MAX_SIZE).
 const maxPooled = 1 << 20
 
 func (f Fake) CheckPools(t *testing.T, name, live, memEnv string) {
+	// one OS thread throughout: a thread takes its own arena of the pool,
+	// and a freed block is handed out again to the thread whose arena has it
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
 	lib := f.Build(t, name)
 	impl.UsePlugins(amdgpu.New(), cuda.New(), host.New())
 	const memory, bound = 64 << 20, 8 << 20
@@ -503,6 +508,32 @@ func (f Fake) CheckPools(t *testing.T, name, live, memEnv string) {
 		t.Errorf("allocating past the device's memory: %s, want OUT_OF_RESOURCES", impl.ResultCode(r))
 	}
 	Must(t, "olMemFree", impl.OlMemFree(big, nil))
+
+	// so does an allocation the pool serves: idle 1 MiB blocks cached, the
+	// device taken but 512 KiB, a block of 768 KiB (another class, a slab
+	// of its own) fits only once they go back
+	before = driverBytes()
+	ps = ps[:0]
+	for i := 0; i < 16; i++ {
+		ps = append(ps, must(maxPooled))
+	}
+	for _, p := range ps {
+		Must(t, "olMemFree", impl.OlMemFree(p, nil))
+	}
+	if driverBytes()-before < maxPooled {
+		t.Fatal("no idle 1 MiB block is cached: the check below would prove nothing")
+	}
+	filler := must(uint64(memory - driverBytes() - 512<<10))
+	idle := driverBytes()
+	if p, r := alloc(768 << 10); r != 0 {
+		t.Errorf("olMemAlloc(768 KiB) with the device full but for 512 KiB and idle pooled blocks: %s, want success once they are released", impl.ResultCode(r))
+	} else {
+		if n := driverBytes(); n >= idle {
+			t.Errorf("the driver holds %d bytes after the pooled allocation, %d before: the idle blocks did not go back", n, idle)
+		}
+		Must(t, "olMemFree", impl.OlMemFree(p, nil))
+	}
+	Must(t, "olMemFree", impl.OlMemFree(filler, nil))
 
 	for _, size := range []uint64{512, 4096, 65536, maxPooled} {
 		Must(t, "olMemFree", impl.OlMemFree(must(size), nil))

@@ -5,6 +5,10 @@
  * must fail fast with OL_ERRC_UNSUPPORTED, Details naming "fork" and
  * suggesting "spawn"; an alarm(10) turns a hang into a failure.  The parent
  * checks the child's exit status and then keeps using the library.
+ * Among them olMemAlloc and olMemFree of pooled memory (issue 30), which
+ * the C entry points would otherwise answer from the pool without Go: the
+ * parent leaves a free block of that size in the pool before it forks, and
+ * a live one for the child to free.
  */
 #include "oldevices.h"
 
@@ -19,13 +23,16 @@ static bool count_cb(ol_device_handle_t dev, void *user) {
   return true;
 }
 
+/* an allocation size every device's pool serves (impl/pool.h) */
+#define POOLED 1000
+
 /* Child side: returns the number of failed checks (printed to stderr). */
-static int child_checks(ol_device_handle_t inherited_dev) {
+static int child_checks(ol_device_handle_t inherited_dev, void *live) {
   int failures = 0;
   struct {
     const char *what;
     ol_result_t r;
-  } calls[4];
+  } calls[6];
   size_t n = 0;
   calls[0].what = "olIterateDevices";
   calls[0].r = olIterateDevices(count_cb, &n);
@@ -34,9 +41,14 @@ static int child_checks(ol_device_handle_t inherited_dev) {
   ol_device_type_t t;
   calls[2].what = "olGetDeviceInfo";
   calls[2].r = olGetDeviceInfo(inherited_dev, OL_DEVICE_INFO_TYPE, sizeof t, &t);
-  calls[3].what = "olShutDown";
-  calls[3].r = olShutDown();
-  for (int i = 0; i < 4; i++) {
+  void *p = NULL;
+  calls[3].what = "olMemAlloc of a pooled size";
+  calls[3].r = olMemAlloc(inherited_dev, OL_ALLOC_TYPE_DEVICE, POOLED, &p);
+  calls[4].what = "olMemFree of a pooled block";
+  calls[4].r = olMemFree(live);
+  calls[5].what = "olShutDown";
+  calls[5].r = olShutDown();
+  for (int i = 0; i < 6; i++) {
     ol_result_t r = calls[i].r;
     bool ok = olc_code(r) == OL_ERRC_UNSUPPORTED && olc_details_has(r, "fork") &&
               olc_details_has(r, "spawn");
@@ -68,6 +80,15 @@ int main(void) {
   OLC_CHECK(r == NULL && first != NULL, "parent olIterateDevices -> %u %s",
             olc_code(r), olc_details(r));
 
+  /* a free block of POOLED bytes in the pool, and a live one */
+  void *live = NULL, *freed = NULL;
+  r = olMemAlloc(first, OL_ALLOC_TYPE_DEVICE, POOLED, &freed);
+  OLC_CHECK(r == NULL, "parent olMemAlloc -> %u %s", olc_code(r), olc_details(r));
+  r = olMemAlloc(first, OL_ALLOC_TYPE_DEVICE, POOLED, &live);
+  OLC_CHECK(r == NULL, "parent olMemAlloc -> %u %s", olc_code(r), olc_details(r));
+  r = olMemFree(freed);
+  OLC_CHECK(r == NULL, "parent olMemFree -> %u %s", olc_code(r), olc_details(r));
+
   fflush(stdout);
   fflush(stderr);
   pid_t pid = fork();
@@ -78,7 +99,7 @@ int main(void) {
   if (pid == 0) {
     signal(SIGALRM, SIG_DFL);
     alarm(10);
-    int failures = child_checks(first);
+    int failures = child_checks(first, live);
     _exit(failures == 0 ? 0 : 1);
   }
 
@@ -104,6 +125,8 @@ int main(void) {
   r = olGetDeviceInfo(first, OL_DEVICE_INFO_TYPE, sizeof t, &t);
   OLC_CHECK(r == NULL, "parent olGetDeviceInfo after fork -> %u %s", olc_code(r),
             olc_details(r));
+  r = olMemFree(live);
+  OLC_CHECK(r == NULL, "parent olMemFree after fork -> %u %s", olc_code(r), olc_details(r));
   r = olShutDown();
   OLC_CHECK(r == NULL, "parent olShutDown after fork -> %u %s", olc_code(r),
             olc_details(r));
