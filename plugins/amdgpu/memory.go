@@ -77,29 +77,30 @@ func (d *Device) Free(ptr uintptr, kind ol.AllocType) error {
 
 // lockedRange is what a device keeps of each range it registered: the
 // address the GPUs use for its start (hsa_amd_memory_lock may map host
-// memory at another address for GPUs) and whether the device locked it.
+// memory at another address for GPUs) and its share of the plugin's lock
+// of the memory (nil for memory of the runtime's or locked outside the
+// plugin).
 type lockedRange struct {
-	agent  uintptr
-	locked bool
+	agent uintptr
+	lock  *tempLock
 }
 
 // Register implements plugin.Device: the first registration of a range
-// locks it for every GPU agent (hsa_amd_memory_lock), unless the runtime
-// already knows the memory (its own allocations, memory locked already);
-// the result is the address the GPUs use for ptr. A registration inside a
-// range waits for the range's first registration to be done (see
-// pinned.Ranges.AddLocked), so that it gets the agent address.
+// on a device takes a share of the plugin's locks of host memory
+// (hostAddr): it joins a lock that covers the range (a copy's, another
+// device's registration) or locks the range for every GPU agent
+// (hsa_amd_memory_lock), unless the runtime knows the memory otherwise
+// (its own allocations, memory locked outside the plugin): memory the
+// runtime knows only through a copy's lock is locked only until that
+// copy completes, unless the registration joins the lock. The result is
+// the address the GPUs use for ptr. A registration inside a range waits for the range's first
+// registration to be done (see pinned.Ranges.AddLocked), so that it gets
+// the agent address.
 func (d *Device) Register(ptr uintptr, size uint64) (uintptr, error) {
 	p := d.p
 	start, l, err := d.pinned.AddLocked(ptr, size, func() (lockedRange, error) {
-		if r := C.lgo_hsa_pointer_info(p.run, C.uintptr_t(ptr)); r._type != pointerUnknown {
-			return lockedRange{agent: uintptr(r.agent_addr)}, nil
-		}
-		r := C.lgo_hsa_lock(p.run, C.uintptr_t(ptr), C.size_t(size), p.agentsC, C.uint32_t(len(p.gpus)))
-		if r.st != hsaStatusSuccess {
-			return lockedRange{}, p.drv.failure(fmt.Sprintf("hsa_amd_memory_lock of %d bytes at %#x", size, ptr), uint32(r.st))
-		}
-		return lockedRange{agent: uintptr(r.v), locked: true}, nil
+		a, tl, err := p.hostAddr(ptr, size)
+		return lockedRange{agent: a, lock: tl}, err
 	})
 	if err != nil {
 		return 0, err
@@ -107,22 +108,23 @@ func (d *Device) Register(ptr uintptr, size uint64) (uintptr, error) {
 	return l.agent + (ptr - start), nil
 }
 
-// Unregister implements plugin.Device: the last user of a range unlocks it
-// (if this device locked it).
+// Unregister implements plugin.Device: the last user of a range on the
+// device gives back its share of the lock, which is undone once no copy
+// or other registration uses it.
 func (d *Device) Unregister(ptr uintptr) error {
-	last, start, l, err := d.pinned.Remove(ptr)
-	if err != nil || !last || !l.locked {
+	last, _, l, err := d.pinned.Remove(ptr)
+	if err != nil || !last || l.lock == nil {
 		return err
 	}
-	return d.call(fmt.Sprintf("hsa_amd_memory_unlock at %#x", start), C.lgo_hsa_unlock(d.p.run, C.uintptr_t(start)))
+	return d.p.unlockTemp(l.lock)
 }
 
-// unlockAll unlocks the ranges still registered (Deinit).
+// unlockAll gives back the shares of the ranges still registered (Deinit).
 func (d *Device) unlockAll() error {
 	var errs []error
-	d.pinned.Reset(func(start uintptr, l lockedRange) {
-		if l.locked {
-			errs = append(errs, d.call(fmt.Sprintf("hsa_amd_memory_unlock at %#x", start), C.lgo_hsa_unlock(d.p.run, C.uintptr_t(start))))
+	d.pinned.Reset(func(_ uintptr, l lockedRange) {
+		if l.lock != nil {
+			errs = append(errs, d.p.unlockTemp(l.lock))
 		}
 	})
 	return errors.Join(errs...)
@@ -136,12 +138,16 @@ func (d *Device) OwnsPointer(p uintptr) bool {
 	return r._type == pointerHSA && uint64(r.owner) == d.agent
 }
 
-// tempLocks are host ranges the plugin locked itself for the copies that
-// use them (host memory the runtime did not allocate or lock), shared by
-// copies within the same range and unlocked when the last one has
-// completed. While one is held the runtime knows its memory as locked,
-// but only until its last copy completes: a copy from memory inside it
-// must join it (hostAddr), not take the memory as the runtime's for good.
+// tempLocks are host ranges the plugin locked itself (host memory the
+// runtime did not allocate or lock) for the copies and registrations that
+// use them, shared by those within the same range and unlocked when the
+// last one has gone: a copy's share lasts until it has completed, a
+// registration's until olMemUnregister. While one is held the runtime
+// knows its memory as locked, but only until its last user goes: a copy
+// or registration of memory inside it must join it (hostAddr), not take
+// the memory as the runtime's for good, and a copy from a registered
+// range holds its share, so that olMemUnregister while it is queued does
+// not unlock its memory.
 // C's lookup (lgo_hsa_copy_host) leaves locked memory to hostAddr while the
 // counts in the entry-point table say temporary locks may be held
 // (lockCounted, unlockCounted). A proxy's copies from several threads
@@ -168,9 +174,9 @@ type tempLock struct {
 }
 
 // hostAddr returns the address the GPUs use for size bytes of host memory
-// at h, and the temporary lock taken or joined for it (nil when none was
-// needed: memory of the runtime's pools, or locked memory no temporary
-// lock holds).
+// at h, and the lock taken or joined for it (nil when none was needed:
+// memory of the runtime's pools, or locked memory none of the plugin's
+// locks holds).
 func (p *Platform) hostAddr(h uintptr, size uint64) (uintptr, *tempLock, error) {
 	end := h + uintptr(size)
 	p.tlocks.mu.Lock()
@@ -192,15 +198,16 @@ func (p *Platform) hostAddr(h uintptr, size uint64) (uintptr, *tempLock, error) 
 	}
 	lr := p.lockCounted(h, size)
 	if lr.st != hsaStatusSuccess {
-		return 0, nil, p.drv.failure(fmt.Sprintf("hsa_amd_memory_lock of %d bytes of host memory at %#x for a copy", size, h), uint32(lr.st))
+		return 0, nil, p.drv.failure(fmt.Sprintf("hsa_amd_memory_lock of %d bytes of host memory at %#x", size, h), uint32(lr.st))
 	}
 	l := &tempLock{start: h, end: end, agent: uintptr(lr.v), users: 1, held: 1}
 	p.tlocks.list = append(p.tlocks.list, l)
 	return l.agent, l, nil
 }
 
-// lockCounted is hsa_amd_memory_lock of a temporary lock, counted in the
-// entry-point table first (see tempLocks); unlockCounted undoes one.
+// lockCounted is hsa_amd_memory_lock of one of the plugin's locks,
+// counted in the entry-point table first (see tempLocks); unlockCounted
+// undoes one.
 func (p *Platform) lockCounted(h uintptr, size uint64) C.lgo_hsa_r {
 	live := (*uint64)(unsafe.Pointer(&p.run.tlocks_live))
 	atomic.AddUint64((*uint64)(unsafe.Pointer(&p.run.tlocks_taken)), 1)
@@ -218,13 +225,13 @@ func (p *Platform) unlockCounted(start uintptr) C.uint32_t {
 	return st
 }
 
-// unlockTemp drops one user of a temporary lock; the last one unlocks it,
-// unless another temporary lock at the same start is in use (see held).
+// unlockTemp drops one user of a lock; the last one unlocks it, unless
+// another lock of the plugin's at the same start is in use (see held).
 // The runtime's unlock is made under the list's lock: between the entry's
 // removal and the unlock, hostAddr would find the range still known to
 // the runtime (the lock about to go) and copy from it without a lock of
 // its own.
-func (p *Platform) unlockTemp(l *tempLock) {
+func (p *Platform) unlockTemp(l *tempLock) error {
 	p.tlocks.mu.Lock()
 	defer p.tlocks.mu.Unlock()
 	l.users--
@@ -245,9 +252,11 @@ func (p *Platform) unlockTemp(l *tempLock) {
 			}
 		}
 	}
+	var errs []error
 	for ; n > 0; n-- {
-		_ = p.unlockCounted(l.start)
+		errs = append(errs, p.drv.check(fmt.Sprintf("hsa_amd_memory_unlock at %#x", l.start), p.unlockCounted(l.start)))
 	}
+	return errors.Join(errs...)
 }
 
 // releaseAll unlocks what copies that never completed left locked.

@@ -430,7 +430,7 @@ func (h *hwQueue) finish(e *entry) {
 		_ = C.lgo_hsa_pool_free(p.run, C.uintptr_t(e.stage))
 	}
 	if e.tlock != nil {
-		p.unlockTemp(e.tlock)
+		_ = p.unlockTemp(e.tlock)
 	}
 	e.sig.release()
 }
@@ -765,7 +765,7 @@ func (q *Queue) copy(what string, dst uintptr, dstAgent uint64, src uintptr, src
 	s, err := h.begin(false)
 	if err != nil {
 		if tl != nil {
-			p.unlockTemp(tl)
+			_ = p.unlockTemp(tl)
 		}
 		return err
 	}
@@ -773,7 +773,7 @@ func (q *Queue) copy(what string, dst uintptr, dstAgent uint64, src uintptr, src
 		C.size_t(size), h.dep(), C.uint64_t(s.h)); st != hsaStatusSuccess {
 		h.abort(s)
 		if tl != nil {
-			p.unlockTemp(tl)
+			_ = p.unlockTemp(tl)
 		}
 		return p.drv.failure(fmt.Sprintf("hsa_amd_memory_async_copy (%s) of %d bytes to %#x from %#x", what, size, dst, src), uint32(st))
 	}
@@ -812,7 +812,7 @@ func (q *Queue) memmove(what string, dst uintptr, dstAgent uint64, src uintptr, 
 		r := C.lgo_hsa_pool_allocate(p.run, C.uint64_t(p.hostPool), C.size_t(n))
 		if r.st != hsaStatusSuccess {
 			if tl != nil {
-				p.unlockTemp(tl)
+				_ = p.unlockTemp(tl)
 			}
 			return ol.Errorf(ol.ErrcOutOfResources, "amdgpu: no host memory for the %d-byte buffer of an overlapping copy: %s", n, p.drv.describe(uint32(r.st)))
 		}
@@ -820,7 +820,7 @@ func (q *Queue) memmove(what string, dst uintptr, dstAgent uint64, src uintptr, 
 		if err := p.allowAccess(p.agentsC, len(p.gpus), tmp); err != nil {
 			_ = C.lgo_hsa_pool_free(p.run, C.uintptr_t(tmp))
 			if tl != nil {
-				p.unlockTemp(tl)
+				_ = p.unlockTemp(tl)
 			}
 			return err
 		}
@@ -845,7 +845,7 @@ func (q *Queue) memmove(what string, dst uintptr, dstAgent uint64, src uintptr, 
 				_ = q.Sync()
 			}
 			if tl != nil && !last { // (a failed copy releases its own lock)
-				p.unlockTemp(tl)
+				_ = p.unlockTemp(tl)
 			}
 			if stage != 0 {
 				_ = C.lgo_hsa_pool_free(p.run, C.uintptr_t(stage))
@@ -945,7 +945,7 @@ func (q *Queue) copyHost(what string, toHost bool, dst, src uintptr, agent uint6
 	if st != hsaStatusSuccess {
 		h.abort(s)
 		if tl != nil {
-			p.unlockTemp(tl)
+			_ = p.unlockTemp(tl)
 		}
 		return p.drv.failure(fmt.Sprintf("hsa_amd_memory_async_copy (%s) of %d bytes to %#x from %#x", what, size, dst, src), uint32(st))
 	}

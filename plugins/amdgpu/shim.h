@@ -41,10 +41,11 @@ typedef struct {
       executable_symbol_by_name, symbol_get_info, executable_destroy;
   // optional (0 when the runtime lacks them): profiling events, SVM prefetch
   uintptr_t profiling_enable, dispatch_time, svm_prefetch;
-  // The plugin's temporary locks of host memory for copies (memory.go,
-  // tempLocks), atomic: how many the runtime holds now (raised before
-  // hsa_amd_memory_lock, lowered after hsa_amd_memory_unlock) and how many
-  // were ever taken (raised before the lock). See lgo_hsa_copy_host.
+  // The plugin's locks of host memory for copies and registrations
+  // (memory.go, tempLocks), atomic: how many the runtime holds now (raised
+  // before hsa_amd_memory_lock, lowered after hsa_amd_memory_unlock) and
+  // how many were ever taken (raised before the lock). See
+  // lgo_hsa_copy_host.
   uint64_t tlocks_live, tlocks_taken;
 } lgo_hsa_fns;
 
@@ -95,10 +96,10 @@ LGO_HIDDEN uint32_t lgo_hsa_copy_armed(const lgo_hsa_fns *f, uintptr_t dst, uint
 // host side (dst when to_host, else src) at the address the GPUs use for
 // it (as lgo_hsa_pointer_info says); returns
 // LGO_HSA_UNKNOWN_HOST_MEMORY without copying when the runtime does not
-// know the host memory, or knows it as locked while temporary locks of the
+// know the host memory, or knows it as locked while locks of the
 // plugin's may be held: it may know it only through one of those, which
-// ends with the copy that took it, so the copy must join that lock (Go,
-// hostAddr) rather than use the memory as it finds it.
+// ends with the last copy or registration that uses it, so the copy must
+// join that lock (Go, hostAddr) rather than use the memory as it finds it.
 #define LGO_HSA_UNKNOWN_HOST_MEMORY 0xffffffffu
 LGO_HIDDEN uint32_t lgo_hsa_copy_host(const lgo_hsa_fns *f, bool to_host, uintptr_t dst, uintptr_t src, uint64_t agent,
                                       size_t size, uint64_t dep, uint64_t done);

@@ -849,6 +849,108 @@ static void test_register_threads(void) {
   OLC_OK(olMemFree(mem));
 }
 
+/* olMemRegister of host memory while copies of it are in flight. With n1
+ * > 0, q1 first copies n1 bytes from h + off1 and waits at a gate (holding
+ * what that copy needed: AMDGPU's temporary lock) while [h + roff, + rn) is
+ * registered; then q2 queues, behind a gate, a copy from the registered
+ * range and one into its first half; q1 is synced (the first copy's lock
+ * goes) and, with early, the range is unregistered before q2's copies run.
+ * Neither the first copy's end nor the unregistration may leave the
+ * registered range unreachable for copies that use it. */
+static void register_in_flight(size_t off1, size_t n1, size_t roff, size_t rn, bool early) {
+  enum { N = 4096 };
+  uint8_t *h = aligned_alloc(4096, N), back[N];
+  uint8_t *d1 = olc_alloc(OL_ALLOC_TYPE_DEVICE, N), *d2 = olc_alloc(OL_ALLOC_TYPE_DEVICE, N),
+          *d3 = olc_alloc(OL_ALLOC_TYPE_DEVICE, N);
+  ol_queue_handle_t q1 = olc_queue(), q2 = olc_queue();
+  bool registered = false;
+  olc_gate g1, g2;
+  if (!h || !d1 || !d2 || !d3 || !q1 || !q2)
+    goto out;
+  for (int i = 0; i < N; i++)
+    h[i] = (uint8_t)(i * 7 + 3), back[i] = (uint8_t)(i * 5 + 1);
+  if (!OLC_OK(olMemcpy(NULL, d3, olc_dev, back, olc_host, N)))
+    goto out;
+  if (n1 > 0) {
+    OLC_OK(olMemcpy(q1, d1, olc_dev, h + off1, olc_host, n1));
+    if (!olc_gate_close(&g1, q1))
+      goto out;
+    OLC_TRUE(olc_gate_wait_entered(&g1));
+  }
+  void *p = NULL;
+  registered = OLC_OK(olMemRegister(olc_dev, h + roff, rn, 0, &p));
+  if (!olc_gate_close(&g2, q2)) {
+    if (n1 > 0)
+      olc_gate_open(&g1);
+    goto out;
+  }
+  OLC_OK(olMemcpy(q2, d2, olc_dev, h + roff, olc_host, rn));
+  OLC_OK(olMemcpy(q2, h + roff, olc_host, d3, olc_dev, rn / 2));
+  if (n1 > 0) {
+    olc_gate_open(&g1);
+    OLC_OK(olSyncQueue(q1));
+  }
+  if (early && registered) {
+    OLC_OK(olMemUnregister(olc_dev, h + roff));
+    registered = false;
+  }
+  olc_gate_open(&g2);
+  OLC_OK(olSyncQueue(q2));
+  memset(back, 0, sizeof back);
+  OLC_TRUE(olc_read(back, d2, rn));
+  OLC_EQ_ARRAY(back, rn, (uint8_t)((i + roff) * 7 + 3));
+  OLC_EQ_ARRAY(h + roff, rn / 2, (uint8_t)(i * 5 + 1));
+  OLC_EQ_ARRAY(h + roff + rn / 2, rn - rn / 2, (uint8_t)((i + roff + rn / 2) * 7 + 3));
+  /* and again, queued, after every earlier copy has given back its hold */
+  if (!olc_gate_close(&g2, q2))
+    goto out;
+  OLC_OK(olMemcpy(q2, d2, olc_dev, h + roff, olc_host, rn));
+  olc_gate_open(&g2);
+  OLC_OK(olSyncQueue(q2));
+  memset(back, 0, sizeof back);
+  OLC_TRUE(olc_read(back, d2, rn));
+  OLC_EQ_ARRAY(back, rn / 2, (uint8_t)(i * 5 + 1));
+  if (n1 > 0) {
+    memset(back, 0, sizeof back);
+    OLC_TRUE(olc_read(back, d1, n1));
+    OLC_EQ_ARRAY(back, n1, (uint8_t)((i + off1) * 7 + 3));
+  }
+out:
+  if (registered)
+    OLC_OK(olMemUnregister(olc_dev, h + roff));
+  if (q1)
+    OLC_OK(olDestroyQueue(q1));
+  if (q2)
+    OLC_OK(olDestroyQueue(q2));
+  if (d1)
+    OLC_OK(olMemFree(d1));
+  if (d2)
+    OLC_OK(olMemFree(d2));
+  if (d3)
+    OLC_OK(olMemFree(d3));
+  free(h);
+}
+
+/* Registered first, unregistered while copies that use it are queued. */
+static void test_register_unregister_in_flight(void) {
+  OLC_HOST_VISIBLE();
+  register_in_flight(0, 0, 0, 4096, true);
+  register_in_flight(0, 0, 100, 1000, true);
+}
+
+/* Registered while a copy of the same memory holds it: inside, at the same
+ * start and larger, the same range; unregistered before or after the
+ * queued copies of the registered range. */
+static void test_register_after_copy_in_flight(void) {
+  OLC_HOST_VISIBLE();
+  for (int early = 0; early < 2; early++) {
+    register_in_flight(0, 4096, 100, 1000, early);
+    register_in_flight(0, 1, 0, 4096, early);
+    register_in_flight(0, 4096, 0, 4096, early);
+    register_in_flight(200, 100, 0, 1000, early);
+  }
+}
+
 int main(int argc, char **argv) {
   olc_start(argc, argv);
   while (olc_next_device()) {
@@ -881,6 +983,8 @@ int main(int argc, char **argv) {
     OLC_RUN(test_register_errors);
     OLC_RUN(test_register_wrapping_range);
     OLC_RUN(test_register_threads);
+    OLC_RUN(test_register_unregister_in_flight);
+    OLC_RUN(test_register_after_copy_in_flight);
   }
   return olc_finish("memory");
 }
