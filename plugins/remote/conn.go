@@ -89,7 +89,25 @@ func newConn(s *session, p link.Peer, timeout time.Duration, chunk uint64) *conn
 		pending: map[uint64]chan wire.Msg{}, reads: map[uint64]read{}, hostCalls: map[uint64]func() error{},
 		out: make([]byte, wire.MaxHeader, wire.MaxHeader+batchBytes+batchFrame+256)}
 	c.lastHeard.Store(time.Now().UnixNano())
+	liveConns.Store(c, struct{}{})
 	return c
+}
+
+// liveConns are the conns of sessions not closed: at the process's exit
+// their batches go before Exit (flushAll).
+var liveConns sync.Map
+
+// flushAll sends every live conn's batch (not one that a thread is
+// sending now: the process's exit does not wait for it).
+func flushAll() {
+	liveConns.Range(func(k, _ any) bool {
+		c := k.(*conn)
+		if c.omu.TryLock() {
+			_ = c.flushLocked()
+			c.omu.Unlock()
+		}
+		return true
+	})
 }
 
 // where names the proxy in errors.

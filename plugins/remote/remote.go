@@ -353,6 +353,7 @@ func (s *session) close() {
 		for _, c := range s.conns {
 			c.kill(ol.Errorf(ol.ErrcUninitialized, "%s: the remote platform was shut down", c.where()))
 			c.calls.Wait()
+			liveConns.Delete(c)
 		}
 	})
 }

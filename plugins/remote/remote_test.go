@@ -585,7 +585,10 @@ func TestBatchedLaunchesInOrder(t *testing.T) {
 	}
 	sent := ep.sends.Load() - before
 	t.Logf("%d launches and a sync: %d messages", n-2, sent)
-	if sent > n/20 {
+	// a batch goes at 32 KiB or 50 µs after its first launch: how many
+	// share a message depends on the machine's speed (24 messages idle,
+	// 330 under -race on a loaded machine; one each without batching)
+	if sent > n/5 {
 		t.Fatalf("%d launches and a sync took %d messages", n-2, sent)
 	}
 	back := cbuf(t, n*4)
