@@ -66,13 +66,15 @@ type conn struct {
 	// Posts wait in out, a Batch being built, until a message that must go
 	// now (a call, a large payload) takes them along or goes after them,
 	// the batch passes batchBytes, or its first post is batchAge old (on
-	// the next post, or by the timer aged). omu orders this process's
-	// messages to the proxy: it is held while out grows and while a batch
-	// and the small message after it are sent.
+	// the next post; otherwise by the receiver of a link.Poller, which
+	// polls anyway, or without one by the timer aged). omu orders this
+	// process's messages to the proxy: it is held while out grows and
+	// while a batch and the small message after it are sent.
 	omu     sync.Mutex
 	out     []byte // wire.MaxHeader bytes for the Batch's header, then frames
 	outN    uint64 // frames in out
 	outAt   time.Time
+	since   atomic.Int64 // outAt in unix nanoseconds while outN > 0, else 0
 	aged    *time.Timer
 	agedSet bool
 }
@@ -235,7 +237,10 @@ func (c *conn) post(op wire.Op, data []byte, args ...uint64) error {
 	now := time.Now()
 	if c.outN == 1 {
 		c.outAt = now
-		if !c.agedSet {
+		c.since.Store(now.UnixNano())
+		if c.s.poller == nil && !c.agedSet {
+			// (a timer costs a wake-up of Go's poller thread per batch:
+			// with a Poller the receiver looks instead, flushIfAged)
 			c.agedSet = true
 			if c.aged == nil {
 				c.aged = time.AfterFunc(batchAge, c.flushAged)
@@ -272,6 +277,7 @@ func (c *conn) flushLocked() error {
 	frames := c.out[wire.MaxHeader:]
 	n := c.outN
 	c.out, c.outN = c.out[:wire.MaxHeader], 0
+	c.since.Store(0)
 	if err := c.failed(); err != nil {
 		return err
 	}
@@ -288,6 +294,17 @@ func (c *conn) flushLocked() error {
 	start := wire.MaxHeader - len(head)
 	copy(c.out[start:wire.MaxHeader], head)
 	return c.sendBytes(c.out[start : wire.MaxHeader+len(frames)])
+}
+
+// flushIfAged sends the batch if its first post is batchAge old at now
+// (the receiver's check).
+func (c *conn) flushIfAged(now int64) {
+	if t := c.since.Load(); t != 0 && now-t >= int64(batchAge) && c.omu.TryLock() {
+		if c.outN > 0 && now-c.outAt.UnixNano() >= int64(batchAge) {
+			_ = c.flushLocked()
+		}
+		c.omu.Unlock()
+	}
 }
 
 // flushAged is the timer's: it sends a batch whose first post is

@@ -307,6 +307,10 @@ func (s *session) receivePolling() {
 			return
 		default:
 		}
+		now := time.Now().UnixNano()
+		for _, c := range s.conns {
+			c.flushIfAged(now) // batches the application left waiting
+		}
 		if s.waiters.Load() > 0 {
 			// a caller polls: look again shortly (a sleep, not a spin:
 			// the core is the caller's)

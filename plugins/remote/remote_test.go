@@ -607,22 +607,45 @@ func TestBatchedLaunchesInOrder(t *testing.T) {
 	}
 }
 
+// pollingEnd is a Pipe end taken as a link.Poller, as MPI's is (with no
+// spin: its receiver goroutine polls).
+type pollingEnd struct{ *link.PipeEnd }
+
+func (e pollingEnd) TryRecv() (int, []byte, bool, error) {
+	src, b, err := e.Recv(time.Microsecond)
+	if errors.Is(err, link.ErrTimeout) {
+		return 0, nil, false, nil
+	}
+	return src, b, err == nil, err
+}
+
+func (e pollingEnd) Spin() time.Duration { return 0 }
+
 // A post waits in its batch no longer than about batchAge, also when the
 // application then waits for something that sends the proxy nothing: here
-// a host call that this process waits for.
+// a host call that this process waits for. Without a Poller a timer
+// sends the batch, with one the receiver.
 func TestBatchSentWithoutSync(t *testing.T) {
-	j := startJob(t, 1, 1)
-	d := dev0(j.connect(t, 0, mapEnv{}))
-	q, _ := d.NewQueue()
-	defer q.Release()
-	defer q.Sync()
-	ran := make(chan struct{})
-	if err := q.HostCall(func() error { close(ran); return nil }); err != nil {
-		t.Fatal(err)
-	}
-	select {
-	case <-ran:
-	case <-time.After(5 * time.Second):
-		t.Fatal("a queued host call did not reach the proxy without a sync")
+	for _, polling := range []bool{false, true} {
+		j := startJob(t, 1, 1)
+		var ep link.Endpoint = j.ends[0]
+		if polling {
+			ep = pollingEnd{j.ends[0]}
+		}
+		d := dev0(connectVia(t, ep, mapEnv{}))
+		q, _ := d.NewQueue()
+		ran := make(chan struct{})
+		if err := q.HostCall(func() error { close(ran); return nil }); err != nil {
+			t.Fatal(err)
+		}
+		select {
+		case <-ran:
+		case <-time.After(5 * time.Second):
+			t.Fatalf("a queued host call did not reach the proxy without a sync (Poller: %v)", polling)
+		}
+		if err := q.Sync(); err != nil {
+			t.Fatal(err)
+		}
+		q.Release()
 	}
 }

@@ -232,13 +232,35 @@ type reader struct {
 	err error
 }
 
-func (r *reader) uvarint(what string) uint64 {
+// label names a field in an error, formatted only when there is one
+// (Decode runs per request: no formatting on its way): what, after op's
+// name where op is set, with i where i >= 0.
+type label struct {
+	op   Op
+	what string
+	i    int
+}
+
+func (l label) String() string {
+	s := l.what
+	if l.i >= 0 {
+		s = fmt.Sprintf("%s %d", s, l.i)
+	}
+	if l.op != OpInvalid {
+		s = l.op.String() + " " + s
+	}
+	return s
+}
+
+func (r *reader) uvarint(what string) uint64 { return r.uvarintL(label{what: what, i: -1}) }
+
+func (r *reader) uvarintL(l label) uint64 {
 	if r.err != nil {
 		return 0
 	}
 	v, n := binary.Uvarint(r.b)
 	if n <= 0 {
-		r.err = fmt.Errorf("%w: %s is cut short or longer than 64 bits", ErrMalformed, what)
+		r.err = fmt.Errorf("%w: %s is cut short or longer than 64 bits", ErrMalformed, l)
 		return 0
 	}
 	r.b = r.b[n:]
@@ -246,12 +268,21 @@ func (r *reader) uvarint(what string) uint64 {
 }
 
 func (r *reader) bytes(what string, max uint64) []byte {
-	n := r.uvarint(what + " length")
+	return r.bytesL(label{what: what, i: -1}, max)
+}
+
+func (r *reader) bytesL(l label, max uint64) []byte {
 	if r.err != nil {
 		return nil
 	}
+	n, k := binary.Uvarint(r.b)
+	if k <= 0 {
+		r.err = fmt.Errorf("%w: %s length is cut short or longer than 64 bits", ErrMalformed, l)
+		return nil
+	}
+	r.b = r.b[k:]
 	if n > uint64(len(r.b)) || n > max {
-		r.err = fmt.Errorf("%w: %s of %d bytes, %d left in the message (at most %d)", ErrMalformed, what, n, len(r.b), max)
+		r.err = fmt.Errorf("%w: %s of %d bytes, %d left in the message (at most %d)", ErrMalformed, l, n, len(r.b), max)
 		return nil
 	}
 	v := r.b[:n:n]
@@ -273,13 +304,13 @@ func Decode(b []byte) (Msg, error) {
 	r := reader{b: b[1:]}
 	m.Seq = r.uvarint("sequence number")
 	for i := 0; i < l.args; i++ {
-		m.Args[i] = r.uvarint(fmt.Sprintf("%v argument %d", m.Op, i))
+		m.Args[i] = r.uvarintL(label{m.Op, "argument", i})
 	}
 	if l.data {
-		m.Data = r.bytes(m.Op.String()+" payload", math.MaxInt)
+		m.Data = r.bytesL(label{m.Op, "payload", -1}, math.MaxInt)
 	}
 	if l.text {
-		m.Text = string(r.bytes(m.Op.String()+" text", MaxText))
+		m.Text = string(r.bytesL(label{m.Op, "text", -1}, MaxText))
 	}
 	if r.err != nil {
 		return Msg{}, r.err
@@ -305,9 +336,9 @@ func DecodeHeader(b []byte) (Msg, uint64, error) {
 	r := reader{b: b[1:]}
 	m.Seq = r.uvarint("sequence number")
 	for i := 0; i < layouts[m.Op].args; i++ {
-		m.Args[i] = r.uvarint(fmt.Sprintf("%v argument %d", m.Op, i))
+		m.Args[i] = r.uvarintL(label{m.Op, "argument", i})
 	}
-	n := r.uvarint(m.Op.String() + " payload length")
+	n := r.uvarintL(label{m.Op, "payload length", -1})
 	if r.err != nil {
 		return Msg{}, 0, r.err
 	}
@@ -424,7 +455,7 @@ func DecodeBatch(m *Msg) ([]Msg, error) {
 	out := make([]Msg, 0, count)
 	r := reader{b: m.Data}
 	for len(r.b) > 0 {
-		f := r.bytes(fmt.Sprintf("batch frame %d", len(out)), MaxBatch)
+		f := r.bytesL(label{what: "batch frame", i: len(out)}, MaxBatch)
 		if r.err != nil {
 			return nil, r.err
 		}

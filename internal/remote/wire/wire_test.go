@@ -296,3 +296,18 @@ func TestBatch(t *testing.T) {
 		}
 	}
 }
+
+// BenchmarkDecodeLaunch: the proxy decodes every queued launch.
+func BenchmarkDecodeLaunch(b *testing.B) {
+	m := Msg{Op: OpLaunch, Args: [MaxArgs]uint64{3, 17, 1, 1, 1, 1, 1, 1, 0, 0}, Data: make([]byte, 16)}
+	enc, err := Encode(&m)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := Decode(enc); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
