@@ -12,6 +12,7 @@ static uint64_t remote_get_in_host_fn(void) { return remote_in_host_fn; }
 import "C"
 
 import (
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"runtime"
@@ -61,13 +62,54 @@ type conn struct {
 
 	lastHeard atomic.Int64 // unix nanoseconds of the last message from the proxy
 	calls     sync.WaitGroup
+
+	// Posts wait in out, a Batch being built, until a message that must go
+	// now (a call, a large payload) takes them along or goes after them,
+	// the batch passes batchBytes, or its first post is batchAge old (on
+	// the next post; otherwise by the receiver of a link.Poller, which
+	// polls anyway, or without one by the timer aged). omu orders this
+	// process's messages to the proxy: it is held while out grows and
+	// while a batch and the small message after it are sent.
+	omu     sync.Mutex
+	out     []byte // wire.MaxHeader bytes for the Batch's header, then frames
+	outN    uint64 // frames in out
+	outAt   time.Time
+	since   atomic.Int64 // outAt in unix nanoseconds while outN > 0, else 0
+	aged    *time.Timer
+	agedSet bool
 }
+
+// Batching of posts (conn.post).
+const (
+	batchBytes = 32 << 10 // a batch's frames: then it is sent (one MPI eager message)
+	batchFrame = 4 << 10  // a post with more payload goes alone, after the batch
+	batchAge   = 50 * time.Microsecond
+)
 
 func newConn(s *session, p link.Peer, timeout time.Duration, chunk uint64) *conn {
 	c := &conn{s: s, ep: s.ep, rank: p.Rank, host: p.Host, timeout: timeout, chunk: chunk,
-		pending: map[uint64]chan wire.Msg{}, reads: map[uint64]read{}, hostCalls: map[uint64]func() error{}}
+		pending: map[uint64]chan wire.Msg{}, reads: map[uint64]read{}, hostCalls: map[uint64]func() error{},
+		out: make([]byte, wire.MaxHeader, wire.MaxHeader+batchBytes+batchFrame+256)}
 	c.lastHeard.Store(time.Now().UnixNano())
+	liveConns.Store(c, struct{}{})
 	return c
+}
+
+// liveConns are the conns of sessions not closed: at the process's exit
+// their batches go before Exit (flushAll).
+var liveConns sync.Map
+
+// flushAll sends every live conn's batch (not one that a thread is
+// sending now: the process's exit does not wait for it).
+func flushAll() {
+	liveConns.Range(func(k, _ any) bool {
+		c := k.(*conn)
+		if c.omu.TryLock() {
+			_ = c.flushLocked()
+			c.omu.Unlock()
+		}
+		return true
+	})
 }
 
 // where names the proxy in errors.
@@ -98,6 +140,8 @@ func (c *conn) kill(err error) {
 // proxies adds none.
 var copiedBytes atomic.Uint64
 
+// send sends m now, after the posts waiting in the batch (m goes as the
+// batch's last frame where it fits: one message).
 func (c *conn) send(m *wire.Msg) error {
 	if err := c.failed(); err != nil {
 		return err
@@ -105,6 +149,30 @@ func (c *conn) send(m *wire.Msg) error {
 	if m.Op == wire.OpCopyTo {
 		copiedBytes.Add(uint64(len(m.Data)))
 	}
+	c.omu.Lock()
+	if c.outN > 0 && len(m.Data)+len(m.Text) <= batchFrame {
+		defer c.omu.Unlock()
+		if err := c.appendLocked(m); err != nil {
+			return err
+		}
+		return c.flushLocked()
+	}
+	if err := c.flushLocked(); err != nil {
+		c.omu.Unlock()
+		return err
+	}
+	if len(m.Data)+len(m.Text) >= bigMessage {
+		// the later messages of this thread wait for this send anyway;
+		// other threads' need not
+		c.omu.Unlock()
+	} else {
+		defer c.omu.Unlock()
+	}
+	return c.sendNow(m)
+}
+
+// sendNow sends m alone.
+func (c *conn) sendNow(m *wire.Msg) error {
 	if g, ok := c.ep.(link.Gatherer); ok && len(m.Data) >= bigMessage && len(m.Text) == 0 {
 		// a copy's bytes go from where they are (no copy into the message)
 		var hb [wire.MaxHeader]byte
@@ -131,6 +199,10 @@ func (c *conn) send(m *wire.Msg) error {
 	if err != nil {
 		return ol.Errorf(ol.ErrcInvalidArgument, "%s: %v", c.where(), err)
 	}
+	return c.sendBytes(b)
+}
+
+func (c *conn) sendBytes(b []byte) error {
 	if err := c.ep.Send(c.rank, b, c.timeout); err != nil {
 		e := ol.Errorf(ol.ErrcBackendFailure, "%s: %v", c.where(), err)
 		c.kill(e)
@@ -139,12 +211,118 @@ func (c *conn) send(m *wire.Msg) error {
 	return nil
 }
 
-// post sends a request that is not answered (its errors come at the next
-// sync).
+// post queues a request that is not answered (its errors come at the next
+// sync) in the batch: it goes with the next message that must go now, or
+// within about batchAge.
 func (c *conn) post(op wire.Op, data []byte, args ...uint64) error {
 	m := wire.Msg{Op: op, Seq: 0, Data: data}
 	copy(m.Args[:], args)
-	return c.send(&m)
+	if len(data) > batchFrame {
+		return c.send(&m)
+	}
+	if err := c.failed(); err != nil {
+		return err
+	}
+	if op == wire.OpCopyTo {
+		copiedBytes.Add(uint64(len(data)))
+	}
+	c.omu.Lock()
+	defer c.omu.Unlock()
+	if err := c.appendLocked(&m); err != nil {
+		return err
+	}
+	if len(c.out)-wire.MaxHeader >= batchBytes {
+		return c.flushLocked()
+	}
+	now := time.Now()
+	if c.outN == 1 {
+		c.outAt = now
+		c.since.Store(now.UnixNano())
+		if c.s.poller == nil && !c.agedSet {
+			// (a timer costs a wake-up of Go's poller thread per batch:
+			// with a Poller the receiver looks instead, flushIfAged)
+			c.agedSet = true
+			if c.aged == nil {
+				c.aged = time.AfterFunc(batchAge, c.flushAged)
+			} else {
+				c.aged.Reset(batchAge)
+			}
+		}
+	} else if now.Sub(c.outAt) >= batchAge {
+		return c.flushLocked()
+	}
+	return nil
+}
+
+// appendLocked adds m to the batch (under omu).
+func (c *conn) appendLocked(m *wire.Msg) error {
+	b, err := wire.AppendFrame(c.out, m)
+	if err != nil {
+		return ol.Errorf(ol.ErrcInvalidArgument, "%s: %v", c.where(), err)
+	}
+	c.out = b
+	c.outN++
+	return nil
+}
+
+// flushLocked sends the batch (under omu): a lone post as itself, more as
+// one Batch message whose header is written just before the frames.
+func (c *conn) flushLocked() error {
+	if c.outN == 0 {
+		return nil
+	}
+	if c.agedSet && c.aged.Stop() {
+		c.agedSet = false
+	}
+	frames := c.out[wire.MaxHeader:]
+	n := c.outN
+	c.out, c.outN = c.out[:wire.MaxHeader], 0
+	c.since.Store(0)
+	if err := c.failed(); err != nil {
+		return err
+	}
+	if n == 1 {
+		// the frame's length, then the message
+		_, k := binary.Uvarint(frames)
+		return c.sendBytes(frames[k:])
+	}
+	var hb [wire.MaxHeader]byte
+	head, err := wire.AppendHeader(hb[:0], &wire.Msg{Op: wire.OpBatch, Args: [wire.MaxArgs]uint64{n}}, uint64(len(frames)))
+	if err != nil {
+		return ol.Errorf(ol.ErrcInvalidArgument, "%s: %v", c.where(), err)
+	}
+	start := wire.MaxHeader - len(head)
+	copy(c.out[start:wire.MaxHeader], head)
+	return c.sendBytes(c.out[start : wire.MaxHeader+len(frames)])
+}
+
+// flushIfAged sends the batch if its first post is batchAge old at now
+// (the receiver's check).
+func (c *conn) flushIfAged(now int64) {
+	if t := c.since.Load(); t != 0 && now-t >= int64(batchAge) && c.omu.TryLock() {
+		if c.outN > 0 && now-c.outAt.UnixNano() >= int64(batchAge) {
+			_ = c.flushLocked()
+		}
+		c.omu.Unlock()
+	}
+}
+
+// flushAged is the timer's: it sends a batch whose first post is
+// batchAge old (the application may wait on something that sends
+// nothing to the proxy).
+func (c *conn) flushAged() {
+	c.omu.Lock()
+	defer c.omu.Unlock()
+	c.agedSet = false
+	if c.outN == 0 {
+		return
+	}
+	if wait := batchAge - time.Since(c.outAt); wait > 0 {
+		c.agedSet = true
+		c.aged.Reset(wait)
+		return
+	}
+	_ = c.flushLocked() // a failure kills the conn: the next call or sync reports it
 }
 
 // call sends a request and waits for its reply: while the proxy answers
@@ -188,7 +366,7 @@ func (c *conn) call(op wire.Op, data []byte, text string, args ...uint64) (wire.
 					c.where(), c.timeout.Round(time.Millisecond), EnvTimeout))
 				return wire.Msg{}, c.failed()
 			}
-			_ = c.post(wire.OpPing, nil) // its reply matches no call: it only shows the proxy is alive
+			_ = c.send(&wire.Msg{Op: wire.OpPing}) // its reply matches no call: it only shows the proxy is alive
 		}
 	}
 }
@@ -284,7 +462,12 @@ func (c *conn) deliver(b []byte) {
 		c.mu.Unlock()
 		token := m.Args[0]
 		if fn == nil {
-			_ = c.post(wire.OpHostDone, nil, token, uint64(ol.ErrcInvalidArgument))
+			// not from the receiver itself, which must not wait for omu
+			c.calls.Add(1)
+			go func() {
+				defer c.calls.Done()
+				_ = c.send(&wire.Msg{Op: wire.OpHostDone, Args: [wire.MaxArgs]uint64{token, uint64(ol.ErrcInvalidArgument)}})
+			}()
 			return
 		}
 		// fn may block and call the library (which waits for this

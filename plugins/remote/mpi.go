@@ -38,6 +38,7 @@ func mpiConnector(env plugin.Env, want bool) (link.Endpoint, error) {
 // sayExit tells every proxy that this client has ended (each proxy ends
 // once every client of the job has).
 func sayExit(ep link.Endpoint) {
+	flushAll() // requests still in batches go first
 	b, _ := wire.Encode(&wire.Msg{Op: wire.OpExit})
 	for _, p := range ep.Proxies() {
 		_ = ep.Send(p.Rank, b, time.Second)

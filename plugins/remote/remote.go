@@ -310,6 +310,10 @@ func (s *session) receivePolling() {
 			return
 		default:
 		}
+		now := time.Now().UnixNano()
+		for _, c := range s.conns {
+			c.flushIfAged(now) // batches the application left waiting
+		}
 		if s.waiters.Load() > 0 {
 			// a caller polls and handles every message meanwhile: look
 			// again later (a sleep, not a spin: the core is the caller's;
@@ -359,6 +363,7 @@ func (s *session) close() {
 		for _, c := range s.conns {
 			c.kill(ol.Errorf(ol.ErrcUninitialized, "%s: the remote platform was shut down", c.where()))
 			c.calls.Wait()
+			liveConns.Delete(c)
 		}
 	})
 }

@@ -72,7 +72,13 @@ func startJob(t *testing.T, clients, proxies int) *job {
 // connect initialises the remote plugin as client rank r of the job.
 func (j *job) connect(t *testing.T, r int, env mapEnv) *group {
 	t.Helper()
-	SetConnector(func(plugin.Env, bool) (link.Endpoint, error) { return j.ends[r], nil })
+	return connectVia(t, j.ends[r], env)
+}
+
+// connectVia initialises the remote plugin over ep.
+func connectVia(t *testing.T, ep link.Endpoint, env mapEnv) *group {
+	t.Helper()
+	SetConnector(func(plugin.Env, bool) (link.Endpoint, error) { return ep, nil })
 	defer SetConnector(nil)
 	p := New()
 	pl, err := p.Init(env)
@@ -520,4 +526,126 @@ func codeOf(err error) ol.Errc {
 		return oe.Code
 	}
 	return ol.ErrcSuccess
+}
+
+// countingEnd counts the messages a client sends.
+type countingEnd struct {
+	*link.PipeEnd
+	sends atomic.Int64
+}
+
+func (e *countingEnd) Send(rank int, msg []byte, timeout time.Duration) error {
+	e.sends.Add(1)
+	return e.PipeEnd.Send(rank, msg, timeout)
+}
+
+// Launches queued before a sync go in batches, far fewer messages than
+// launches, and run complete and in order: each Fibonacci step reads the
+// two before it (a lost, repeated or reordered launch changes the numbers).
+func TestBatchedLaunchesInOrder(t *testing.T) {
+	img := buildKernel(t, "sequence")
+	j := startJob(t, 1, 1)
+	ep := &countingEnd{PipeEnd: j.ends[0]}
+	d := dev0(connectVia(t, ep, mapEnv{}))
+	prog, err := d.LoadProgram(img)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer prog.Unload()
+	k, err := prog.Kernel("sequence")
+	if err != nil {
+		t.Fatal(err)
+	}
+	const n = 5000
+	out, err := d.Alloc(ol.AllocTypeDevice, n*4)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Free(out, ol.AllocTypeDevice)
+	q, _ := d.NewQueue()
+	defer q.Release()
+	seed := cbuf(t, 8)
+	binary.LittleEndian.PutUint32(seed, 0)
+	binary.LittleEndian.PutUint32(seed[4:], 1)
+	if err := q.CopyToDevice(out, d, addr(seed), 8); err != nil {
+		t.Fatal(err)
+	}
+	ls := plugin.LaunchSize{NumGroups: ol.Dimensions{X: 1, Y: 1, Z: 1}, GroupSize: ol.Dimensions{X: 1, Y: 1, Z: 1}}
+	before := ep.sends.Load()
+	for i := 2; i < n; i++ {
+		args := binary.LittleEndian.AppendUint64(nil, uint64(out))
+		args = binary.LittleEndian.AppendUint32(args, uint32(i))
+		args = append(args, 0, 0, 0, 0) // the struct's tail padding
+		if err := q.Launch(k, args, ls); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := q.Sync(); err != nil {
+		t.Fatal(err)
+	}
+	sent := ep.sends.Load() - before
+	t.Logf("%d launches and a sync: %d messages", n-2, sent)
+	// a batch goes at 32 KiB or 50 µs after its first launch: how many
+	// share a message depends on the machine's speed (24 messages idle,
+	// 330 under -race on a loaded machine; one each without batching)
+	if sent > n/5 {
+		t.Fatalf("%d launches and a sync took %d messages", n-2, sent)
+	}
+	back := cbuf(t, n*4)
+	if err := q.CopyFromDevice(addr(back), out, d, n*4); err != nil {
+		t.Fatal(err)
+	}
+	if err := q.Sync(); err != nil {
+		t.Fatal(err)
+	}
+	a, b := uint32(0), uint32(1)
+	for i := 0; i < n; i++ {
+		if v := binary.LittleEndian.Uint32(back[4*i:]); v != a {
+			t.Fatalf("out[%d] = %d, want %d", i, v, a)
+		}
+		a, b = b, a+b
+	}
+}
+
+// pollingEnd is a Pipe end taken as a link.Poller, as MPI's is (with no
+// spin: its receiver goroutine polls).
+type pollingEnd struct{ *link.PipeEnd }
+
+func (e pollingEnd) TryRecv() (int, []byte, bool, error) {
+	src, b, err := e.Recv(time.Microsecond)
+	if errors.Is(err, link.ErrTimeout) {
+		return 0, nil, false, nil
+	}
+	return src, b, err == nil, err
+}
+
+func (e pollingEnd) Spin() time.Duration { return 0 }
+
+// A post waits in its batch no longer than about batchAge, also when the
+// application then waits for something that sends the proxy nothing: here
+// a host call that this process waits for. Without a Poller a timer
+// sends the batch, with one the receiver.
+func TestBatchSentWithoutSync(t *testing.T) {
+	for _, polling := range []bool{false, true} {
+		j := startJob(t, 1, 1)
+		var ep link.Endpoint = j.ends[0]
+		if polling {
+			ep = pollingEnd{j.ends[0]}
+		}
+		d := dev0(connectVia(t, ep, mapEnv{}))
+		q, _ := d.NewQueue()
+		ran := make(chan struct{})
+		if err := q.HostCall(func() error { close(ran); return nil }); err != nil {
+			t.Fatal(err)
+		}
+		select {
+		case <-ran:
+		case <-time.After(5 * time.Second):
+			t.Fatalf("a queued host call did not reach the proxy without a sync (Poller: %v)", polling)
+		}
+		if err := q.Sync(); err != nil {
+			t.Fatal(err)
+		}
+		q.Release()
+	}
 }

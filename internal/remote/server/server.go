@@ -99,6 +99,10 @@ func (s *Server) Serve() error {
 			// wrong request, so none is sent
 			continue
 		}
+		if m.Op == wire.OpBatch {
+			s.batch(src, &m)
+			continue
+		}
 		if m.Op == wire.OpExit {
 			s.byeClient(src)
 			s.mu.Lock()
@@ -111,6 +115,26 @@ func (s *Server) Serve() error {
 			continue
 		}
 		s.handle(src, &m)
+	}
+}
+
+// batch handles a Batch's requests in order, each as if it had come
+// alone. A malformed batch is refused whole (none of it runs): logged,
+// and kept as the client's error for its next sync, since its requests
+// are posts whose errors a sync reports (a call in it goes unanswered,
+// as a malformed lone call does, and times out).
+func (s *Server) batch(src int, m *wire.Msg) {
+	ms, err := wire.DecodeBatch(m)
+	if err != nil {
+		s.logf("from rank %d: %v", src, err)
+		c := s.client(src)
+		c.mu.Lock()
+		c.errs = append(c.errs, bad("%v", err))
+		c.mu.Unlock()
+		return
+	}
+	for i := range ms {
+		s.handle(src, &ms[i])
 	}
 }
 

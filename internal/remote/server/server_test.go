@@ -1,7 +1,10 @@
 package server
 
 import (
+	"bytes"
+	"io"
 	"os"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -123,5 +126,138 @@ func TestByeAndExit(t *testing.T) {
 		}
 	case <-time.After(5 * time.Second):
 		t.Fatal("Serve did not end after every client's Exit")
+	}
+}
+
+// frames encodes msgs as a Batch's payload.
+func frames(t *testing.T, msgs ...wire.Msg) []byte {
+	var data []byte
+	for i := range msgs {
+		var err error
+		if data, err = wire.AppendFrame(data, &msgs[i]); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return data
+}
+
+// readBack copies n bytes of p back through queue 7 (a CopyFrom and a sync).
+func (c *raw) readBack(p, n uint64) ([]byte, error) {
+	c.t.Helper()
+	c.post(&wire.Msg{Op: wire.OpCopyFrom, Args: [wire.MaxArgs]uint64{7, 0, p, n, 99}})
+	c.seq++
+	c.post(&wire.Msg{Op: wire.OpQueueSync, Seq: c.seq, Args: [wire.MaxArgs]uint64{7}})
+	var got []byte
+	for {
+		_, b, err := c.ep.Recv(5 * time.Second)
+		if err != nil {
+			c.t.Fatal(err)
+		}
+		r, err := wire.Decode(b)
+		if err != nil {
+			c.t.Fatal(err)
+		}
+		switch {
+		case r.Op == wire.OpData && r.Args[0] == 99:
+			got = append([]byte(nil), r.Data...)
+		case r.Op == wire.OpReply && r.Seq == c.seq:
+			if r.Args[0] != 0 {
+				return got, ol.NewError(ol.Errc(r.Args[0]), r.Text)
+			}
+			return got, nil
+		}
+	}
+}
+
+// A batch's requests run in order, a call among them is answered; a
+// malformed batch runs none of its requests, is the next sync's error,
+// and the proxy goes on serving.
+func TestBatches(t *testing.T) {
+	ends := link.Pipe(2, 1) // raw sends to rank 2
+	hp, err := host.New().Init(noEnv{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer hp.Deinit()
+	s := New(ends[2], []plugin.Platform{hp}, io.Discard)
+	s.Clients = 1
+	done := make(chan error, 1)
+	go func() { done <- s.Serve() }()
+	defer func() {
+		ends[0].Send(2, []byte{byte(wire.OpExit), 0}, time.Second)
+		if err := <-done; err != nil {
+			t.Error(err)
+		}
+	}()
+	c := &raw{t: t, ep: ends[0]}
+	if _, err := c.call(wire.OpHello, nil, "", wire.Version); err != nil {
+		t.Fatal(err)
+	}
+	const n = 4096
+	ra, err := c.call(wire.OpAlloc, nil, "", 0, uint64(ol.AllocTypeDevice), n)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := ra.Args[1]
+	// the queue, then fills of 64-byte blocks, block k%64 with byte k:
+	// in order, block j ends with the last k of it; a call last
+	msgs := []wire.Msg{{Op: wire.OpQueueNew, Args: [wire.MaxArgs]uint64{0, 7}}}
+	const fills = 1000
+	for k := 0; k < fills; k++ {
+		msgs = append(msgs, wire.Msg{Op: wire.OpFill, Data: []byte{byte(k)}, Args: [wire.MaxArgs]uint64{7, p + uint64(k%64)*64, 64}})
+	}
+	c.seq++
+	msgs = append(msgs, wire.Msg{Op: wire.OpQueueSync, Seq: c.seq, Args: [wire.MaxArgs]uint64{7}})
+	c.post(&wire.Msg{Op: wire.OpBatch, Args: [wire.MaxArgs]uint64{uint64(len(msgs))}, Data: frames(t, msgs...)})
+	_, b, err := c.ep.Recv(5 * time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r, err := wire.Decode(b); err != nil || r.Op != wire.OpReply || r.Seq != c.seq || r.Args[0] != 0 {
+		t.Fatalf("the sync in the batch: %+v %v", r, err)
+	}
+	got, err := c.readBack(p, n)
+	if err != nil || len(got) != n {
+		t.Fatalf("read back %d bytes: %v", len(got), err)
+	}
+	var last [64]byte // block j's byte: the last k with k%64 == j
+	for k := 0; k < fills; k++ {
+		last[k%64] = byte(k)
+	}
+	for i := 0; i < n; i++ {
+		if got[i] != last[i/64] {
+			t.Fatalf("byte %d is %d, want %d", i, got[i], last[i/64])
+		}
+	}
+	// each hostile batch starts with a fill of byte 0xee that must not run
+	fill := frames(t, wire.Msg{Op: wire.OpFill, Data: []byte{0xee}, Args: [wire.MaxArgs]uint64{7, p, n}})
+	nested, _ := wire.Encode(&wire.Msg{Op: wire.OpBatch, Args: [wire.MaxArgs]uint64{1}, Data: fill})
+	for name, data := range map[string][]byte{
+		"truncated frame": append(slices.Clone(fill), 3, byte(wire.OpWait), 0),
+		"nested batch":    append(append(slices.Clone(fill), byte(len(nested))), nested...),
+		"oversize frame":  append(slices.Clone(fill), 0xff, 0x7f, byte(wire.OpPing), 0),
+		"exit":            append(slices.Clone(fill), 2, byte(wire.OpExit), 0),
+	} {
+		c.post(&wire.Msg{Op: wire.OpBatch, Args: [wire.MaxArgs]uint64{2}, Data: data})
+		got, err := c.readBack(p, n)
+		if err == nil || !strings.Contains(err.Error(), "malformed") {
+			t.Errorf("%s: sync after it: %v", name, err)
+		}
+		if bytes.IndexByte(got, 0xee) >= 0 {
+			t.Errorf("%s: a request of a malformed batch ran", name)
+		}
+	}
+	// a batch of more bytes than any the proxy accepts
+	huge := make([]byte, 0, wire.MaxBatch+8)
+	for len(huge) <= wire.MaxBatch {
+		huge = append(huge, fill...)
+	}
+	c.post(&wire.Msg{Op: wire.OpBatch, Args: [wire.MaxArgs]uint64{uint64(len(huge) / len(fill))}, Data: huge})
+	if got, err := c.readBack(p, n); err == nil || bytes.IndexByte(got, 0xee) >= 0 {
+		t.Errorf("a batch of %d bytes: %v", len(huge), err)
+	}
+	// and the proxy still serves
+	if _, err := c.readBack(p, n); err != nil {
+		t.Fatalf("after the hostile batches: %v", err)
 	}
 }

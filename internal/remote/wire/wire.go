@@ -27,7 +27,7 @@ import (
 
 // Version is the protocol version a client sends in Hello; a proxy refuses
 // another.
-const Version = 2
+const Version = 3
 
 // MaxText bounds a message's text (names of kernels and globals, error
 // details).
@@ -49,7 +49,10 @@ type Op uint8
 // destination proxy to accept it (PeerRecv, answered) and then queues
 // PeerSend on the source proxy's queue; there the source sends the bytes
 // to the destination proxy (PeerData, proxy to proxy), which answers with
-// PeerDone once they are in its device memory or have failed.
+// PeerDone once they are in its device memory or have failed. Batch
+// (client to proxy, not answered) carries several requests in one message
+// (AppendFrame, DecodeBatch): the proxy handles them in order as if each
+// had come alone.
 const (
 	OpInvalid Op = iota
 	OpHello
@@ -90,6 +93,7 @@ const (
 	OpPeerSend
 	OpPeerData
 	OpPeerDone
+	OpBatch
 	opCount
 )
 
@@ -150,6 +154,7 @@ var layouts = [opCount]layout{
 	OpPeerSend:     {"PeerSend", 8, false, false, false},       // queue dev src size dstRank token chunk timeoutMs
 	OpPeerData:     {"PeerData", 3, true, false, false},        // client token offset; bytes
 	OpPeerDone:     {"PeerDone", 3, false, true, false},        // client token code; details
+	OpBatch:        {"Batch", 1, true, false, false},           // count; frames (AppendFrame)
 }
 
 func (o Op) String() string {
@@ -227,13 +232,35 @@ type reader struct {
 	err error
 }
 
-func (r *reader) uvarint(what string) uint64 {
+// label names a field in an error, formatted only when there is one
+// (Decode runs per request: no formatting on its way): what, after op's
+// name where op is set, with i where i >= 0.
+type label struct {
+	op   Op
+	what string
+	i    int
+}
+
+func (l label) String() string {
+	s := l.what
+	if l.i >= 0 {
+		s = fmt.Sprintf("%s %d", s, l.i)
+	}
+	if l.op != OpInvalid {
+		s = l.op.String() + " " + s
+	}
+	return s
+}
+
+func (r *reader) uvarint(what string) uint64 { return r.uvarintL(label{what: what, i: -1}) }
+
+func (r *reader) uvarintL(l label) uint64 {
 	if r.err != nil {
 		return 0
 	}
 	v, n := binary.Uvarint(r.b)
 	if n <= 0 {
-		r.err = fmt.Errorf("%w: %s is cut short or longer than 64 bits", ErrMalformed, what)
+		r.err = fmt.Errorf("%w: %s is cut short or longer than 64 bits", ErrMalformed, l)
 		return 0
 	}
 	r.b = r.b[n:]
@@ -241,12 +268,21 @@ func (r *reader) uvarint(what string) uint64 {
 }
 
 func (r *reader) bytes(what string, max uint64) []byte {
-	n := r.uvarint(what + " length")
+	return r.bytesL(label{what: what, i: -1}, max)
+}
+
+func (r *reader) bytesL(l label, max uint64) []byte {
 	if r.err != nil {
 		return nil
 	}
+	n, k := binary.Uvarint(r.b)
+	if k <= 0 {
+		r.err = fmt.Errorf("%w: %s length is cut short or longer than 64 bits", ErrMalformed, l)
+		return nil
+	}
+	r.b = r.b[k:]
 	if n > uint64(len(r.b)) || n > max {
-		r.err = fmt.Errorf("%w: %s of %d bytes, %d left in the message (at most %d)", ErrMalformed, what, n, len(r.b), max)
+		r.err = fmt.Errorf("%w: %s of %d bytes, %d left in the message (at most %d)", ErrMalformed, l, n, len(r.b), max)
 		return nil
 	}
 	v := r.b[:n:n]
@@ -268,13 +304,13 @@ func Decode(b []byte) (Msg, error) {
 	r := reader{b: b[1:]}
 	m.Seq = r.uvarint("sequence number")
 	for i := 0; i < l.args; i++ {
-		m.Args[i] = r.uvarint(fmt.Sprintf("%v argument %d", m.Op, i))
+		m.Args[i] = r.uvarintL(label{m.Op, "argument", i})
 	}
 	if l.data {
-		m.Data = r.bytes(m.Op.String()+" payload", math.MaxInt)
+		m.Data = r.bytesL(label{m.Op, "payload", -1}, math.MaxInt)
 	}
 	if l.text {
-		m.Text = string(r.bytes(m.Op.String()+" text", MaxText))
+		m.Text = string(r.bytesL(label{m.Op, "text", -1}, MaxText))
 	}
 	if r.err != nil {
 		return Msg{}, r.err
@@ -300,9 +336,9 @@ func DecodeHeader(b []byte) (Msg, uint64, error) {
 	r := reader{b: b[1:]}
 	m.Seq = r.uvarint("sequence number")
 	for i := 0; i < layouts[m.Op].args; i++ {
-		m.Args[i] = r.uvarint(fmt.Sprintf("%v argument %d", m.Op, i))
+		m.Args[i] = r.uvarintL(label{m.Op, "argument", i})
 	}
-	n := r.uvarint(m.Op.String() + " payload length")
+	n := r.uvarintL(label{m.Op, "payload length", -1})
 	if r.err != nil {
 		return Msg{}, 0, r.err
 	}
@@ -342,6 +378,101 @@ func DecodeParams(b []byte) ([][2]uint64, error) {
 	}
 	if len(r.b) != 0 {
 		return nil, fmt.Errorf("%w: %d bytes after the parameters", ErrMalformed, len(r.b))
+	}
+	return out, nil
+}
+
+// MaxBatch bounds the frames' bytes of one Batch (a client sends far
+// less: plugins/remote's batchBytes).
+const MaxBatch = 1 << 20
+
+// minFrame is the smallest frame: a length byte, an operation, a
+// sequence number.
+const minFrame = 3
+
+// AppendFrame encodes m as one frame of a Batch's payload: its length (a
+// varint), then m as Append encodes it. A Batch or Exit is never a frame.
+func AppendFrame(buf []byte, m *Msg) ([]byte, error) {
+	if m.Op == OpBatch || m.Op == OpExit {
+		return buf, fmt.Errorf("wire: %v cannot be in a batch", m.Op)
+	}
+	n, err := size(m)
+	if err != nil {
+		return buf, err
+	}
+	buf = binary.AppendUvarint(buf, uint64(n))
+	return Append(buf, m)
+}
+
+// size is the length of Append's encoding of m.
+func size(m *Msg) (int, error) {
+	if m.Op <= OpInvalid || m.Op >= opCount {
+		return 0, fmt.Errorf("wire: cannot encode %v", m.Op)
+	}
+	if len(m.Text) > MaxText {
+		return 0, fmt.Errorf("wire: %v text of %d bytes (at most %d)", m.Op, len(m.Text), MaxText)
+	}
+	l := layouts[m.Op]
+	n := 1 + uvarintLen(m.Seq)
+	for i := 0; i < l.args; i++ {
+		n += uvarintLen(m.Args[i])
+	}
+	if l.data {
+		n += uvarintLen(uint64(len(m.Data))) + len(m.Data)
+	}
+	if l.text {
+		n += uvarintLen(uint64(len(m.Text))) + len(m.Text)
+	}
+	return n, nil
+}
+
+func uvarintLen(v uint64) int {
+	n := 1
+	for ; v >= 0x80; v >>= 7 {
+		n++
+	}
+	return n
+}
+
+// DecodeBatch reads a Batch's frames (m decoded by Decode): each is
+// checked exactly as a lone message by Decode; a Batch or Exit among them,
+// a frame longer than what is left, a count (Args[0]) that is not the
+// frames', or a payload over MaxBatch is refused, and then none of the
+// frames is returned. Requests that want a reply may be frames: the
+// receiver answers each as if it had come alone. Any error wraps
+// ErrMalformed.
+func DecodeBatch(m *Msg) ([]Msg, error) {
+	if m.Op != OpBatch {
+		return nil, fmt.Errorf("%w: %v is not a batch", ErrMalformed, m.Op)
+	}
+	if len(m.Data) > MaxBatch {
+		return nil, fmt.Errorf("%w: batch of %d bytes (at most %d)", ErrMalformed, len(m.Data), MaxBatch)
+	}
+	count := m.Args[0]
+	if count == 0 || count > uint64(len(m.Data)/minFrame) {
+		return nil, fmt.Errorf("%w: batch of %d frames in %d bytes", ErrMalformed, count, len(m.Data))
+	}
+	out := make([]Msg, 0, count)
+	r := reader{b: m.Data}
+	for len(r.b) > 0 {
+		f := r.bytesL(label{what: "batch frame", i: len(out)}, MaxBatch)
+		if r.err != nil {
+			return nil, r.err
+		}
+		if uint64(len(out)) == count {
+			return nil, fmt.Errorf("%w: batch of more than its %d frames", ErrMalformed, count)
+		}
+		fm, err := Decode(f)
+		if err != nil {
+			return nil, fmt.Errorf("batch frame %d: %w", len(out), err)
+		}
+		if fm.Op == OpBatch || fm.Op == OpExit {
+			return nil, fmt.Errorf("%w: batch frame %d is a %v", ErrMalformed, len(out), fm.Op)
+		}
+		out = append(out, fm)
+	}
+	if uint64(len(out)) != count {
+		return nil, fmt.Errorf("%w: batch of %d frames, %d announced", ErrMalformed, len(out), count)
 	}
 	return out, nil
 }

@@ -81,6 +81,8 @@ func FuzzDecode(f *testing.F) {
 		b, _ := Encode(&m)
 		f.Add(b)
 	}
+	f.Add(batchOf(f, 2, []byte{byte(OpWait), 0, 7, 9}, []byte{byte(OpPing), 5}))
+	f.Add(batchOf(f, 1, batchOf(f, 1, []byte{byte(OpPing), 5})))
 	f.Fuzz(func(t *testing.T, b []byte) {
 		// a header alone (a placed message's, link.Placer)
 		if hm, n, err := DecodeHeader(b); err == nil {
@@ -117,6 +119,37 @@ func FuzzDecode(f *testing.F) {
 		}
 		_, _ = DecodeParams(m.Data)
 		_, _ = DecodeInventory(m.Data)
+		// a batch's frames: each a message Decode accepts alone, none a
+		// batch; framed again they are the same batch
+		if m.Op == OpBatch {
+			ms, err := DecodeBatch(&m)
+			if err != nil {
+				if !errors.Is(err, ErrMalformed) {
+					t.Fatalf("error %v does not wrap ErrMalformed", err)
+				}
+				return
+			}
+			var data []byte
+			for i := range ms {
+				if ms[i].Op == OpBatch || ms[i].Op == OpExit {
+					t.Fatalf("frame %d is a %v", i, ms[i].Op)
+				}
+				if data, err = AppendFrame(data, &ms[i]); err != nil {
+					t.Fatal(err)
+				}
+			}
+			m3 := Msg{Op: OpBatch, Args: [MaxArgs]uint64{uint64(len(ms))}, Data: data}
+			ms2, err := DecodeBatch(&m3)
+			if err != nil || len(ms2) != len(ms) {
+				t.Fatalf("re-framed batch of %d: %d frames (%v)", len(ms), len(ms2), err)
+			}
+			for i := range ms {
+				a, b := ms[i], ms2[i]
+				if a.Op != b.Op || a.Seq != b.Seq || a.Args != b.Args || !bytes.Equal(a.Data, b.Data) || a.Text != b.Text {
+					t.Fatalf("frame %d %+v re-framed decodes as %+v", i, a, b)
+				}
+			}
+		}
 	})
 }
 
@@ -188,6 +221,93 @@ func TestInventory(t *testing.T) {
 	for n := 0; n < len(b); n++ {
 		if _, err := DecodeInventory(b[:n]); !errors.Is(err, ErrMalformed) {
 			t.Fatalf("cut to %d of %d bytes: %v", n, len(b), err)
+		}
+	}
+}
+
+// batchOf encodes frames (each written by hand: its length, then the
+// message) as a Batch announcing count frames.
+func batchOf(t testing.TB, count uint64, frames ...[]byte) []byte {
+	var data []byte
+	for _, f := range frames {
+		data = append(data, byte(len(f)))
+		data = append(data, f...)
+	}
+	b, err := Encode(&Msg{Op: OpBatch, Args: [MaxArgs]uint64{count}, Data: data})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+func TestBatch(t *testing.T) {
+	ping := []byte{byte(OpPing), 5}
+	wait := []byte{byte(OpWait), 0, 7, 9}
+	m, err := Decode(batchOf(t, 2, wait, ping))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ms, err := DecodeBatch(&m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(ms) != 2 || ms[0].Op != OpWait || ms[0].Args[0] != 7 || ms[0].Args[1] != 9 || ms[1].Op != OpPing || ms[1].Seq != 5 {
+		t.Fatalf("decoded %+v", ms)
+	}
+	// AppendFrame writes what was written by hand above
+	var data []byte
+	for _, f := range []Msg{{Op: OpWait, Args: [MaxArgs]uint64{7, 9}}, {Op: OpPing, Seq: 5}} {
+		if data, err = AppendFrame(data, &f); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if want := append(append([]byte{4}, wait...), append([]byte{2}, ping...)...); !bytes.Equal(data, want) {
+		t.Fatalf("AppendFrame: % x, want % x", data, want)
+	}
+	if _, err := AppendFrame(nil, &Msg{Op: OpBatch}); err == nil {
+		t.Fatal("a batch was framed into a batch")
+	}
+	if _, err := AppendFrame(nil, &Msg{Op: OpExit}); err == nil {
+		t.Fatal("Exit was framed into a batch")
+	}
+	inner := batchOf(t, 1, ping)
+	huge := Msg{Op: OpBatch, Args: [MaxArgs]uint64{1}, Data: make([]byte, MaxBatch+1)}
+	hb, _ := Encode(&huge)
+	for name, b := range map[string][]byte{
+		"truncated frame":      batchOf(t, 1, wait[:3]),
+		"frame past the end":   append(batchOf(t, 1, ping)[:3], 200, byte(OpPing), 5),
+		"nested batch":         batchOf(t, 1, inner),
+		"exit in a batch":      batchOf(t, 1, []byte{byte(OpExit), 0}),
+		"unknown operation":    batchOf(t, 1, []byte{byte(opCount), 0}),
+		"more than announced":  batchOf(t, 1, ping, ping),
+		"fewer than announced": batchOf(t, 3, ping, ping),
+		"empty":                batchOf(t, 0),
+		"oversize":             hb,
+	} {
+		m, err := Decode(b)
+		if err != nil {
+			if !errors.Is(err, ErrMalformed) {
+				t.Errorf("%s: %v", name, err)
+			}
+			continue
+		}
+		if ms, err := DecodeBatch(&m); !errors.Is(err, ErrMalformed) || ms != nil {
+			t.Errorf("%s: %v, %d frames", name, err, len(ms))
+		}
+	}
+}
+
+// BenchmarkDecodeLaunch: the proxy decodes every queued launch.
+func BenchmarkDecodeLaunch(b *testing.B) {
+	m := Msg{Op: OpLaunch, Args: [MaxArgs]uint64{3, 17, 1, 1, 1, 1, 1, 1, 0, 0}, Data: make([]byte, 16)}
+	enc, err := Encode(&m)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := Decode(enc); err != nil {
+			b.Fatal(err)
 		}
 	}
 }
