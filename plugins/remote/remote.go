@@ -20,7 +20,6 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
-	"syscall"
 	"time"
 
 	"github.com/liboffload-go/liboffload-go/api/ol"
@@ -320,8 +319,7 @@ func (s *session) receivePolling() {
 			// a short sleep woke this thread often enough to take the
 			// caller's core from it: 50 µs made a launch + sync under
 			// MPI 100-300 µs where 1 ms gives 10-15 µs)
-			ts := syscall.NsecToTimespec(int64(time.Millisecond))
-			syscall.Nanosleep(&ts, nil)
+			link.Nap(time.Millisecond)
 			continue
 		}
 		got, err := s.pollOnce(true)

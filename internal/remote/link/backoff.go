@@ -62,11 +62,7 @@ func (b *Backoff) Pause(deadline time.Time) bool {
 	if !deadline.IsZero() {
 		d = min(d, time.Until(deadline)+time.Microsecond)
 	}
-	// nanosleep, not time.Sleep: Go's timers wake about 1 ms late on a
-	// loaded machine (measured: time.Sleep(20 µs) took 1.1 ms, nanosleep
-	// 0.14 ms)
-	ts := syscall.NsecToTimespec(d.Nanoseconds())
-	syscall.Nanosleep(&ts, nil)
+	Nap(d)
 	return true
 }
 
