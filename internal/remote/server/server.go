@@ -14,6 +14,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"runtime"
 	"slices"
 	"sync"
 	"time"
@@ -346,9 +347,21 @@ func (s *Server) quick(c *client, m *wire.Msg) bool {
 		if err != nil {
 			return true // the error is the answer
 		}
-		for start := time.Now(); !q.q.Empty(); link.Yield() {
-			if time.Since(start) > quickWait {
+		for start := time.Now(); !q.q.Empty(); {
+			waited := time.Since(start)
+			if waited > quickWait {
 				return false
+			}
+			// the queue's runner is a goroutine of this process: with
+			// one processor (a proxy bound to a core) it runs only when
+			// this loop lets it, which runtime.Gosched does without a
+			// system call; later also sched_yield, for devices whose
+			// work runs on threads of their own (a launch + sync took
+			// 7.1 µs yielding at every poll, 4.8 µs so)
+			if waited < quickWait/4 {
+				runtime.Gosched()
+			} else {
+				link.Yield()
 			}
 		}
 		return true
