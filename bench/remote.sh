@@ -100,31 +100,21 @@ into the destination proxy's device memory once the proxy has checked
 the header (docs/remote.md, "Copies without copying"): as in MPI's own
 number (one 256 MiB message), MPI's copy is the only pass over the
 bytes; what remains is a header and a wait per piece, and for a copy
-between proxies one round trip to B first (the grant). Waits poll
-without sleeping while messages flow (\`OFFLOAD_REMOTE_SPIN\`): with more
-ranks than cores they compete with the ranks they wait for. Before
-these changes each side passed over the bytes about three times; back to
-back with \`bench/remote.sh 1\` on 2026-11-29 (load 9.6 to 12, 2 cores):
-host → remote 0.52 and 0.64 GB/s before, 1.64 and 2.34 after (MPI's
-5.6 to 7.0 and 3.9 to 6.1); proxy → proxy 0.50 and 0.51 before, 3.27
-and 3.04 after; launch + sync 862 and 674 µs before, 304 and 148 µs
-after; queued launches about 10 µs each both before and after. A
-second pair with the final branch (load 10 to 13): host → remote 0.43
-and 0.77 GB/s before, 2.57 and 2.57 after; proxy → proxy 0.47 and 0.93
-before, 2.56 and 3.89 after; launch + sync 848 and 1,136 µs before, 702
-and 160 µs after (MPI's own bandwidth in these jobs: 1.1 to 6.1 GB/s, so
-no ratio here says whether the targets are met on an idle machine).
+between proxies one round trip to B first (the grant).
 
-Launch + sync: a caller waiting for its reply polls MPI itself; it
-yields the core with \`sched_yield\` alone (a C thread's call is a
-goroutine locked to its thread, where Go's own yield handed the thread's
-processor away and back on every poll), and the plugin's receiver
-goroutine sleeps 1 ms at a time meanwhile (its 50 µs naps took the
-caller's core). One application and one proxy on the 2 cores, 3 rounds
-of 2,000 each (2026-11-29, load ~1): 130 to 330 µs per round before;
-after, 10 to 15 µs in about half the rounds and about 100 µs in the
-others, depending on which core each thread landed on; 10 to 14 µs in
-every round with the two ranks pinned to a core each. The four ranks
-of this job pinned (load 10, other work on the cores): 16.6 and
-17.3 µs against an MPI round trip of 2.2 µs.
+Where the time goes (docs/remote.md, "The transport"; RATIONALE.md):
+waits poll without sleeping while messages flow
+(\`OFFLOAD_REMOTE_SPIN\`), without \`sched_yield\` for their first 50 µs
+(it costs 1.4 µs a call on the 2-core test machine); their naps give up
+the processor (\`link.Nap\`: with one core per rank, a nap in
+\`nanosleep\` kept it from the goroutine sending a copy). With more ranks
+than cores Open MPI yields in every poll that finds nothing;
+\`offload-proxy\` turns that off (\`OMPI_MCA_mpi_yield_when_idle=0\`
+unless the launch sets it), the application's MPI and MPI's rows here
+keep it. The proxy's host device runs each queued launch on a goroutine
+that shares the proxy's core with its receive loop: the queued-launch
+row is bounded by what the host device takes per empty launch. On the
+2-core test machine the rows vary by about ±1 µs and ±1.5 GB/s from one
+job to the next (other tenants of the machine: MPI's own round trip
+ranged over 2.1-2.9 µs the same afternoon).
 MD
