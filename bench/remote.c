@@ -39,15 +39,21 @@ static const size_t BIG = (size_t)256 << 20;
     }                                                                          \
   } while (0)
 
-// one round of raw MPI between rank 0 (first) and rank 1
-static void raw_round(int me, double *rtt, double *bw) {
+// one round of raw MPI between rank 0 (first) and rank 1, sending from
+// and into memory of the rank's own host device (olMemAlloc HOST): the
+// kind of memory each remote copy moves (the application's buffer and the
+// proxies' device memory), so that the copies and MPI are compared on
+// the same pages (on the test machine MPI moved malloc's 4 KiB pages at
+// half the rate of the host device's huge pages)
+static void raw_round(int me, ol_device_handle_t local, double *rtt, double *bw) {
   int peer = 1 - me;
   char small[SMALL] = {0}, ack = 0;
+  char *big;
+  CK(olMemAlloc(local, OL_ALLOC_TYPE_HOST, BIG, (void **)&big));
+  double *t = malloc(PINGS * sizeof *t);
+  if (!t) { fprintf(stderr, "remote: out of memory\n"); exit(1); }
   // real data on both sides, as the remote copies have: untouched memory
   // would send from the kernel's one zero page (always in cache)
-  char *big = malloc(BIG);
-  double *t = malloc(PINGS * sizeof *t);
-  if (!big || !t) { fprintf(stderr, "remote: out of memory\n"); exit(1); }
   memset(big, 1 + me, BIG);
   for (int i = 0; i < PINGS / 10 + PINGS; i++) {
     double t0 = now_ns();
@@ -75,14 +81,14 @@ static void raw_round(int me, double *rtt, double *bw) {
   *rtt = quantile(t, PINGS, 0.5);
   *bw = quantile(b + 1, REPS, 0.5);
   free(t);
-  free(big);
+  CK(olMemFree(big));
 }
 
 // rank 1: sleeps between rounds (MPI_Recv would spin a core); gives up
 // after PARTNER_WAIT_S without a command (rank 0 failed), so that a failed
 // run does not hold the job until mpirun.sh's bound
 enum { PARTNER_WAIT_S = 300 };
-static void partner(void) {
+static void partner(ol_device_handle_t local) {
   for (;;) {
     int cmd = -1, done = 0;
     MPI_Request rq;
@@ -98,7 +104,7 @@ static void partner(void) {
     }
     if (cmd != CMD_ROUND) return;
     double rtt, bw;
-    raw_round(1, &rtt, &bw);
+    raw_round(1, local, &rtt, &bw);
   }
 }
 
@@ -148,15 +154,16 @@ int main(int argc, char **argv) {
   int me, size;
   MCK(MPI_Comm_rank(MPI_COMM_WORLD, &me));
   MCK(MPI_Comm_size(MPI_COMM_WORLD, &size));
+  struct pick p = {0};
+  CK(olIterateDevices(pick_devices, &p));
   if (me == 1) {
-    partner();
+    if (!p.local) { fprintf(stderr, "remote: rank 1 has no host device\n"); return 1; }
+    partner(p.local);
     CK(olShutDown());
     return 0;
   }
   if (me != 0) { fprintf(stderr, "remote: rank %d: run as -np 2 remote : -np 2 offload-proxy\n", me); return 2; }
   atexit(end_partner);
-  struct pick p = {0};
-  CK(olIterateDevices(pick_devices, &p));
   if (!p.local || p.nremote < 2) {
     fprintf(stderr, "remote: want the local host device and two remote host devices, found %d remote\n", p.nremote);
     return 1;
@@ -167,8 +174,9 @@ int main(int argc, char **argv) {
   ol_queue_handle_t q;
   CK(olCreateQueue(a, &q));
   ol_kernel_launch_size_args_t ls = {1, {1, 1, 1}, {1, 1, 1}, 0};
-  void *host = malloc(BIG), *da, *db;
-  if (!host) { fprintf(stderr, "remote: out of memory\n"); return 1; }
+  // the application's buffer: pinned host memory, as for a GPU's fastest copies
+  void *host, *da, *db;
+  CK(olMemAlloc(p.local, OL_ALLOC_TYPE_HOST, BIG, &host));
   memset(host, 1, BIG);
   CK(olMemAlloc(a, OL_ALLOC_TYPE_DEVICE, BIG, &da));
   CK(olMemAlloc(b, OL_ALLOC_TYPE_DEVICE, BIG, &db));
@@ -176,7 +184,7 @@ int main(int argc, char **argv) {
   double rtt[64], bw[64], lm[64], lp[64], lb[64], h2d[64], p2p[64];
   for (int r = 0; r < rounds; r++) {
     command(CMD_ROUND);
-    raw_round(0, &rtt[r], &bw[r]);
+    raw_round(0, p.local, &rtt[r], &bw[r]);
     for (int i = 0; i < LAUNCHES / 10 + LAUNCHES; i++) {
       double t0 = now_ns();
       CK(olLaunchKernel(q, a, k, NULL, 0, &ls));
@@ -217,10 +225,10 @@ int main(int argc, char **argv) {
   printf("remote_p2p_gbs %.2f\n", quantile(p2p, rounds, 0.5));
   CK(olMemFree(da));
   CK(olMemFree(db));
+  CK(olMemFree(host));
   CK(olDestroyQueue(q));
   CK(olDestroyProgram(prog));
   CK(olShutDown());
   free(lt);
-  free(host);
   return 0;
 }

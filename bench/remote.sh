@@ -79,7 +79,12 @@ and a proxy. $(v rounds) rounds, each first MPI, then the remote rows; medians
 over rounds. Launches: \`bench/kernels.c\`'s \`empty\` (1×1, no arguments),
 2,000 timed after 200 warm-up; copies: \`olMemcpy\` with a NULL queue, the
 median of 3 after one warm-up; MPI's bandwidth: one 256 MiB message from
-rank 0 to rank 1 until a 1-byte answer. Each rank runs on a core
+rank 0 to rank 1 until a 1-byte answer. Every 256 MiB buffer is host-device
+memory: the proxies' device memory, the application's source
+(\`olMemAlloc\` HOST on its host device) and MPI's buffers on ranks 0 and 1
+(the same, on each rank's host device), all in huge pages where the
+system allows them (README, "Memory"): MPI's transfer costs per page, and
+on 4 KiB pages MPI's own rate was half as high here. Each rank runs on a core
 \`bench/pin-rank.sh\` chooses from its rank (its own with 4 cores or more;
 on fewer, the application never shares one with proxy A), as
 \`mpirun --bind-to core\` places an HPC job's ranks; MPI's rows run under
