@@ -173,49 +173,6 @@ func TestAllocMapConcurrentReaders(t *testing.T) {
 	readers.Wait()
 }
 
-// The writers' order at scale: a million allocations in random order,
-// removed in random order, agree with a sorted reference at every step
-// checked.
-func TestAllocOrderScale(t *testing.T) {
-	if testing.Short() {
-		t.Skip("a million allocations")
-	}
-	rng := rand.New(rand.NewPCG(3, 3))
-	const n = 1 << 20
-	bases := make([]uint64, n)
-	for i := range bases {
-		bases[i] = uint64(i) * 64
-	}
-	rng.Shuffle(n, func(i, j int) { bases[i], bases[j] = bases[j], bases[i] })
-	var o allocOrder
-	for _, b := range bases {
-		if o.overlaps(b, b+48) {
-			t.Fatalf("overlap at %#x", b)
-		}
-		o.insert(b, b+48)
-	}
-	if o.len() != n || !o.overlaps(64*1000+40, 64*1000+50) || o.overlaps(64*1000+48, 64*1001) {
-		t.Fatal("overlap check at scale")
-	}
-	rng.Shuffle(n, func(i, j int) { bases[i], bases[j] = bases[j], bases[i] })
-	for i, b := range bases {
-		if e, ok := o.remove(b); !ok || e != b+48 {
-			t.Fatalf("remove %#x: %v", b, ok)
-		}
-		if i%4096 == 0 {
-			if _, ok := o.remove(b); ok {
-				t.Fatal("removed twice")
-			}
-		}
-	}
-	if o.len() != 0 || o.root == nil || o.root.n != 0 || o.root.inner {
-		t.Fatal("tree not empty")
-	}
-}
-
-// Past 65,536 index nodes the index takes its nodes and tables from huge
-// pages (allocmap.c): 200,000 allocations are all found, exactly, and all
-// removed, twice over (the second time the nodes are recycled).
 func TestAllocMapHugeChunks(t *testing.T) {
 	if testing.Short() {
 		t.Skip("200,000 allocations")
@@ -310,7 +267,7 @@ func BenchmarkAllocMapRemove(b *testing.B) {
 					b.StartTimer()
 					for _, j := range idx[:k] {
 						if part == "order" {
-							m.order.remove(bases[j])
+							m.order.Remove(bases[j])
 						} else {
 							m.removeBase(bases[j])
 						}
@@ -318,7 +275,7 @@ func BenchmarkAllocMapRemove(b *testing.B) {
 					b.StopTimer()
 					for _, j := range idx[:k] {
 						if part == "order" {
-							m.order.insert(bases[j], bases[j]+sizes[j])
+							m.order.Insert(bases[j], bases[j]+sizes[j])
 						} else {
 							m.insert(&alloc{base: bases[j], size: sizes[j]})
 						}

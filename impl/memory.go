@@ -38,6 +38,7 @@ import (
 
 	"github.com/liboffload-go/liboffload-go/api/ol"
 	"github.com/liboffload-go/liboffload-go/internal/fault"
+	"github.com/liboffload-go/liboffload-go/internal/rangeset"
 )
 
 // alloc is one live olMemAlloc allocation.
@@ -70,11 +71,11 @@ func (a *alloc) deviceBase() uintptr {
 // to the allocations that touch them, which any thread reads without a
 // lock, in C (the entry points' fast paths) or from Go (find), at the
 // same cost with a thousand allocations or millions. Writers take mu, find
-// overlaps in order (allocOrder, O(log n)) and file or take out the
+// overlaps in order (rangeset.Set, O(log n)) and file or take out the
 // allocation in the index through cgo.
 type allocMap struct {
 	mu    sync.Mutex
-	order allocOrder // guarded by mu
+	order rangeset.Set // guarded by mu
 	// the C index, freed by release (or, for a map never released, by a
 	// cleanup once the map is unreachable)
 	idx  *cIndex
@@ -157,7 +158,7 @@ func (m *allocMap) insert(a *alloc) bool {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	fault.Point()
-	if m.order.overlaps(a.base, a.end()) {
+	if m.order.Overlaps(a.base, a.end()) {
 		return false
 	}
 	h := C.ol_amap_hit{base: C.uint64_t(a.base), size: C.uint64_t(a.size), kind: C.uint32_t(a.kind), aux: C.uint32_t(m.aux(a.device))}
@@ -170,7 +171,7 @@ func (m *allocMap) insert(a *alloc) bool {
 	if C.ol_amap_insert(m.idx.p, &h) == 0 {
 		return false
 	}
-	m.order.insert(a.base, a.end())
+	m.order.Insert(a.base, a.end())
 	if a.raw != 0 {
 		if m.padded == nil {
 			m.padded = map[uint64]uint64{}
@@ -211,7 +212,7 @@ func (m *allocMap) removeBase(base uint64) (alloc, bool) {
 	// the index's chains (and the allocator's header that the host
 	// device's free reads) load while the B+tree is searched for the size
 	C.ol_amap_prefetch(m.idx.p, C.uint64_t(base))
-	end, ok := m.order.remove(base)
+	end, ok := m.order.Remove(base)
 	if !ok {
 		return alloc{}, false
 	}
@@ -252,8 +253,8 @@ func (m *allocMap) snapshot() []*alloc {
 
 // all returns every allocation, in order of base (mu held).
 func (m *allocMap) all() []*alloc {
-	out := make([]*alloc, 0, m.order.len())
-	m.order.each(func(base, end uint64) {
+	out := make([]*alloc, 0, m.order.Len())
+	m.order.Each(func(base, end uint64) {
 		h := C.ol_amap_lookup_raw(m.idx.p, C.uint64_t(base))
 		switch {
 		case h.size == 0:
@@ -270,13 +271,13 @@ func (m *allocMap) all() []*alloc {
 // drainSlabs removes every slab and marks its blocks free (mu held).
 func (m *allocMap) drainSlabs() {
 	var slabs []C.ol_amap_hit
-	m.order.each(func(base, end uint64) {
+	m.order.Each(func(base, end uint64) {
 		if h := C.ol_amap_lookup_raw(m.idx.p, C.uint64_t(base)); h.size != 0 && h.flags&C.OL_AMAP_SLAB != 0 {
 			slabs = append(slabs, h)
 		}
 	})
 	for _, h := range slabs {
-		m.order.remove(uint64(h.base))
+		m.order.Remove(uint64(h.base))
 		C.ol_amap_remove(m.idx.p, h.base, h.size, nil)
 		C.ol_pool_slab_clear(C.ol_hit_slab(h))
 	}
@@ -293,7 +294,7 @@ func (m *allocMap) drain() []*alloc {
 		if a.slab != nil {
 			continue // its slab is gone
 		}
-		m.order.remove(a.base)
+		m.order.Remove(a.base)
 		var h C.ol_amap_hit
 		C.ol_amap_remove(m.idx.p, C.uint64_t(a.base), C.uint64_t(a.size), &h)
 		m.takeRaw(a)

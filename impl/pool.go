@@ -163,7 +163,7 @@ func (m *allocMap) insertSlab(dev *Device, s *C.ol_slab) bool {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	base, end := uint64(h.base), uint64(h.base)+uint64(h.size)
-	if m.order.overlaps(base, end) {
+	if m.order.Overlaps(base, end) {
 		return false
 	}
 	h.aux = C.uint32_t(m.aux(dev))
@@ -174,7 +174,7 @@ func (m *allocMap) insertSlab(dev *Device, s *C.ol_slab) bool {
 	if C.ol_amap_insert(m.idx.p, &h) == 0 {
 		return false
 	}
-	m.order.insert(base, end)
+	m.order.Insert(base, end)
 	return true
 }
 
@@ -184,7 +184,7 @@ func (m *allocMap) removeSlab(s *C.ol_slab) {
 	C.ol_pool_slab_hit(s, &h)
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	if _, ok := m.order.remove(uint64(h.base)); ok {
+	if _, ok := m.order.Remove(uint64(h.base)); ok {
 		C.ol_amap_remove(m.idx.p, h.base, h.size, nil)
 	}
 }

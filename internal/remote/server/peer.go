@@ -85,7 +85,8 @@ func (s *Server) proxyPeer(rank uint64) (link.Peer, error) {
 }
 
 // ownsOn is owns for memory of device d (nil: any device): an allocation
-// of d, or a global.
+// of d, or a global. Allocations are found in the client's ordered index
+// (O(log n): every request and every piece of a copy is checked).
 func (c *client) ownsOn(what string, d *device, p, n uint64) error {
 	end := p + n
 	if end < p {
@@ -93,13 +94,11 @@ func (c *client) ownsOn(what string, d *device, p, n uint64) error {
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	for base, a := range c.allocs {
-		if p >= base && end <= base+a.size {
-			if d != nil && a.dev != d {
-				return bad("%s %#x..%#x is memory of device %d, not of device %d", what, p, end, a.dev.index, d.index)
-			}
-			return nil
+	if base, aend, ok := c.spans.Floor(p); ok && end <= aend {
+		if a := c.allocs[base]; d != nil && a.dev != d {
+			return bad("%s %#x..%#x is memory of device %d, not of device %d", what, p, end, a.dev.index, d.index)
 		}
+		return nil
 	}
 	for _, g := range c.globals {
 		if p >= g.addr && end <= g.addr+g.size {

@@ -22,6 +22,7 @@ import (
 
 	"github.com/liboffload-go/liboffload-go/api/ol"
 	"github.com/liboffload-go/liboffload-go/internal/cmem"
+	"github.com/liboffload-go/liboffload-go/internal/rangeset"
 	"github.com/liboffload-go/liboffload-go/internal/remote/link"
 	"github.com/liboffload-go/liboffload-go/internal/remote/wire"
 	"github.com/liboffload-go/liboffload-go/plugins/image"
@@ -162,6 +163,7 @@ type client struct {
 	programs map[uint64]plugin.Program
 	kernels  map[uint64]kernel
 	allocs   map[uint64]alloc
+	spans    rangeset.Set // the allocations' ranges, for ownsOn
 	globals  []global
 	calls    map[uint64]chan error // host calls waiting for HostDone
 	errs     []error               // errors of requests without a queue, for the next sync
@@ -654,13 +656,26 @@ func (s *Server) call(c *client, m *wire.Msg, r *wire.Msg) error {
 		if a[1] > 1<<31 || !kind.Valid() {
 			return bad("allocation kind %d", a[1])
 		}
+		if a[2] == 0 {
+			return bad("allocation of 0 bytes")
+		}
 		p, err := d.d.Alloc(kind, a[2])
 		if err != nil {
 			return err
 		}
+		base, end := uint64(p), uint64(p)+a[2]
 		c.mu.Lock()
-		c.allocs[uint64(p)] = alloc{d, kind, a[2]}
+		clash := end < base || c.spans.Overlaps(base, end)
+		if !clash {
+			c.allocs[base] = alloc{d, kind, a[2]}
+			c.spans.Insert(base, end)
+		}
 		c.mu.Unlock()
+		if clash {
+			// (a device that hands out memory twice: the book stays right)
+			_ = d.d.Free(p, kind)
+			return ol.Errorf(ol.ErrcBackendFailure, "device %d returned %#x..%#x, which overlaps memory this client holds", d.index, base, end)
+		}
 		r.Args[1] = uint64(p)
 		return nil
 	case wire.OpFree:
@@ -668,6 +683,7 @@ func (s *Server) call(c *client, m *wire.Msg, r *wire.Msg) error {
 		al, ok := c.allocs[a[1]]
 		if ok && al.dev.index == uint32(a[0]) {
 			delete(c.allocs, a[1])
+			c.spans.Remove(a[1])
 		}
 		c.mu.Unlock()
 		if !ok || al.dev.index != uint32(a[0]) || a[0] > 1<<31 {
@@ -879,6 +895,7 @@ func (s *Server) byeClient(rank int) {
 	// (empty, not nil: a request of this client still running may add to them)
 	c.queues, c.events, c.programs = map[uint64]*queue{}, map[uint64]plugin.Event{}, map[uint64]plugin.Program{}
 	c.allocs, c.kernels, c.globals = map[uint64]alloc{}, map[uint64]kernel{}, nil
+	c.spans = rangeset.Set{}
 	c.mu.Unlock()
 	s.dropGrants(rank)
 	for _, q := range queues {

@@ -3,6 +3,7 @@ package server
 import (
 	"bytes"
 	"io"
+	"math/rand/v2"
 	"os"
 	"slices"
 	"strings"
@@ -29,6 +30,7 @@ type raw struct {
 	t   *testing.T
 	ep  *link.PipeEnd
 	seq uint64
+	to  int // the proxy's rank (0: rank 2, as link.Pipe(2, 1) numbers it)
 }
 
 func (c *raw) call(op wire.Op, data []byte, text string, args ...uint64) (wire.Msg, error) {
@@ -60,7 +62,11 @@ func (c *raw) post(m *wire.Msg) {
 	if err != nil {
 		c.t.Fatal(err)
 	}
-	if err := c.ep.Send(2, b, time.Second); err != nil {
+	to := c.to
+	if to == 0 {
+		to = 2
+	}
+	if err := c.ep.Send(to, b, time.Second); err != nil {
 		c.t.Fatal(err)
 	}
 }
@@ -259,5 +265,94 @@ func TestBatches(t *testing.T) {
 	// and the proxy still serves
 	if _, err := c.readBack(p, n); err != nil {
 		t.Fatalf("after the hostile batches: %v", err)
+	}
+}
+
+// A client's copies are checked against all of its live allocations (an
+// ordered index, not a scan): with thousands of allocations of random
+// sizes, a third of them freed, a copy is accepted exactly when it lies
+// inside one live allocation, as a scan of the live list decides.
+func TestCopiesMustLieInOneLiveAllocation(t *testing.T) {
+	ends := link.Pipe(1, 1)
+	hp, err := host.New().Init(noEnv{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer hp.Deinit()
+	s := New(ends[1], []plugin.Platform{hp}, io.Discard)
+	s.Clients = 1
+	done := make(chan error, 1)
+	go func() { done <- s.Serve() }()
+	defer func() {
+		ends[0].Send(1, []byte{byte(wire.OpExit), 0}, time.Second)
+		if err := <-done; err != nil {
+			t.Error(err)
+		}
+	}()
+	c := &raw{t: t, ep: ends[0], to: 1}
+	if _, err := c.call(wire.OpHello, nil, "", wire.Version); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.call(wire.OpAlloc, nil, "", 0, uint64(ol.AllocTypeDevice), 0); err == nil || !strings.Contains(err.Error(), "0 bytes") {
+		t.Fatalf("an allocation of 0 bytes: %v", err)
+	}
+	c.post(&wire.Msg{Op: wire.OpQueueNew, Args: [wire.MaxArgs]uint64{0, 7}})
+	rng := rand.New(rand.NewPCG(29, 1))
+	type span struct{ base, size uint64 }
+	var live, freed []span
+	for i := 0; i < 3000; i++ {
+		size := 1 + rng.Uint64N(4096)
+		r, err := c.call(wire.OpAlloc, nil, "", 0, uint64(ol.AllocTypeDevice), size)
+		if err != nil {
+			t.Fatal(err)
+		}
+		live = append(live, span{r.Args[1], size})
+	}
+	for i := 0; i < 1000; i++ {
+		j := rng.IntN(len(live))
+		if _, err := c.call(wire.OpFree, nil, "", 0, live[j].base, uint64(ol.AllocTypeDevice)); err != nil {
+			t.Fatal(err)
+		}
+		freed = append(freed, live[j])
+		live[j] = live[len(live)-1]
+		live = live[:len(live)-1]
+	}
+	inOne := func(p, n uint64) bool {
+		for _, a := range live {
+			if a.base <= p && p+n <= a.base+a.size {
+				return true
+			}
+		}
+		return false
+	}
+	accepted := 0
+	for i := 0; i < 1500; i++ {
+		var p, n uint64
+		switch a := live[rng.IntN(len(live))]; i % 3 {
+		case 0: // inside
+			p = a.base + rng.Uint64N(a.size)
+			n = 1 + rng.Uint64N(a.base+a.size-p)
+		case 1: // running past the end
+			p = a.base + rng.Uint64N(a.size)
+			n = a.base + a.size - p + 1 + rng.Uint64N(64)
+		default: // in a freed allocation
+			f := freed[rng.IntN(len(freed))]
+			p, n = f.base+rng.Uint64N(f.size), 1
+		}
+		got, err := c.readBack(p, n)
+		if want := inOne(p, n); (err == nil) != want {
+			t.Fatalf("copy of %d bytes from %#x: %v; inside one live allocation: %v", n, p, err, want)
+		}
+		if err == nil {
+			accepted++
+			if uint64(len(got)) != n {
+				t.Fatalf("copy of %d bytes from %#x gave %d", n, p, len(got))
+			}
+		} else if !strings.Contains(err.Error(), "not in an allocation") {
+			t.Fatalf("copy of %d bytes from %#x: %v", n, p, err)
+		}
+	}
+	if accepted < 500 {
+		t.Fatalf("only %d of 1500 copies accepted: the inside cases alone are 500", accepted)
 	}
 }

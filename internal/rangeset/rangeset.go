@@ -1,19 +1,23 @@
-package impl
+// Package rangeset keeps disjoint address ranges [base, end) sorted by
+// base: the runtime's allocation map (for its writers) and a proxy's
+// record of each client's allocations use it. A new range overlaps a
+// member exactly when the member with the largest base below its end ends
+// after its base (members never overlap, so that one ends last), and an
+// address lies in the member with the largest base at or below it, if in
+// any; each step is O(log n). The caller locks.
+package rangeset
 
-// allocOrder keeps the live allocations of one allocation map sorted by
-// base, for its writers (under allocMap.mu): a new allocation overlaps a
-// live one exactly when the allocation with the largest base below its end
-// ends after its base (allocations never overlap, so that one ends last),
-// and each step is O(log n). It is a B+tree of bases and ends (no
-// pointers for the collector to scan) whose deletions never merge nodes:
-// an emptied leaf leaves its parent, an emptied inner node its own, so
-// the height is that of the most allocations ever live at once.
+// Set is the sorted set of disjoint ranges; its zero value is empty. It
+// is a B+tree of bases and ends (no pointers for the collector to scan)
+// whose deletions never merge nodes: an emptied leaf leaves its parent, an
+// emptied inner node its own, so the height is that of the most members
+// ever held at once.
 //
 // Inner nodes: kids[i] holds bases >= keys[i] (i >= 1) and < keys[i+1];
 // keys[0] is never read. Leaves: keys (bases) and ends, sorted, linked in
 // order through prev and next, never empty except an empty tree's root
-// (kept, so that a map that empties and fills allocates nothing).
-type allocOrder struct {
+// (kept, so that a set that empties and fills allocates nothing).
+type Set struct {
 	root *orderNode
 	n    int
 }
@@ -28,7 +32,7 @@ type orderNode struct {
 	prev, next *orderNode           // leaves
 }
 
-func (t *allocOrder) len() int { return t.n }
+func (t *Set) Len() int { return t.n }
 
 // route is the child of inner node nd whose range holds x.
 func (nd *orderNode) route(x uint64) int {
@@ -59,7 +63,7 @@ func (nd *orderNode) upper(x uint64) int {
 }
 
 // leafFor is the leaf whose range holds x.
-func (t *allocOrder) leafFor(x uint64) *orderNode {
+func (t *Set) leafFor(x uint64) *orderNode {
 	nd := t.root
 	for nd != nil && nd.inner {
 		nd = nd.kids[nd.route(x)]
@@ -67,9 +71,9 @@ func (t *allocOrder) leafFor(x uint64) *orderNode {
 	return nd
 }
 
-// floor returns the base and end of the allocation with the largest base
+// Floor returns the base and end of the member with the largest base
 // <= x.
-func (t *allocOrder) floor(x uint64) (base, end uint64, ok bool) {
+func (t *Set) Floor(x uint64) (base, end uint64, ok bool) {
 	lf := t.leafFor(x)
 	if lf == nil {
 		return 0, 0, false
@@ -83,14 +87,14 @@ func (t *allocOrder) floor(x uint64) (base, end uint64, ok bool) {
 	return 0, 0, false
 }
 
-// overlaps reports whether [base, end) overlaps a live allocation.
-func (t *allocOrder) overlaps(base, end uint64) bool {
-	_, e, ok := t.floor(end - 1)
+// Overlaps reports whether [base, end) overlaps a member.
+func (t *Set) Overlaps(base, end uint64) bool {
+	_, e, ok := t.Floor(end - 1)
 	return ok && e > base
 }
 
-// insert adds [base, end); the caller checked that it overlaps nothing.
-func (t *allocOrder) insert(base, end uint64) {
+// Insert adds [base, end); the caller checked that it overlaps nothing.
+func (t *Set) Insert(base, end uint64) {
 	if t.root == nil {
 		t.root = &orderNode{}
 	}
@@ -105,7 +109,7 @@ func (t *allocOrder) insert(base, end uint64) {
 
 // insertAt inserts into the subtree nd; when nd splits it returns the new
 // right half and its lower bound.
-func (t *allocOrder) insertAt(nd *orderNode, base, end uint64) (uint64, *orderNode) {
+func (t *Set) insertAt(nd *orderNode, base, end uint64) (uint64, *orderNode) {
 	if !nd.inner {
 		i := nd.upper(base)
 		if nd.n < orderMax {
@@ -172,9 +176,9 @@ func (nd *orderNode) split() *orderNode {
 	return r
 }
 
-// remove takes out the allocation whose base is exactly base and returns
-// its end.
-func (t *allocOrder) remove(base uint64) (uint64, bool) {
+// Remove takes out the member whose base is exactly base and returns its
+// end.
+func (t *Set) Remove(base uint64) (uint64, bool) {
 	if t.root == nil {
 		return 0, false
 	}
@@ -195,7 +199,7 @@ func (t *allocOrder) remove(base uint64) (uint64, bool) {
 
 // removeAt removes base from the subtree nd; empty: nd is now empty (and
 // unlinked if it is a leaf).
-func (t *allocOrder) removeAt(nd *orderNode, base uint64) (end uint64, ok, empty bool) {
+func (t *Set) removeAt(nd *orderNode, base uint64) (end uint64, ok, empty bool) {
 	if !nd.inner {
 		i := nd.upper(base) - 1
 		if i < 0 || nd.keys[i] != base {
@@ -229,8 +233,8 @@ func (t *allocOrder) removeAt(nd *orderNode, base uint64) (end uint64, ok, empty
 	return end, true, nd.n == 0
 }
 
-// each calls fn for every allocation in order of base.
-func (t *allocOrder) each(fn func(base, end uint64)) {
+// Each calls fn for every member in order of base.
+func (t *Set) Each(fn func(base, end uint64)) {
 	nd := t.root
 	for nd != nil && nd.inner {
 		nd = nd.kids[0]
