@@ -200,14 +200,15 @@ func (q *queue) waitsLocked(mark uint64) []waitTarget {
 	if q.waitingOn != nil {
 		next = append(next, waitTarget{q.waitingOn, q.waitingMark})
 	}
-	for _, o := range q.ops[q.head:] {
+	q.ops.each(func(o *op) bool {
 		if o.mark > mark {
-			break
+			return false
 		}
 		if o.kind == opWait {
 			next = append(next, waitTarget{o.waitQueue, o.waitMark})
 		}
-	}
+		return true
+	})
 	return next
 }
 

@@ -58,8 +58,7 @@ type queue struct {
 	dev  *Device
 	mu   sync.Mutex
 	cond sync.Cond
-	ops  []op
-	head int
+	ops  opList
 	// args holds the argument bytes of queued launches (ops slice it),
 	// 16-byte aligned; reused once the queue is idle.
 	args []byte
@@ -122,17 +121,7 @@ func (q *queue) pushLocked(o op, args []byte) bool {
 		o.args = q.args[off:len(q.args):len(q.args)]
 	}
 	o.mark = q.submitted.Add(1)
-	if len(q.ops) == cap(q.ops) && q.head > 0 && q.head >= len(q.ops)/2 {
-		// at least half was taken by the executor: the rest moves down
-		// instead of the slice growing. A queue fed faster than it runs
-		// (10,000 launches queued before a sync) otherwise grew to hold
-		// every launch since it was last idle, and clearing each larger
-		// slice took an eighth of a remote proxy's time.
-		n := copy(q.ops, q.ops[q.head:])
-		clear(q.ops[n:])
-		q.ops, q.head = q.ops[:n], 0
-	}
-	q.ops = append(q.ops, o)
+	q.ops.push(o)
 	q.f.Handed.Add(1)
 	start := !q.executing && !q.scheduled && (!q.direct || o.kind == opHostFunc)
 	q.scheduled = q.scheduled || start
@@ -188,7 +177,7 @@ func (q *queue) run(r *runner) {
 		q.mu.Unlock() // the executor sees scheduled == false when it ends
 		return
 	}
-	if q.head == len(q.ops) {
+	if q.ops.len() == 0 {
 		recycle := q.recyclableLocked()
 		q.dev.pool.leaving(r)
 		q.mu.Unlock()
@@ -204,7 +193,7 @@ func (q *queue) run(r *runner) {
 // recyclableLocked reports, once, that a released queue has no work and
 // nobody running it, so it can go back to the device.
 func (q *queue) recyclableLocked() bool {
-	if q.released && !q.pooled && !q.executing && !q.scheduled && q.head == len(q.ops) {
+	if q.released && !q.pooled && !q.executing && !q.scheduled && q.ops.len() == 0 {
 		q.pooled = true
 		return true
 	}
@@ -218,10 +207,8 @@ func (q *queue) recyclableLocked() bool {
 // role given up.
 func (q *queue) execute(mark uint64, r *runner) {
 	inline := r == nil
-	for q.head < len(q.ops) && q.completed.Load() < mark && !(inline && q.ops[q.head].kind == opHostFunc) {
-		o := q.ops[q.head]
-		q.ops[q.head] = op{}
-		q.head++
+	for q.ops.len() > 0 && q.completed.Load() < mark && !(inline && q.ops.front().kind == opHostFunc) {
+		o := q.ops.pop()
 		if o.kind == opWait {
 			q.waitingOn, q.waitingMark = o.waitQueue, o.waitMark
 		}
@@ -239,19 +226,13 @@ func (q *queue) execute(mark uint64, r *runner) {
 		q.cond.Broadcast()
 	}
 	q.executing = false
-	idle := q.head == len(q.ops)
+	idle := q.ops.len() == 0
 	if idle {
-		if cap(q.ops) > 256 {
-			q.ops = nil
-		} else {
-			q.ops = q.ops[:0]
-		}
 		if cap(q.args) > 64<<10 {
 			q.args = nil
 		} else {
 			q.args = q.args[:0]
 		}
-		q.head = 0
 	}
 	restart := !idle && !q.scheduled && !q.direct
 	q.scheduled = q.scheduled || restart
@@ -299,7 +280,7 @@ func (q *queue) waitFor(mark uint64) {
 	// unlock, and nothing here panics while it is held)
 	q.mu.Lock()
 	for q.completed.Load() < mark {
-		if !q.executing && q.head < len(q.ops) && q.ops[q.head].kind != opHostFunc {
+		if !q.executing && q.ops.len() > 0 && q.ops.front().kind != opHostFunc {
 			q.executing = true
 			q.execute(mark, nil)
 			q.mu.Lock()

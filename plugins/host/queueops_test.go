@@ -1,12 +1,15 @@
 package host
 
-import "testing"
+import (
+	"math/rand/v2"
+	"testing"
+)
 
 // TestQueueFedFasterThanItRunsStaysSmall: a queue that never goes idle,
 // its executor always some way behind the pushes, keeps its list of ops
-// near the number pending (slots the executor took are reused) and runs
-// them in order. Without the reuse it held every op since it was last
-// idle: 10,000 here, each larger list cleared when it grew.
+// near the number pending (blocks the executor emptied are reused or
+// dropped) and runs them in order. A slice with a moving head held every
+// op since the queue was last idle: 10,000 here.
 func TestQueueFedFasterThanItRunsStaysSmall(t *testing.T) {
 	d := newTestDevice(t)
 	pq, err := d.NewQueue()
@@ -42,7 +45,7 @@ func TestQueueFedFasterThanItRunsStaysSmall(t *testing.T) {
 		<-reached[k]
 		close(gates[k])
 		q.mu.Lock()
-		maxCap = max(maxCap, cap(q.ops))
+		maxCap = max(maxCap, q.ops.slots())
 		q.mu.Unlock()
 	}
 	<-reached[chunks]
@@ -60,5 +63,62 @@ func TestQueueFedFasterThanItRunsStaysSmall(t *testing.T) {
 	}
 	if maxCap > 8*perChunk {
 		t.Errorf("the queue's list of ops grew to %d slots with at most %d ops pending", maxCap, 2*perChunk+2)
+	}
+}
+
+// opList against a slice: random pushes and pops keep first-in first-out
+// order across blocks, each visits the pending ops in order and stops
+// when told, popped slots keep no reference, and an emptied list keeps
+// only its first block and the spares.
+func TestOpListIsFIFO(t *testing.T) {
+	var l opList
+	var ref []uint64
+	next := uint64(1)
+	rng := rand.New(rand.NewPCG(11, 2))
+	for step := 0; step < 200000; step++ {
+		burst := step%5000 < 2500 // long runs of mostly pushes, then of pops
+		if (burst && rng.IntN(4) != 0) || (!burst && rng.IntN(4) == 0) || len(ref) == 0 {
+			l.push(op{mark: next, call: func() error { return nil }})
+			ref = append(ref, next)
+			next++
+		} else {
+			if f := l.front(); f == nil || f.mark != ref[0] {
+				t.Fatalf("step %d: front %v, want mark %d", step, f, ref[0])
+			}
+			if o := l.pop(); o.mark != ref[0] || o.call == nil {
+				t.Fatalf("step %d: popped mark %d, want %d", step, o.mark, ref[0])
+			}
+			ref = ref[1:]
+		}
+		if l.len() != len(ref) {
+			t.Fatalf("step %d: len %d, want %d", step, l.len(), len(ref))
+		}
+		if step%997 == 0 {
+			i, stop := 0, len(ref)/2
+			l.each(func(o *op) bool {
+				if o.mark != ref[i] {
+					t.Fatalf("step %d: each gave mark %d at %d, want %d", step, o.mark, i, ref[i])
+				}
+				i++
+				return i < stop
+			})
+			if len(ref) > 0 && i != max(stop, 1) {
+				t.Fatalf("step %d: each visited %d ops, want %d", step, i, max(stop, 1))
+			}
+		}
+	}
+	for len(ref) > 0 {
+		l.pop()
+		ref = ref[1:]
+	}
+	if l.front() != nil || l.slots() > (1+spareBlocks)*opBlock {
+		t.Fatalf("an empty list: front %v, %d slots", l.front(), l.slots())
+	}
+	for c := l.head; c != nil; c = c.next {
+		for i := range c.ops {
+			if c.ops[i].call != nil {
+				t.Fatalf("slot %d of an empty list still holds a function", i)
+			}
+		}
 	}
 }
