@@ -34,23 +34,17 @@ type orderNode struct {
 
 func (t *Set) Len() int { return t.n }
 
-// route is the child of inner node nd whose range holds x.
-func (nd *orderNode) route(x uint64) int {
-	lo, hi := 1, nd.n // the last i >= 1 with keys[i] <= x, else 0
-	for lo < hi {
-		m := int(uint(lo+hi) >> 1)
-		if nd.keys[m] <= x {
-			lo = m + 1
-		} else {
-			hi = m
-		}
-	}
-	return lo - 1
-}
+// route is the child of inner node nd whose range holds x: the last
+// i >= 1 with keys[i] <= x, else 0 (keys[0] is never read).
+func (nd *orderNode) route(x uint64) int { return nd.above(1, x) - 1 }
 
 // upper is the first index of leaf nd whose key is > x.
-func (nd *orderNode) upper(x uint64) int {
-	lo, hi := 0, nd.n
+func (nd *orderNode) upper(x uint64) int { return nd.above(0, x) }
+
+// above is the first index i >= from of nd's keys with keys[i] > x (nd.n
+// if none): the keys from there on are sorted.
+func (nd *orderNode) above(from int, x uint64) int {
+	lo, hi := from, nd.n
 	for lo < hi {
 		m := int(uint(lo+hi) >> 1)
 		if nd.keys[m] <= x {

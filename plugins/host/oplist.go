@@ -95,12 +95,3 @@ func (l *opList) each(fn func(*op) bool) {
 		}
 	}
 }
-
-// slots is the number of op slots the list holds, spare blocks included.
-func (l *opList) slots() int {
-	n := l.spares
-	for c := l.head; c != nil; c = c.next {
-		n++
-	}
-	return n * opBlock
-}

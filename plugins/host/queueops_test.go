@@ -122,3 +122,12 @@ func TestOpListIsFIFO(t *testing.T) {
 		}
 	}
 }
+
+// slots is the number of op slots the list holds, spare blocks included.
+func (l *opList) slots() int {
+	n := l.spares
+	for c := l.head; c != nil; c = c.next {
+		n++
+	}
+	return n * opBlock
+}

@@ -175,30 +175,39 @@ func (c *raw) readBack(p, n uint64) ([]byte, error) {
 	}
 }
 
-// A batch's requests run in order, a call among them is answered; a
-// malformed batch runs none of its requests, is the next sync's error,
-// and the proxy goes on serving.
-func TestBatches(t *testing.T) {
-	ends := link.Pipe(2, 1) // raw sends to rank 2
+// serveOne starts a proxy serving the host device to one raw client
+// (rank 0; the proxy is rank 1), says hello, and ends both when the test
+// ends (the client's Exit, then Serve's return).
+func serveOne(t *testing.T) *raw {
+	t.Helper()
+	ends := link.Pipe(1, 1)
 	hp, err := host.New().Init(noEnv{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer hp.Deinit()
-	s := New(ends[2], []plugin.Platform{hp}, io.Discard)
+	t.Cleanup(func() { _ = hp.Deinit() })
+	s := New(ends[1], []plugin.Platform{hp}, io.Discard)
 	s.Clients = 1
 	done := make(chan error, 1)
 	go func() { done <- s.Serve() }()
-	defer func() {
-		ends[0].Send(2, []byte{byte(wire.OpExit), 0}, time.Second)
+	t.Cleanup(func() {
+		ends[0].Send(1, []byte{byte(wire.OpExit), 0}, time.Second)
 		if err := <-done; err != nil {
 			t.Error(err)
 		}
-	}()
-	c := &raw{t: t, ep: ends[0]}
+	})
+	c := &raw{t: t, ep: ends[0], to: 1}
 	if _, err := c.call(wire.OpHello, nil, "", wire.Version); err != nil {
 		t.Fatal(err)
 	}
+	return c
+}
+
+// A batch's requests run in order, a call among them is answered; a
+// malformed batch runs none of its requests, is the next sync's error,
+// and the proxy goes on serving.
+func TestBatches(t *testing.T) {
+	c := serveOne(t)
 	const n = 4096
 	ra, err := c.call(wire.OpAlloc, nil, "", 0, uint64(ol.AllocTypeDevice), n)
 	if err != nil {
@@ -273,26 +282,7 @@ func TestBatches(t *testing.T) {
 // sizes, a third of them freed, a copy is accepted exactly when it lies
 // inside one live allocation, as a scan of the live list decides.
 func TestCopiesMustLieInOneLiveAllocation(t *testing.T) {
-	ends := link.Pipe(1, 1)
-	hp, err := host.New().Init(noEnv{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer hp.Deinit()
-	s := New(ends[1], []plugin.Platform{hp}, io.Discard)
-	s.Clients = 1
-	done := make(chan error, 1)
-	go func() { done <- s.Serve() }()
-	defer func() {
-		ends[0].Send(1, []byte{byte(wire.OpExit), 0}, time.Second)
-		if err := <-done; err != nil {
-			t.Error(err)
-		}
-	}()
-	c := &raw{t: t, ep: ends[0], to: 1}
-	if _, err := c.call(wire.OpHello, nil, "", wire.Version); err != nil {
-		t.Fatal(err)
-	}
+	c := serveOne(t)
 	if _, err := c.call(wire.OpAlloc, nil, "", 0, uint64(ol.AllocTypeDevice), 0); err == nil || !strings.Contains(err.Error(), "0 bytes") {
 		t.Fatalf("an allocation of 0 bytes: %v", err)
 	}
