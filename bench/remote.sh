@@ -98,14 +98,17 @@ on $(nproc) cores$busy.
 | 256 MiB \`olMemcpy\` local host → remote DEVICE memory, GB/s vs MPI 256 MiB | $h2d | $bw | $(r "$h2d" "$bw") | ≥ 0.9× | $(st "$ok3") |
 | 256 MiB \`olMemcpy\` proxy A's DEVICE memory → proxy B's, GB/s vs MPI 256 MiB (sent from proxy A to proxy B: see below) | $p2p | $bw | $(r "$p2p" "$bw") | ≥ 0.9× | $(st "$ok4") |
 
-Reading: both copies go in \`OFFLOAD_REMOTE_CHUNK\` (4 MiB) pieces, each
-sent from where its bytes are (the application's buffer; proxy A's
-host-device memory) after a small header piece, and received straight
-into the destination proxy's device memory once the proxy has checked
-the header (docs/remote.md, "Copies without copying"): as in MPI's own
-number (one 256 MiB message), MPI's copy is the only pass over the
-bytes; what remains is a header and a wait per piece, and for a copy
-between proxies one round trip to B first (the grant).
+Reading: both copies go into a host device's memory, so each goes as
+one piece of 64 \`OFFLOAD_REMOTE_CHUNK\`s (256 MiB), sent from where its
+bytes are (the application's buffer; proxy A's host-device memory) after
+a small header piece, and received straight into the destination
+proxy's device memory once the proxy has checked the header
+(docs/remote.md, "Copies without copying"): as in MPI's own number (one
+256 MiB message), MPI's copy is the only pass over the bytes. What
+remains are the hand-offs between ranks around it: the request to the
+proxy, and for a copy between proxies the grant (the application tells B
+and A at once, B answers A) and B's answer when the bytes are in, then
+the reply to the application's sync.
 
 Where the time goes (docs/remote.md, "The transport"; RATIONALE.md):
 waits poll without sleeping while messages flow

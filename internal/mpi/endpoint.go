@@ -76,6 +76,7 @@ type endpoint struct {
 	closed     atomic.Bool
 	closeOnce  sync.Once
 	active     atomic.Int64 // unix nanoseconds of the last message sent or received
+	due        atomic.Int32 // answers awaited (link.Expecter): naps are short
 	// life is read-held by every Send and Recv and write-held by Close,
 	// which so waits until none uses MPI any more (each notices done)
 	life    sync.RWMutex
@@ -220,8 +221,11 @@ func (e *endpoint) shut() {
 
 // newBackoff is a wait of the Endpoint.
 func (e *endpoint) newBackoff() link.Backoff {
-	return link.Backoff{Start: time.Now(), Spin: e.opts.Spin, Last: &e.active}
+	return link.Backoff{Start: time.Now(), Spin: e.opts.Spin, Last: &e.active, Due: &e.due}
 }
+
+// Expect implements link.Expecter.
+func (e *endpoint) Expect(delta int32) { e.due.Add(delta) }
 
 // touch notes a message sent or received (the Endpoint is busy).
 func (e *endpoint) touch() { e.active.Store(time.Now().UnixNano()) }
@@ -892,4 +896,5 @@ var (
 	_ link.Poller   = (*endpoint)(nil)
 	_ link.Gatherer = (*endpoint)(nil)
 	_ link.Placer   = (*endpoint)(nil)
+	_ link.Expecter = (*endpoint)(nil)
 )

@@ -254,6 +254,22 @@ func (c *conn) post(op wire.Op, data []byte, args ...uint64) error {
 	return nil
 }
 
+// postNow posts a request and sends it at once, with the batch before it
+// (another proxy waits for it).
+func (c *conn) postNow(op wire.Op, args ...uint64) error {
+	m := wire.Msg{Op: op}
+	copy(m.Args[:], args)
+	if err := c.failed(); err != nil {
+		return err
+	}
+	c.omu.Lock()
+	defer c.omu.Unlock()
+	if err := c.appendLocked(&m); err != nil {
+		return err
+	}
+	return c.flushLocked()
+}
+
 // appendLocked adds m to the batch (under omu).
 func (c *conn) appendLocked(m *wire.Msg) error {
 	b, err := wire.AppendFrame(c.out, m)
@@ -342,6 +358,8 @@ func (c *conn) call(op wire.Op, data []byte, text string, args ...uint64) (wire.
 	c.mu.Unlock()
 	c.calls.Add(1)
 	defer c.calls.Done()
+	c.s.callers.Add(1)
+	defer c.s.callers.Add(-1)
 	if err := c.send(&m); err != nil {
 		c.forget(m.Seq)
 		return wire.Msg{}, err

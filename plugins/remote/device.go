@@ -7,6 +7,7 @@ import (
 	"unsafe"
 
 	"github.com/liboffload-go/liboffload-go/api/ol"
+	"github.com/liboffload-go/liboffload-go/internal/remote/link"
 	"github.com/liboffload-go/liboffload-go/internal/remote/wire"
 	"github.com/liboffload-go/liboffload-go/plugins/plugin"
 )
@@ -324,20 +325,33 @@ func (q *Queue) own(d plugin.Device) (*Device, error) {
 	return rd, nil
 }
 
-// CopyToDevice implements plugin.Queue, in pieces of the chunk size.
+// CopyToDevice implements plugin.Queue, in pieces (toPiece).
 func (q *Queue) CopyToDevice(dst uintptr, dev plugin.Device, src uintptr, size uint64) error {
 	d, err := q.own(dev)
 	if err != nil {
 		return err
 	}
-	for off := uint64(0); off < size; off += q.c.chunk {
-		n := min(q.c.chunk, size-off)
+	piece := q.toPiece(d)
+	for off := uint64(0); off < size; off += piece {
+		n := min(piece, size-off)
 		data := unsafe.Slice((*byte)(ptr(src+uintptr(off))), n)
 		if err := q.post(wire.OpCopyTo, data, q.id, uint64(d.index), uint64(dst)+off); err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+// toPiece is the piece of a copy into d: wire.HostPiece for a host
+// device's memory when the transport moves the bytes from where they are
+// to where they go (MPI: it sends from this process's memory, and the
+// proxy's receiver places them into the device's), else the chunk size:
+// the proxy stages each piece.
+func (q *Queue) toPiece(d *Device) uint64 {
+	if _, ok := q.c.ep.(link.Gatherer); ok && d.info.Type.V == ol.DeviceTypeHost {
+		return wire.HostPiece(q.c.chunk)
+	}
+	return q.c.chunk
 }
 
 // CopyFromDevice implements plugin.Queue: each piece comes back as a Data
@@ -381,11 +395,12 @@ func (d *Device) PeerOf(dst plugin.Device) bool {
 	return ok && rd.c != d.c && rd.p.s == d.p.s
 }
 
-// CopyToPeer implements plugin.PeerQueue: the destination proxy is asked
-// to accept the copy (a round trip, so that a refusal is this call's
-// error), then the queue's proxy is told to send it there when the queue
-// reaches it (internal/remote/server/peer.go). No byte passes through
-// this process.
+// CopyToPeer implements plugin.PeerQueue: the destination proxy is
+// granted the copy (sent at once: it tells the source proxy whether it
+// accepts) and the queue's proxy is told to send it there when the queue
+// reaches it (internal/remote/server/peer.go). Neither is waited for: a
+// refused grant is the copy's error, at the queue's sync. No byte passes
+// through this process.
 func (q *Queue) CopyToPeer(dst uintptr, dstDev plugin.Device, src uintptr, srcDev plugin.Device, size uint64) error {
 	sd, err := q.own(srcDev)
 	if err != nil {
@@ -396,7 +411,7 @@ func (q *Queue) CopyToPeer(dst uintptr, dstDev plugin.Device, src uintptr, srcDe
 		return ol.Errorf(ol.ErrcInvalidDevice, "%s: the destination is not a device of another proxy", q.c.where())
 	}
 	token := nextID()
-	if _, err := dd.c.call(wire.OpPeerRecv, nil, "", uint64(dd.index), uint64(dst), size, uint64(q.c.rank), token); err != nil {
+	if err := dd.c.postNow(wire.OpPeerRecv, uint64(dd.index), uint64(dst), size, uint64(q.c.rank), token); err != nil {
 		return err
 	}
 	ms := min(max(uint64(q.c.timeout/time.Millisecond), 1), uint64(time.Hour/time.Millisecond))

@@ -109,25 +109,47 @@ func TestCopyBetweenProxiesHostile(t *testing.T) {
 		t.Fatal(err)
 	}
 	v := uint64(addr(victim))
+	q1, _ := d1.NewQueue()
+	defer q1.Release()
+	id := q1.(*Queue).id
+	// grants the destination refuses: the source's copy fails with the
+	// reason, at the sync of its queue
 	for _, args := range [][]uint64{
 		{0, v, 64, 1, 100},          // not the client's memory
 		{0, uint64(p2), 65, 1, 101}, // past the allocation
 		{0, uint64(p2), 0, 1, 102},  // empty
 		{0, uint64(p2), server.MaxCopy + 1, 1, 103},
+		{7, uint64(p2), 64, 1, 107}, // no such device
+	} {
+		if err := d2.c.postNow(wire.OpPeerRecv, args...); err != nil {
+			t.Fatal(err)
+		}
+		if err := d1.c.post(wire.OpPeerSend, nil, id, 0, uint64(p1), 64, 2, args[4], 4096, 5000); err != nil {
+			t.Fatal(err)
+		}
+		if err := q1.Sync(); err == nil || !strings.Contains(err.Error(), "refused the copy") {
+			t.Errorf("PeerRecv %v: the copy's sync returned %v, want the destination's refusal", args, err)
+		}
+	}
+	// grants naming no other proxy: the client's error, at its next sync there
+	for _, args := range [][]uint64{
 		{0, uint64(p2), 64, 2, 104},  // itself
 		{0, uint64(p2), 64, 0, 105},  // the client
 		{0, uint64(p2), 64, 99, 106}, // no such rank
-		{7, uint64(p2), 64, 1, 107},  // no such device
 	} {
-		if _, err := d2.c.call(wire.OpPeerRecv, nil, "", args...); err == nil {
-			t.Errorf("PeerRecv %v accepted", args)
+		if err := d2.c.postNow(wire.OpPeerRecv, args...); err != nil {
+			t.Fatal(err)
+		}
+		if err := q2.Sync(); err == nil || !strings.Contains(err.Error(), "not another proxy") {
+			t.Errorf("PeerRecv %v: the next sync returned %v, want the grant's error", args, err)
 		}
 	}
-	q1, _ := d1.NewQueue()
-	defer q1.Release()
-	id := q1.(*Queue).id
-	// a grant for the sends below that pass the source's checks
-	if _, err := d2.c.call(wire.OpPeerRecv, nil, "", 0, uint64(p2), 64, 1, 200); err != nil {
+	// a grant for the sends below that pass the source's checks (the
+	// ping: the grant is in before any message below reaches it)
+	if err := d2.c.postNow(wire.OpPeerRecv, 0, uint64(p2), 64, 1, 200); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := d2.c.call(wire.OpPing, nil, ""); err != nil {
 		t.Fatal(err)
 	}
 	for _, args := range [][]uint64{
@@ -160,7 +182,10 @@ func TestCopyBetweenProxiesHostile(t *testing.T) {
 	}
 	forge(0, 0, bytes.Repeat([]byte{1}, 64))
 	forge(1, 8, bytes.Repeat([]byte{2}, 8))
-	if _, err := d2.c.call(wire.OpPeerRecv, nil, "", 0, uint64(p2), 64, 1, 201); err != nil {
+	if err := d2.c.postNow(wire.OpPeerRecv, 0, uint64(p2), 64, 1, 201); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := d2.c.call(wire.OpPing, nil, ""); err != nil {
 		t.Fatal(err)
 	}
 	b, _ := wire.Encode(&wire.Msg{Op: wire.OpPeerData, Args: [wire.MaxArgs]uint64{0, 201, 0}, Data: make([]byte, 65)})
@@ -188,6 +213,86 @@ func TestCopyBetweenProxiesHostile(t *testing.T) {
 	}
 	if err := q1.Sync(); err != nil {
 		t.Fatal(err)
+	}
+	d1.Free(p1, ol.AllocTypeDevice)
+	d2.Free(p2, ol.AllocTypeDevice)
+}
+
+// The client sends the grant (to the destination) and the copy (to the
+// source) without waiting in between, so either may arrive first: a
+// source that has the copy waits for the destination's PeerReady, and a
+// PeerReady that comes first is kept for the copy. A PeerReady from the
+// client itself (a refusal it forged) is not the destination's answer.
+func TestCopyBetweenProxiesEitherOrder(t *testing.T) {
+	j, d1, d2 := twoDevices(t, mapEnv{EnvTimeout: "5s"})
+	const n = 1<<20 + 5
+	p1, p2, src, back := copyPair(t, d1, d2, n, func(i int) byte { return byte(i*7 + i>>9) })
+	q1, _ := d1.NewQueue()
+	defer q1.Release()
+	q2, _ := d2.NewQueue()
+	defer q2.Release()
+	id := q1.(*Queue).id
+	if err := q1.CopyToDevice(p1, d1, addr(src), n); err != nil {
+		t.Fatal(err)
+	}
+	if err := q1.Sync(); err != nil {
+		t.Fatal(err)
+	}
+	ping := func(d *Device) {
+		if _, err := d.c.call(wire.OpPing, nil, ""); err != nil {
+			t.Fatal(err)
+		}
+	}
+	grant := func(token uint64) {
+		if err := d2.c.postNow(wire.OpPeerRecv, 0, uint64(p2), n, 1, token); err != nil {
+			t.Fatal(err)
+		}
+	}
+	send := func(token uint64) {
+		if err := d1.c.post(wire.OpPeerSend, nil, id, 0, uint64(p1), n, 2, token, 4096, 5000); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, c := range []struct {
+		name  string
+		order func(token uint64)
+	}{
+		// (a ping's reply comes after the proxy handled what came before it)
+		{"copy first", func(token uint64) { send(token); ping(d1); grant(token) }},
+		{"grant first", func(token uint64) { grant(token); ping(d2); send(token) }},
+		{"forged refusal first", func(token uint64) {
+			b, err := wire.Encode(&wire.Msg{Op: wire.OpPeerReady, Args: [wire.MaxArgs]uint64{0, token, uint64(ol.ErrcInvalidArgument)}, Text: "forged"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := j.ends[0].Send(1, b, time.Second); err != nil {
+				t.Fatal(err)
+			}
+			ping(d1)
+			send(token)
+			grant(token)
+		}},
+	} {
+		zero := []byte{0}
+		if err := q2.Fill(p2, ptr(addr(zero)), 1, n); err != nil {
+			t.Fatal(err)
+		}
+		if err := q2.Sync(); err != nil {
+			t.Fatal(err)
+		}
+		c.order(nextID())
+		if err := q1.Sync(); err != nil {
+			t.Fatalf("%s: %v", c.name, err)
+		}
+		if err := q2.CopyFromDevice(addr(back), p2, d2, n); err != nil {
+			t.Fatal(err)
+		}
+		if err := q2.Sync(); err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Equal(back, src) {
+			t.Fatalf("%s: the destination does not hold the source's bytes", c.name)
+		}
 	}
 	d1.Free(p1, ol.AllocTypeDevice)
 	d2.Free(p2, ol.AllocTypeDevice)

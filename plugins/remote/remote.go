@@ -259,6 +259,7 @@ type session struct {
 	poller  link.Poller
 	rmu     sync.Mutex
 	waiters atomic.Int32 // goroutines receiving for themselves
+	callers atomic.Int32 // calls waiting for their reply
 	heard   atomic.Int64 // unix nanoseconds of the last message handled
 }
 
@@ -302,7 +303,7 @@ func (s *session) lost(err error) {
 // receivePolling is receive over a Poller: it polls (link.Backoff: it
 // sleeps when idle), except while a caller receives for itself.
 func (s *session) receivePolling() {
-	b := link.Backoff{Start: time.Now(), Spin: s.poller.Spin(), Last: &s.heard}
+	b := link.Backoff{Start: time.Now(), Spin: s.poller.Spin(), Last: &s.heard, Due: &s.callers}
 	for {
 		select {
 		case <-s.stop:

@@ -21,6 +21,9 @@ type Backoff struct {
 	Start time.Time
 	Spin  time.Duration
 	Last  *atomic.Int64 // unix nanoseconds of the last message (nil: none)
+	// Due (nil: never) counts answers this process waits for; while it is
+	// above 0 each sleep is at most DueNap.
+	Due   *atomic.Int32
 	sleep time.Duration
 }
 
@@ -34,6 +37,13 @@ const (
 	sleepMin = 20 * time.Microsecond
 	sleepMax = time.Millisecond
 )
+
+// DueNap bounds the sleeps of a process that waits for an answer (a
+// call's reply, a copy's PeerDone) past its spin, as after a long copy or
+// kernel: naps of up to 1 ms noticed such an answer 1-2.5 ms after it was
+// sent, 7-10% of a 256 MiB copy between proxies. Four times as many
+// wake-ups while an answer is due cost little.
+const DueNap = 250 * time.Microsecond
 
 // Pause waits a little before the next poll; false once deadline passed
 // (a zero deadline never passes).
@@ -58,17 +68,26 @@ func (b *Backoff) Pause(deadline time.Time) bool {
 		}
 		return true
 	}
-	if b.sleep == 0 {
-		b.sleep = sleepMin
-	} else if b.sleep < sleepMax {
-		b.sleep *= 2
-	}
-	d := max(sleepMin, min(b.sleep, idle/8))
+	d := b.nap(idle)
 	if !deadline.IsZero() {
 		d = min(d, time.Until(deadline)+time.Microsecond)
 	}
 	Nap(d)
 	return true
+}
+
+// nap is the next sleep of a wait idle for idle past its spin time.
+func (b *Backoff) nap(idle time.Duration) time.Duration {
+	if b.sleep == 0 {
+		b.sleep = sleepMin
+	} else {
+		b.sleep = min(2*b.sleep, sleepMax)
+	}
+	d := max(sleepMin, min(b.sleep, idle/8))
+	if b.Due != nil && b.Due.Load() > 0 {
+		d = min(d, DueNap)
+	}
+	return d
 }
 
 // Yield lets the process's other goroutines run, then other threads.

@@ -48,3 +48,29 @@ func TestBackoffSpinsWhileBusy(t *testing.T) {
 		t.Fatalf("a wait with no spin time did not sleep")
 	}
 }
+
+// TestBackoffNapsShortWhileDue: past the spin time naps grow to 1 ms,
+// but while an answer is due (Due above 0) to DueNap at most, and back
+// once nothing is due.
+func TestBackoffNapsShortWhileDue(t *testing.T) {
+	var due atomic.Int32
+	b := Backoff{Due: &due}
+	longest := func() time.Duration {
+		var m time.Duration
+		for range 20 {
+			m = max(m, b.nap(time.Hour))
+		}
+		return m
+	}
+	if m := longest(); m != sleepMax {
+		t.Fatalf("idle naps grew to %v, want %v", m, sleepMax)
+	}
+	due.Add(1)
+	if m := longest(); m != DueNap {
+		t.Fatalf("naps while an answer is due grew to %v, want %v", m, DueNap)
+	}
+	due.Add(-1)
+	if m := longest(); m != sleepMax {
+		t.Fatalf("naps once nothing is due grew to %v, want %v", m, sleepMax)
+	}
+}

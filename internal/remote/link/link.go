@@ -75,6 +75,13 @@ type Poller interface {
 	Spin() time.Duration
 }
 
+// Expecter is an Endpoint whose waits can be told that an answer is due
+// (Backoff.Due): Expect(1) when a wait for one starts, Expect(-1) when it
+// ends.
+type Expecter interface {
+	Expect(delta int32)
+}
+
 // Gatherer is an Endpoint that sends a message given in two parts, head
 // then body, as Send sends their concatenation, a large body from where it
 // is (no copy).

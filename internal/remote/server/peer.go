@@ -15,16 +15,18 @@ import (
 )
 
 // Copies between two proxies (docs/remote.md, "Copies between proxies").
-// The client first asks the destination proxy to accept a copy (PeerRecv:
-// a grant for one range of its own memory, from one proxy rank), then
-// queues PeerSend on a queue of the source proxy. When that queue reaches
-// it, the source reads the range in chunks and sends each to the
-// destination as PeerData, straight after its header in one buffer; the
-// destination writes each into its device memory as it comes and answers
-// PeerDone once all of it is there, or at its first error. The source's
-// queue is held until then, so the client's sync of that queue (or an
-// event recorded after the copy) covers the whole copy. The bytes never
-// pass through the client.
+// The client grants the destination proxy the copy (PeerRecv: one range
+// of its own memory, from one proxy rank) and queues PeerSend on a queue
+// of the source proxy, without waiting in between. The destination checks
+// the grant and tells the source (PeerReady: accepted, or why not). When
+// the source's queue reaches the copy and the grant is accepted, the
+// source reads the range in chunks and sends each to the destination as
+// PeerData, straight after its header in one buffer; the destination
+// writes each into its device memory as it comes and answers PeerDone
+// once all of it is there, or at its first error. The source's queue is
+// held until then, so the client's sync of that queue (or an event
+// recorded after the copy) covers the whole copy, and a refused grant is
+// that copy's error. The bytes never pass through the client.
 
 // peerKey names one copy: the client that asked for it and its token.
 type peerKey struct {
@@ -51,13 +53,32 @@ type grant struct {
 type peers struct {
 	grants map[peerKey]*grant     // as the destination
 	sends  map[peerKey]*peerWaits // as the source
+	early  map[peerKey]ready      // as the source: PeerReady before its PeerSend
 }
 
-// peerWaits is a source's copy waiting for its destination's PeerDone.
+// peerWaits is a source's copy waiting for its destination's PeerReady
+// and then its PeerDone (nil, or the destination's error).
 type peerWaits struct {
-	to   link.Peer
-	done chan error
+	to    link.Peer
+	ready chan ready
+	done  chan error
 }
+
+// ready is a destination's PeerReady: the grant refused (err), or
+// accepted; placed says the destination's transport puts the bytes
+// straight into host memory (the copy may then go in pieces of
+// wire.HostPiece). An early one came before the client's PeerSend (the
+// client sends PeerRecv and PeerSend to two proxies at once).
+type ready struct {
+	from   int
+	placed bool
+	err    error
+}
+
+// maxEarly bounds the PeerReadys kept for copies not seen yet: a
+// destination's answer to a grant whose PeerSend this proxy refused stays
+// until the client leaves.
+const maxEarly = 4096
 
 // Bounds of PeerSend's chunk and timeout arguments (the client's
 // OFFLOAD_REMOTE_CHUNK and OFFLOAD_REMOTE_TIMEOUT).
@@ -69,7 +90,7 @@ const (
 
 func (s *Server) peerState() *peers {
 	if s.peer.grants == nil {
-		s.peer.grants, s.peer.sends = map[peerKey]*grant{}, map[peerKey]*peerWaits{}
+		s.peer.grants, s.peer.sends, s.peer.early = map[peerKey]*grant{}, map[peerKey]*peerWaits{}, map[peerKey]ready{}
 	}
 	return &s.peer
 }
@@ -108,33 +129,43 @@ func (c *client) ownsOn(what string, d *device, p, n uint64) error {
 	return bad("%s %#x..%#x is not in an allocation or a global of this client", what, p, end)
 }
 
-// peerRecv accepts a copy into the client's memory from another proxy
-// (PeerRecv: dev dst size srcRank token).
+// peerRecv takes the client's grant of a copy into its memory from
+// another proxy (PeerRecv: dev dst size srcRank token) and answers that
+// proxy: PeerReady, with the reason if the grant is refused. Only a grant
+// naming no other proxy is the client's error (at its next sync).
 func (s *Server) peerRecv(c *client, a [wire.MaxArgs]uint64) error {
-	d, err := s.device(a[0])
-	if err != nil {
-		return err
-	}
-	dst, size, token := a[1], a[2], a[4]
-	if size == 0 || size > MaxCopy {
-		return bad("copy of %d bytes from another proxy", size)
-	}
 	from, err := s.proxyPeer(a[3])
 	if err != nil {
 		return err
 	}
+	k := peerKey{c.rank, a[4]}
+	d, err := s.grant(c, k, from.Rank, a)
+	// (placePeer takes every chunk of a host device's grant)
+	s.peerAnswer(wire.OpPeerReady, from.Rank, k, err, err == nil && s.placed && d.d.IsHost())
+	return nil
+}
+
+// grant checks a PeerRecv and records it; it returns the device.
+func (s *Server) grant(c *client, k peerKey, from int, a [wire.MaxArgs]uint64) (*device, error) {
+	d, err := s.device(a[0])
+	if err != nil {
+		return nil, err
+	}
+	dst, size := a[1], a[2]
+	if size == 0 || size > MaxCopy {
+		return nil, bad("copy of %d bytes from another proxy", size)
+	}
 	if err := c.ownsOn("copy destination", d, dst, size); err != nil {
-		return err
+		return nil, err
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	ps := s.peerState()
-	k := peerKey{c.rank, token}
 	if ps.grants[k] != nil {
-		return bad("copy %d exists", token)
+		return nil, bad("copy %d exists", k.token)
 	}
-	ps.grants[k] = &grant{c: c, dev: d, dst: dst, size: size, from: from.Rank}
-	return nil
+	ps.grants[k] = &grant{c: c, dev: d, dst: dst, size: size, from: from}
+	return d, nil
 }
 
 // peerSend checks a PeerSend (queue dev src size dstRank token chunk
@@ -163,12 +194,16 @@ func (s *Server) peerSend(c *client, q *queue, a [wire.MaxArgs]uint64) error {
 		return err
 	}
 	k := peerKey{c.rank, token}
-	w := &peerWaits{to: to, done: make(chan error, 1)}
+	w := &peerWaits{to: to, ready: make(chan ready, 1), done: make(chan error, 1)}
 	s.mu.Lock()
 	ps := s.peerState()
 	dup := ps.sends[k] != nil
 	if !dup {
 		ps.sends[k] = w
+		if r, ok := ps.early[k]; ok && r.from == to.Rank {
+			delete(ps.early, k)
+			w.ready <- r
+		}
 	}
 	s.mu.Unlock()
 	if dup {
@@ -200,26 +235,54 @@ func (s *Server) peerSend(c *client, q *queue, a [wire.MaxArgs]uint64) error {
 // device reads into two buffers on a queue of its own, the next chunk
 // while the last one is sent.
 func (s *Server) sendToPeer(k peerKey, w *peerWaits, d *device, src, size, chunk uint64, timeout time.Duration) error {
-	chunk = min(chunk, size)
-	slot := uint64(wire.MaxHeader) + chunk
-	buf, err := cmem.Malloc(2*slot, "the buffers of a copy to another proxy")
-	if err != nil {
-		return err
+	if ex, ok := s.ep.(link.Expecter); ok {
+		ex.Expect(1) // PeerReady, then PeerDone
+		defer ex.Expect(-1)
 	}
-	defer cmem.Free(buf)
-	bufs := unsafe.Slice((*byte)(buf), 2*slot)
-	var tq plugin.Queue
-	if !d.d.IsHost() {
-		if tq, err = d.d.NewQueue(); err != nil {
-			return err
+	t := time.NewTimer(timeout)
+	defer t.Stop()
+	var r ready
+	select {
+	case r = <-w.ready:
+		if r.err != nil {
+			var oe *ol.Error
+			if errors.As(r.err, &oe) {
+				return ol.Errorf(oe.Code, "the destination refused the copy: %s", oe.Details)
+			}
+			return fmt.Errorf("the destination refused the copy: %w", r.err)
 		}
-		defer func() { _ = tq.Sync(); _ = tq.Release() }()
+	case <-t.C:
+		return fmt.Errorf("no answer to the copy's grant within %v (OFFLOAD_REMOTE_TIMEOUT): the proxy is treated as lost", timeout)
 	}
 	// a host device's memory goes from where it is (no copy), MPI reading
 	// it within SendParts, on this thread in the queue's order
 	gather, _ := s.ep.(link.Gatherer)
-	if tq != nil {
+	if !d.d.IsHost() {
 		gather = nil
+	}
+	if r.placed && gather != nil {
+		// from host memory into host memory: no buffer at either end
+		chunk = wire.HostPiece(chunk)
+	}
+	chunk = min(chunk, size)
+	slot := uint64(wire.MaxHeader) + chunk
+	var buf unsafe.Pointer
+	var bufs []byte
+	if gather == nil {
+		var err error
+		if buf, err = cmem.Malloc(2*slot, "the buffers of a copy to another proxy"); err != nil {
+			return err
+		}
+		defer cmem.Free(buf)
+		bufs = unsafe.Slice((*byte)(buf), 2*slot)
+	}
+	var tq plugin.Queue
+	if !d.d.IsHost() {
+		var err error
+		if tq, err = d.d.NewQueue(); err != nil {
+			return err
+		}
+		defer func() { _ = tq.Sync(); _ = tq.Release() }()
 	}
 	// read starts reading chunk i into its buffer; the event (nil: the
 	// bytes are there) completes when they are
@@ -290,8 +353,7 @@ func (s *Server) sendToPeer(k peerKey, w *peerWaits, d *device, src, size, chunk
 			return err
 		}
 	}
-	t := time.NewTimer(timeout)
-	defer t.Stop()
+	t.Reset(timeout)
 	select {
 	case err := <-w.done:
 		return err
@@ -301,21 +363,40 @@ func (s *Server) sendToPeer(k peerKey, w *peerWaits, d *device, src, size, chunk
 }
 
 // fromPeer handles a message of another proxy (on the receive loop): the
-// bytes of a copy it was granted, or the answer to one this proxy sent.
+// bytes of a copy it was granted, or an answer about one this proxy sends.
 func (s *Server) fromPeer(src int, m *wire.Msg) {
 	a := m.Args
 	k := peerKey{int(min(a[0], 1<<31)), a[1]}
-	if m.Op == wire.OpPeerDone {
-		s.mu.Lock()
-		w := s.peerState().sends[k]
-		s.mu.Unlock()
-		if w == nil || w.to.Rank != src {
-			s.logf("PeerDone from rank %d for no copy of its (client %d, copy %d)", src, a[0], a[1])
-			return
-		}
+	if m.Op == wire.OpPeerDone || m.Op == wire.OpPeerReady {
 		var err error
 		if a[2] != 0 {
 			err = ol.NewError(ol.Errc(min(a[2], 1<<31)), m.Text)
+		}
+		if _, perr := s.proxyPeer(uint64(src)); perr != nil {
+			s.logf("%v from rank %d, which is not another proxy", m.Op, src)
+			return
+		}
+		r := ready{from: src, placed: m.Op == wire.OpPeerReady && a[3] == 1, err: err}
+		s.mu.Lock()
+		ps := s.peerState()
+		w := ps.sends[k]
+		if w == nil && m.Op == wire.OpPeerReady && len(ps.early) < maxEarly {
+			// (the client's PeerSend is on its way)
+			ps.early[k] = r
+			s.mu.Unlock()
+			return
+		}
+		s.mu.Unlock()
+		if w == nil || w.to.Rank != src {
+			s.logf("%v from rank %d for no copy of its (client %d, copy %d)", m.Op, src, a[0], a[1])
+			return
+		}
+		if m.Op == wire.OpPeerReady {
+			select {
+			case w.ready <- r:
+			default: // one answer per copy
+			}
+			return
 		}
 		select {
 		case w.done <- err:
@@ -331,7 +412,7 @@ func (s *Server) fromPeer(src int, m *wire.Msg) {
 		defer g.mu.Unlock()
 	}
 	if g == nil || g.from != src || g.dropped {
-		s.peerDone(src, k, bad("PeerData for no copy (client %d, copy %d) this proxy accepted from rank %d", a[0], a[1], src))
+		s.peerAnswer(wire.OpPeerDone, src, k, bad("PeerData for no copy (client %d, copy %d) this proxy accepted from rank %d", a[0], a[1], src), false)
 		return
 	}
 	off, n := a[2], uint64(len(m.Data))
@@ -373,7 +454,7 @@ func (s *Server) peerWritten(src int, k peerKey, g *grant, n uint64, err error) 
 			_ = g.q.Release()
 			g.q = nil
 		}
-		s.peerDone(src, k, err)
+		s.peerAnswer(wire.OpPeerDone, src, k, err, false)
 		return
 	}
 	// the device's queue ends the writes off the receive loop
@@ -384,7 +465,7 @@ func (s *Server) peerWritten(src int, k peerKey, g *grant, n uint64, err error) 
 		defer s.wg.Done()
 		err := q.Sync()
 		_ = q.Release()
-		s.peerDone(src, k, err)
+		s.peerAnswer(wire.OpPeerDone, src, k, err, false)
 	}()
 }
 
@@ -420,9 +501,13 @@ func (g *grant) write(dst uint64, b []byte) error {
 	return nil
 }
 
-// peerDone answers a source proxy's copy.
-func (s *Server) peerDone(to int, k peerKey, err error) {
-	m := wire.Msg{Op: wire.OpPeerDone, Args: [wire.MaxArgs]uint64{uint64(k.client), k.token}}
+// peerAnswer answers a source proxy about its copy: op is PeerReady (the
+// grant; placed: see ready) or PeerDone (the bytes).
+func (s *Server) peerAnswer(op wire.Op, to int, k peerKey, err error, placed bool) {
+	m := wire.Msg{Op: op, Args: [wire.MaxArgs]uint64{uint64(k.client), k.token}}
+	if placed {
+		m.Args[3] = 1
+	}
 	if err != nil {
 		code, details := ol.ErrcUnknown, err.Error()
 		var oe *ol.Error
@@ -435,12 +520,13 @@ func (s *Server) peerDone(to int, k peerKey, err error) {
 		m.Args[2], m.Text = uint64(code), details[:min(len(details), wire.MaxText)]
 	}
 	if err := s.send(to, &m); err != nil {
-		s.logf("PeerDone to rank %d: %v", to, err)
+		s.logf("%v to rank %d: %v", op, to, err)
 	}
 }
 
 // dropGrants forgets the copies a client's rank had accepted here, once
-// no chunk of them is being written.
+// no chunk of them is being written, and the answers to grants of its
+// that no PeerSend took.
 func (s *Server) dropGrants(rank int) {
 	s.mu.Lock()
 	var gs []*grant
@@ -448,6 +534,11 @@ func (s *Server) dropGrants(rank int) {
 		if k.client == rank {
 			delete(s.peer.grants, k)
 			gs = append(gs, g)
+		}
+	}
+	for k := range s.peer.early {
+		if k.client == rank {
+			delete(s.peer.early, k)
 		}
 	}
 	s.mu.Unlock()

@@ -57,6 +57,7 @@ type Server struct {
 	exited  int
 	wg      sync.WaitGroup // requests running on goroutines of their own
 	peer    peers          // copies between proxies (peer.go), under mu
+	placed  bool           // ep places large messages (link.Placer)
 }
 
 // New returns a server of platforms (initialised, with their devices)
@@ -71,6 +72,7 @@ func New(ep link.Endpoint, platforms []plugin.Platform, log io.Writer) *Server {
 	}
 	if p, ok := ep.(link.Placer); ok {
 		p.SetPlace(s.place)
+		s.placed = true
 	}
 	return s
 }
@@ -256,7 +258,7 @@ func (s *Server) reply(rank int, seq uint64, err error, m wire.Msg) {
 // wait (syncs, loads, allocations) run on a goroutine of their own so that
 // the loop keeps reading (a HostDone that a sync waits for).
 func (s *Server) handle(src int, m *wire.Msg) {
-	if m.Op == wire.OpPeerData || m.Op == wire.OpPeerDone {
+	if m.Op == wire.OpPeerData || m.Op == wire.OpPeerDone || m.Op == wire.OpPeerReady {
 		s.fromPeer(src, m)
 		return
 	}
@@ -312,6 +314,8 @@ func (s *Server) handle(src int, m *wire.Msg) {
 				return
 			}
 		}
+	case wire.OpPeerRecv:
+		err = s.peerRecv(c, a)
 	case wire.OpEventRelease:
 		c.mu.Lock()
 		e := c.events[a[0]]
@@ -642,8 +646,6 @@ func (s *Server) call(c *client, m *wire.Msg, r *wire.Msg) error {
 		return nil
 	case wire.OpPing:
 		return nil
-	case wire.OpPeerRecv:
-		return s.peerRecv(c, a)
 	case wire.OpBye:
 		s.byeClient(c.rank)
 		return nil

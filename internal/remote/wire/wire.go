@@ -27,7 +27,7 @@ import (
 
 // Version is the protocol version a client sends in Hello; a proxy refuses
 // another.
-const Version = 3
+const Version = 4
 
 // MaxText bounds a message's text (names of kernels and globals, error
 // details).
@@ -45,10 +45,12 @@ type Op uint8
 // proxy, not answered: Exit, QueueNew, QueueRelease, CopyTo, CopyFrom,
 // CopyDevice, Fill, Launch, HostCall, Record, Wait, EventRelease, HostDone.
 // Proxy to client: Reply, Data (bytes of a CopyFrom), CallHost (a queue
-// reached a HostCall). A copy between two proxies: the client asks the
-// destination proxy to accept it (PeerRecv, answered) and then queues
-// PeerSend on the source proxy's queue; there the source sends the bytes
-// to the destination proxy (PeerData, proxy to proxy), which answers with
+// reached a HostCall). A copy between two proxies: the client grants the
+// destination proxy the copy (PeerRecv, not answered) and queues PeerSend
+// on the source proxy's queue, both at once; the destination tells the
+// source whether it accepted the grant (PeerReady, proxy to proxy), and
+// once the source's queue reaches the copy and the grant is accepted, the
+// source sends the bytes (PeerData), which the destination answers with
 // PeerDone once they are in its device memory or have failed. Batch
 // (client to proxy, not answered) carries several requests in one message
 // (AppendFrame, DecodeBatch): the proxy handles them in order as if each
@@ -94,8 +96,18 @@ const (
 	OpPeerData
 	OpPeerDone
 	OpBatch
+	OpPeerReady
 	opCount
 )
+
+// HostPiece is the piece of a copy that MPI places straight into a host
+// device's memory (from the application, or from another proxy's host
+// device), for a chunk size (OFFLOAD_REMOTE_CHUNK) of the copies that are
+// staged: 64 chunks (256 MiB by default), at most 1 GiB. Such a piece
+// needs no buffer, and each piece costs hand-offs between ranks; 64 chunks
+// keep one piece from holding a proxy's receive loop for more than tens
+// of milliseconds (docs/remote.md, "Copies without copying").
+func HostPiece(chunk uint64) uint64 { return min(64*chunk, 1<<30) }
 
 // Argument positions of the operations whose meaning is not obvious.
 const (
@@ -150,11 +162,12 @@ var layouts = [opCount]layout{
 	OpReply:        {"Reply", ReplyArgs, true, true, false},    // see ReplyArgs
 	OpData:         {"Data", 2, true, false, false},            // token offset; bytes
 	OpCallHost:     {"CallHost", 1, false, false, false},       // token
-	OpPeerRecv:     {"PeerRecv", 5, false, false, true},        // dev dst size srcRank token
+	OpPeerRecv:     {"PeerRecv", 5, false, false, false},       // dev dst size srcRank token
 	OpPeerSend:     {"PeerSend", 8, false, false, false},       // queue dev src size dstRank token chunk timeoutMs
 	OpPeerData:     {"PeerData", 3, true, false, false},        // client token offset; bytes
 	OpPeerDone:     {"PeerDone", 3, false, true, false},        // client token code; details
 	OpBatch:        {"Batch", 1, true, false, false},           // count; frames (AppendFrame)
+	OpPeerReady:    {"PeerReady", 4, false, true, false},       // client token code placed; details
 }
 
 func (o Op) String() string {

@@ -3,7 +3,8 @@
  * into DEVICE memory of B with olMemcpy: with no queue, on a queue of A (the
  * source's), of B (the destination's) and of the host device (a third
  * platform, when neither is the host device); each size (1 byte, one past
- * a chunk, several chunks and a part) at offsets that are not aligned.
+ * a chunk, several chunks and a part, one past 64 chunks: a piece of a
+ * copy between host memories under MPI) at offsets that are not aligned.
  * On a queue, the copy's result is read back on the same queue before the
  * queue is synced (the read is ordered after the copy) and, on B's queue,
  * completion is waited for with an event recorded after the copy. Bytes
@@ -17,7 +18,7 @@
  */
 #include "oldevices.h"
 
-enum { CHUNK = 64 << 10, BIG = 3 * CHUNK + 4097, PAD = 64, N = BIG + 2 * PAD };
+enum { CHUNK = 64 << 10, BIG = 3 * CHUNK + 4097, HUGE = 64 * CHUNK + 4097, PAD = 64, N = HUGE + 2 * PAD };
 
 static int ndev;
 static ol_device_handle_t dev[OLC_MAX_DEVICES];
@@ -71,7 +72,7 @@ static void one(int a, int b, ol_queue_handle_t q, const char *qname, size_t n, 
 
 static void test_copy_between_platforms(void) {
   int pairs = 0;
-  static const size_t sizes[] = {1, CHUNK + 1, BIG};
+  static const size_t sizes[] = {1, CHUNK + 1, BIG, HUGE};
   uint8_t *want = malloc(N), *got = malloc(N);
   for (int a = 0; a < ndev; a++) {
     for (int b = 0; b < ndev; b++) {
