@@ -35,10 +35,23 @@ int olm_test(uintptr_t *req, int *done);
 // olm_cancel cancels an incomplete receive and waits (bounded by MPI) for
 // it; *cancelled = 1 when it really was cancelled.
 int olm_cancel(uintptr_t *req, int *cancelled);
-// olm_improbe: MPI_Improbe(ANY_SOURCE, tag); on a match *found = 1, *msg,
-// *src and *count (bytes) describe it.
-int olm_improbe(int tag, int *found, uintptr_t *msg, int *src, int *count);
 int olm_imrecv(void *buf, int count, uintptr_t *msg, uintptr_t *req);
+
+// The two hot paths in one call each (a cgo call costs about 100 ns).
+// olm_post_copy: stage = kind followed by n bytes of body, MPI_Isend of
+// it to dest on tag, then one MPI_Test: *done = 1 when MPI has taken it
+// (stage is free again), else *req is the send in flight. *step names the
+// call that failed (1 MPI_Isend, 2 MPI_Test).
+int olm_post_copy(void *stage, unsigned char kind, const void *body, int n, int dest, int tag, uintptr_t *req,
+                  int *done, int *step);
+// olm_probe_recv: MPI_Improbe(ANY_SOURCE, tag); on a match *found = 1,
+// *src and *count (bytes). A match of 1 to cap bytes is received into buf
+// (MPI_Imrecv, then one MPI_Test: *done = 1 when it is there, else *req
+// is the receive); any other is left to the caller, matched, in *msg.
+// *step names the call that failed (1 MPI_Improbe, 2 MPI_Imrecv, 3
+// MPI_Test).
+int olm_probe_recv(int tag, void *buf, int cap, int *found, int *src, int *count, uintptr_t *msg, uintptr_t *req,
+                   int *done, int *step);
 
 // The baselines of make bench: MPI's own blocking calls, timed in C.
 // olm_raw_pingpong: iters round trips of bytes with peer (the initiator
