@@ -30,44 +30,46 @@ static void pat(uint8_t *b, size_t n, unsigned seed) {
     b[i] = (uint8_t)(i * 29u + (i >> 9) + seed * 77u + 1u);
 }
 
-/* One copy of n bytes from A+so to B+do, on queue q (NULL: none). */
+/* One copy of n bytes from A+so to B+do, on queue q (NULL: none); the
+ * n + 2 * PAD bytes of each buffer around it are set and checked. */
 static void one(int a, int b, ol_queue_handle_t q, const char *qname, size_t n, size_t so, size_t dof,
                 uint8_t *am, uint8_t *bm, uint8_t *want, uint8_t *got, unsigned seed) {
   olc_backend = sel[a].backend;
   olc_index = sel[a].index;
-  pat(want, N, seed);
-  if (!OLC_OK(olMemcpy(NULL, am, dev[a], want, olc_host, N)))
+  size_t m = n + 2 * PAD;
+  pat(want, m, seed);
+  if (!OLC_OK(olMemcpy(NULL, am, dev[a], want, olc_host, m)))
     return;
-  pat(want, N, seed + 1000);
-  if (!OLC_OK(olMemcpy(NULL, bm, dev[b], want, olc_host, N)))
+  pat(want, m, seed + 1000);
+  if (!OLC_OK(olMemcpy(NULL, bm, dev[b], want, olc_host, m)))
     return;
   /* want: B's old bytes with A's at [dof, dof + n) */
-  uint8_t *src = malloc(N);
-  pat(src, N, seed);
+  uint8_t *src = malloc(m);
+  pat(src, m, seed);
   memcpy(want + dof, src + so, n);
   free(src);
-  memset(got, 0, N);
+  memset(got, 0, m);
   ol_result_t r = olMemcpy(q, bm + dof, dev[b], am + so, dev[a], n);
   if (!OLC_CHECK(r == NULL, "olMemcpy of %zu bytes, queue %s: %s %s", n, qname, olc_code_name(olc_code(r)),
                  olc_details(r)))
     return;
   if (q) {
     ol_event_handle_t e = NULL;
-    OLC_OK(olMemcpy(q, got, olc_host, bm, dev[b], N));
+    OLC_OK(olMemcpy(q, got, olc_host, bm, dev[b], m));
     if (OLC_OK(olCreateEvent(q, &e))) {
       OLC_OK(olSyncEvent(e));
       OLC_OK(olDestroyEvent(e));
     }
     OLC_OK(olSyncQueue(q));
   } else {
-    OLC_OK(olMemcpy(NULL, got, olc_host, bm, dev[b], N));
+    OLC_OK(olMemcpy(NULL, got, olc_host, bm, dev[b], m));
   }
   size_t i = 0;
-  while (i < N && got[i] == want[i])
+  while (i < m && got[i] == want[i])
     i++;
-  OLC_CHECK(i == N, "%s:%u -> %s:%u, %zu bytes (%zu -> %zu), queue %s: byte %zu is %u, want %u",
+  OLC_CHECK(i == m, "%s:%u -> %s:%u, %zu bytes (%zu -> %zu), queue %s: byte %zu is %u, want %u",
             olc_backend_name(sel[a].backend), sel[a].index, olc_backend_name(sel[b].backend),
-            sel[b].index, n, so, dof, qname, i, i < N ? got[i] : 0, i < N ? want[i] : 0);
+            sel[b].index, n, so, dof, qname, i, i < m ? got[i] : 0, i < m ? want[i] : 0);
 }
 
 static void test_copy_between_platforms(void) {
