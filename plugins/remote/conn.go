@@ -257,16 +257,11 @@ func (c *conn) post(op wire.Op, data []byte, args ...uint64) error {
 // postNow posts a request and sends it at once, with the batch before it
 // (another proxy waits for it).
 func (c *conn) postNow(op wire.Op, args ...uint64) error {
-	m := wire.Msg{Op: op}
-	copy(m.Args[:], args)
-	if err := c.failed(); err != nil {
+	if err := c.post(op, nil, args...); err != nil {
 		return err
 	}
 	c.omu.Lock()
 	defer c.omu.Unlock()
-	if err := c.appendLocked(&m); err != nil {
-		return err
-	}
 	return c.flushLocked()
 }
 

@@ -140,8 +140,9 @@ func (s *Server) peerRecv(c *client, a [wire.MaxArgs]uint64) error {
 	}
 	k := peerKey{c.rank, a[4]}
 	d, err := s.grant(c, k, from.Rank, a)
-	// (placePeer takes every chunk of a host device's grant)
-	s.peerAnswer(wire.OpPeerReady, from.Rank, k, err, err == nil && s.placed && d.d.IsHost())
+	// (with a placer, placePeer takes every chunk of a host device's grant)
+	_, placer := s.ep.(link.Placer)
+	s.peerAnswer(wire.OpPeerReady, from.Rank, k, err, err == nil && placer && d.d.IsHost())
 	return nil
 }
 

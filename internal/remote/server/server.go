@@ -57,7 +57,6 @@ type Server struct {
 	exited  int
 	wg      sync.WaitGroup // requests running on goroutines of their own
 	peer    peers          // copies between proxies (peer.go), under mu
-	placed  bool           // ep places large messages (link.Placer)
 }
 
 // New returns a server of platforms (initialised, with their devices)
@@ -72,7 +71,6 @@ func New(ep link.Endpoint, platforms []plugin.Platform, log io.Writer) *Server {
 	}
 	if p, ok := ep.(link.Placer); ok {
 		p.SetPlace(s.place)
-		s.placed = true
 	}
 	return s
 }
