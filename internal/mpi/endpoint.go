@@ -2,6 +2,16 @@ package mpi
 
 /*
 #include "olmpi.h"
+// The polls and sends of every message: their pointer arguments are the
+// caller's results (and a copied body), which C keeps past no call, so
+// they stay on the Go stack (without this, each poll allocated seven
+// values on the heap, each send three). None of them calls back into Go.
+#cgo noescape olm_probe_recv
+#cgo nocallback olm_probe_recv
+#cgo noescape olm_post_copy
+#cgo nocallback olm_post_copy
+#cgo noescape olm_test
+#cgo nocallback olm_test
 */
 import "C"
 
@@ -72,19 +82,26 @@ type endpoint struct {
 	proxies    []link.Peer
 	hosts      sync.Map // rank → host, learnt from discovery
 	dests      []dest
-	tok        chan struct{} // held by the one goroutine probing
-	done       chan struct{}
-	closed     atomic.Bool
-	closeOnce  sync.Once
-	active     atomic.Int64 // unix nanoseconds of the last message sent or received
-	due        atomic.Int32 // answers awaited (link.Expecter): naps are short
+	// probe is held by the one goroutine probing (a mutex, not a
+	// channel token: each poll takes and gives it back, and a channel's
+	// lock cost twice a mutex's atomic operation)
+	probe     sync.Mutex
+	done      chan struct{}
+	closed    atomic.Bool
+	closeOnce sync.Once
+	active    atomic.Int64 // counts the messages sent and received (link.Backoff.Activity)
+	due       atomic.Int32 // answers awaited (link.Expecter): naps are short
 	// life is read-held by every Send and Recv and write-held by Close,
 	// which so waits until none uses MPI any more (each notices done)
-	life    sync.RWMutex
-	rstage  unsafe.Pointer // C memory for copied messages received (under tok)
-	pending []item         // messages received during discovery (under tok)
+	life   sync.RWMutex
+	rstage unsafe.Pointer // C memory for copied messages received (under probe)
+	// outs (C memory) holds the results of the hot C calls: entry r
+	// those of a send to rank r (under its dest's mu), entry size those
+	// of a poll (under probe)
+	outs    *C.olm_out
+	pending []item // messages received during discovery (under probe)
 	nonce   uint64
-	replies map[int]link.Peer // discovery answers (under tok)
+	replies map[int]link.Peer // discovery answers (under probe)
 	place   link.Place        // set before the first Recv (SetPlace)
 	clients int               // the job's clients, for a proxy (Clients)
 }
@@ -126,7 +143,7 @@ func OpenWith(role link.Role, o Options, env Env) (link.Endpoint, error) {
 	}
 	e := &endpoint{
 		rank: state.rank, size: state.size, host: state.host, role: role, opts: o,
-		dests: make([]dest, state.size), tok: make(chan struct{}, 1), done: make(chan struct{}),
+		dests: make([]dest, state.size), done: make(chan struct{}),
 		nonce: rand.Uint64(), replies: map[int]link.Peer{},
 	}
 	if len(e.host) > maxHostBytes {
@@ -136,7 +153,12 @@ func OpenWith(role link.Role, o Options, env Env) (link.Endpoint, error) {
 	if e.rstage, err = cmem.Malloc(inlineMax+headerBytes, "mpi: receive buffer"); err != nil {
 		return nil, err
 	}
-	e.tok <- struct{}{}
+	outs, err := cmem.Malloc(uint64(e.size+1)*uint64(unsafe.Sizeof(C.olm_out{})), "mpi: call results")
+	if err != nil {
+		cmem.Free(e.rstage)
+		return nil, err
+	}
+	e.outs = (*C.olm_out)(outs)
 	if err := e.discover(env); err != nil {
 		e.shut()
 		return nil, err
@@ -216,6 +238,10 @@ func (e *endpoint) shut() {
 		}
 		d.mu.Unlock()
 	}
+	if e.outs != nil {
+		cmem.Free(unsafe.Pointer(e.outs))
+		e.outs = nil
+	}
 }
 
 // ---- waiting ----------------------------------------------------------------
@@ -226,14 +252,15 @@ func (e *endpoint) shut() {
 
 // newBackoff is a wait of the Endpoint.
 func (e *endpoint) newBackoff() link.Backoff {
-	return link.Backoff{Start: time.Now(), Spin: e.opts.Spin, Last: &e.active, Due: &e.due}
+	return link.Backoff{Spin: e.opts.Spin, Activity: &e.active, Due: &e.due}
 }
 
 // Expect implements link.Expecter.
 func (e *endpoint) Expect(delta int32) { e.due.Add(delta) }
 
-// touch notes a message sent or received (the Endpoint is busy).
-func (e *endpoint) touch() { e.active.Store(time.Now().UnixNano()) }
+// touch notes a message sent or received (the Endpoint is busy): a count,
+// not a time, so that a message costs no clock read.
+func (e *endpoint) touch() { e.active.Add(1) }
 
 // transferBackoff is the wait for a large message of n bytes to be taken
 // or to arrive: it polls without sleeping for the spin time plus the time
@@ -272,8 +299,8 @@ func waitAll(b link.Backoff, reqs []C.uintptr_t, deadline time.Time, done <-chan
 			}
 			if flag != 0 {
 				reqs[i] = 0
-				if b.Last != nil {
-					b.Last.Store(time.Now().UnixNano())
+				if b.Activity != nil {
+					b.Activity.Add(1)
 				}
 			} else {
 				all = false
@@ -436,17 +463,16 @@ func (e *endpoint) postStaged(d *dest, rank int, kind byte, body []byte) error {
 	if len(body) > 0 {
 		bp = unsafe.Pointer(&body[0])
 	}
-	var req C.uintptr_t
-	var done, step C.int
-	rc := C.olm_post_copy(d.stage, C.uchar(kind), bp, C.int(len(body)), C.int(rank), TagBase, &req, &done, &step)
-	if rc != 0 && step == 1 {
+	o := e.out(rank)
+	rc := C.olm_post_copy(d.stage, C.uchar(kind), bp, C.int(len(body)), C.int(rank), TagBase, o)
+	if rc != 0 && o.step == 1 {
 		return e.fail(d, rank, mpiError("MPI_Isend", rc))
 	}
-	if rc != 0 || done == 0 {
+	if rc != 0 || o.done == 0 {
 		stagedLeft.Add(1)
 		// MPI may still read the stage
 		n := 1 + len(body)
-		d.flights = append(d.flights, flight{req, d.stage, n})
+		d.flights = append(d.flights, flight{o.req, d.stage, n})
 		d.inFlight += n
 		d.stage = nil
 		if rc != 0 {
@@ -455,6 +481,11 @@ func (e *endpoint) postStaged(d *dest, rank int, kind byte, body []byte) error {
 	}
 	e.touch()
 	return nil
+}
+
+// out is entry i of e.outs.
+func (e *endpoint) out(i int) *C.olm_out {
+	return (*C.olm_out)(unsafe.Add(unsafe.Pointer(e.outs), uintptr(i)*unsafe.Sizeof(C.olm_out{})))
 }
 
 // fail marks the destination failed (sticky) and returns the error.
@@ -515,7 +546,7 @@ func (e *endpoint) sendBig(d *dest, rank int, head, body []byte, timeout time.Du
 
 // ---- receiving --------------------------------------------------------------
 
-// Recv polls with tok taken for each probe only, so that a goroutine
+// Recv polls with probe held for each probe only, so that a goroutine
 // waiting for a reply (TryRecv) can probe itself between them.
 func (e *endpoint) Recv(timeout time.Duration) (int, []byte, error) {
 	deadline := deadlineOf(timeout)
@@ -553,19 +584,17 @@ func (e *endpoint) SetPlace(p link.Place) { e.place = p }
 // Spin implements link.Poller.
 func (e *endpoint) Spin() time.Duration { return e.opts.Spin }
 
-// tryRecv probes (with tok, if no other goroutine holds it) until a
+// tryRecv probes (with probe, if no other goroutine holds it) until a
 // message of the caller's or none is there.
 func (e *endpoint) tryRecv() (int, []byte, bool, error) {
-	select {
-	case <-e.tok:
-	default:
+	if !e.probe.TryLock() {
 		return -1, nil, false, nil
 	}
 	held := true
 	release := func() {
 		if held {
 			held = false
-			e.tok <- struct{}{}
+			e.probe.Unlock()
 		}
 	}
 	defer release()
@@ -583,25 +612,24 @@ func (e *endpoint) tryRecv() (int, []byte, bool, error) {
 	}
 }
 
-// poll probes once (under tok). got is true for a message of the caller;
+// poll probes once (under probe). got is true for a message of the caller;
 // src -2 means a control message was handled. A payload received after
-// its header is waited for after release() gives tok back.
+// its header is waited for after release() gives probe back.
 func (e *endpoint) poll(release func()) (src int, msg []byte, got bool, err error) {
 	// (probe, receive and test in one C call: the usual message is short
 	// and already here)
-	var found, csrc, count, flag, step C.int
-	var mh C.uintptr_t
-	var reqs [1]C.uintptr_t
-	rc := C.olm_probe_recv(TagBase, e.rstage, inlineMax+headerBytes, &found, &csrc, &count, &mh, &reqs[0], &flag, &step)
-	if rc != 0 && step == 1 {
+	o := e.out(e.size)
+	rc := C.olm_probe_recv(TagBase, e.rstage, inlineMax+headerBytes, o)
+	if rc != 0 && o.step == 1 {
 		return -1, nil, false, mpiError("MPI_Improbe", rc)
 	}
-	if found == 0 {
+	if o.found == 0 {
 		return -1, nil, false, nil
 	}
 	e.touch()
-	src = int(csrc)
-	if rc != 0 && step == 2 {
+	src = int(o.src)
+	count, mh, reqs := o.count, o.msg, [1]C.uintptr_t{o.req}
+	if rc != 0 && o.step == 2 {
 		return src, nil, false, fmt.Errorf("mpi: receive from %s: %w", e.peer(src), mpiError("MPI_Imrecv", rc))
 	}
 	if count < 1 || count > inlineMax+headerBytes {
@@ -611,7 +639,7 @@ func (e *endpoint) poll(release func()) (src int, msg []byte, got bool, err erro
 	ok, err := false, error(nil)
 	if rc != 0 {
 		err = mpiError("MPI_Test", rc)
-	} else if flag != 0 {
+	} else if o.done != 0 {
 		ok = true // the usual case: a short message already here
 	} else {
 		ok, err = waitAll(e.newBackoff(), reqs[:], time.Now().Add(e.opts.Stall), e.done)
@@ -678,7 +706,7 @@ func (e *endpoint) dropForeign(src int, mh C.uintptr_t, count C.int) (int, []byt
 // With a placer (SetPlace) and a head of at most maxPlaceHead bytes, the
 // head comes first and the placer may name memory for the rest, which
 // then goes there (placed true: no message for the caller). Otherwise the
-// payload goes into Go memory, pinned while MPI writes it. tok is released
+// payload goes into Go memory, pinned while MPI writes it. probe is released
 // once the receives are posted: other goroutines may receive meanwhile.
 func (e *endpoint) recvBig(src, tag, n, chunk, first int, release func()) (msg []byte, placed bool, err error) {
 	start := 0
@@ -717,7 +745,7 @@ func (e *endpoint) recvBig(src, tag, n, chunk, first int, release func()) (msg [
 const maxPlaceHead = 4096
 
 // recvHead receives the first bytes of a large message into rstage
-// (under tok) and returns a copy of them.
+// (under probe) and returns a copy of them.
 func (e *endpoint) recvHead(src, tag, first int) ([]byte, error) {
 	var reqs [1]C.uintptr_t
 	if rc := C.olm_irecv(e.rstage, C.int(first), C.int(src), C.int(tag), &reqs[0]); rc != 0 {
@@ -857,8 +885,8 @@ func (e *endpoint) discover(env Env) error {
 		}
 		await = ask
 	}
-	<-e.tok
-	defer func() { e.tok <- struct{}{} }()
+	e.probe.Lock()
+	defer e.probe.Unlock()
 	for _, r := range ask {
 		d := &e.dests[r]
 		d.mu.Lock()

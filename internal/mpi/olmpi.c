@@ -184,51 +184,49 @@ int olm_imrecv(void *buf, int count, uintptr_t *msg, uintptr_t *req) {
   return rc;
 }
 
-int olm_post_copy(void *stage, unsigned char kind, const void *body, int n, int dest, int tag, uintptr_t *req,
-                  int *done, int *step) {
+int olm_post_copy(void *stage, unsigned char kind, const void *body, int n, int dest, int tag, olm_out *o) {
   unsigned char *b = stage;
   b[0] = kind;
   if (n > 0)
     memcpy(b + 1, body, (size_t)n);
   olm_handle r = NULL;
   olm_status st;
-  *done = 0;
-  *step = 1;
+  o->done = 0;
+  o->step = 1;
   int rc = M.isend(b, n + 1, M.byte, dest, tag, M.comm_world, &r);
-  *req = (uintptr_t)r;
+  o->req = (uintptr_t)r;
   if (rc)
     return rc;
-  *step = 2;
-  rc = M.test(&r, done, &st);
-  *req = (uintptr_t)r;
+  o->step = 2;
+  rc = M.test(&r, &o->done, &st);
+  o->req = (uintptr_t)r;
   return rc;
 }
 
-int olm_probe_recv(int tag, void *buf, int cap, int *found, int *src, int *count, uintptr_t *msg, uintptr_t *req,
-                   int *done, int *step) {
+int olm_probe_recv(int tag, void *buf, int cap, olm_out *o) {
   olm_handle m = NULL, r = NULL;
   olm_status st;
-  *found = 0;
-  *done = 0;
-  *step = 1;
-  int rc = M.improbe(OLM_ANY_SOURCE, tag, M.comm_world, found, &m, &st);
-  if (rc || !*found)
+  o->found = 0;
+  o->done = 0;
+  o->step = 1;
+  int rc = M.improbe(OLM_ANY_SOURCE, tag, M.comm_world, &o->found, &m, &st);
+  if (rc || !o->found)
     return rc;
-  *msg = (uintptr_t)m;
-  *src = st.source;
-  if ((rc = M.get_count(&st, M.byte, count)) != 0)
+  o->msg = (uintptr_t)m;
+  o->src = st.source;
+  if ((rc = M.get_count(&st, M.byte, &o->count)) != 0)
     return rc;
-  if (*count < 1 || *count > cap)
+  if (o->count < 1 || o->count > cap)
     return 0;
-  *step = 2;
-  rc = M.imrecv(buf, *count, M.byte, &m, &r);
-  *msg = (uintptr_t)m;
-  *req = (uintptr_t)r;
+  o->step = 2;
+  rc = M.imrecv(buf, o->count, M.byte, &m, &r);
+  o->msg = (uintptr_t)m;
+  o->req = (uintptr_t)r;
   if (rc)
     return rc;
-  *step = 3;
-  rc = M.test(&r, done, &st);
-  *req = (uintptr_t)r;
+  o->step = 3;
+  rc = M.test(&r, &o->done, &st);
+  o->req = (uintptr_t)r;
   return rc;
 }
 

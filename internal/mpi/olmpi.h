@@ -38,20 +38,24 @@ int olm_cancel(uintptr_t *req, int *cancelled);
 int olm_imrecv(void *buf, int count, uintptr_t *msg, uintptr_t *req);
 
 // The two hot paths in one call each (a cgo call costs about 100 ns).
+// Their results go to an olm_out in C memory that the caller keeps: one
+// pointer for cgo to check instead of one per result.
+typedef struct {
+  uintptr_t req, msg;
+  int done, step, found, src, count;
+} olm_out;
 // olm_post_copy: stage = kind followed by n bytes of body, MPI_Isend of
-// it to dest on tag, then one MPI_Test: *done = 1 when MPI has taken it
-// (stage is free again), else *req is the send in flight. *step names the
-// call that failed (1 MPI_Isend, 2 MPI_Test).
-int olm_post_copy(void *stage, unsigned char kind, const void *body, int n, int dest, int tag, uintptr_t *req,
-                  int *done, int *step);
-// olm_probe_recv: MPI_Improbe(ANY_SOURCE, tag); on a match *found = 1,
-// *src and *count (bytes). A match of 1 to cap bytes is received into buf
-// (MPI_Imrecv, then one MPI_Test: *done = 1 when it is there, else *req
-// is the receive); any other is left to the caller, matched, in *msg.
-// *step names the call that failed (1 MPI_Improbe, 2 MPI_Imrecv, 3
-// MPI_Test).
-int olm_probe_recv(int tag, void *buf, int cap, int *found, int *src, int *count, uintptr_t *msg, uintptr_t *req,
-                   int *done, int *step);
+// it to dest on tag, then one MPI_Test: o->done = 1 when MPI has taken it
+// (stage is free again), else o->req is the send in flight. o->step names
+// the call that failed (1 MPI_Isend, 2 MPI_Test).
+int olm_post_copy(void *stage, unsigned char kind, const void *body, int n, int dest, int tag, olm_out *o);
+// olm_probe_recv: MPI_Improbe(ANY_SOURCE, tag); on a match o->found = 1,
+// o->src and o->count (bytes). A match of 1 to cap bytes is received into
+// buf (MPI_Imrecv, then one MPI_Test: o->done = 1 when it is there, else
+// o->req is the receive); any other is left to the caller, matched, in
+// o->msg. o->step names the call that failed (1 MPI_Improbe, 2
+// MPI_Imrecv, 3 MPI_Test).
+int olm_probe_recv(int tag, void *buf, int cap, olm_out *o);
 
 // The baselines of make bench: MPI's own blocking calls, timed in C.
 // olm_raw_pingpong: iters round trips of bytes with peer (the initiator

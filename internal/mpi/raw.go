@@ -77,7 +77,7 @@ func sendRaw(rank, tag int, b []byte) error {
 		cmem.Free(buf)
 		return mpiError("MPI_Isend", rc)
 	}
-	if ok, err := waitAll(link.Backoff{Start: time.Now(), Spin: DefaultSpin}, reqs[:], time.Now().Add(10*time.Second), nil); !ok {
+	if ok, err := waitAll(link.Backoff{Spin: DefaultSpin}, reqs[:], time.Now().Add(10*time.Second), nil); !ok {
 		abandon(nil, buf)
 		if err == nil {
 			err = fmt.Errorf("mpi: a raw message to rank %d not taken", rank)

@@ -60,8 +60,8 @@ type conn struct {
 	hostCalls map[uint64]func() error  // by token
 	dead      error                    // set once: every later call fails with it
 
-	lastHeard atomic.Int64 // unix nanoseconds of the last message from the proxy
-	calls     sync.WaitGroup
+	heard atomic.Int64 // counts the messages from the proxy (a call's timeout)
+	calls sync.WaitGroup
 
 	// Posts wait in out, a Batch being built, until a message that must go
 	// now (a call, a large payload) takes them along or goes after them,
@@ -71,10 +71,10 @@ type conn struct {
 	// process's messages to the proxy: it is held while out grows and
 	// while a batch and the small message after it are sent.
 	omu     sync.Mutex
-	out     []byte // wire.MaxHeader bytes for the Batch's header, then frames
-	outN    uint64 // frames in out
-	outAt   time.Time
-	since   atomic.Int64 // outAt in unix nanoseconds while outN > 0, else 0
+	out     []byte        // wire.MaxHeader bytes for the Batch's header, then frames
+	outN    uint64        // frames in out
+	outAt   time.Duration // link.Now at the batch's first post
+	since   atomic.Int64  // outAt while outN > 0, else 0 (for the receiver)
 	aged    *time.Timer
 	agedSet bool
 }
@@ -90,7 +90,6 @@ func newConn(s *session, p link.Peer, timeout time.Duration, chunk uint64) *conn
 	c := &conn{s: s, ep: s.ep, rank: p.Rank, host: p.Host, timeout: timeout, chunk: chunk,
 		pending: map[uint64]chan wire.Msg{}, reads: map[uint64]read{}, hostCalls: map[uint64]func() error{},
 		out: make([]byte, wire.MaxHeader, wire.MaxHeader+batchBytes+batchFrame+256)}
-	c.lastHeard.Store(time.Now().UnixNano())
 	liveConns.Store(c, struct{}{})
 	return c
 }
@@ -234,10 +233,10 @@ func (c *conn) post(op wire.Op, data []byte, args ...uint64) error {
 	if len(c.out)-wire.MaxHeader >= batchBytes {
 		return c.flushLocked()
 	}
-	now := time.Now()
+	now := link.Now()
 	if c.outN == 1 {
 		c.outAt = now
-		c.since.Store(now.UnixNano())
+		c.since.Store(max(int64(now), 1))
 		if c.s.poller == nil && !c.agedSet {
 			// (a timer costs a wake-up of Go's poller thread per batch:
 			// with a Poller the receiver looks instead, flushIfAged)
@@ -248,7 +247,7 @@ func (c *conn) post(op wire.Op, data []byte, args ...uint64) error {
 				c.aged.Reset(batchAge)
 			}
 		}
-	} else if now.Sub(c.outAt) >= batchAge {
+	} else if now-c.outAt >= batchAge {
 		return c.flushLocked()
 	}
 	return nil
@@ -307,11 +306,15 @@ func (c *conn) flushLocked() error {
 	return c.sendBytes(c.out[start : wire.MaxHeader+len(frames)])
 }
 
-// flushIfAged sends the batch if its first post is batchAge old at now
-// (the receiver's check).
-func (c *conn) flushIfAged(now int64) {
-	if t := c.since.Load(); t != 0 && now-t >= int64(batchAge) && c.omu.TryLock() {
-		if c.outN > 0 && now-c.outAt.UnixNano() >= int64(batchAge) {
+// flushIfAged sends the batch if its first post is batchAge old (the
+// receiver's check; it reads the clock only while a batch waits).
+func (c *conn) flushIfAged() {
+	t := c.since.Load()
+	if t == 0 {
+		return
+	}
+	if now := link.Now(); int64(now)-t >= int64(batchAge) && c.omu.TryLock() {
+		if c.outN > 0 && now-c.outAt >= batchAge {
 			_ = c.flushLocked()
 		}
 		c.omu.Unlock()
@@ -328,7 +331,7 @@ func (c *conn) flushAged() {
 	if c.outN == 0 {
 		return
 	}
-	if wait := batchAge - time.Since(c.outAt); wait > 0 {
+	if wait := batchAge - (link.Now() - c.outAt); wait > 0 {
 		c.agedSet = true
 		c.aged.Reset(wait)
 		return
@@ -359,10 +362,13 @@ func (c *conn) call(op wire.Op, data []byte, text string, args ...uint64) (wire.
 		c.forget(m.Seq)
 		return wire.Msg{}, err
 	}
-	start := time.Now()
-	if r, ok, err := c.await(ch, start); ok {
+	if r, ok, err := c.await(ch); ok {
 		return r, err
 	}
+	// the proxy was last heard from when a tick first saw c.heard change
+	// (a count: a message costs no clock read), so a silent proxy is
+	// noticed between the timeout and 1.5 times it after its last word
+	heardAt, seen := time.Now(), c.heard.Load()
 	tick := time.NewTicker(max(c.timeout/4, time.Millisecond))
 	defer tick.Stop()
 	for {
@@ -370,11 +376,10 @@ func (c *conn) call(op wire.Op, data []byte, text string, args ...uint64) (wire.
 		case r, ok := <-ch:
 			return c.result(r, ok)
 		case now := <-tick.C:
-			heard := time.Unix(0, c.lastHeard.Load())
-			if heard.Before(start) {
-				heard = start
+			if n := c.heard.Load(); n != seen {
+				heardAt, seen = now, n
 			}
-			if now.Sub(heard) > c.timeout {
+			if now.Sub(heardAt) > c.timeout {
 				c.kill(ol.Errorf(ol.ErrcBackendFailure, "%s has not answered for %v (%s): its devices are no longer usable",
 					c.where(), c.timeout.Round(time.Millisecond), EnvTimeout))
 				return wire.Msg{}, c.failed()
@@ -395,17 +400,18 @@ func (c *conn) result(r wire.Msg, ok bool) (wire.Msg, error) {
 }
 
 // await receives for itself while the reply on ch is awaited (over a
-// link.Poller, until the spin time passed since start or the last message
-// handled): the reply is then handled on
-// this goroutine, which never sleeps meanwhile. done is false when the
-// spin time passed first (call then waits on ch for the receiver).
-func (c *conn) await(ch chan wire.Msg, start time.Time) (r wire.Msg, done bool, err error) {
+// link.Poller, until the spin time passed since its first empty poll or
+// the last message handled): the reply is then handled on this goroutine,
+// which never sleeps meanwhile. done is false when the spin time passed
+// first (call then waits on ch for the receiver).
+func (c *conn) await(ch chan wire.Msg) (r wire.Msg, done bool, err error) {
 	p := c.s.poller
 	if p == nil || p.Spin() <= 0 {
 		return r, false, nil
 	}
 	c.s.waiters.Add(1)
 	defer c.s.waiters.Add(-1)
+	from, seen := time.Duration(-1), int64(0) // as in link.Backoff
 	for spin := p.Spin(); ; {
 		select {
 		case r, ok := <-ch:
@@ -419,11 +425,11 @@ func (c *conn) await(ch chan wire.Msg, start time.Time) (r wire.Msg, done bool, 
 			continue // ch is closed now
 		}
 		if !got {
-			from := start
-			if h := time.Unix(0, c.s.heard.Load()); h.After(from) {
-				from = h
+			now := link.Now()
+			if n := c.s.handled.Load(); from < 0 || n != seen {
+				from, seen = now, n
 			}
-			idle := time.Since(from)
+			idle := now - from
 			if idle > spin {
 				return r, false, nil
 			}
@@ -447,7 +453,7 @@ func (c *conn) forget(seq uint64) {
 
 // deliver handles one message from the proxy (on the receiver goroutine).
 func (c *conn) deliver(b []byte) {
-	c.lastHeard.Store(time.Now().UnixNano())
+	c.heard.Add(1)
 	m, err := wire.Decode(b)
 	if err != nil {
 		c.kill(ol.Errorf(ol.ErrcBackendFailure, "%s sent a malformed message: %v", c.where(), err))

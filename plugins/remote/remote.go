@@ -260,7 +260,7 @@ type session struct {
 	rmu     sync.Mutex
 	waiters atomic.Int32 // goroutines receiving for themselves
 	callers atomic.Int32 // calls waiting for their reply
-	heard   atomic.Int64 // unix nanoseconds of the last message handled
+	handled atomic.Int64 // counts the messages handled (link.Backoff.Activity)
 }
 
 // pollInterval is how often the receiver looks whether it should stop (it
@@ -303,16 +303,15 @@ func (s *session) lost(err error) {
 // receivePolling is receive over a Poller: it polls (link.Backoff: it
 // sleeps when idle), except while a caller receives for itself.
 func (s *session) receivePolling() {
-	b := link.Backoff{Start: time.Now(), Spin: s.poller.Spin(), Last: &s.heard, Due: &s.callers}
+	b := link.Backoff{Spin: s.poller.Spin(), Activity: &s.handled, Due: &s.callers}
 	for {
 		select {
 		case <-s.stop:
 			return
 		default:
 		}
-		now := time.Now().UnixNano()
 		for _, c := range s.conns {
-			c.flushIfAged(now) // batches the application left waiting
+			c.flushIfAged() // batches the application left waiting
 		}
 		if s.waiters.Load() > 0 {
 			// a caller polls and handles every message meanwhile: look
@@ -348,7 +347,7 @@ func (s *session) pollOnce(wait bool) (bool, error) {
 	if err != nil || !ok {
 		return false, err
 	}
-	s.heard.Store(time.Now().UnixNano())
+	s.handled.Add(1)
 	if c := s.conns[src]; c != nil {
 		c.deliver(b)
 	}

@@ -8,7 +8,7 @@ import (
 
 // TestBackoffIdle: an idle wait sleeps (little CPU) and ends at its deadline.
 func TestBackoffIdle(t *testing.T) {
-	b := Backoff{Start: time.Now(), Spin: time.Millisecond}
+	b := Backoff{Spin: time.Millisecond}
 	deadline := time.Now().Add(50 * time.Millisecond)
 	n := 0
 	for b.Pause(deadline) {
@@ -24,25 +24,28 @@ func TestBackoffIdle(t *testing.T) {
 }
 
 // TestBackoffSpinsWhileBusy: a wait does not sleep within the spin time
-// of the last message, however long it has waited, and sleeps past it.
+// of the last message (a change of Activity), however long it has
+// waited, and sleeps past it.
 func TestBackoffSpinsWhileBusy(t *testing.T) {
-	var last atomic.Int64
-	b := Backoff{Start: time.Now().Add(-time.Hour), Spin: 10 * time.Second, Last: &last}
-	last.Store(time.Now().UnixNano())
-	for range 10 {
+	var activity atomic.Int64
+	b := Backoff{Spin: 20 * time.Millisecond, Activity: &activity}
+	b.Pause(time.Time{})
+	for range 3 {
+		time.Sleep(30 * time.Millisecond) // past the spin time of the start,
+		activity.Add(1)                   // but a message came
 		b.Pause(time.Time{})
 		if b.sleep != 0 {
-			t.Fatalf("slept %v within the spin time of the last message", b.sleep)
+			t.Fatalf("slept %v right after a message", b.sleep)
 		}
 	}
-	last.Store(time.Now().Add(-time.Minute).UnixNano())
+	time.Sleep(30 * time.Millisecond)
 	b.Pause(time.Time{})
 	if b.sleep == 0 {
-		t.Fatalf("a wait idle for a minute past a 10 s spin time did not sleep")
+		t.Fatalf("a wait idle for 30 ms past a 20 ms spin time did not sleep")
 	}
 	// with no spin time (OFFLOAD_REMOTE_SPIN=0) it sleeps at once
-	c := Backoff{Start: time.Now(), Last: &last}
-	last.Store(time.Now().UnixNano())
+	c := Backoff{Activity: &activity}
+	activity.Add(1)
 	c.Pause(time.Time{})
 	if c.sleep == 0 {
 		t.Fatalf("a wait with no spin time did not sleep")

@@ -351,8 +351,11 @@ func (s *Server) quick(c *client, m *wire.Msg) bool {
 		if err != nil {
 			return true // the error is the answer
 		}
-		for start := time.Now(); !q.q.Empty(); {
-			waited := time.Since(start)
+		if q.q.Empty() {
+			return true
+		}
+		for start := link.Now(); !q.q.Empty(); {
+			waited := link.Now() - start
 			if waited > quickWait {
 				return false
 			}
