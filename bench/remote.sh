@@ -77,7 +77,9 @@ of the program that only answers raw MPI (\`MPI_Send\`/\`MPI_Recv\` on
 job, the same transport, the same kind of rank pair as the application
 and a proxy. $(v rounds) rounds, each first MPI, then the remote rows; medians
 over rounds. Launches: \`bench/kernels.c\`'s \`empty\` (1×1, no arguments),
-2,000 timed after 200 warm-up; copies: \`olMemcpy\` with a NULL queue, the
+2,000 timed after 200 warm-up, and a batch of 10,000 timed after one
+untimed (in runs of ten rounds, the first one or two batches of a job
+took 1.3-3 µs a launch, most later ones 0.3-0.7); copies: \`olMemcpy\` with a NULL queue, the
 median of 3 after one warm-up; MPI's bandwidth: one 256 MiB message from
 rank 0 to rank 1 until a 1-byte answer. Every 256 MiB buffer is host-device
 memory: the proxies' device memory, the application's source

@@ -57,6 +57,7 @@ type Server struct {
 	exited  int
 	wg      sync.WaitGroup // requests running on goroutines of their own
 	peer    peers          // copies between proxies (peer.go), under mu
+	frames  []wire.Msg     // the last batch's requests (Serve's goroutine only)
 }
 
 // New returns a server of platforms (initialised, with their devices)
@@ -126,7 +127,7 @@ func (s *Server) Serve() error {
 // are posts whose errors a sync reports (a call in it goes unanswered,
 // as a malformed lone call does, and times out).
 func (s *Server) batch(src int, m *wire.Msg) {
-	ms, err := wire.DecodeBatch(m)
+	ms, err := wire.DecodeBatch(m, s.frames)
 	if err != nil {
 		s.logf("from rank %d: %v", src, err)
 		c := s.client(src)
@@ -135,6 +136,7 @@ func (s *Server) batch(src int, m *wire.Msg) {
 		c.mu.Unlock()
 		return
 	}
+	s.frames = ms
 	for i := range ms {
 		s.handle(src, &ms[i])
 	}
@@ -271,11 +273,12 @@ func (s *Server) handle(src int, m *wire.Msg) {
 			return
 		}
 		s.wg.Add(1)
+		own := *m // m may be a frame of s.frames, which the next batch reuses
 		go func() {
 			defer s.wg.Done()
 			var r wire.Msg
-			err := s.call(c, m, &r)
-			s.reply(src, m.Seq, err, r)
+			err := s.call(c, &own, &r)
+			s.reply(src, own.Seq, err, r)
 		}()
 		return
 	}

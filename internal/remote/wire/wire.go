@@ -453,8 +453,9 @@ func uvarintLen(v uint64) int {
 // frames', or a payload over MaxBatch is refused, and then none of the
 // frames is returned. Requests that want a reply may be frames: the
 // receiver answers each as if it had come alone. Any error wraps
-// ErrMalformed.
-func DecodeBatch(m *Msg) ([]Msg, error) {
+// ErrMalformed. The frames are appended to out[:0] (a receiver reuses
+// one slice: a batch of launches holds up to about 2,000 frames).
+func DecodeBatch(m *Msg, out []Msg) ([]Msg, error) {
 	if m.Op != OpBatch {
 		return nil, fmt.Errorf("%w: %v is not a batch", ErrMalformed, m.Op)
 	}
@@ -465,7 +466,7 @@ func DecodeBatch(m *Msg) ([]Msg, error) {
 	if count == 0 || count > uint64(len(m.Data)/minFrame) {
 		return nil, fmt.Errorf("%w: batch of %d frames in %d bytes", ErrMalformed, count, len(m.Data))
 	}
-	out := make([]Msg, 0, count)
+	out = out[:0]
 	r := reader{b: m.Data}
 	for len(r.b) > 0 {
 		f := r.bytesL(label{what: "batch frame", i: len(out)}, MaxBatch)
