@@ -203,6 +203,53 @@ func serveOne(t *testing.T) *raw {
 	return c
 }
 
+// A call in a batch that waits on a goroutine of its own (a sync of a
+// queue held by a host call) is answered as itself after later batches
+// reused the proxy's decoded frames.
+func TestBatchCallOutlivesBatch(t *testing.T) {
+	c := serveOne(t)
+	sync := c.seq + 1
+	c.seq++
+	c.post(&wire.Msg{Op: wire.OpBatch, Args: [wire.MaxArgs]uint64{3}, Data: frames(t,
+		wire.Msg{Op: wire.OpQueueNew, Args: [wire.MaxArgs]uint64{0, 7}},
+		wire.Msg{Op: wire.OpHostCall, Args: [wire.MaxArgs]uint64{7, 55}},
+		wire.Msg{Op: wire.OpQueueSync, Seq: sync, Args: [wire.MaxArgs]uint64{7}})})
+	// the host call reaches this client: the sync waits for its HostDone
+	for {
+		_, b, err := c.ep.Recv(5 * time.Second)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if m, err := wire.Decode(b); err == nil && m.Op == wire.OpCallHost && m.Args[0] == 55 {
+			break
+		}
+	}
+	// later batches overwrite the frames the sync came in
+	for i := 0; i < 3; i++ {
+		c.seq++
+		c.post(&wire.Msg{Op: wire.OpBatch, Args: [wire.MaxArgs]uint64{4}, Data: frames(t,
+			wire.Msg{Op: wire.OpQueueNew, Args: [wire.MaxArgs]uint64{0, uint64(100 + i)}},
+			wire.Msg{Op: wire.OpQueueNew, Args: [wire.MaxArgs]uint64{0, uint64(200 + i)}},
+			wire.Msg{Op: wire.OpQueueNew, Args: [wire.MaxArgs]uint64{0, uint64(300 + i)}},
+			wire.Msg{Op: wire.OpPing, Seq: c.seq})})
+		_, b, err := c.ep.Recv(5 * time.Second)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if r, err := wire.Decode(b); err != nil || r.Op != wire.OpReply || r.Seq != c.seq {
+			t.Fatalf("the ping of batch %d: %+v %v", i, r, err)
+		}
+	}
+	c.post(&wire.Msg{Op: wire.OpHostDone, Args: [wire.MaxArgs]uint64{55, 0}})
+	_, b, err := c.ep.Recv(5 * time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r, err := wire.Decode(b); err != nil || r.Op != wire.OpReply || r.Seq != sync || r.Args[0] != 0 {
+		t.Fatalf("the sync's reply: %+v %v (want sequence number %d)", r, err, sync)
+	}
+}
+
 // A batch's requests run in order, a call among them is answered; a
 // malformed batch runs none of its requests, is the next sync's error,
 // and the proxy goes on serving.
