@@ -95,6 +95,7 @@ func run(role link.Role, rounds int) error {
 		if err == nil {
 			err = ep.Send(peer, m, time.Minute)
 		}
+		link.Free(ep, m)
 		return err
 	}
 	res := map[string][]float64{}
@@ -152,7 +153,9 @@ func run(role link.Role, rounds int) error {
 		if client {
 			err = ep.Send(peer, bigMsg, time.Minute)
 		} else {
-			_, err = recv()
+			var m []byte
+			m, err = recv()
+			link.Free(ep, m) // (C memory: a message of more than 64 KiB)
 		}
 		if err != nil {
 			return err

@@ -103,6 +103,7 @@ type endpoint struct {
 	nonce   uint64
 	replies map[int]link.Peer // discovery answers (under probe)
 	place   link.Place        // set before the first Recv (SetPlace)
+	held    sync.Map          // C memory of messages Recv returned, until Free
 	clients int               // the job's clients, for a proxy (Clients)
 }
 
@@ -706,38 +707,98 @@ func (e *endpoint) dropForeign(src int, mh C.uintptr_t, count C.int) (int, []byt
 // With a placer (SetPlace) and a head of at most maxPlaceHead bytes, the
 // head comes first and the placer may name memory for the rest, which
 // then goes there (placed true: no message for the caller). Otherwise the
-// payload goes into Go memory, pinned while MPI writes it. probe is released
-// once the receives are posted: other goroutines may receive meanwhile.
+// message goes into C memory that the caller gives back with Free (a Go
+// allocation that fails ends the process); without memory for it, it is
+// received into the sink and dropped (a link.DroppedError, with its head).
+// probe is released once the receives are posted: other goroutines may
+// receive meanwhile.
 func (e *endpoint) recvBig(src, tag, n, chunk, first int, release func()) (msg []byte, placed bool, err error) {
-	start := 0
-	if place := e.place; place != nil && first > 0 && first <= maxPlaceHead {
-		head, err := e.recvHead(src, tag, first)
-		if err != nil {
+	var head []byte
+	if first > 0 && first <= maxPlaceHead {
+		if head, err = e.recvHead(src, tag, first); err != nil {
 			return nil, false, err
 		}
-		if dst, done := place(src, head, n-first); dst != nil {
-			lost, err := e.recvParts(src, tag, dst, n-first, 0, chunk, release)
-			done(err, lost)
-			return nil, true, err
+		if place := e.place; place != nil {
+			if dst, done := place(src, head, n-first); dst != nil {
+				lost, err := e.recvParts(src, tag, dst, n-first, 0, chunk, release)
+				done(err, lost)
+				return nil, true, err
+			}
 		}
-		msg = make([]byte, n)
-		copy(msg, head)
-		start = first
-	} else {
-		msg = make([]byte, n)
 	}
-	pin := new(runtime.Pinner)
-	pin.Pin(&msg[0])
-	lost, err := e.recvParts(src, tag, unsafe.Pointer(&msg[start]), n-start, first-start, chunk, release)
-	if lost {
-		abandon(pin, nil)
-	} else {
-		pin.Unpin()
-	}
+	rest, restFirst := n-len(head), first-len(head)
+	buf, err := messageMemory(uint64(n))
 	if err != nil {
+		if derr := e.drain(src, tag, rest, restFirst, chunk, release); derr != nil {
+			return nil, false, derr
+		}
+		return nil, false, &link.DroppedError{Src: src, Size: n, Head: head, Err: err}
+	}
+	copy(unsafe.Slice((*byte)(buf), len(head)), head)
+	lost, err := e.recvParts(src, tag, unsafe.Add(buf, len(head)), rest, restFirst, chunk, release)
+	if err != nil {
+		if lost {
+			abandon(nil, buf)
+		} else {
+			cmem.Free(buf)
+		}
 		return nil, false, err
 	}
-	return msg, false, nil
+	e.held.Store(uintptr(buf), struct{}{})
+	return unsafe.Slice((*byte)(buf), n), false, nil
+}
+
+// messageMemory is the C memory of a large message received whole (a
+// variable: the tests make it fail).
+var messageMemory = func(n uint64) (unsafe.Pointer, error) { return cmem.Malloc(n, "mpi: a received message") }
+
+// Free implements link.Freer.
+func (e *endpoint) Free(msg []byte) {
+	if len(msg) == 0 {
+		return
+	}
+	p := unsafe.Pointer(&msg[0])
+	if _, ok := e.held.LoadAndDelete(uintptr(p)); ok {
+		cmem.Free(p)
+	}
+}
+
+// drain receives the n bytes of a message that cannot be kept (its parts
+// as recvParts would) one part at a time into one buffer of the largest
+// part's size, and drops them; the stall bound applies to each part.
+// (MPI needs a buffer as large as the message it receives: a receive
+// truncated into less left Open MPI's sender waiting for good.) Without
+// even that buffer, the error is not a link.DroppedError: the stream from
+// src cannot go on.
+func (e *endpoint) drain(src, tag, n, first, chunk int, release func()) error {
+	release()
+	sizes := []int{}
+	if first > 0 {
+		sizes = append(sizes, first)
+	}
+	for off := first; off < n; off += chunk {
+		sizes = append(sizes, min(n-off, chunk))
+	}
+	most := 0
+	for _, size := range sizes {
+		most = max(most, size)
+	}
+	buf, err := messageMemory(uint64(most))
+	if err != nil {
+		return fmt.Errorf("mpi: a message of %d bytes from %s: no memory to receive it, nor to drop it: %w", n, e.peer(src), err)
+	}
+	for _, size := range sizes {
+		if lost, err := e.recvParts(src, tag, buf, size, size, size, func() {}); err != nil {
+			if lost {
+				abandon(nil, buf)
+			} else {
+				cmem.Free(buf)
+			}
+			return err
+		}
+	}
+	cmem.Free(buf)
+	return nil
 }
 
 // maxPlaceHead bounds the head of a message offered to a placer (a
@@ -980,4 +1041,5 @@ var (
 	_ link.Gatherer = (*endpoint)(nil)
 	_ link.Placer   = (*endpoint)(nil)
 	_ link.Expecter = (*endpoint)(nil)
+	_ link.Freer    = (*endpoint)(nil)
 )

@@ -212,7 +212,7 @@ func TestMPMD(t *testing.T) {
 	if err != nil {
 		t.Errorf("the job failed: %v", err)
 	}
-	for _, name := range []string{"launched", "go signals", "discovery", "ordered echo", "empty message", "64 MiB message", "placed message", "chunked message", "foreign messages", "concurrent senders", "small messages not taken at once",
+	for _, name := range []string{"launched", "go signals", "discovery", "ordered echo", "empty message", "64 MiB message", "placed message", "dropped message", "chunked message", "foreign messages", "concurrent senders", "small messages not taken at once",
 		"receive timeout", "peer not receiving", "peer killed", "closed", "reopen without contexts", "reopen with proxy ranks"} {
 		if !strings.Contains(out.String(), "PASS "+name+"\n") {
 			t.Errorf("no PASS %s", name)

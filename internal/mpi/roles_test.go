@@ -15,6 +15,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 	"unsafe"
@@ -53,15 +54,16 @@ func runRole(args []string) (int, bool) {
 
 // The proxy's commands: the first byte of a message.
 const (
-	opEcho  = 'E' // send the message back
-	opSum   = 'S' // answer 'S' and the SHA-256 of the rest
-	opSeq   = 'C' // ['C', goroutine, seq u32]: check each goroutine's order
-	opCount = 'Q' // answer "ok N" or the first order violation seen
-	opKill  = 'K' // SIGKILL itself
-	opHang  = 'H' // stop receiving, for hangFor
-	opNap   = 'N' // stop receiving, for 300 ms
-	opExit  = 'X' // close, finalize and end
-	opPlace = 'P' // a head the proxy's placer takes: answer the head and the SHA-256 of the body
+	opEcho   = 'E' // send the message back
+	opSum    = 'S' // answer 'S' and the SHA-256 of the rest
+	opSeq    = 'C' // ['C', goroutine, seq u32]: check each goroutine's order
+	opCount  = 'Q' // answer "ok N" or the first order violation seen
+	opKill   = 'K' // SIGKILL itself
+	opHang   = 'H' // stop receiving, for hangFor
+	opNap    = 'N' // stop receiving, for 300 ms
+	opExit   = 'X' // close, finalize and end
+	opPlace  = 'P' // a head the proxy's placer takes: answer the head and the SHA-256 of the body
+	opStarve = 'M' // the next large message finds no memory: answer "dropped SIZE HEAD"
 )
 
 const hangFor = 3 * time.Second
@@ -95,11 +97,29 @@ func roleProxy() int {
 			}
 		}
 	})
+	var starve atomic.Bool
+	messageMemory = func(n uint64) (unsafe.Pointer, error) {
+		if starve.CompareAndSwap(true, false) {
+			return nil, errors.New("no memory (the test's)")
+		}
+		return cmem.Malloc(n, "a received message")
+	}
 	type key struct{ src, g int }
 	last := map[key]uint32{}
 	count, bad := 0, ""
+	var msg []byte
 	for {
-		src, msg, err := ep.Recv(0)
+		link.Free(ep, msg) // the last message's memory
+		var src int
+		var err error
+		src, msg, err = ep.Recv(0)
+		var dropped *link.DroppedError
+		if errors.As(err, &dropped) {
+			if err := ep.Send(dropped.Src, fmt.Appendf(nil, "dropped %d % x", dropped.Size, dropped.Head), 30*time.Second); err != nil {
+				fmt.Fprintln(os.Stderr, "proxy: send:", err)
+			}
+			continue
+		}
 		if err != nil {
 			fmt.Fprintln(os.Stderr, "proxy: recv:", err)
 			return 1
@@ -135,6 +155,8 @@ func roleProxy() int {
 			time.Sleep(hangFor)
 		case opNap:
 			time.Sleep(300 * time.Millisecond)
+		case opStarve:
+			starve.Store(true)
 		default:
 			// the transport delivered what no client sent as a message
 			if bad == "" {
@@ -345,6 +367,44 @@ func roleClient() int {
 			}
 			if want := append(whole, body...); !bytes.Equal(r, want) {
 				return fmt.Errorf("%d bytes refused by the placer: %d bytes came back, differing from the %d sent", n, len(r), len(want))
+			}
+		}
+		return nil
+	}())
+
+	// A large message the proxy has no memory for (opStarve makes the next
+	// allocation fail) is received and dropped: Recv's DroppedError has
+	// its size and head, and later messages, large ones included, come
+	// whole and in order. With a body of several chunks too.
+	c.report("dropped message", func() error {
+		g := ep.(link.Gatherer)
+		chunkBytes.Store(1<<20 + 7)
+		defer chunkBytes.Store(1 << 30)
+		for i, n := range []int{inlineMax + 1, 3<<20 + 5} {
+			if err := ep.Send(p2, []byte{opStarve}, 30*time.Second); err != nil {
+				return err
+			}
+			head := []byte{opEcho, 'd', byte(i)}
+			if err := g.SendParts(p2, head, pattern(n, byte(0x55+i)), 30*time.Second); err != nil {
+				return err
+			}
+			after := pattern(n+1, byte(0x66+i))
+			after[0] = opEcho
+			if err := ep.Send(p2, after, 30*time.Second); err != nil {
+				return err
+			}
+			r, err := recvFrom(p2, 30*time.Second)
+			if err != nil {
+				return err
+			}
+			if want := fmt.Appendf(nil, "dropped %d % x", len(head)+n, head); !bytes.Equal(r, want) {
+				return fmt.Errorf("%d bytes without memory: the proxy answered %q, want %q", n, r[:min(len(r), 64)], want)
+			}
+			if r, err = recvFrom(p2, 30*time.Second); err != nil {
+				return err
+			}
+			if !bytes.Equal(r, after) {
+				return fmt.Errorf("after %d bytes dropped: %d bytes came back, differing from the %d sent", n, len(r), len(after))
 			}
 		}
 		return nil

@@ -16,6 +16,7 @@ import (
 	"errors"
 	"fmt"
 	"runtime"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -461,6 +462,12 @@ func (c *conn) deliver(b []byte) {
 	}
 	switch m.Op {
 	case wire.OpReply:
+		if len(m.Data) > maxReplyData {
+			c.kill(ol.Errorf(ol.ErrcBackendFailure, "%s sent a reply of %d bytes (at most %d)", c.where(), len(m.Data), maxReplyData))
+			return
+		}
+		// the caller reads the reply after b is given back
+		m.Data = slices.Clone(m.Data)
 		c.mu.Lock()
 		ch := c.pending[m.Seq]
 		delete(c.pending, m.Seq)
@@ -565,6 +572,10 @@ func runningHostFn() (hostRun, bool) {
 	}
 	return r.(hostRun), true
 }
+
+// maxReplyData bounds a reply's payload (an inventory, a kernel's
+// parameters: a few KiB): it is copied into Go memory.
+const maxReplyData = 16 << 20
 
 // bigMessage is the size from which a message is encoded in C memory: a
 // large copy or fill pattern that does not fit is then OUT_OF_RESOURCES,

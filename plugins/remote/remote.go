@@ -280,7 +280,7 @@ func (s *session) receive() {
 		default:
 		}
 		src, b, err := s.ep.Recv(pollInterval)
-		if errors.Is(err, link.ErrTimeout) {
+		if errors.Is(err, link.ErrTimeout) || s.dropped(err) {
 			continue
 		}
 		if err != nil {
@@ -290,7 +290,21 @@ func (s *session) receive() {
 		if c := s.conns[src]; c != nil {
 			c.deliver(b)
 		}
+		link.Free(s.ep, b)
 	}
+}
+
+// dropped fails the proxy whose message the transport could not keep (no
+// memory for it: a copy's bytes or an answer lost); true if err says so.
+func (s *session) dropped(err error) bool {
+	var d *link.DroppedError
+	if !errors.As(err, &d) {
+		return false
+	}
+	if c := s.conns[d.Src]; c != nil {
+		c.kill(ol.Errorf(ol.ErrcOutOfResources, "%s: %v", c.where(), d))
+	}
+	return true
 }
 
 // lost fails every proxy after the Endpoint failed.
@@ -344,6 +358,9 @@ func (s *session) pollOnce(wait bool) (bool, error) {
 	}
 	defer s.rmu.Unlock()
 	src, b, ok, err := s.poller.TryRecv()
+	if s.dropped(err) {
+		return true, nil
+	}
 	if err != nil || !ok {
 		return false, err
 	}
@@ -351,6 +368,7 @@ func (s *session) pollOnce(wait bool) (bool, error) {
 	if c := s.conns[src]; c != nil {
 		c.deliver(b)
 	}
+	link.Free(s.ep, b)
 	return true, nil
 }
 

@@ -8,6 +8,7 @@ package link
 
 import (
 	"errors"
+	"fmt"
 	"time"
 	"unsafe"
 )
@@ -97,6 +98,42 @@ type Placer interface {
 	// SetPlace installs p; call it before the first Recv.
 	SetPlace(p Place)
 }
+
+// Freer is an Endpoint that may return a large message in C memory, so
+// that no failed allocation of Go's heap ends the process (internal/mpi's:
+// a message of more than 64 KiB that no Place took). The receiver gives
+// every message back with Free (the Free function) once it is done with
+// it, and never uses it after.
+type Freer interface {
+	// Free releases msg if it is one of the Endpoint's; it ignores any
+	// other.
+	Free(msg []byte)
+}
+
+// Free gives msg back to ep, if ep is a Freer.
+func Free(ep Endpoint, msg []byte) {
+	if f, ok := ep.(Freer); ok {
+		f.Free(msg)
+	}
+}
+
+// DroppedError is Recv's error for a message the transport received but
+// could not keep (no memory for it): the stream stays in order and the
+// next message comes as usual. Head is the message's first bytes when they
+// were sent apart (a Gatherer's head: the protocol's header), so that the
+// receiver can tell its sender what was lost; else nil.
+type DroppedError struct {
+	Src  int
+	Size int
+	Head []byte
+	Err  error
+}
+
+func (e *DroppedError) Error() string {
+	return fmt.Sprintf("a message of %d bytes from rank %d was dropped: %v", e.Size, e.Src, e.Err)
+}
+
+func (e *DroppedError) Unwrap() error { return e.Err }
 
 // Place is called on the receiving goroutine, within Recv, with a large
 // message's sender, head and body size n. It returns nil to have the

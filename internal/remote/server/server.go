@@ -92,6 +92,11 @@ func (s *Server) Serve() error {
 		if errors.Is(err, link.ErrClosed) {
 			return nil
 		}
+		var dropped *link.DroppedError
+		if errors.As(err, &dropped) {
+			s.dropped(dropped)
+			continue
+		}
 		if err != nil {
 			return err
 		}
@@ -100,13 +105,16 @@ func (s *Server) Serve() error {
 			s.logf("from rank %d: %v", src, err)
 			// the sequence number is unknown: an answer could match a
 			// wrong request, so none is sent
+			link.Free(s.ep, b)
 			continue
 		}
 		if m.Op == wire.OpBatch {
 			s.batch(src, &m)
+			link.Free(s.ep, b)
 			continue
 		}
 		if m.Op == wire.OpExit {
+			link.Free(s.ep, b)
 			s.byeClient(src)
 			s.mu.Lock()
 			s.exited++
@@ -117,8 +125,28 @@ func (s *Server) Serve() error {
 			}
 			continue
 		}
-		s.handle(src, &m)
+		s.handle(src, &m, func() { link.Free(s.ep, b) })
 	}
+}
+
+// dropped answers a request the transport could not keep (no memory for
+// it) with its error, or keeps the error for the client's next sync; the
+// request is known by its head (without one, only the log tells).
+func (s *Server) dropped(d *link.DroppedError) {
+	m, _, herr := wire.DecodeHeader(d.Head)
+	if herr != nil {
+		s.logf("from rank %d: %v", d.Src, d)
+		return
+	}
+	err := ol.Errorf(ol.ErrcOutOfResources, "the proxy could not receive a %v request of %d bytes: %v", m.Op, d.Size, d.Err)
+	if m.Op.WantsReply() {
+		s.reply(d.Src, m.Seq, err, wire.Msg{})
+		return
+	}
+	c := s.client(d.Src)
+	c.mu.Lock()
+	c.errs = append(c.errs, err)
+	c.mu.Unlock()
 }
 
 // batch handles a Batch's requests in order, each as if it had come
@@ -138,7 +166,7 @@ func (s *Server) batch(src int, m *wire.Msg) {
 	}
 	s.frames = ms
 	for i := range ms {
-		s.handle(src, &ms[i])
+		s.handle(src, &ms[i], nil)
 	}
 }
 
@@ -257,7 +285,33 @@ func (s *Server) reply(rank int, seq uint64, err error, m wire.Msg) {
 // came (the plugins' queue calls do not wait for the work); calls that
 // wait (syncs, loads, allocations) run on a goroutine of their own so that
 // the loop keeps reading (a HostDone that a sync waits for).
-func (s *Server) handle(src int, m *wire.Msg) {
+//
+// free (nil for a batch's frame) gives the message's memory back to the
+// transport; handle calls it once done with m.
+func (s *Server) handle(src int, m *wire.Msg, free func()) {
+	if m.Op.WantsReply() {
+		if c := s.client(src); !s.quick(c, m) {
+			own := *m // m may be a frame of s.frames, which the next batch reuses
+			if free == nil {
+				// (a frame's bytes are the batch's, given back after it)
+				own.Data = slices.Clone(own.Data)
+			}
+			s.wg.Add(1)
+			go func() {
+				defer s.wg.Done()
+				var r wire.Msg
+				err := s.call(c, &own, &r)
+				s.reply(src, own.Seq, err, r)
+				if free != nil {
+					free()
+				}
+			}()
+			return
+		}
+	}
+	if free != nil {
+		defer free()
+	}
 	if m.Op == wire.OpPeerData || m.Op == wire.OpPeerDone || m.Op == wire.OpPeerReady {
 		s.fromPeer(src, m)
 		return
@@ -265,21 +319,10 @@ func (s *Server) handle(src int, m *wire.Msg) {
 	c := s.client(src)
 	a := m.Args
 	if m.Op.WantsReply() {
-		if s.quick(c, m) {
-			// answered here, at once: no hand-off to another goroutine
-			var r wire.Msg
-			err := s.call(c, m, &r)
-			s.reply(src, m.Seq, err, r)
-			return
-		}
-		s.wg.Add(1)
-		own := *m // m may be a frame of s.frames, which the next batch reuses
-		go func() {
-			defer s.wg.Done()
-			var r wire.Msg
-			err := s.call(c, &own, &r)
-			s.reply(src, own.Seq, err, r)
-		}()
+		// answered here, at once: no hand-off to another goroutine
+		var r wire.Msg
+		err := s.call(c, m, &r)
+		s.reply(src, m.Seq, err, r)
 		return
 	}
 	var err error
