@@ -345,6 +345,12 @@ func (c *conn) flushAged() {
 // long kernel is not taken for a dead proxy; timeout without a word from
 // the proxy ends it with an error naming the rank and host.
 func (c *conn) call(op wire.Op, data []byte, text string, args ...uint64) (wire.Msg, error) {
+	return c.callSpin(0, op, data, text, args...)
+}
+
+// callSpin is call whose wait polls for the reply for extra longer than
+// the spin time (work of known length before the reply).
+func (c *conn) callSpin(extra time.Duration, op wire.Op, data []byte, text string, args ...uint64) (wire.Msg, error) {
 	m := wire.Msg{Op: op, Seq: nextID(), Data: data, Text: text}
 	copy(m.Args[:], args)
 	ch := make(chan wire.Msg, 1)
@@ -363,7 +369,7 @@ func (c *conn) call(op wire.Op, data []byte, text string, args ...uint64) (wire.
 		c.forget(m.Seq)
 		return wire.Msg{}, err
 	}
-	if r, ok, err := c.await(ch); ok {
+	if r, ok, err := c.await(ch, extra); ok {
 		return r, err
 	}
 	// the proxy was last heard from when a tick first saw c.heard change
@@ -405,7 +411,7 @@ func (c *conn) result(r wire.Msg, ok bool) (wire.Msg, error) {
 // the last message handled): the reply is then handled on this goroutine,
 // which never sleeps meanwhile. done is false when the spin time passed
 // first (call then waits on ch for the receiver).
-func (c *conn) await(ch chan wire.Msg) (r wire.Msg, done bool, err error) {
+func (c *conn) await(ch chan wire.Msg, extra time.Duration) (r wire.Msg, done bool, err error) {
 	p := c.s.poller
 	if p == nil || p.Spin() <= 0 {
 		return r, false, nil
@@ -413,7 +419,7 @@ func (c *conn) await(ch chan wire.Msg) (r wire.Msg, done bool, err error) {
 	c.s.waiters.Add(1)
 	defer c.s.waiters.Add(-1)
 	from, seen := time.Duration(-1), int64(0) // as in link.Backoff
-	for spin := p.Spin(); ; {
+	for spin := p.Spin() + extra; ; {
 		select {
 		case r, ok := <-ch:
 			r, err := c.result(r, ok)
