@@ -6,8 +6,8 @@ package mpi
 // caller's results (and a copied body), which C keeps past no call, so
 // they stay on the Go stack (without this, each poll allocated seven
 // values on the heap, each send three). None of them calls back into Go.
-#cgo noescape olm_probe_recv
-#cgo nocallback olm_probe_recv
+#cgo noescape olm_poll_posted
+#cgo nocallback olm_poll_posted
 #cgo noescape olm_post_copy
 #cgo nocallback olm_post_copy
 #cgo noescape olm_test
@@ -94,7 +94,14 @@ type endpoint struct {
 	// life is read-held by every Send and Recv and write-held by Close,
 	// which so waits until none uses MPI any more (each notices done)
 	life   sync.RWMutex
-	rstage unsafe.Pointer // C memory for copied messages received (under probe)
+	rstage unsafe.Pointer // C memory for the heads of large messages (under probe)
+	// pstage is C memory the next message on TagBase is received into,
+	// its receive posted between polls (olm_poll_posted); polls counts
+	// the polls and stuckSince is when one first saw a message wait
+	// behind the posted receive (checkStuck), all under probe
+	pstage     unsafe.Pointer
+	polls      uint64
+	stuckSince time.Duration
 	// outs (C memory) holds the results of the hot C calls: entry r
 	// those of a send to rank r (under its dest's mu), entry size those
 	// of a poll (under probe)
@@ -154,9 +161,14 @@ func OpenWith(role link.Role, o Options, env Env) (link.Endpoint, error) {
 	if e.rstage, err = cmem.Malloc(inlineMax+headerBytes, "mpi: receive buffer"); err != nil {
 		return nil, err
 	}
-	outs, err := cmem.Malloc(uint64(e.size+1)*uint64(unsafe.Sizeof(C.olm_out{})), "mpi: call results")
+	if e.pstage, err = cmem.Malloc(postedBytes, "mpi: receive buffer"); err != nil {
+		cmem.Free(e.rstage)
+		return nil, err
+	}
+	outs, err := cmem.Calloc(uint64(e.size+1)*uint64(unsafe.Sizeof(C.olm_out{})), "mpi: call results")
 	if err != nil {
 		cmem.Free(e.rstage)
+		cmem.Free(e.pstage)
 		return nil, err
 	}
 	e.outs = (*C.olm_out)(outs)
@@ -221,6 +233,10 @@ func (e *endpoint) shut() {
 		cmem.Free(e.rstage)
 		e.rstage = nil
 	}
+	if e.outs != nil && e.unpost() && e.pstage != nil {
+		cmem.Free(e.pstage)
+	}
+	e.pstage = nil
 	// copies still being sent get a moment, then are left to MPI
 	deadline := time.Now().Add(time.Second)
 	for i := range e.dests {
@@ -613,54 +629,40 @@ func (e *endpoint) tryRecv() (int, []byte, bool, error) {
 	}
 }
 
-// poll probes once (under probe). got is true for a message of the caller;
-// src -2 means a control message was handled. A payload received after
-// its header is waited for after release() gives probe back.
+// poll tests the posted receive once (under probe). got is true for a
+// message of the caller; src -2 means a control message was handled. A
+// payload received after its header is waited for after release() gives
+// probe back.
 func (e *endpoint) poll(release func()) (src int, msg []byte, got bool, err error) {
-	// (probe, receive and test in one C call: the usual message is short
-	// and already here)
+	// (post, test and, now and then, probe in one C call: the usual
+	// message is short and already in pstage)
+	if e.pstage == nil {
+		var err error
+		if e.pstage, err = cmem.Malloc(postedBytes, "mpi: receive buffer"); err != nil {
+			return -1, nil, false, err
+		}
+	}
 	o := e.out(e.size)
-	rc := C.olm_probe_recv(TagBase, e.rstage, inlineMax+headerBytes, o)
-	if rc != 0 && o.step == 1 {
-		return -1, nil, false, mpiError("MPI_Improbe", rc)
+	e.polls++
+	check := e.polls%stuckCheck == 0
+	rc := C.olm_poll_posted(TagBase, e.pstage, postedBytes, C.int(boolInt(check)), o)
+	if rc != 0 {
+		call := [...]string{1: "MPI_Irecv", 2: "MPI_Test", 3: "MPI_Iprobe"}[max(min(int(o.step), 3), 1)]
+		return -1, nil, false, mpiError(call, rc)
 	}
 	if o.found == 0 {
+		if check {
+			return -1, nil, false, e.checkStuck(o.waiting != 0)
+		}
 		return -1, nil, false, nil
 	}
+	e.stuckSince = 0
 	e.touch()
 	src = int(o.src)
-	count, mh, reqs := o.count, o.msg, [1]C.uintptr_t{o.req}
-	if rc != 0 && o.step == 2 {
-		return src, nil, false, fmt.Errorf("mpi: receive from %s: %w", e.peer(src), mpiError("MPI_Imrecv", rc))
-	}
-	if count < 1 || count > inlineMax+headerBytes {
-		// not one of ours (another user of the tag): taken and dropped
-		return e.dropForeign(src, mh, count)
-	}
-	ok, err := false, error(nil)
-	if rc != 0 {
-		err = mpiError("MPI_Test", rc)
-	} else if o.done != 0 {
-		ok = true // the usual case: a short message already here
-	} else {
-		ok, err = waitAll(e.newBackoff(), reqs[:], time.Now().Add(e.opts.Stall), e.done)
-	}
-	if !ok {
-		// MPI keeps writing into the buffer: a new one for the next
-		abandon(nil, e.rstage)
-		e.rstage = nil
-		var nerr error
-		if e.rstage, nerr = cmem.Malloc(inlineMax+headerBytes, "mpi: receive buffer"); nerr != nil {
-			return src, nil, false, nerr
-		}
-		if err == nil {
-			err = fmt.Errorf("mpi: a message from %s did not arrive within %v after it started: %w", e.peer(src), e.opts.Stall, link.ErrTimeout)
-		}
-		return src, nil, false, err
-	}
-	f, ok := parseFrame(unsafe.Slice((*byte)(e.rstage), int(count)))
-	if !ok {
-		// not the transport's (a big header's payload, if any, is left)
+	f, ok := parseFrame(unsafe.Slice((*byte)(e.pstage), max(int(o.count), 0)))
+	if o.count < 1 || o.count > inlineMax+headerBytes || !ok {
+		// not the transport's (another user of the tag; a big header's
+		// payload, if any, is left): dropped
 		return -2, nil, false, nil
 	}
 	switch f.kind {
@@ -684,22 +686,66 @@ func (e *endpoint) poll(release func()) (src int, msg []byte, got bool, err erro
 	return -2, nil, false, nil
 }
 
-// dropForeign receives a message on TagBase that is not the transport's.
-func (e *endpoint) dropForeign(src int, mh C.uintptr_t, count C.int) (int, []byte, bool, error) {
-	buf := make([]byte, max(int(count), 1))
-	pin := new(runtime.Pinner)
-	pin.Pin(&buf[0])
-	reqs := []C.uintptr_t{0}
-	if rc := C.olm_imrecv(unsafe.Pointer(&buf[0]), count, &mh, &reqs[0]); rc != 0 {
-		pin.Unpin()
-		return src, nil, false, mpiError("MPI_Imrecv", rc)
+// postedBytes is the posted receive's buffer: the transport's messages on
+// TagBase are at most inlineMax+headerBytes; a larger one (another user
+// of the tag) up to postedBytes is received and dropped, and one larger
+// still is dropped truncated (MPI_ERR_TRUNCATE), which leaves its
+// sender's send never completed (Open MPI 4.1).
+const postedBytes = 1 << 20
+
+// stuckCheck: every stuckCheck-th poll that finds nothing also probes
+// for a message waiting behind the posted receive.
+const stuckCheck = 64
+
+// checkStuck bounds a message that holds the posted receive without fully
+// arriving (its sender died mid-message): when a message waits behind the
+// posted receive (waiting) for longer than the stall bound, the receive is
+// given up (pstage too, if MPI may still write it) and the error returned.
+func (e *endpoint) checkStuck(waiting bool) error {
+	if !waiting {
+		e.stuckSince = 0
+		return nil
 	}
-	if ok, _ := waitAll(e.newBackoff(), reqs, time.Now().Add(e.opts.Stall), e.done); !ok {
-		abandon(pin, nil)
-	} else {
-		pin.Unpin()
+	now := link.Now()
+	if e.stuckSince == 0 {
+		e.stuckSince = now
+		return nil
 	}
-	return -2, nil, false, nil
+	if now-e.stuckSince <= e.opts.Stall {
+		return nil
+	}
+	e.stuckSince = 0
+	if !e.unpost() {
+		return fmt.Errorf("mpi: a message did not arrive within %v after it started, and its receive could not be given up", e.opts.Stall)
+	}
+	return fmt.Errorf("mpi: a message did not arrive within %v after it started: %w", e.opts.Stall, link.ErrTimeout)
+}
+
+// unpost cancels the posted receive (under probe, or in shut); when MPI
+// may still write into pstage, pstage is abandoned and a new one made
+// (false if none could be).
+func (e *endpoint) unpost() bool {
+	o := e.out(e.size)
+	if o.posted == 0 {
+		return true
+	}
+	var c C.int
+	if C.olm_cancel(&o.posted, &c) == 0 && c != 0 {
+		o.posted = 0
+		return true
+	}
+	o.posted = 0
+	abandon(nil, e.pstage)
+	var err error
+	e.pstage, err = cmem.Malloc(postedBytes, "mpi: receive buffer")
+	return err == nil
+}
+
+func boolInt(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
 }
 
 // recvBig receives a payload of n bytes from src on tag: its first bytes

@@ -36,8 +36,7 @@ static struct {
   int (*test)(olm_handle *, int *, olm_status *);
   int (*cancel)(olm_handle *);
   int (*test_cancelled)(const olm_status *, int *);
-  int (*improbe)(int, int, olm_handle, int *, olm_handle *, olm_status *);
-  int (*imrecv)(void *, int, olm_handle, olm_handle *, olm_handle *);
+  int (*iprobe)(int, int, olm_handle, int *, olm_status *);
   int (*get_count)(const olm_status *, olm_handle, int *);
   olm_handle comm_world, byte, errors_return;
 } M;
@@ -71,8 +70,7 @@ int olm_load(const char *lib, char *err, size_t errlen) {
       {(void **)&M.test, "MPI_Test"},
       {(void **)&M.cancel, "MPI_Cancel"},
       {(void **)&M.test_cancelled, "MPI_Test_cancelled"},
-      {(void **)&M.improbe, "MPI_Improbe"},
-      {(void **)&M.imrecv, "MPI_Imrecv"},
+      {(void **)&M.iprobe, "MPI_Iprobe"},
       {(void **)&M.get_count, "MPI_Get_count"},
       // the predefined handles are these globals' addresses
       {&M.comm_world, "ompi_mpi_comm_world", 1},
@@ -176,14 +174,6 @@ int olm_cancel(uintptr_t *req, int *cancelled) {
   return rc;
 }
 
-int olm_imrecv(void *buf, int count, uintptr_t *msg, uintptr_t *req) {
-  olm_handle m = (olm_handle)*msg, r = NULL;
-  int rc = M.imrecv(buf, count, M.byte, &m, &r);
-  *msg = (uintptr_t)m;
-  *req = (uintptr_t)r;
-  return rc;
-}
-
 int olm_post_copy(void *stage, unsigned char kind, const void *body, int n, int dest, int tag, olm_out *o) {
   unsigned char *b = stage;
   b[0] = kind;
@@ -203,31 +193,45 @@ int olm_post_copy(void *stage, unsigned char kind, const void *body, int n, int 
   return rc;
 }
 
-int olm_probe_recv(int tag, void *buf, int cap, olm_out *o) {
-  olm_handle m = NULL, r = NULL;
+int olm_poll_posted(int tag, void *buf, int cap, int check, olm_out *o) {
   olm_status st;
   o->found = 0;
-  o->done = 0;
+  o->waiting = 0;
   o->step = 1;
-  int rc = M.improbe(OLM_ANY_SOURCE, tag, M.comm_world, &o->found, &m, &st);
-  if (rc || !o->found)
-    return rc;
-  o->msg = (uintptr_t)m;
-  o->src = st.source;
-  if ((rc = M.get_count(&st, M.byte, &o->count)) != 0)
-    return rc;
-  if (o->count < 1 || o->count > cap)
-    return 0;
+  if (!o->posted) {
+    olm_handle r = NULL;
+    int rc = M.irecv(buf, cap, M.byte, OLM_ANY_SOURCE, tag, M.comm_world, &r);
+    if (rc)
+      return rc;
+    o->posted = (uintptr_t)r;
+  }
   o->step = 2;
-  rc = M.imrecv(buf, o->count, M.byte, &m, &r);
-  o->msg = (uintptr_t)m;
-  o->req = (uintptr_t)r;
+  olm_handle r = (olm_handle)o->posted;
+  int done = 0;
+  memset(&st, 0, sizeof st);
+  int rc = M.test(&r, &done, &st);
+  o->posted = (uintptr_t)r;
+  if (rc == OLM_ERR_TRUNCATE) {
+    // a message larger than buf (none of the transport's): dropped
+    o->posted = 0;
+    o->found = 1;
+    o->src = st.source;
+    o->count = -1;
+    return 0;
+  }
   if (rc)
     return rc;
-  o->step = 3;
-  rc = M.test(&r, &o->done, &st);
-  o->req = (uintptr_t)r;
-  return rc;
+  if (done) {
+    o->posted = 0;
+    o->found = 1;
+    o->src = st.source;
+    return M.get_count(&st, M.byte, &o->count);
+  }
+  if (check) {
+    o->step = 3;
+    return M.iprobe(OLM_ANY_SOURCE, tag, M.comm_world, &o->waiting, &st);
+  }
+  return 0;
 }
 
 static int64_t now_ns(void) {
