@@ -31,8 +31,9 @@ func Pipe(clients, proxies int) []*PipeEnd {
 }
 
 type pipeMsg struct {
-	src int
-	msg []byte
+	src     int
+	msg     []byte
+	dropped *DroppedError // (Drop) Recv's error instead of msg
 }
 
 // PipeEnd is one Endpoint of Pipe.
@@ -67,9 +68,21 @@ func (e *PipeEnd) Send(rank int, msg []byte, timeout time.Duration) error {
 	if to.closed {
 		return nil
 	}
-	to.queue = append(to.queue, pipeMsg{e.rank, append([]byte(nil), msg...)})
+	to.queue = append(to.queue, pipeMsg{src: e.rank, msg: append([]byte(nil), msg...)})
 	to.signal()
 	return nil
+}
+
+// Drop queues d as if a message from d.Src had arrived without memory to
+// keep it: Recv returns d in its place, in the order it came (the tests
+// of what receivers do with a link.DroppedError).
+func (e *PipeEnd) Drop(d *DroppedError) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if !e.closed {
+		e.queue = append(e.queue, pipeMsg{src: d.Src, dropped: d})
+		e.signal()
+	}
 }
 
 // signal leaves one token in ready (e.mu held).
@@ -103,6 +116,9 @@ func (e *PipeEnd) Recv(timeout time.Duration) (int, []byte, error) {
 				e.signal() // for another receiver
 			}
 			e.mu.Unlock()
+			if m.dropped != nil {
+				return m.src, nil, m.dropped
+			}
 			return m.src, m.msg, nil
 		}
 		e.mu.Unlock()
