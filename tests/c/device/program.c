@@ -4,6 +4,7 @@
  * runs on the host device only.
  * SPDX-License-Identifier: Apache-2.0 */
 #include <dirent.h>
+#include <time.h>
 #include <sys/wait.h>
 
 #include "oldevices.h"
@@ -481,7 +482,7 @@ static void test_destroy_while_queued(void) {
 }
 
 /* Loading and dropping many programs leaks neither descriptors nor state. */
-static int count_fds(void) {
+static int count_fds_once(void) {
   int n = 0;
   DIR *d = opendir("/proc/self/fd");
   if (!d)
@@ -490,6 +491,23 @@ static int count_fds(void) {
     n++;
   closedir(d);
   return n;
+}
+
+/* The descriptors the process holds, the least of a few counts 2 ms
+ * apart: the library's threads open some for a moment (the host device
+ * reads /proc/self/task to find Go's monitor thread), and a count that
+ * caught one of those at the start failed a run in 5 of 24 beside remote
+ * devices in loopback. */
+static int count_fds(void) {
+  int least = count_fds_once();
+  for (int i = 0; i < 4; i++) {
+    struct timespec ts = {0, 2000000};
+    nanosleep(&ts, NULL);
+    int n = count_fds_once();
+    if (n < least)
+      least = n;
+  }
+  return least;
 }
 
 static void test_many_programs(void) {
@@ -518,7 +536,8 @@ static void test_many_programs(void) {
   for (int i = 0; i < N; i++)
     bad += olDestroyProgram(p[i]) != NULL;
   OLC_EQ(bad, 0);
-  OLC_EQ(count_fds(), fds);
+  int after = count_fds();
+  OLC_CHECK(after <= fds, "%d descriptors after 40 programs were made and destroyed, %d before", after, fds);
   free(img);
 }
 
