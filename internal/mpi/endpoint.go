@@ -158,7 +158,7 @@ func OpenWith(role link.Role, o Options, env Env) (link.Endpoint, error) {
 		e.host = e.host[:maxHostBytes]
 	}
 	var err error
-	if e.rstage, err = cmem.Malloc(inlineMax+headerBytes, "mpi: receive buffer"); err != nil {
+	if e.rstage, err = cmem.Malloc(maxPlaceHead, "mpi: a head buffer"); err != nil {
 		return nil, err
 	}
 	if e.pstage, err = cmem.Malloc(postedBytes, "mpi: receive buffer"); err != nil {
@@ -755,7 +755,7 @@ func boolInt(b bool) int {
 // then goes there (placed true: no message for the caller). Otherwise the
 // message goes into C memory that the caller gives back with Free (a Go
 // allocation that fails ends the process); without memory for it, it is
-// received into the sink and dropped (a link.DroppedError, with its head).
+// drained and dropped (a link.DroppedError, with its head).
 // probe is released once the receives are posted: other goroutines may
 // receive meanwhile.
 func (e *endpoint) recvBig(src, tag, n, chunk, first int, release func()) (msg []byte, placed bool, err error) {
@@ -818,23 +818,17 @@ func (e *endpoint) Free(msg []byte) {
 // src cannot go on.
 func (e *endpoint) drain(src, tag, n, first, chunk int, release func()) error {
 	release()
-	sizes := []int{}
-	if first > 0 {
-		sizes = append(sizes, first)
-	}
-	for off := first; off < n; off += chunk {
-		sizes = append(sizes, min(n-off, chunk))
-	}
+	parts := splitParts(n, first, chunk)
 	most := 0
-	for _, size := range sizes {
-		most = max(most, size)
+	for _, p := range parts {
+		most = max(most, p.n)
 	}
 	buf, err := messageMemory(uint64(most))
 	if err != nil {
 		return fmt.Errorf("mpi: a message of %d bytes from %s: no memory to receive it, nor to drop it: %w", n, e.peer(src), err)
 	}
-	for _, size := range sizes {
-		if lost, err := e.recvParts(src, tag, buf, size, size, size, func() {}); err != nil {
+	for _, p := range parts {
+		if lost, err := e.recvParts(src, tag, buf, p.n, p.n, p.n, func() {}); err != nil {
 			if lost {
 				abandon(nil, buf)
 			} else {
@@ -864,7 +858,7 @@ func (e *endpoint) recvHead(src, tag, first int) ([]byte, error) {
 		abandon(nil, e.rstage)
 		e.rstage = nil
 		var nerr error
-		if e.rstage, nerr = cmem.Malloc(inlineMax+headerBytes, "mpi: receive buffer"); nerr != nil {
+		if e.rstage, nerr = cmem.Malloc(maxPlaceHead, "mpi: a head buffer"); nerr != nil {
 			return nil, nerr
 		}
 		if err == nil {
@@ -880,14 +874,7 @@ func (e *endpoint) recvHead(src, tag, first int) ([]byte, error) {
 // restarts with each part that completes. lost is true when a receive
 // could not be cancelled after a failure: MPI may still write into dst.
 func (e *endpoint) recvParts(src, tag int, dst unsafe.Pointer, n, first, chunk int, release func()) (lost bool, err error) {
-	type part struct{ off, n int }
-	var parts []part
-	if first > 0 {
-		parts = append(parts, part{0, first})
-	}
-	for off := first; off < n; off += chunk {
-		parts = append(parts, part{off, min(n-off, chunk)})
-	}
+	parts := splitParts(n, first, chunk)
 	reqs := make([]C.uintptr_t, len(parts))
 	for i, p := range parts {
 		if rc := C.olm_irecv(unsafe.Add(dst, p.off), C.int(p.n), C.int(src), C.int(tag), &reqs[i]); rc != 0 {
@@ -918,6 +905,22 @@ func (e *endpoint) recvParts(src, tag int, dst unsafe.Pointer, n, first, chunk i
 		}
 		return lost, err
 	}
+}
+
+// part is one MPI message of a large message's payload: off and n bytes.
+type part struct{ off, n int }
+
+// splitParts is how a payload of n bytes arrives: its first bytes as one
+// part (if first > 0), then the rest in chunks (as sendBig sends them).
+func splitParts(n, first, chunk int) []part {
+	var parts []part
+	if first > 0 {
+		parts = append(parts, part{0, first})
+	}
+	for off := first; off < n; off += chunk {
+		parts = append(parts, part{off, min(n-off, chunk)})
+	}
+	return parts
 }
 
 // cancel cancels receives; false if one could not be (MPI may still

@@ -289,34 +289,35 @@ func (s *Server) reply(rank int, seq uint64, err error, m wire.Msg) {
 // free (nil for a batch's frame) gives the message's memory back to the
 // transport; handle calls it once done with m.
 func (s *Server) handle(src int, m *wire.Msg, free func()) {
-	if m.Op.WantsReply() {
-		if c := s.client(src); !s.quick(c, m) {
-			own := *m // m may be a frame of s.frames, which the next batch reuses
-			if free == nil {
-				// (a frame's bytes are the batch's, given back after it)
-				own.Data = slices.Clone(own.Data)
-			}
-			s.wg.Add(1)
-			go func() {
-				defer s.wg.Done()
-				var r wire.Msg
-				err := s.call(c, &own, &r)
-				s.reply(src, own.Seq, err, r)
-				if free != nil {
-					free()
-				}
-			}()
-			return
-		}
-	}
-	if free != nil {
-		defer free()
-	}
 	if m.Op == wire.OpPeerData || m.Op == wire.OpPeerDone || m.Op == wire.OpPeerReady {
+		if free != nil {
+			defer free()
+		}
 		s.fromPeer(src, m)
 		return
 	}
 	c := s.client(src)
+	if m.Op.WantsReply() && !s.quick(c, m) {
+		own := *m // m may be a frame of s.frames, which the next batch reuses
+		if free == nil {
+			// (a frame's bytes are the batch's, given back after it)
+			own.Data = slices.Clone(own.Data)
+		}
+		s.wg.Add(1)
+		go func() {
+			defer s.wg.Done()
+			var r wire.Msg
+			err := s.call(c, &own, &r)
+			s.reply(src, own.Seq, err, r)
+			if free != nil {
+				free()
+			}
+		}()
+		return
+	}
+	if free != nil {
+		defer free()
+	}
 	a := m.Args
 	if m.Op.WantsReply() {
 		// answered here, at once: no hand-off to another goroutine
